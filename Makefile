@@ -1,0 +1,129 @@
+# rcp -- the C99 reference implementation of RCP/1.
+#
+#   make            build ./rcp (-std=c99 -pedantic -Wall -Wextra -Werror)
+#   make check      unit tests + conformance suite, then again under
+#                   AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      benchmarks: figures printed next to limits measured
+#                   in the same run
+#   make eval       retrieval quality on ../shared/data/cranfield
+#   make NO_SIMD=1  build without any intrinsics (portable targets)
+#   make CC=clang   any C99 compiler
+#
+# Objects go to $(BUILD) (build/rel by default, build/asan for the sanitizer
+# pass) so the two builds never mix.
+
+CC      ?= cc
+OPT     ?= -O2
+CSTD     = -std=c99 -pedantic -Wall -Wextra -Werror
+CFLAGS  ?= -g
+ALL_CFLAGS = $(CSTD) $(OPT) $(CFLAGS) $(SANFLAGS)
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L
+LDLIBS  += -lm
+BUILD   ?= build/rel
+
+SAN_CFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
+             -fno-sanitize-recover=all
+
+# --- library objects -------------------------------------------------------
+LIB_SRCS = $(wildcard json.c rcp.c client.c model.c conformance/conform.c)
+LIB_OBJS = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+
+# --- vec.c: one source, compiled once per instruction set ------------------
+# The scalar build (vec.o) holds the reference kernels and the run-time
+# dispatcher; each variant object holds one SIMD path, compiled with the
+# flags that path needs.  Which one runs is chosen from what the CPU
+# reports, never from what the build machine had.
+ARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+ifeq ($(NO_SIMD),1)
+VEC_VARIANTS =
+VEC_DEFS     = -DRCP_NO_SIMD
+else ifneq (,$(filter x86_64% amd64%,$(ARCH)))
+VEC_VARIANTS = sse2 avx2 avx512
+VEC_DEFS     = -DRCP_HAVE_X86
+else ifneq (,$(filter aarch64% arm64%,$(ARCH)))
+VEC_VARIANTS = neon
+VEC_DEFS     = -DRCP_HAVE_NEON
+else
+VEC_VARIANTS =
+VEC_DEFS     = -DRCP_NO_SIMD
+endif
+VEC_FLAGS_sse2   = -msse2
+VEC_FLAGS_avx2   = -mavx2 -mfma
+VEC_FLAGS_avx512 = -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma
+VEC_FLAGS_neon   =
+VEC_OBJS = $(if $(wildcard vec.c),$(BUILD)/vec.o \
+           $(patsubst %,$(BUILD)/vec_%.o,$(VEC_VARIANTS)))
+
+OBJS = $(LIB_OBJS) $(VEC_OBJS)
+
+# --- tests and benchmarks --------------------------------------------------
+TESTS   = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
+BENCHES = $(patsubst tests/%.c,%,$(wildcard tests/bench_*.c))
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+
+.PHONY: all check test-run conform-run bench eval clean need-check
+
+all: rcp
+
+rcp: $(BUILD)/rcp
+	cp $< $@
+
+$(BUILD)/rcp: $(BUILD)/main.o $(OBJS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c rcp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -c $< -o $@
+
+$(BUILD)/vec.o: vec.c rcp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) $(VEC_DEFS) -c $< -o $@
+
+$(BUILD)/vec_%.o: vec.c rcp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) $(VEC_DEFS) -DRCP_VEC_UNIT_$* \
+	    $(VEC_FLAGS_$*) -c $< -o $@
+
+$(BUILD)/tests/test_%: tests/test_%.c $(OBJS) tests/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) $(CHECK_CFLAGS) -o $@ $< $(OBJS) \
+	    $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/bench_%: tests/bench_%.c $(OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(OBJS) $(LDLIBS)
+
+need-check:
+	@pkg-config --exists check || { \
+	  echo "Check (the C unit-test framework) is missing."; \
+	  echo "Install it with:  apt-get install check   (Debian/Ubuntu)"; \
+	  echo "                  brew install check      (macOS)"; \
+	  exit 1; }
+
+# Unit tests, then the conformance suite against our own server; the whole
+# sequence once more under ASan + UBSan.
+check: need-check
+	$(MAKE) test-run
+	$(MAKE) test-run BUILD=build/asan SANFLAGS="$(SAN_CFLAGS)" OPT=-O1
+	@echo "make check: all passed (plain and sanitized)"
+
+test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp
+	@set -e; for t in $(TESTS); do \
+	  echo "== $$t ($(BUILD))"; \
+	  RCP_BIN=$(BUILD)/rcp $(BUILD)/tests/$$t; \
+	done
+	@if [ -d conformance ] && ls conformance/*.json >/dev/null 2>&1; then \
+	  echo "== conformance ($(BUILD))"; \
+	  $(BUILD)/rcp conform -- $(BUILD)/rcp serve --debug; \
+	fi
+
+bench: $(patsubst %,$(BUILD)/tests/%,$(BENCHES)) $(BUILD)/rcp
+	@set -e; for b in $(BENCHES); do \
+	  echo "== $$b"; RCP_BIN=$(BUILD)/rcp $(BUILD)/tests/$$b; done
+
+eval: $(BUILD)/rcp
+	$(BUILD)/rcp eval ../shared/data/cranfield
+
+clean:
+	rm -rf build rcp

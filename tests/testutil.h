@@ -1,0 +1,24 @@
+/*
+** testutil.h -- what every Check test program shares: a main() that runs
+** one suite and exits non-zero on any failure, and helpers to parse JSON
+** in tests.
+*/
+#ifndef RCP_TESTUTIL_H
+#define RCP_TESTUTIL_H
+
+#include <check.h>
+#include <stdlib.h>
+
+/* Define the suite builder, then TEST_MAIN(make_suite). */
+#define TEST_MAIN(make_suite)                                             \
+    int main(void)                                                        \
+    {                                                                     \
+        SRunner *sr = srunner_create(make_suite());                       \
+        int failed;                                                       \
+        srunner_run_all(sr, CK_NORMAL);                                   \
+        failed = srunner_ntests_failed(sr);                               \
+        srunner_free(sr);                                                 \
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;                 \
+    }
+
+#endif
