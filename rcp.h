@@ -207,7 +207,154 @@ void rcp_jw_raw(rcp_jw *w, const char *json, size_t n);
 
 /* MARK: - Vectors (vec.c) §7.3-§7.5 -------------------------------------- */
 
-/* (declared by vec.c's owner) */
+/* Every kernel has a portable scalar reference and, where the CPU has them,
+** SIMD paths: "sse2", "avx2" (with FMA), "avx512" on x86-64, "neon" on
+** aarch64.  One path serves the whole process, chosen at run time from what
+** the CPU reports (never from what the build machine had).  Paths differ
+** only in summation order, so float results agree with the scalar path to
+** rounding (the bound is stated in tests/test_vec.c); integer-valued data
+** gives identical results on every path.  Vectors are float arrays; no
+** pointer needs any alignment; n == 0 is valid (pointers may then be NULL).
+** No function keeps a pointer to its arguments after it returns. */
+
+/* Choose the path: "scalar", "sse2", "avx2", "avx512" or "neon"; NULL or ""
+** means the environment variable RCP_SIMD when set and non-empty, else the
+** best path this CPU supports.  Returns 0, or -1 with *err (when err is not
+** NULL) set to a static message naming the reason: an unknown name, a path
+** not built into this binary, or one this CPU (or OS) does not support.  On
+** error the previous path stays.  Kernels called before any rcp_vec_init use
+** the best supported path and ignore RCP_SIMD, so programs call
+** rcp_vec_init(NULL, &err) at start-up to report a bad RCP_SIMD.  Call it
+** before starting threads: the choice is one unsynchronised global. */
+int rcp_vec_init(const char *name, const char **err);
+/* The name of the path in use; static storage. */
+const char *rcp_vec_path(void);
+/* 1 when the named path is built in and this CPU supports it, else 0. */
+int rcp_vec_path_available(const char *name);
+
+float rcp_vec_dot(const float *a, const float *b, size_t n);
+float rcp_vec_l2sq(const float *a, const float *b, size_t n); /* |a-b|^2 */
+float rcp_vec_sum(const float *a, size_t n);       /* sum of the elements */
+float rcp_vec_norm(const float *a, size_t n);      /* Euclidean length */
+/* Scale a to unit length in place; returns the length it had.  A vector of
+** length 0 (or non-finite length) is left unchanged. */
+float rcp_vec_normalize(float *a, size_t n);
+/* dot(a,b) / (|a| |b|); 0 when either vector has length 0. */
+float rcp_vec_cosine(const float *a, const float *b, size_t n);
+
+/* A scored row.  The order everywhere (§7.7.1 determinism): higher score
+** first, ties by lower row first.  A NaN score ranks as -infinity. */
+typedef struct rcp_vec_hit {
+    float  score;
+    size_t row;
+} rcp_vec_hit;
+
+/* Row filters are bitmaps: row r is allowed when bit (r & 7) of
+** allow[r >> 3] is set.  A NULL bitmap allows every row. */
+#define RCP_VEC_ALLOWED(allow, r) \
+    ((allow) == NULL || (((allow)[(r) >> 3] >> ((r) & 7)) & 1))
+
+/* Keeps the best k of any number of offered (score, row) pairs in caller
+** memory, no allocation: hits[] has room for k.  Offer with push (or a
+** scan), then sort once; the order of offers does not change the result. */
+typedef struct rcp_vec_topk {
+    rcp_vec_hit *hits;   /* borrowed; a heap until rcp_vec_topk_sort */
+    size_t       k, n;   /* capacity, held */
+} rcp_vec_topk;
+void rcp_vec_topk_init(rcp_vec_topk *t, rcp_vec_hit *hits, size_t k);
+void rcp_vec_topk_push(rcp_vec_topk *t, float score, size_t row);
+/* Sort hits[0..n) best first; returns n.  No push after this. */
+size_t rcp_vec_topk_sort(rcp_vec_topk *t);
+
+/* Offer dot(q, row r) for every allowed r in [begin, end) of the row-major
+** matrix m (row r at m + r*d) to t.  Chunked calls (a checkpoint between)
+** give exactly what one call over the whole range gives. */
+void rcp_vec_scan(rcp_vec_topk *t, const float *q, const float *m, size_t d,
+                  size_t begin, size_t end, const unsigned char *allow);
+/* One shot: the best min(k, allowed rows) of rows [0, n) by dot product
+** into out[0..k), best first; returns how many. */
+size_t rcp_vec_search(const float *q, const float *m, size_t n, size_t d,
+                      size_t k, const unsigned char *allow, rcp_vec_hit *out);
+
+/* §7.5 MaxSim: the sum over the nq query rows of the maximum, over the nd
+** document rows, of sim(query row, document row); rows have dim floats,
+** row-major.  Cosine counts a zero-length row as similarity 0.  nq == 0 or
+** nd == 0 gives 0.  No allocation. */
+typedef enum rcp_vec_sim { RCP_VEC_DOT = 0, RCP_VEC_COSINE = 1 } rcp_vec_sim;
+float rcp_vec_maxsim(const float *qm, size_t nq, const float *dm, size_t nd,
+                     size_t dim, rcp_vec_sim sim);
+
+/* §7.4 sparse dot product: the sum of av[i]*bv[j] over ai[i] == bj[j].
+** Both index lists must be strictly ascending (the caller validates);
+** otherwise the result is unspecified but memory stays in bounds. */
+float rcp_vec_sparse_dot(const uint32_t *ai, const float *av, size_t an,
+                         const uint32_t *bi, const float *bv, size_t bn);
+
+/* An 8-bit scalar-quantised copy of float rows: row r is kept as d codes
+** c in 0..255 with x ~ offset[r] + scale[r] * c (per-row min and max), a
+** quarter of the bytes, so a scan reads a quarter of the memory.  Scores
+** are approximate; re-score the best candidates with the float rows.
+** Dimension at most RCP_VEC_Q8_MAX_DIM (the integer dot cannot overflow). */
+#define RCP_VEC_Q8_MAX_DIM 65536u
+typedef struct rcp_vec_q8 {
+    size_t   n, d, cap;      /* rows held, dimension, rows allocated */
+    uint8_t *codes;          /* n*d, row-major; owned */
+    float   *scale, *offset; /* n each; owned */
+} rcp_vec_q8;
+/* An empty store of dimension d (1..RCP_VEC_Q8_MAX_DIM); no allocation. */
+void rcp_vec_q8_init(rcp_vec_q8 *s, size_t d);
+/* Append v (d floats) as row s->n.  0, or -1 when out of memory (store
+** unchanged).  Non-finite components are stored as 0. */
+int  rcp_vec_q8_add(rcp_vec_q8 *s, const float *v);
+/* Overwrite row r (< s->n) with v. */
+void rcp_vec_q8_set(rcp_vec_q8 *s, size_t r, const float *v);
+void rcp_vec_q8_free(rcp_vec_q8 *s);   /* back to empty; NULL is a no-op */
+/* Offer the approximate dot(q, row r) of every allowed r in [begin, end)
+** to t.  0, or -1 when out of memory (t unchanged). */
+int  rcp_vec_q8_scan(rcp_vec_topk *t, const rcp_vec_q8 *s, const float *q,
+                     size_t begin, size_t end, const unsigned char *allow);
+/* Replace each hit's score by the exact dot(q, row) of the float matrix m
+** (d columns) and sort hits best first. */
+void rcp_vec_rescore(rcp_vec_hit *hits, size_t n, const float *q,
+                     const float *m, size_t d);
+/* One shot: q8-scan all s->n rows for max(k, cand) candidates (cand == 0:
+** RCP_VEC_Q8_CAND(k)), re-score them exactly against m (the float rows the
+** store was built from; NULL keeps approximate scores), and put the best
+** min(k, allowed rows) in out[0..k), best first.  Returns how many, or -1
+** when out of memory. */
+#define RCP_VEC_Q8_CAND(k) ((k) * 8 + 64)
+long rcp_vec_q8_search(const rcp_vec_q8 *s, const float *q, const float *m,
+                       size_t k, size_t cand, const unsigned char *allow,
+                       rcp_vec_hit *out);
+
+/* §7.3.1 "f32-base64": the floats as little-endian IEEE-754 binary32 on any
+** host, base64 (RFC 4648 §4, standard alphabet, with padding). */
+typedef enum rcp_vec_b64_err {
+    RCP_VEC_B64_OK = 0,
+    RCP_VEC_B64_E_CHAR,    /* a byte outside the alphabet, '=' included,
+                              anywhere but the final padding */
+    RCP_VEC_B64_E_PADDING, /* length not a multiple of 4, more than two
+                              '=', or non-zero bits under the padding */
+    RCP_VEC_B64_E_LENGTH   /* well-formed, but decodes to a byte count other
+                              than dim * 4 (§7.3.1: MUST reject, -32602) */
+} rcp_vec_b64_err;
+/* Text length for n floats: 4 * ceil(4n / 3).  No NUL is counted. */
+size_t rcp_vec_b64_len(size_t n);
+/* Write the encoding of v[0..n) to out (room for rcp_vec_b64_len(n) bytes;
+** no NUL written); returns that length. */
+size_t rcp_vec_b64_encode(char *out, const float *v, size_t n);
+/* Decode text[0..len) into out[0..dim).  Checks in this order: padding
+** shape (length, '=' count), then length, then characters and pad bits; the
+** first failing class is returned.  out may be partly written on error. */
+rcp_vec_b64_err rcp_vec_b64_decode(float *out, size_t dim, const char *text,
+                                   size_t len);
+/* A static message for e ("invalid base64 character", ...). */
+const char *rcp_vec_b64_message(rcp_vec_b64_err e);
+
+/* For benchmarks: run a register-only multiply-add loop on the current
+** path and return the floating-point operations it performed (the caller
+** times it) -- the core's peak, measured. */
+double rcp_vec_flops_probe(size_t iters);
 
 /* MARK: - Engine (model.c) §3, §7.3-§7.11, §8, §16.3 ---------------------- */
 
