@@ -358,11 +358,91 @@ double rcp_vec_flops_probe(size_t iters);
 
 /* MARK: - Engine (model.c) §3, §7.3-§7.11, §8, §16.3 ---------------------- */
 
-/* (declared by model.c's owner) */
+/* --- Tokenizer: one for every stage (index, embedders, rerankers) --- */
+
+/* Flags: which normalisations run.  RCP_TOK_DEFAULT is all of them. */
+#define RCP_TOK_FOLD    1u  /* case folding: ASCII, Latin-1, Latin Ext-A and
+                            ** Ext Additional, Greek, Cyrillic, fullwidth */
+#define RCP_TOK_STOP    2u  /* drop English stopwords (positions still count) */
+#define RCP_TOK_STEM    4u  /* Porter (1980) stemming of a-z words */
+#define RCP_TOK_DEFAULT 7u
+
+enum { RCP_TOKEN_WORD, RCP_TOKEN_NUM, RCP_TOKEN_CJK };
+
+/* One token.  term/word are offsets into the owning rcp_tokens.buf (not
+** NUL-terminated): term is what the index keys on (folded, stemmed),
+** word the folded surface form before stemming.  CJK runs give character
+** bigrams (a lone character: a unigram) with term == word. */
+typedef struct rcp_token {
+    uint32_t term, tlen;
+    uint32_t word, wlen;
+    uint32_t start, end;    /* byte span [start, end) in the input text */
+    uint32_t pos;           /* ordinal, counting dropped stopwords */
+    uint32_t kind;          /* RCP_TOKEN_* */
+} rcp_token;
+
+typedef struct rcp_tokens {
+    rcp_token *v;
+    size_t     n, cap;
+    char      *buf;
+    size_t     len, bcap;
+} rcp_tokens;
+
+void rcp_tokens_init(rcp_tokens *t);
+void rcp_tokens_free(rcp_tokens *t);  /* frees the arrays; t reusable */
+/* Tokenize text[0..len) (UTF-8; an invalid byte just separates words)
+** into out, replacing what it held.  0 ok, -1 out of memory or len >=
+** 4 GiB (out is then empty or partial, still safe to free). */
+int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
+                 unsigned flags);
+/* Porter-stem w[0..n) in place (lower-case ASCII letters only; anything
+** else is returned unchanged); returns the new length. */
+size_t rcp_stem_porter(char *w, size_t n);
+/* 1 when w[0..n) (folded) is on the built-in English stopword list. */
+int rcp_stopword(const char *w, size_t n);
 
 /* MARK: - Server (rcp.c) §4-§13 ------------------------------------------- */
 
-/* (declared by rcp.c's owner) */
+typedef struct rcp_server rcp_server;
+
+typedef struct rcp_server_opts {
+    size_t max_line;      /* §5.1 bytes in one frame (0 = default) */
+    size_t max_batch;     /* §11 members in one batch (0 = default) */
+    long   deadline_ms;   /* §13.1 the server's own per-request deadline;
+                             0 = none, < 0 = default (60 s) */
+    int    debug;         /* adds the x-rcp/sleep test method (§6.2) and
+                             advertises its x-rcp capability */
+    void  *model;         /* rcp_model * serving the retrieval methods, or
+                             NULL for none; borrowed, must outlive s */
+} rcp_server_opts;
+
+/* A new server in the uninitialised state (§13).  opts may be NULL (all
+** defaults).  NULL on allocation failure.  Free with rcp_server_free. */
+rcp_server *rcp_server_new(const rcp_server_opts *opts);
+void        rcp_server_free(rcp_server *s);    /* NULL is a no-op */
+
+/* §5.1: serve newline-delimited JSON-RPC from in_fd to out_fd until EOF on
+** in_fd (an implicit shutdown: what was received is finished and flushed),
+** a shutdown request, or a closed out_fd.  Diagnostics go to stderr, never
+** out_fd.  Returns 0 on a clean end, -1 on an I/O error reading in_fd. */
+int rcp_server_run(rcp_server *s, int in_fd, int out_fd);
+
+/* One frame (one line, without its newline) in, its response line(s)
+** (each ending in '\n') appended to out; nothing is appended for
+** notifications.  For embedding a server in-process and for tests.
+** Returns 1 once the server has answered shutdown, else 0. */
+int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
+                      rcp_buf *out);
+
+/* A request being served, as seen by long-running work (the engine).  Long
+** loops call rcp_call_checkpoint every so often: it reads and acts on
+** incoming notifications (§7.14 cancel), checks the deadline (§13.1) and,
+** when the request carried _meta.progressToken and streaming is
+** advertised, emits notifications/progress (§9) with progress in [0,1] and
+** stage (may be NULL).  Returns 0 to go on, or the error code the work
+** must stop with (RCP_CANCELLED, RCP_TIMEOUT).  c may be NULL (returns 0).*/
+typedef struct rcp_call rcp_call;
+int rcp_call_checkpoint(rcp_call *c, double progress, const char *stage);
 
 /* MARK: - Client (client.c) §4.7, §11 ------------------------------------- */
 

@@ -1,0 +1,1032 @@
+/*
+** rcp.c -- the RCP/1 protocol: envelope, capabilities, methods, batching,
+** errors, lifecycle and the stdio transport.
+**
+** The file follows the spec's table of contents, with one exception: the
+** error writers (§12) come first because everything below uses them.
+** Grep for a section number ("§11") to find its code and its tests.
+**
+** NOTES ON THE DESIGN
+**
+** A frame flows one way: bytes -> framing (§5.1) -> JSON parse -> envelope
+** checks (§4) -> batch split (§11) -> lifecycle (§13) -> gating (§7, §12)
+** -> _meta checks -> the method's own params checks -> the engine -> the
+** result writer -> framing.  Nothing flows back up.
+**
+** Invariants:
+**   1. Every request is answered exactly once (§13.1); a notification never
+**      (§4.5).  One function, call(), writes every response to a request.
+**   2. The response id is the request id re-serialised from its parsed
+**      text, so it keeps its JSON type and its bytes (§4.7).
+**   3. A frame's parse tree and scratch live in s->arena, released at once
+**      when the frame is done.  The frame is copied into the arena before
+**      parsing, so reading more input while it runs (the checkpoint) can
+**      never move bytes the tree points into.
+**   4. stdout carries only frames (§5.1).  Progress notifications go to
+**      the output sink as whole lines, never inside a response.
+**   5. After the shutdown response nothing more is processed (§13.1).
+**
+** Lifecycle (§13), state -> event -> state, and the function doing it:
+**
+**   UNINIT  initialize ok             READY   m_initialize
+**   UNINIT  initialize -32002/-32602  UNINIT  m_initialize
+**   UNINIT  any other but info/ping/  UNINIT  dispatch (-32001)
+**           shutdown
+**   READY   initialize                READY   dispatch (-32600)
+**   any     shutdown answered         closing m_shutdown; the loop stops once
+**                                             the frame's response is out
+**   any     EOF on stdin              closing rcp_server_run (what was
+**                                             received is finished and
+**                                             flushed first)
+*/
+#include "rcp.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { ST_UNINIT, ST_READY };
+
+#define IN_CHUNK        65536u
+#define FLUSH_AT        65536u
+#define ARENA_LIMIT     ((size_t)256 << 20)
+#define DEFAULT_DEADLINE_MS 60000L
+#define SLEEP_MAX_MS    3600000L
+
+/* A request of the frame being served that may still be cancelled. */
+typedef struct flight {
+    const rcp_json *id;
+    int cancelled;
+} flight;
+
+struct rcp_server {
+    rcp_server_opts opts;
+    int      state;
+    rcp_arena arena;        /* the current frame (invariant 3) */
+    rcp_arena scratch;      /* checkpoint look-ahead parses */
+    rcp_buf  resp;          /* the response being built */
+    rcp_buf  batch;         /* the batch array being built (§11) */
+    rcp_buf  outbuf;        /* output queue of the stdio loop */
+    rcp_buf *sink;          /* where finished lines go */
+    /* stdio (§5.1) */
+    int      in_fd, out_fd;
+    char    *in;
+    size_t   in_len, in_cap, in_pos;
+    size_t   scan;          /* look-ahead: lines before this are seen */
+    int      eof, out_dead, discarding;
+    int      closing;       /* shutdown answered (§13.1, invariant 5) */
+    /* §7.14: the requests of the current frame */
+    flight  *flights;
+    size_t   nflights;
+};
+
+struct rcp_call {
+    rcp_server     *s;
+    const rcp_json *id;        /* NULL for a notification */
+    const rcp_json *params;    /* always an object */
+    const rcp_json *token;     /* _meta.progressToken, or NULL */
+    flight         *fl;        /* cancellation slot, or NULL */
+    double          deadline;  /* monotonic ms; 0 = none */
+    double          progress;  /* last progress sent (§9: rising) */
+    rcp_jw          w;         /* writes the result into s->resp */
+    char field[128], option[64], detail[256];
+};
+
+typedef int (*handler_fn)(rcp_call *c);
+
+static const rcp_json empty_object = { RCP_JSON_OBJECT, 0, NULL, NULL,
+                                       NULL, 0 };
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* §4.6: null where the schema does not permit it means absent. */
+static const rcp_json *param(const rcp_json *obj, const char *key)
+{
+    const rcp_json *v = rcp_json_get(obj, key);
+    return v && v->type == RCP_JSON_NULL ? NULL : v;
+}
+
+/* MARK: - §12 Errors ----------------------------------------------------- */
+
+/* Record an error on c and return its code, so handlers can
+** `return fail(c, RCP_INVALID_PARAMS, "k", NULL, "k must be ...")`.
+** §12.1: field for -32602, option for -32005, detail always. */
+static int fail(rcp_call *c, int code, const char *field, const char *option,
+                const char *fmt, ...)
+{
+    va_list ap;
+    c->field[0] = c->option[0] = '\0';
+    if (field)
+        snprintf(c->field, sizeof c->field, "%s", field);
+    if (option)
+        snprintf(c->option, sizeof c->option, "%s", option);
+    va_start(ap, fmt);
+    vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static void write_id(rcp_jw *w, const rcp_json *id)
+{
+    if (id)
+        rcp_jw_value(w, id);
+    else
+        rcp_jw_null(w);
+}
+
+/* §4.3 and §12: {"jsonrpc":"2.0","id":..,"error":{code,message,data}}. */
+static void write_error(rcp_buf *b, const rcp_json *id, int code,
+                        const char *field, const char *option,
+                        const char *detail)
+{
+    rcp_jw w;
+    rcp_jw_init(&w, b);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "jsonrpc");
+    rcp_jw_cstr(&w, "2.0");
+    rcp_jw_key(&w, "id");
+    write_id(&w, id);
+    rcp_jw_key(&w, "error");
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "code");
+    rcp_jw_int(&w, code);
+    rcp_jw_key(&w, "message");
+    rcp_jw_cstr(&w, rcp_code_message(code));
+    if ((field && *field) || (option && *option) || (detail && *detail)) {
+        rcp_jw_key(&w, "data");
+        rcp_jw_obj(&w);
+        if (field && *field) {
+            rcp_jw_key(&w, "field");
+            rcp_jw_cstr(&w, field);
+        }
+        if (option && *option) {
+            rcp_jw_key(&w, "option");
+            rcp_jw_cstr(&w, option);
+        }
+        if (detail && *detail) {
+            rcp_jw_key(&w, "detail");
+            rcp_jw_cstr(&w, detail);
+        }
+        rcp_jw_obj_end(&w);
+    }
+    rcp_jw_obj_end(&w);
+    rcp_jw_obj_end(&w);
+}
+
+/* An error answered outside any request (id null): parse errors, frames
+** too large, empty or oversized batches. */
+static void frame_error(rcp_server *s, int code, const char *fmt, ...)
+{
+    char detail[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    s->resp.len = 0;
+    write_error(&s->resp, NULL, code, NULL, NULL, detail);
+}
+
+/* MARK: - §4 Message format ---------------------------------------------- */
+
+/* §4.1, §4.7: a request id is a string or a number, never null. */
+static int valid_id(const rcp_json *id)
+{
+    return id && (id->type == RCP_JSON_STRING || id->type == RCP_JSON_NUMBER);
+}
+
+/* §4.7: "same JSON type and value" -- numbers compare by value so that a
+** cancel naming 1.0 finds request 1. */
+static int same_id(const rcp_json *a, const rcp_json *b)
+{
+    if (a->type != b->type)
+        return 0;
+    if (a->n == b->n && memcmp(a->s, b->s, a->n) == 0)
+        return 1;
+    return a->type == RCP_JSON_NUMBER && rcp_json_num(a) == rcp_json_num(b);
+}
+
+static int has_prefix(const rcp_json *v, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return v->n >= n && memcmp(v->s, prefix, n) == 0;
+}
+
+/* MARK: - §6 Capabilities ------------------------------------------------ */
+
+/* §6: presence => supported.  The set is fixed when the server is made
+** and never changes afterwards (§13.2), so info and initialize agree. */
+static int has_cap(const rcp_server *s, const char *cap)
+{
+    if (strcmp(cap, "x-rcp") == 0)
+        return s->opts.debug;
+    return 0;
+}
+
+/* §14.1: L0 needs at least one retrieval capability advertised.  Without
+** one this server proves no level, so it declares none rather than
+** overclaim (§14.5). */
+static const char *conformance_level(const rcp_server *s)
+{
+    static const char *const retrieval[] = { "embed", "rerank", "retrieve",
+                                              "graph" };
+    size_t i;
+    for (i = 0; i < sizeof retrieval / sizeof *retrieval; i++)
+        if (has_cap(s, retrieval[i]))
+            return "L0";
+    return NULL;
+}
+
+static void write_capabilities(rcp_jw *w, const rcp_server *s)
+{
+    rcp_jw_obj(w);
+    if (has_cap(s, "x-rcp")) {
+        /* §6.2: a vendor capability gates its x-rcp/ methods. */
+        rcp_jw_key(w, "x-rcp");
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "methods");
+        rcp_jw_arr(w);
+        rcp_jw_cstr(w, "x-rcp/sleep");
+        rcp_jw_arr_end(w);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* §7.1, §7.2: initialize and info share this result shape. */
+static void write_server_info(rcp_jw *w, const rcp_server *s)
+{
+    const char *level = conformance_level(s);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "protocolVersion");
+    rcp_jw_int(w, RCP_PROTOCOL_VERSION);
+    rcp_jw_key(w, "server");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "name");
+    rcp_jw_cstr(w, "rcp");
+    rcp_jw_key(w, "version");
+    rcp_jw_cstr(w, RCP_VERSION);
+    rcp_jw_obj_end(w);
+    rcp_jw_key(w, "capabilities");
+    write_capabilities(w, s);
+    if (level) {
+        rcp_jw_key(w, "_meta");
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "conformance");
+        rcp_jw_cstr(w, level);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* MARK: - §7.14 Cancellation, §13.1 deadlines, §9 progress --------------- */
+
+static flight *find_flight(rcp_server *s, const rcp_json *id)
+{
+    size_t i;
+    for (i = 0; i < s->nflights; i++)
+        if (same_id(s->flights[i].id, id))
+            return &s->flights[i];
+    return NULL;
+}
+
+/* §7.14: a cancel for an unknown or answered id is a no-op. */
+static void apply_cancel(rcp_server *s, const rcp_json *msg)
+{
+    const rcp_json *params, *id;
+    flight *f;
+    if (!msg || msg->type != RCP_JSON_OBJECT || rcp_json_get(msg, "id"))
+        return;
+    if (!rcp_json_streq(rcp_json_get(msg, "method"), "notifications/cancel")
+        || !rcp_json_streq(rcp_json_get(msg, "jsonrpc"), "2.0"))
+        return;
+    params = param(msg, "params");
+    id = params ? param(params, "id") : NULL;
+    if (valid_id(id) && (f = find_flight(s, id)) != NULL)
+        f->cancelled = 1;
+}
+
+static void apply_cancels(rcp_server *s, const rcp_json *root)
+{
+    size_t i;
+    if (root->type == RCP_JSON_ARRAY)
+        for (i = 0; i < root->n; i++)
+            apply_cancel(s, &root->kids[i]);
+    else
+        apply_cancel(s, root);
+}
+
+static int contains(const char *p, size_t n, const char *needle)
+{
+    size_t k = strlen(needle), i;
+    for (i = 0; i + k <= n; i++)
+        if (p[i] == needle[0] && memcmp(p + i, needle, k) == 0)
+            return 1;
+    return 0;
+}
+
+/* Look ahead at complete lines that arrived while a request runs, acting
+** on cancels at once; the lines stay queued and are processed in order
+** later (a second look at a cancel is a harmless no-op). */
+static void scan_ahead(rcp_server *s)
+{
+    for (;;) {
+        const char *p = s->in + s->scan;
+        const char *nl = memchr(p, '\n', s->in_len - s->scan);
+        rcp_json_err err;
+        const rcp_json *root;
+        if (!nl)
+            return;
+        if (contains(p, (size_t)(nl - p), "notifications/cancel")) {
+            root = rcp_json_parse(&s->scratch, p, (size_t)(nl - p), 0, &err);
+            if (root)
+                apply_cancels(s, root);
+            rcp_arena_reset(&s->scratch);
+        }
+        s->scan = (size_t)(nl - s->in) + 1;
+    }
+}
+
+static int grow_input(rcp_server *s, size_t need)
+{
+    size_t cap = s->in_cap ? s->in_cap : IN_CHUNK;
+    char *p;
+    while (cap < need)
+        cap *= 2;
+    if (cap == s->in_cap)
+        return 0;
+    p = rcp_realloc(s->in, cap);
+    if (!p)
+        return -1;
+    s->in = p;
+    s->in_cap = cap;
+    return 0;
+}
+
+/* One read() into the input buffer.  1 = bytes, 0 = EOF, -1 = error. */
+static int read_input(rcp_server *s)
+{
+    ssize_t n;
+    if (grow_input(s, s->in_len + IN_CHUNK) != 0)
+        return -1;
+    do
+        n = read(s->in_fd, s->in + s->in_len, s->in_cap - s->in_len);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    if (n == 0) {
+        s->eof = 1;
+        return 0;
+    }
+    s->in_len += (size_t)n;
+    return 1;
+}
+
+static int input_ready(rcp_server *s, int timeout_ms)
+{
+    struct pollfd p;
+    p.fd = s->in_fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    return poll(&p, 1, timeout_ms) > 0;
+}
+
+/* Read what is waiting without blocking, bounded so a flood cannot grow
+** the buffer without limit while a request runs. */
+static void poll_input(rcp_server *s)
+{
+    if (s->in_fd < 0 || s->eof)
+        return;
+    while (s->in_len - s->in_pos < s->opts.max_line + IN_CHUNK
+           && input_ready(s, 0))
+        if (read_input(s) <= 0)
+            break;
+    if (s->scan < s->in_pos)
+        s->scan = s->in_pos;
+    scan_ahead(s);
+}
+
+static void flush_output(rcp_server *s)
+{
+    size_t off = 0;
+    if (s->out_fd < 0 || s->out_dead)
+        return;
+    while (off < s->outbuf.len) {
+        ssize_t n = write(s->out_fd, s->outbuf.data + off,
+                          s->outbuf.len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            /* §5.1: a closed stdout ends the server; SIGPIPE is ignored */
+            s->out_dead = 1;
+            break;
+        }
+        off += (size_t)n;
+    }
+    s->outbuf.len = 0;
+}
+
+/* §9: progress only for a request that carried a token, only while the
+** streaming capability is advertised, and only rising. */
+static void emit_progress(rcp_call *c, double progress, const char *stage)
+{
+    rcp_server *s = c->s;
+    rcp_jw w;
+    if (!c->token || !has_cap(s, "streaming") || progress <= c->progress
+        || progress > 1.0)
+        return;
+    c->progress = progress;
+    rcp_jw_init(&w, s->sink);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "jsonrpc");
+    rcp_jw_cstr(&w, "2.0");
+    rcp_jw_key(&w, "method");
+    rcp_jw_cstr(&w, "notifications/progress");
+    rcp_jw_key(&w, "params");
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "progressToken");
+    rcp_jw_value(&w, c->token);
+    rcp_jw_key(&w, "progress");
+    rcp_jw_double(&w, progress);
+    if (stage) {
+        rcp_jw_key(&w, "stage");
+        rcp_jw_cstr(&w, stage);
+    }
+    rcp_jw_obj_end(&w);
+    rcp_jw_obj_end(&w);
+    rcp_buf_putc(s->sink, '\n');
+    if (s->sink == &s->outbuf)
+        flush_output(s);
+}
+
+int rcp_call_checkpoint(rcp_call *c, double progress, const char *stage)
+{
+    if (!c)
+        return 0;
+    poll_input(c->s);
+    if (c->fl && c->fl->cancelled)
+        return RCP_CANCELLED;
+    if (c->deadline > 0 && now_ms() >= c->deadline)
+        return RCP_TIMEOUT;
+    emit_progress(c, progress, stage);
+    return 0;
+}
+
+/* Wait up to ms for input (so a cancel is seen at once) or just sleep. */
+static void wait_a_little(rcp_server *s, int ms)
+{
+    if (s->in_fd >= 0 && !s->eof)
+        (void)input_ready(s, ms);
+    else
+        (void)poll(NULL, 0, ms);
+}
+
+/* MARK: - §7 Methods ----------------------------------------------------- */
+
+/* §7.1 initialize.  The version check runs before any state changes so a
+** failed negotiation leaves the session uninitialised (§13). */
+static int m_initialize(rcp_call *c)
+{
+    const rcp_json *pv = param(c->params, "protocolVersion");
+    const rcp_json *client = param(c->params, "client");
+    const rcp_json *caps = param(c->params, "capabilities");
+    int64_t v;
+    if (!pv)
+        return fail(c, RCP_INVALID_PARAMS, "protocolVersion", NULL,
+                    "protocolVersion is required");
+    if (!rcp_json_int(pv, &v))
+        return fail(c, RCP_INVALID_PARAMS, "protocolVersion", NULL,
+                    "protocolVersion must be an integer");
+    if (client && (client->type != RCP_JSON_OBJECT
+                   || !rcp_json_get(client, "name")
+                   || rcp_json_get(client, "name")->type != RCP_JSON_STRING))
+        return fail(c, RCP_INVALID_PARAMS, "client", NULL,
+                    "client must be an object with a string name");
+    if (caps && caps->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, "capabilities", NULL,
+                    "capabilities must be an object");
+    /* §7.1: each peer supports [1 .. protocolVersion]; below 1 there is
+    ** no common version. */
+    if (v < 1)
+        return fail(c, RCP_VERSION_MISMATCH, NULL, NULL,
+                    "client supports no version >= 1; this server speaks "
+                    "1..%d", RCP_PROTOCOL_VERSION);
+    c->s->state = ST_READY;
+    write_server_info(&c->w, c->s);
+    return 0;
+}
+
+/* §7.2 info: same shape as initialize's result, no state change. */
+static int m_info(rcp_call *c)
+{
+    write_server_info(&c->w, c->s);
+    return 0;
+}
+
+/* §7.15 ping: echo any nonce exactly (its parsed text, invariant 2). */
+static int m_ping(rcp_call *c)
+{
+    const rcp_json *nonce = param(c->params, "nonce");
+    if (nonce && nonce->type != RCP_JSON_STRING
+        && nonce->type != RCP_JSON_NUMBER)
+        return fail(c, RCP_INVALID_PARAMS, "nonce", NULL,
+                    "nonce must be a string or a number");
+    rcp_jw_obj(&c->w);
+    if (nonce) {
+        rcp_jw_key(&c->w, "nonce");
+        rcp_jw_value(&c->w, nonce);
+    }
+    rcp_jw_obj_end(&c->w);
+    return 0;
+}
+
+/* §7.12 shutdown: {} -> {}; the loop stops once this is written. */
+static int m_shutdown(rcp_call *c)
+{
+    rcp_jw_obj(&c->w);
+    rcp_jw_obj_end(&c->w);
+    c->s->closing = 1;
+    return 0;
+}
+
+/* x-rcp/sleep {ms}: a vendor method (§6.2) that only exists with --debug.
+** It waits in slices, calling the checkpoint, so tests can cancel it
+** (§7.14) or let its deadline pass (§13.1). */
+static int m_sleep(rcp_call *c)
+{
+    const rcp_json *msv = param(c->params, "ms");
+    int64_t ms;
+    double end;
+    int rc;
+    if (!msv || !rcp_json_int(msv, &ms) || ms < 0 || ms > SLEEP_MAX_MS)
+        return fail(c, RCP_INVALID_PARAMS, "ms", NULL,
+                    "ms must be an integer from 0 to %ld", SLEEP_MAX_MS);
+    end = now_ms() + (double)ms;
+    for (;;) {
+        double left = end - now_ms();
+        rc = rcp_call_checkpoint(c, 1.0 - left / ((double)ms + 1.0),
+                                 "sleep");
+        if (rc)
+            return fail(c, rc, NULL, NULL, rc == RCP_CANCELLED
+                        ? "cancelled by notifications/cancel"
+                        : "deadline elapsed");
+        if (left <= 0)
+            break;
+        wait_a_little(c->s, left > 20 ? 20 : (int)left + 1);
+    }
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "slept");
+    rcp_jw_int(&c->w, ms);
+    rcp_jw_obj_end(&c->w);
+    return 0;
+}
+
+/* §7: the roster, mirrored.  cap is the capability that gates the method
+** (NULL: REQUIRED core method); anytime marks the methods callable before
+** initialize (§13); fn NULL means "defined by RCP, not implemented here",
+** which is only reachable if its capability were advertised -- never. */
+typedef struct method {
+    const char *name;
+    const char *cap;
+    int         anytime;
+    handler_fn  fn;
+} method;
+
+static const method methods[] = {
+    { "initialize",      NULL,          1, m_initialize },
+    { "info",            NULL,          1, m_info },
+    { "ping",            NULL,          1, m_ping },
+    { "shutdown",        NULL,          1, m_shutdown },
+    { "embed",           "embed",       0, NULL },
+    { "embed/sparse",    "sparseEmbed", 0, NULL },
+    { "embed/multi",     "multiVector", 0, NULL },
+    { "rerank",          "rerank",      0, NULL },
+    { "retrieve",        "retrieve",    0, NULL },
+    { "query/transform", "transform",   0, NULL },
+    { "graph",           "graph",       0, NULL },
+    { "index/add",       "index",       0, NULL },
+    { "index/delete",    "index",       0, NULL },
+    { "catalog/list",    "catalog",     0, NULL },
+    { "feedback",        "feedback",    0, NULL },
+    { "memory/build",    "memory",      0, NULL },
+    { "memory/recall",   "memory",      0, NULL },
+    { "x-rcp/sleep",     "x-rcp",       0, m_sleep }
+};
+
+/* A method by name; vendor methods exist only while their capability is
+** advertised (an x- name we do not offer is simply undefined, §6.2). */
+static const method *find_method(const rcp_server *s, const rcp_json *name)
+{
+    size_t i;
+    for (i = 0; i < sizeof methods / sizeof *methods; i++) {
+        const method *m = &methods[i];
+        if (strlen(m->name) == name->n && memcmp(m->name, name->s,
+                                                 name->n) == 0)
+            return (m->name[0] == 'x' && !has_cap(s, m->cap)) ? NULL : m;
+    }
+    return NULL;
+}
+
+/* MARK: - §13 Lifecycle and gating --------------------------------------- */
+
+/* §4.4, §9, §16.2: the _meta keys this server acts on. */
+static int check_meta(rcp_call *c, double t0)
+{
+    const rcp_json *meta = param(c->params, "_meta"), *dl;
+    long own = c->s->opts.deadline_ms;
+    int64_t tok;
+    if (own != 0)
+        c->deadline = t0 + (double)own;
+    if (!meta)
+        return 0;
+    if (meta->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, "_meta", NULL,
+                    "_meta must be an object");
+    dl = param(meta, "deadlineMs");
+    if (dl) {
+        double ms = dl->type == RCP_JSON_NUMBER ? rcp_json_num(dl) : -1;
+        if (!(ms >= 0))
+            return fail(c, RCP_INVALID_PARAMS, "_meta.deadlineMs", NULL,
+                        "deadlineMs must be a non-negative number of "
+                        "milliseconds");
+        if (c->deadline == 0 || t0 + ms < c->deadline)
+            c->deadline = t0 + ms;
+    }
+    c->token = param(meta, "progressToken");
+    if (c->token && c->token->type != RCP_JSON_STRING
+        && !rcp_json_int(c->token, &tok))
+        return fail(c, RCP_INVALID_PARAMS, "_meta.progressToken", NULL,
+                    "progressToken must be a string or an integer");
+    return 0;
+}
+
+/* Lifecycle (§13) then gating (§7, §12: -32004 before -32003) then _meta,
+** then the handler.  Returns 0 or the error code recorded on c. */
+static int dispatch(rcp_call *c, const rcp_json *name, double t0)
+{
+    rcp_server *s = c->s;
+    const method *m = find_method(s, name);
+    int rc;
+    if (has_prefix(name, "notifications/"))
+        return fail(c, RCP_INVALID_REQUEST, NULL, NULL,
+                    "notifications/* are notifications and must not "
+                    "carry an id (§4.5, §7.14)");
+    if (s->state == ST_UNINIT && !(m && m->anytime))
+        return fail(c, RCP_NOT_INITIALIZED, NULL, NULL,
+                    "call initialize first; only info, ping and shutdown "
+                    "are allowed before it (§13)");
+    if (s->state == ST_READY && m && m->fn == m_initialize)
+        return fail(c, RCP_INVALID_REQUEST, NULL, NULL,
+                    "the session is already initialized (§13)");
+    if (!m)
+        return fail(c, RCP_UNKNOWN_METHOD, NULL, NULL,
+                    "method '%.*s' is not defined by RCP/1",
+                    (int)(name->n > 64 ? 64 : name->n), name->s);
+    if (m->cap && (!has_cap(s, m->cap) || !m->fn))
+        return fail(c, RCP_CAPABILITY_MISSING, NULL, NULL,
+                    "this server does not advertise '%s'", m->cap);
+    if ((rc = check_meta(c, t0)) != 0)
+        return rc;
+    if (c->fl && c->fl->cancelled)
+        return fail(c, RCP_CANCELLED, NULL, NULL,
+                    "cancelled by notifications/cancel");
+    if (c->deadline > 0 && now_ms() >= c->deadline)
+        return fail(c, RCP_TIMEOUT, NULL, NULL, "deadline elapsed");
+    return m->fn(c);
+}
+
+/* Answer one request (invariant 1): the envelope and the handler's result
+** into s->resp, or, if the handler failed, the error in its place. */
+static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
+                 const rcp_json *params, flight *fl, double t0)
+{
+    rcp_call c;
+    int rc;
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    c.id = id;
+    c.params = params;
+    c.fl = fl;
+    c.progress = -1;
+    s->resp.len = 0;
+    rcp_jw_init(&c.w, &s->resp);
+    rcp_jw_obj(&c.w);
+    rcp_jw_key(&c.w, "jsonrpc");
+    rcp_jw_cstr(&c.w, "2.0");
+    rcp_jw_key(&c.w, "id");
+    rcp_jw_value(&c.w, id);
+    rcp_jw_key(&c.w, "result");
+    rc = dispatch(&c, name, t0);
+    if (rc == 0 && !s->resp.oom) {
+        rcp_jw_obj_end(&c.w);
+        return;
+    }
+    if (rc == 0)
+        fail(&c, rc = RCP_INTERNAL_ERROR, NULL, NULL,
+             "out of memory writing the result");
+    s->resp.len = 0;
+    s->resp.oom = 0;
+    write_error(&s->resp, id, rc, c.field, c.option, c.detail);
+}
+
+/* §4.5: a notification is never answered.  The one RCP/1 defines for a
+** server to act on, cancel, was applied on arrival (apply_cancels); any
+** other notification (any notifications/ name) or an unknown method is silently ignored. */
+static void notify(rcp_server *s, const rcp_json *msg)
+{
+    apply_cancel(s, msg);
+}
+
+/* One message (a whole frame or a batch member).  §4.1, §4.7: jsonrpc
+** "2.0", an id that is a string or number, a string method, an object
+** params (null/absent = {}).  A bad envelope is -32600 with the id when the
+** id itself was valid, else null.  Writes s->resp, or nothing. */
+static void handle_message(rcp_server *s, const rcp_json *msg, flight *fl,
+                           double t0)
+{
+    const rcp_json *id, *ver, *name, *params;
+    s->resp.len = 0;
+    if (msg->type != RCP_JSON_OBJECT) {
+        frame_error(s, RCP_INVALID_REQUEST, "a request must be a JSON "
+                    "object (§4.1)");
+        return;
+    }
+    id = rcp_json_get(msg, "id");
+    ver = rcp_json_get(msg, "jsonrpc");
+    name = rcp_json_get(msg, "method");
+    params = param(msg, "params");
+    if (!id && rcp_json_streq(ver, "2.0") && name
+        && name->type == RCP_JSON_STRING) {
+        notify(s, msg);
+        return;
+    }
+    if (!valid_id(id))
+        id = NULL;
+    s->resp.len = 0;
+    if (!id || !rcp_json_streq(ver, "2.0") || !name
+        || name->type != RCP_JSON_STRING
+        || (params && params->type != RCP_JSON_OBJECT)) {
+        const char *why = !id ? "id must be a string or a number (§4.7)"
+            : !rcp_json_streq(ver, "2.0") ? "jsonrpc must be \"2.0\" (§4)"
+            : (!name || name->type != RCP_JSON_STRING)
+                ? "method must be a string (§4.1)"
+                : "params must be an object (§4.1)";
+        write_error(&s->resp, id, RCP_INVALID_REQUEST, NULL, NULL, why);
+        return;
+    }
+    call(s, id, name, params ? params : &empty_object, fl, t0);
+}
+
+/* MARK: - §11 Batching --------------------------------------------------- */
+
+/* Every request member of a received batch is in flight (§7.14), so a
+** cancel member can name a sibling. */
+static int batch_flights(rcp_server *s, const rcp_json *arr)
+{
+    size_t i;
+    s->nflights = 0;
+    s->flights = rcp_arena_alloc(&s->arena, arr->n * sizeof *s->flights);
+    if (!s->flights)
+        return -1;
+    for (i = 0; i < arr->n; i++) {
+        const rcp_json *id = rcp_json_get(&arr->kids[i], "id");
+        s->flights[i].id = valid_id(id) ? id : NULL;
+        s->flights[i].cancelled = 0;
+    }
+    s->nflights = arr->n;
+    return 0;
+}
+
+/* §11: one response per request member in one array; none for
+** notifications; nothing at all if every member is a notification; [] is
+** a single -32600; an oversized batch is a single -32602. */
+static void handle_batch(rcp_server *s, const rcp_json *arr, double t0)
+{
+    size_t i, count = 0;
+    if (arr->n == 0) {
+        frame_error(s, RCP_INVALID_REQUEST, "an empty batch is not a "
+                    "valid request (§11)");
+        rcp_buf_put(s->sink, s->resp.data, s->resp.len);
+        rcp_buf_putc(s->sink, '\n');
+        return;
+    }
+    if (arr->n > s->opts.max_batch || batch_flights(s, arr) != 0) {
+        frame_error(s, RCP_INVALID_PARAMS, "a batch of %lu members exceeds "
+                    "this server's limit of %lu (§11)",
+                    (unsigned long)arr->n, (unsigned long)s->opts.max_batch);
+        rcp_buf_put(s->sink, s->resp.data, s->resp.len);
+        rcp_buf_putc(s->sink, '\n');
+        return;
+    }
+    apply_cancels(s, arr);
+    s->batch.len = 0;
+    rcp_buf_putc(&s->batch, '[');
+    for (i = 0; i < arr->n; i++) {
+        flight *fl = s->flights[i].id ? &s->flights[i] : NULL;
+        handle_message(s, &arr->kids[i], fl, t0);
+        if (s->resp.len == 0)
+            continue;
+        if (count++)
+            rcp_buf_putc(&s->batch, ',');
+        rcp_buf_put(&s->batch, s->resp.data, s->resp.len);
+    }
+    if (count) {
+        rcp_buf_putc(&s->batch, ']');
+        rcp_buf_put(s->sink, s->batch.data, s->batch.len);
+        rcp_buf_putc(s->sink, '\n');
+    }
+}
+
+/* MARK: - §5.1 stdio framing --------------------------------------------- */
+
+static int blank(const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+            return 0;
+    return 1;
+}
+
+/* One frame: copy (invariant 3), parse, answer, release. */
+static void handle_frame(rcp_server *s, const char *line, size_t len)
+{
+    double t0 = now_ms();
+    rcp_json_err err;
+    const rcp_json *root = NULL;
+    char *copy = rcp_arena_alloc(&s->arena, len ? len : 1);
+    s->resp.len = 0;
+    if (copy) {
+        memcpy(copy, line, len);
+        root = rcp_json_parse(&s->arena, copy, len, 0, &err);
+    } else {
+        err.code = RCP_JSON_E_NOMEM;
+    }
+    if (!root && err.code == RCP_JSON_E_NOMEM)
+        frame_error(s, RCP_PAYLOAD_TOO_LARGE, "the request needs more "
+                    "memory than this server allows (§15.5)");
+    else if (!root)
+        frame_error(s, RCP_PARSE_ERROR, "error at byte %lu: %s",
+                    (unsigned long)err.offset, err.msg);
+    else if (root->type == RCP_JSON_ARRAY)
+        handle_batch(s, root, t0);
+    else {
+        flight one;
+        one.id = valid_id(rcp_json_get(root, "id"))
+            ? rcp_json_get(root, "id") : NULL;
+        one.cancelled = 0;
+        s->flights = &one;
+        s->nflights = one.id ? 1 : 0;
+        handle_message(s, root, one.id ? &one : NULL, t0);
+    }
+    if (s->resp.len && (!root || root->type != RCP_JSON_ARRAY)) {
+        rcp_buf_put(s->sink, s->resp.data, s->resp.len);
+        rcp_buf_putc(s->sink, '\n');
+    }
+    s->flights = NULL;
+    s->nflights = 0;
+    rcp_arena_reset(&s->arena);
+}
+
+static void line(rcp_server *s, const char *p, size_t n)
+{
+    if (n > s->opts.max_line) {
+        frame_error(s, RCP_PAYLOAD_TOO_LARGE, "frame of %lu bytes exceeds "
+                    "the limit of %lu; discarded (§5.1, §15.5)",
+                    (unsigned long)n, (unsigned long)s->opts.max_line);
+        rcp_buf_put(s->sink, s->resp.data, s->resp.len);
+        rcp_buf_putc(s->sink, '\n');
+    } else if (!blank(p, n)) {
+        handle_frame(s, p, n);
+    }
+}
+
+/* §5.1: buffer until '\n'; never assume one message per read().  A line
+** that outgrows max_line is answered once with -32013 and its bytes are
+** dropped as they arrive, so memory stays bounded. */
+static void drain_lines(rcp_server *s)
+{
+    while (!s->closing && s->in_pos < s->in_len) {
+        char *p = s->in + s->in_pos;
+        char *nl = memchr(p, '\n', s->in_len - s->in_pos);
+        size_t n = nl ? (size_t)(nl - p) : s->in_len - s->in_pos;
+        if (!nl && !s->discarding && n <= s->opts.max_line)
+            break;
+        if (!nl) {
+            if (!s->discarding)
+                line(s, p, n);   /* answers -32013 */
+            s->discarding = 1;
+            s->in_pos = s->in_len;
+            break;
+        }
+        if (s->scan < s->in_pos + n + 1)
+            s->scan = s->in_pos + n + 1;    /* look-ahead starts after it */
+        if (s->discarding)
+            s->discarding = 0;
+        else
+            line(s, p, n);
+        s->in_pos += n + 1;
+        if (s->sink->len >= FLUSH_AT)
+            flush_output(s);
+    }
+    if (s->in_pos > 0) {
+        memmove(s->in, s->in + s->in_pos, s->in_len - s->in_pos);
+        s->in_len -= s->in_pos;
+        s->scan = s->scan > s->in_pos ? s->scan - s->in_pos : 0;
+        s->in_pos = 0;
+    }
+}
+
+/* MARK: - Public API ----------------------------------------------------- */
+
+rcp_server *rcp_server_new(const rcp_server_opts *opts)
+{
+    rcp_server *s = rcp_malloc(sizeof *s);
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    if (opts)
+        s->opts = *opts;
+    if (s->opts.max_line == 0)
+        s->opts.max_line = RCP_DEFAULT_MAX_LINE;
+    if (s->opts.max_batch == 0)
+        s->opts.max_batch = RCP_DEFAULT_MAX_BATCH;
+    if (s->opts.deadline_ms < 0)
+        s->opts.deadline_ms = DEFAULT_DEADLINE_MS;
+    s->state = ST_UNINIT;
+    rcp_arena_init(&s->arena, ARENA_LIMIT);
+    rcp_arena_init(&s->scratch, ARENA_LIMIT);
+    rcp_buf_init(&s->resp);
+    rcp_buf_init(&s->batch);
+    rcp_buf_init(&s->outbuf);
+    s->sink = &s->outbuf;
+    s->in_fd = s->out_fd = -1;
+    return s;
+}
+
+void rcp_server_free(rcp_server *s)
+{
+    if (!s)
+        return;
+    rcp_arena_free(&s->arena);
+    rcp_arena_free(&s->scratch);
+    rcp_buf_free(&s->resp);
+    rcp_buf_free(&s->batch);
+    rcp_buf_free(&s->outbuf);
+    rcp_free(s->in);
+    rcp_free(s);
+}
+
+int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
+                      rcp_buf *out)
+{
+    rcp_buf *saved = s->sink;
+    if (!s->closing) {
+        s->sink = out;
+        line(s, frame, len);
+        s->sink = saved;
+    }
+    return s->closing;
+}
+
+/* §5.1 loop: answer every complete line; write when the input runs dry
+** (so a lone request is answered at once) or the queue is large; on EOF
+** finish what was received, flush and stop (§7.12: EOF = shutdown). */
+int rcp_server_run(rcp_server *s, int in_fd, int out_fd)
+{
+    int rc = 0;
+    signal(SIGPIPE, SIG_IGN);
+    s->in_fd = in_fd;
+    s->out_fd = out_fd;
+    s->sink = &s->outbuf;
+    for (;;) {
+        drain_lines(s);
+        if (s->closing || s->out_dead)
+            break;
+        if (s->eof) {
+            if (s->in_len > 0 && !s->discarding)
+                line(s, s->in, s->in_len);   /* a last unterminated frame */
+            break;
+        }
+        if (s->outbuf.len && !input_ready(s, 0))
+            flush_output(s);
+        if (read_input(s) < 0) {
+            fprintf(stderr, "rcp: reading stdin: %s\n", strerror(errno));
+            rc = -1;
+            break;
+        }
+    }
+    flush_output(s);
+    s->closing = 1;
+    return rc;
+}
