@@ -446,6 +446,208 @@ int rcp_call_checkpoint(rcp_call *c, double progress, const char *stage);
 
 /* MARK: - Client (client.c) §4.7, §11 ------------------------------------- */
 
-/* (declared by client.c's owner) */
+/* An RCP/1 client over stdio (§5.1).  It launches the server as a child
+** process, writes to the child's stdin and reads frames from its stdout.
+** Every response is paired with its request by id alone (§4.7, §11): the
+** client keeps a pending map id -> request and never pairs by position or
+** arrival order (seed 002).  Single-threaded: frames are read and paired
+** only inside rcp_client_pump, rcp_client_wait and the send functions
+** (a send also drains the server's output, so neither side can block the
+** other on a full pipe).  Writes never raise SIGPIPE: a dead server is an
+** error value.  The client does not keep a pointer to caller memory. */
+
+typedef struct rcp_client  rcp_client;
+typedef struct rcp_request rcp_request;   /* one request the client sent */
+
+typedef enum rcp_request_state {
+    RCP_REQ_PENDING = 0, /* sent; no response yet */
+    RCP_REQ_DONE,        /* its response arrived (a result or an error) */
+    RCP_REQ_TIMEOUT,     /* its deadline passed first: counted missing; a
+                            late response is still paired by id and
+                            discarded (§13.1) */
+    RCP_REQ_ABANDONED    /* the transport died first (§13.1): failed here,
+                            nothing assumed about its effect */
+} rcp_request_state;
+
+/* What was wrong with a response that was still paired (bit flags). */
+#define RCP_RESP_BAD_JSONRPC   1u  /* "jsonrpc" is not "2.0" (§4) */
+#define RCP_RESP_BOTH          2u  /* both result and error */
+#define RCP_RESP_NEITHER       4u  /* neither result nor error */
+#define RCP_RESP_BAD_ERROR     8u  /* error not {code:int, message:str} */
+#define RCP_RESP_UNKNOWN_CODE 16u  /* a code §12 does not define: treated
+                                      as a generic failure of its sign */
+#define RCP_RESP_BAD_RESULT   32u  /* result is not an object (schema) */
+
+/* Counters.  The first group is seed 002's: despite the batch. prefix
+** they count every response, batched or not, except where noted. */
+typedef struct rcp_client_metrics {
+    /* batch.size: batches sent, sum and maximum of their member counts */
+    uint64_t batches, batch_size_sum, batch_size_max;
+    /* batch.response_count_mismatch: batches whose reply carried a number
+    ** of non-null-id responses other than their number of requests */
+    uint64_t batch_response_count_mismatch;
+    uint64_t batch_unknown_id_response; /* id matches nothing in flight */
+    uint64_t batch_missing_response;    /* deadline passed, no response */
+    uint64_t batch_null_id_response;    /* id null: a request failed to
+                                           parse or was malformed */
+    /* batch.pair_latency: send -> pairing, in microseconds; bucket i of
+    ** the histogram holds latencies in [2^i, 2^(i+1)) us */
+    uint64_t pairs, pair_us_sum, pair_us_max, pair_us_hist[32];
+    /* what a broken server does */
+    uint64_t duplicate_response; /* an id answered twice (these are also
+                                    counted in batch_unknown_id_response) */
+    uint64_t late_response;      /* arrived after its deadline; discarded */
+    uint64_t bad_jsonrpc, both_result_error, neither_result_error;
+    uint64_t bad_error_object, bad_id_type, unknown_error_code;
+    uint64_t unparseable;        /* a line that is not JSON */
+    uint64_t not_a_message;      /* JSON, but not an object or array */
+    uint64_t bom;                /* a line starting with U+FEFF (§5.1) */
+    uint64_t server_requests;    /* frames with id and method: RCP/1
+                                    servers send none */
+    /* what a correct server may do */
+    uint64_t frames;             /* non-blank lines received */
+    uint64_t blank_lines;        /* ignored (§5.1) */
+    uint64_t notifications, progress, logs, unknown_notifications;
+    uint64_t responses;          /* response objects received */
+} rcp_client_metrics;
+
+typedef enum rcp_client_stderr {
+    RCP_STDERR_INHERIT = 0,      /* the server writes to our stderr */
+    RCP_STDERR_DISCARD,          /* /dev/null */
+    RCP_STDERR_CAPTURE           /* kept (the first 64 KiB) for inspection */
+} rcp_client_stderr;
+
+/* A notification, or any frame that pairs with nothing, as it arrives.
+** msg is borrowed for the duration of the call. */
+typedef void (*rcp_client_notify_fn)(void *ud, const rcp_json *msg);
+
+typedef struct rcp_client_opts {
+    rcp_client_stderr    err;
+    size_t               max_frame;   /* longest line read (0: 256 MiB);
+                                         a longer one is unparseable */
+    int                  keep_frames; /* 1: log every received line */
+    int                  write_ms;    /* a write blocked this long means a
+                                         wedged server (0: 10000) */
+    rcp_client_notify_fn on_notify;
+    void                *ud;
+} rcp_client_opts;
+
+/* Start argv[0] (searched in PATH) with argv (NULL-terminated) as a child
+** whose stdin and stdout are pipes to us.  opts may be NULL (defaults).
+** Returns the client, or NULL with a message in err[0..errlen) (err may
+** be NULL) when the pipes, the fork or the exec failed. */
+rcp_client *rcp_client_spawn(char *const argv[], const rcp_client_opts *opts,
+                             char *err, size_t errlen);
+/* End the session: close the child's stdin (EOF = shutdown, §5.1), wait up
+** to grace_ms for it to exit, then kill it (SIGKILL) and reap it.  Every
+** request still pending is abandoned; every rcp_request is freed.  Returns
+** the child's wait status (as waitpid gives it) or -1 if it had to be
+** killed.  NULL is a no-op returning -1. */
+int  rcp_client_close(rcp_client *c, int grace_ms);
+/* Close the child's stdin only: the server sees EOF (§5.1, §13.1). */
+void rcp_client_eof(rcp_client *c);
+/* Wait up to timeout_ms for the child to exit, reading its output
+** meanwhile.  1 and *status (may be NULL) when it exited, else 0. */
+int  rcp_client_wait_exit(rcp_client *c, int timeout_ms, int *status);
+/* 1 while the server's stdout is open (no EOF or error seen). */
+int  rcp_client_alive(const rcp_client *c);
+long rcp_client_pid(const rcp_client *c);
+
+/* --- Sending.  Every request gets an id unique among the requests in
+** flight (§4.7); the pending entry is made before a byte is written. --- */
+
+/* Send {"jsonrpc":"2.0","id":N,"method":method,"params":params}.  params
+** is JSON text (an object) or NULL for none.  timeout_ms > 0 sets the
+** request's deadline (0: none).  Returns the request, owned by the client
+** until rcp_request_free or rcp_client_close; NULL when out of memory or
+** the write failed (the server is dead or wedged). */
+rcp_request *rcp_client_request(rcp_client *c, const char *method,
+                                const char *params, int timeout_ms);
+/* A notification (no id, never answered, §4.5).  0, or -1 on failure. */
+int rcp_client_notify(rcp_client *c, const char *method, const char *params);
+/* Between begin and end, rcp_client_request and rcp_client_notify add
+** members to one JSON-RPC batch (§11) instead of writing; end sends the
+** array (nothing if it is empty).  0, or -1 on failure (every request of
+** the batch is then abandoned). */
+int rcp_client_batch_begin(rcp_client *c);
+int rcp_client_batch_end(rcp_client *c);
+/* Raw bytes exactly as given (invalid JSON, partial lines...): for tests
+** and the conformance suite.  0, or -1 when the server is dead/wedged. */
+int rcp_client_send_raw(rcp_client *c, const void *bytes, size_t n);
+/* Register a pending request for an id that raw bytes carried: idjson is
+** its JSON text ("7", "\"a\"").  NULL if it is not a string or number,
+** is already in flight, or out of memory. */
+rcp_request *rcp_client_expect(rcp_client *c, const char *idjson,
+                               size_t n, int timeout_ms);
+
+/* --- Receiving --- */
+
+/* Read what the server wrote within timeout_ms (0: only what is ready),
+** pair responses, deliver notifications, expire deadlines.  Returns the
+** number of frames handled, or -1 once the server's stdout is closed
+** (every pending request is then abandoned). */
+int rcp_client_pump(rcp_client *c, int timeout_ms);
+/* Pump until r is no longer pending or timeout_ms passes (r's own
+** deadline may end it sooner).  Returns r's state. */
+rcp_request_state rcp_client_wait(rcp_client *c, rcp_request *r,
+                                  int timeout_ms);
+/* Pump until nothing is pending or timeout_ms passes; returns how many
+** are still pending. */
+size_t rcp_client_wait_all(rcp_client *c, int timeout_ms);
+size_t rcp_client_pending(const rcp_client *c);
+
+const rcp_client_metrics *rcp_client_metrics_get(const rcp_client *c);
+/* The metrics as one compact JSON object under seed 002's names
+** ("batch.size": {...}, "batch.unknown_id_response": n, ...). */
+void rcp_client_metrics_json(const rcp_client *c, rcp_buf *out);
+
+/* --- A request and its response (all borrowed from the request) --- */
+
+rcp_request_state rcp_request_state_get(const rcp_request *r);
+/* The id as sent (JSON text), its length in *n. */
+const char *rcp_request_id(const rcp_request *r, size_t *n);
+/* The whole response object, or NULL while none has arrived. */
+const rcp_json *rcp_request_response(const rcp_request *r);
+/* result, or NULL (pending, failed, or an error response). */
+const rcp_json *rcp_request_result(const rcp_request *r);
+/* 1 and *code (may be NULL) for an error response, else 0.  A code §12
+** does not define is still returned; rcp_code_known() tells them apart. */
+int rcp_request_error(const rcp_request *r, int *code);
+unsigned rcp_request_flags(const rcp_request *r);   /* RCP_RESP_* */
+double   rcp_request_latency_ms(const rcp_request *r);
+/* Forget r.  If it is still pending its id stays reserved and a later
+** response is discarded quietly.  NULL is a no-op. */
+void rcp_request_free(rcp_client *c, rcp_request *r);
+
+/* --- The frame log (opts.keep_frames) --- */
+
+typedef struct rcp_frame {
+    const char     *line;   /* the bytes received, without '\n' */
+    size_t          len;
+    const rcp_json *root;   /* parsed, or NULL when not JSON */
+    double          t_ms;   /* arrival, ms since the client started */
+} rcp_frame;
+/* The frames received since the last clear, in arrival order; borrowed
+** until the next clear or close. */
+size_t rcp_client_frames(const rcp_client *c, const rcp_frame **out);
+void   rcp_client_frames_clear(rcp_client *c);
+/* What the server wrote on stderr (RCP_STDERR_CAPTURE), borrowed. */
+const char *rcp_client_stderr_text(const rcp_client *c, size_t *n);
+
+/* --- Helpers shared with the conformance suite --- */
+
+/* §4.7 "same JSON type and value": strings byte for byte, numbers by
+** exact decimal value (1e2 == 100, 9007199254740993 != ...992), null ==
+** null; anything else is never an id.  NULL pointers compare unequal. */
+int rcp_id_equal(const rcp_json *a, const rcp_json *b);
+/* 1 when §12 defines code. */
+int rcp_code_known(int code);
+
+/* The conformance suite (conformance/conform.c): `rcp conform [--json]
+** [--level L0|L1|L2] [--only SECTION] [--coverage] [--dir DIR] -- CMD
+** ARGS...`; argv[0] is "conform".  Prints the report on stdout and
+** returns the exit status: 0 all passed and the declaration is honest,
+** 1 a check failed or the server overclaims, 2 usage error. */
+int rcp_conform_main(int argc, char **argv);
 
 #endif /* RCP_H */
