@@ -37,6 +37,7 @@
 */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rcp.h"
@@ -725,5 +726,1433 @@ int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
         if (rc)
             return -1;
     }
+    return 0;
+}
+
+/* MARK: - Feature bags (the hashed embedders' working set) --------------- */
+
+/* A bag of hashed features: key -> (summed weight, count).  Open
+** addressing, power-of-two capacity, key 0 reserved for "empty". */
+typedef struct fbag {
+    uint64_t *key;
+    double   *sum;
+    uint32_t *cnt;
+    size_t    cap, n;
+} fbag;
+
+static void fbag_free(fbag *b)
+{
+    rcp_free(b->key);
+    rcp_free(b->sum);
+    rcp_free(b->cnt);
+    memset(b, 0, sizeof *b);
+}
+
+static int fbag_init(fbag *b, size_t expect)
+{
+    size_t cap = 64;
+    while (cap < expect * 2)
+        cap *= 2;
+    memset(b, 0, sizeof *b);
+    b->key = rcp_malloc(cap * sizeof *b->key);
+    b->sum = rcp_malloc(cap * sizeof *b->sum);
+    b->cnt = rcp_malloc(cap * sizeof *b->cnt);
+    if (!b->key || !b->sum || !b->cnt) {
+        fbag_free(b);
+        return -1;
+    }
+    memset(b->key, 0, cap * sizeof *b->key);
+    b->cap = cap;
+    return 0;
+}
+
+/* The caller sized the bag for every feature it will add (expect), so
+** the table never fills past one half. */
+static void fbag_add(fbag *b, uint64_t h, double w)
+{
+    size_t i;
+    h |= 1;                     /* never the empty key */
+    i = (size_t)(h >> 7) & (b->cap - 1);
+    while (b->key[i] && b->key[i] != h)
+        i = (i + 1) & (b->cap - 1);
+    if (!b->key[i]) {
+        b->key[i] = h;
+        b->sum[i] = 0;
+        b->cnt[i] = 0;
+        b->n++;
+    }
+    b->sum[i] += w;
+    b->cnt[i]++;
+}
+
+/* Sublinear tf: a feature seen c times with mean weight w counts
+** w (1 + ln c), so repetition helps but never dominates. */
+static double fbag_value(const fbag *b, size_t i)
+{
+    double c = b->cnt[i];
+    return b->sum[i] / c * (1.0 + log(c));
+}
+
+/* MARK: - Hashed n-gram embedder (dense, "rcp-hash-ngram-v1") ------------ */
+
+/* The fixed model.  Every text is tokenized with RCP_TOK_DEFAULT (the
+** embedder's own setting, whatever the index uses).  Each token gives
+**   - its stem, weight 1: morphology folds to one feature (flow/flows);
+**   - the character 3-, 4- and 5-grams of "<word>" (the folded word with
+**     boundary marks), sharing weight NGRAM_MASS between them: a typo
+**     or an unseen inflection still shares most of its n-grams;
+** all scaled by the token's informativeness, a fixed function of the
+** token alone (Zipf's law of abbreviation: frequent words are short, so
+** length stands in for idf without looking at any corpus).  Features are
+** signed-hashed into the dimensions (Weinberger et al. 2009), the sign
+** from a different bit than the slot so collisions cancel in expectation,
+** and the vector is L2-normalised. */
+#define HASH_SEED_STEM  0x5354454dULL
+#define HASH_SEED_GRAM  0x4752414dULL
+#define NGRAM_MIN 3
+#define NGRAM_MAX 5
+#define NGRAM_MASS 1.0
+
+static double token_weight(const rcp_token *tk)
+{
+    double L = tk->wlen;
+    if (tk->kind == RCP_TOKEN_NUM)
+        return 0.5;
+    if (tk->kind == RCP_TOKEN_CJK)
+        return 1.0;
+    if (L > 12)
+        L = 12;
+    return log(1.0 + L) / log(13.0);
+}
+
+/* Code point boundaries of s[0..n): off[0..count] (count <= cap). */
+static size_t cp_offsets(const char *s, size_t n, uint32_t *off, size_t cap)
+{
+    size_t i = 0, k = 0;
+    while (i < n && k < cap) {
+        off[k++] = (uint32_t)i;
+        utf8_next((const unsigned char *)s, n, &i);
+    }
+    off[k] = (uint32_t)i;
+    return k;
+}
+
+/* The n-grams of "<word>" over code points, each weight w / count. */
+static void add_ngrams(fbag *b, const char *word, size_t wlen, double w)
+{
+    char m[MAX_WORD_BYTES + 2];
+    uint32_t off[MAX_WORD_BYTES + 3];
+    size_t ncp, n, i, total = 0;
+    m[0] = '<';
+    memcpy(m + 1, word, wlen);
+    m[wlen + 1] = '>';
+    ncp = cp_offsets(m, wlen + 2, off, MAX_WORD_BYTES + 2);
+    for (n = NGRAM_MIN; n <= NGRAM_MAX; n++)
+        total += ncp >= n ? ncp - n + 1 : 0;
+    for (n = NGRAM_MIN; n <= NGRAM_MAX; n++)
+        for (i = 0; i + n <= ncp; i++)
+            fbag_add(b, hash_bytes(HASH_SEED_GRAM + n, m + off[i],
+                                   off[i + n] - off[i]),
+                     w * NGRAM_MASS / (double)total);
+}
+
+/* How many features a token list can produce (bag sizing). */
+static size_t feature_bound(const rcp_tokens *t)
+{
+    size_t i, n = 0;
+    for (i = 0; i < t->n; i++)
+        n += 1 + 3 * (t->v[i].wlen + 2);
+    return n;
+}
+
+static int hash_features(fbag *b, const rcp_tokens *t)
+{
+    size_t i;
+    if (fbag_init(b, feature_bound(t)))
+        return -1;
+    for (i = 0; i < t->n; i++) {
+        const rcp_token *tk = &t->v[i];
+        double w = token_weight(tk);
+        fbag_add(b, hash_bytes(HASH_SEED_STEM, t->buf + tk->term, tk->tlen),
+                 w);
+        if (tk->kind == RCP_TOKEN_WORD)
+            add_ngrams(b, t->buf + tk->word, tk->wlen, w);
+    }
+    return 0;
+}
+
+/* Signed feature hashing of a bag into out[0..dim). */
+static void project_bag(const fbag *b, float *out, size_t dim)
+{
+    size_t i;
+    for (i = 0; i < b->cap; i++) {
+        uint64_t h = b->key[i];
+        if (!h)
+            continue;
+        out[(size_t)(h >> 32) % dim] +=
+            (float)((h & 2) ? -fbag_value(b, i) : fbag_value(b, i));
+    }
+}
+
+static void normalize(float *v, size_t n)
+{
+    double s = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        s += (double)v[i] * v[i];
+    if (s <= 0)
+        return;
+    s = 1.0 / sqrt(s);
+    for (i = 0; i < n; i++)
+        v[i] = (float)(v[i] * s);
+}
+
+static int embed_hash(const char *text, size_t len, float *out, size_t dim)
+{
+    rcp_tokens t;
+    fbag b;
+    int rc = -1;
+    memset(out, 0, dim * sizeof *out);
+    rcp_tokens_init(&t);
+    if (rcp_tokenize(&t, text, len, RCP_TOK_DEFAULT) == 0
+        && hash_features(&b, &t) == 0) {
+        project_bag(&b, out, dim);
+        normalize(out, dim);
+        fbag_free(&b);
+        rc = 0;
+    }
+    rcp_tokens_free(&t);
+    return rc;
+}
+
+/* MARK: - String-keyed open-addressing tables ---------------------------- */
+
+/* Slots hold entry index + 1 (0 = empty); entries keep their own key and
+** hash, so the table is just an index.  Entries are never removed (a
+** deleted document keeps its id entry, marked dead), so no tombstones. */
+typedef struct sidx {
+    uint32_t *slot;
+    size_t    cap, n;
+} sidx;
+
+typedef int (*sidx_eq)(const void *ctx, uint32_t e, const char *k,
+                       size_t n, uint64_t h);
+typedef uint64_t (*sidx_hash)(const void *ctx, uint32_t e);
+
+static size_t sidx_find(const sidx *t, const void *ctx, sidx_eq eq,
+                        const char *k, size_t n, uint64_t h)
+{
+    size_t i = (size_t)h & (t->cap - 1);
+    while (t->slot[i] && !eq(ctx, t->slot[i] - 1, k, n, h))
+        i = (i + 1) & (t->cap - 1);
+    return i;
+}
+
+/* Make room for one more entry (rehashing at 1/2 load). */
+static int sidx_reserve(sidx *t, const void *ctx, sidx_hash hf)
+{
+    size_t cap = t->cap ? t->cap * 2 : 64, i, j;
+    uint32_t *s;
+    if ((t->n + 1) * 2 <= t->cap)
+        return 0;
+    s = rcp_malloc(cap * sizeof *s);
+    if (!s)
+        return -1;
+    memset(s, 0, cap * sizeof *s);
+    for (i = 0; i < t->cap; i++) {
+        if (!t->slot[i])
+            continue;
+        j = (size_t)hf(ctx, t->slot[i] - 1) & (cap - 1);
+        while (s[j])
+            j = (j + 1) & (cap - 1);
+        s[j] = t->slot[i];
+    }
+    rcp_free(t->slot);
+    t->slot = s;
+    t->cap = cap;
+    return 0;
+}
+
+/* MARK: - The model ------------------------------------------------------- */
+
+typedef struct posting {
+    uint32_t doc, tf;
+} posting;
+
+typedef struct term {
+    char    *s;
+    uint32_t len;
+    uint32_t df;                /* live documents containing the term */
+    uint64_t h;
+    posting *p;                 /* ascending doc; may hold dead docs */
+    size_t   n, cap;
+} term;
+
+typedef struct doc {
+    char     *id, *text, *meta;
+    size_t    idlen, textlen, metalen;
+    uint64_t  h;                /* hash of id */
+    uint32_t *terms;            /* distinct term ids (for delete) */
+    uint32_t  nterms;
+    uint32_t  len;              /* tokens counted by BM25 */
+    int       live;
+} doc;
+
+/* Static word vectors (word2vec / GloVe text format). */
+typedef struct wvec {
+    char     *words;            /* NUL-separated */
+    size_t   *off;
+    uint64_t *h;
+    float    *v;                /* n * dim */
+    size_t    n, dim;
+    sidx      ix;
+} wvec;
+
+struct rcp_model {
+    rcp_model_opts o;
+    char     identity[80], sparse_identity[80], multi_identity[80];
+    wvec     wv;
+    doc     *docs;
+    size_t   ndocs, doccap;
+    sidx     ids;
+    term    *terms;
+    size_t   nterms, termcap;
+    sidx     tix;
+    float   *vecs;              /* ndocs * o.dim, row = docno */
+    size_t   veccap;
+    unsigned char *livebits;    /* bit docno set while live */
+    size_t   livecap;
+    size_t   live;
+    uint64_t total_len;         /* tokens in live documents */
+    size_t   live_postings, dead_postings;
+    uint64_t version;
+};
+
+void rcp_model_opts_init(rcp_model_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dim = RCP_MODEL_DEFAULT_DIM;
+    o->multi_dim = RCP_MODEL_DEFAULT_MULTI_DIM;
+    o->sparse_vocab = RCP_MODEL_DEFAULT_VOCAB;
+    o->tok_flags = RCP_TOK_DEFAULT;
+    o->k1 = 1.2;
+    o->b = 0.75;
+}
+
+static int term_eq(const void *ctx, uint32_t e, const char *k, size_t n,
+                   uint64_t h)
+{
+    const term *t = &((const rcp_model *)ctx)->terms[e];
+    return t->h == h && t->len == n && !memcmp(t->s, k, n);
+}
+
+static uint64_t term_h(const void *ctx, uint32_t e)
+{
+    return ((const rcp_model *)ctx)->terms[e].h;
+}
+
+static int doc_eq(const void *ctx, uint32_t e, const char *k, size_t n,
+                  uint64_t h)
+{
+    const doc *d = &((const rcp_model *)ctx)->docs[e];
+    return d->h == h && d->idlen == n && !memcmp(d->id, k, n);
+}
+
+static uint64_t doc_h(const void *ctx, uint32_t e)
+{
+    return ((const rcp_model *)ctx)->docs[e].h;
+}
+
+static int wv_eq(const void *ctx, uint32_t e, const char *k, size_t n,
+                 uint64_t h)
+{
+    const wvec *w = ctx;
+    return w->h[e] == h && w->off[e + 1] - w->off[e] - 1 == n
+        && !memcmp(w->words + w->off[e], k, n);
+}
+
+static uint64_t wv_h(const void *ctx, uint32_t e)
+{
+    return ((const wvec *)ctx)->h[e];
+}
+
+/* MARK: - Static word vectors (word2vec / GloVe text) --------------------- */
+
+static void wv_free(wvec *w)
+{
+    rcp_free(w->words);
+    rcp_free(w->off);
+    rcp_free(w->h);
+    rcp_free(w->v);
+    rcp_free(w->ix.slot);
+    memset(w, 0, sizeof *w);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    if (!f)
+        return NULL;
+    do {
+        if (grow((void **)&buf, &cap, n + 65536 + 1, 1)) {
+            rcp_free(buf);
+            fclose(f);
+            return NULL;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got > 0);
+    if (ferror(f)) {
+        rcp_free(buf);
+        buf = NULL;
+    } else {
+        buf[n] = 0;
+        *len = n;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Split line[0..n) at blanks into at most max fields; returns count. */
+static size_t split_fields(char *line, size_t n, char **f, size_t max)
+{
+    size_t i = 0, k = 0;
+    while (i < n && k < max) {
+        while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+            line[i++] = 0;
+        if (i >= n)
+            break;
+        f[k++] = line + i;
+        while (i < n && line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            i++;
+    }
+    while (i < n)
+        line[i++] = 0;
+    return k;
+}
+
+static int is_uint_text(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+#define WV_MAX_DIM 4096
+
+/* Parse one "word v1 .. vD" line into entry w->n.  0 ok, else a message. */
+static const char *wv_line(wvec *w, char **f, size_t nf, size_t *wpos)
+{
+    size_t i, wl = strlen(f[0]);
+    uint64_t h;
+    char *end;
+    if (w->dim == 0)
+        w->dim = nf - 1;
+    if (nf - 1 != w->dim)
+        return "wrong number of components";
+    memcpy(w->words + *wpos, f[0], wl + 1);
+    w->off[w->n] = *wpos;
+    *wpos += wl + 1;
+    w->off[w->n + 1] = *wpos;
+    for (i = 1; i < nf; i++) {
+        double x = strtod(f[i], &end);
+        if (*end || !isfinite(x))
+            return "not a number";
+        w->v[w->n * w->dim + i - 1] = (float)x;
+    }
+    h = hash_bytes(0, f[0], wl);
+    w->h[w->n] = h;
+    if (sidx_reserve(&w->ix, w, wv_h))
+        return "out of memory";
+    i = sidx_find(&w->ix, w, wv_eq, f[0], wl, h);
+    if (!w->ix.slot[i]) {                   /* first occurrence wins */
+        w->ix.slot[i] = (uint32_t)w->n + 1;
+        w->ix.n++;
+    }
+    w->n++;
+    return NULL;
+}
+
+/* Room for `lines` entries of dimension up to dim. */
+static int wv_alloc(wvec *w, size_t lines, size_t bytes, size_t dim)
+{
+    w->words = rcp_malloc(bytes + 1);
+    w->off = rcp_malloc((lines + 2) * sizeof *w->off);
+    w->h = rcp_malloc((lines + 1) * sizeof *w->h);
+    w->v = rcp_malloc((lines + 1) * dim * sizeof *w->v);
+    return w->words && w->off && w->h && w->v ? 0 : -1;
+}
+
+static size_t count_lines(const char *s, size_t n, size_t *maxf)
+{
+    size_t i, lines = 1, f = 0, inword = 0;
+    *maxf = 0;
+    for (i = 0; i < n; i++) {
+        if (s[i] == '\n') {
+            lines++;
+            *maxf = f > *maxf ? f : *maxf;
+            f = inword = 0;
+        } else if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+            inword = 0;
+        } else if (!inword) {
+            inword = 1;
+            f++;
+        }
+    }
+    *maxf = f > *maxf ? f : *maxf;
+    return lines;
+}
+
+static int wv_parse(wvec *w, char *s, size_t n, char *err, size_t errlen)
+{
+    size_t maxf, lines = count_lines(s, n, &maxf), ln = 0, pos = 0, wpos = 0;
+    char **f;
+    if (maxf < 2 || maxf - 1 > WV_MAX_DIM) {
+        snprintf(err, errlen, "word vectors: no vectors, or over %d "
+                 "components", WV_MAX_DIM);
+        return -1;
+    }
+    f = rcp_malloc(maxf * sizeof *f);
+    if (!f || wv_alloc(w, lines, n, maxf - 1)) {
+        rcp_free(f);
+        snprintf(err, errlen, "word vectors: out of memory");
+        return -1;
+    }
+    while (pos < n) {
+        size_t e = pos, nf;
+        const char *why = NULL;
+        while (e < n && s[e] != '\n')
+            e++;
+        nf = split_fields(s + pos, e - pos, f, maxf);
+        ln++;
+        if (!(ln == 1 && nf == 2 && is_uint_text(f[0]) && is_uint_text(f[1]))
+            && nf > 0)
+            why = nf < 2 ? "no components" : wv_line(w, f, nf, &wpos);
+        if (why) {
+            snprintf(err, errlen, "word vectors: line %lu: %s",
+                     (unsigned long)ln, why);
+            rcp_free(f);
+            return -1;
+        }
+        pos = e + 1;
+    }
+    rcp_free(f);
+    if (w->n == 0) {
+        snprintf(err, errlen, "word vectors: the file has no vectors");
+        return -1;
+    }
+    return 0;
+}
+
+/* §15.7: the identity names the file's content (not its path), so the
+** same vectors give the same identity anywhere and any edit changes it. */
+static int wv_load(rcp_model *m, const char *path, char *err, size_t errlen)
+{
+    size_t n = 0;
+    char *s = read_file(path, &n);
+    uint64_t h;
+    if (!s) {
+        snprintf(err, errlen, "word vectors: cannot read %s", path);
+        return -1;
+    }
+    h = hash_bytes(0x57564543ULL, s, n);
+    if (wv_parse(&m->wv, s, n, err, errlen)) {
+        rcp_free(s);
+        wv_free(&m->wv);
+        return -1;
+    }
+    rcp_free(s);
+    m->o.dim = (unsigned)m->wv.dim;
+    snprintf(m->identity, sizeof m->identity, "rcp-static-%016llx-%u",
+             (unsigned long long)h, m->o.dim);
+    return 0;
+}
+
+static const float *wv_get(const wvec *w, const char *k, size_t n)
+{
+    uint64_t h = hash_bytes(0, k, n);
+    size_t i = sidx_find(&w->ix, w, wv_eq, k, n, h);
+    return w->ix.slot[i] ? w->v + (w->ix.slot[i] - 1) * w->dim : NULL;
+}
+
+/* Mean of the known words' vectors, weighted like the hashed embedder;
+** a text with no known word gets the zero vector. */
+static int embed_static(const wvec *w, const char *text, size_t len,
+                        float *out)
+{
+    rcp_tokens t;
+    size_t i, j;
+    memset(out, 0, w->dim * sizeof *out);
+    rcp_tokens_init(&t);
+    if (rcp_tokenize(&t, text, len, RCP_TOK_FOLD | RCP_TOK_STOP)) {
+        rcp_tokens_free(&t);
+        return -1;
+    }
+    for (i = 0; i < t.n; i++) {
+        const float *v = wv_get(w, t.buf + t.v[i].word, t.v[i].wlen);
+        double g = token_weight(&t.v[i]);
+        if (v)
+            for (j = 0; j < w->dim; j++)
+                out[j] += (float)(g * v[j]);
+    }
+    rcp_tokens_free(&t);
+    normalize(out, w->dim);
+    return 0;
+}
+
+/* MARK: - Lifecycle -------------------------------------------------------- */
+
+static void set_identities(rcp_model *m)
+{
+    if (!m->wv.n)
+        snprintf(m->identity, sizeof m->identity, "rcp-hash-ngram-v1-%u",
+                 m->o.dim);
+    snprintf(m->sparse_identity, sizeof m->sparse_identity,
+             "rcp-hash-sparse-v1-%lu", (unsigned long)m->o.sparse_vocab);
+    snprintf(m->multi_identity, sizeof m->multi_identity,
+             "rcp-hash-multi-v1-%u", m->o.multi_dim);
+}
+
+static const char *check_opts(const rcp_model_opts *o)
+{
+    if (o->dim < 1 || o->dim > RCP_MODEL_MAX_DIM)
+        return "dimension out of range";
+    if (o->multi_dim < 1 || o->multi_dim > RCP_MODEL_MAX_DIM)
+        return "multi-vector dimension out of range";
+    if (o->sparse_vocab < 1)
+        return "sparse vocabulary must be positive";
+    if (!(o->k1 >= 0 && o->k1 <= 100) || !(o->b >= 0 && o->b <= 1))
+        return "BM25 parameters out of range (k1 in [0,100], b in [0,1])";
+    return NULL;
+}
+
+rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
+                         size_t errlen)
+{
+    rcp_model_opts def;
+    rcp_model *m;
+    const char *why;
+    if (!opts) {
+        rcp_model_opts_init(&def);
+        opts = &def;
+    }
+    if ((why = check_opts(opts)) != NULL) {
+        snprintf(err, errlen, "%s", why);
+        return NULL;
+    }
+    m = rcp_malloc(sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    memset(m, 0, sizeof *m);
+    m->o = *opts;
+    m->o.vectors_path = NULL;           /* not kept: the caller owns it */
+    if (opts->vectors_path && wv_load(m, opts->vectors_path, err, errlen)) {
+        rcp_free(m);
+        return NULL;
+    }
+    set_identities(m);
+    return m;
+}
+
+static void doc_release(doc *d)
+{
+    rcp_free(d->text);
+    rcp_free(d->meta);
+    rcp_free(d->terms);
+    d->text = d->meta = NULL;
+    d->terms = NULL;
+    d->textlen = d->metalen = 0;
+    d->nterms = 0;
+}
+
+void rcp_model_free(rcp_model *m)
+{
+    size_t i;
+    if (!m)
+        return;
+    for (i = 0; i < m->ndocs; i++) {
+        doc_release(&m->docs[i]);
+        rcp_free(m->docs[i].id);
+    }
+    for (i = 0; i < m->nterms; i++) {
+        rcp_free(m->terms[i].s);
+        rcp_free(m->terms[i].p);
+    }
+    rcp_free(m->docs);
+    rcp_free(m->terms);
+    rcp_free(m->ids.slot);
+    rcp_free(m->tix.slot);
+    rcp_free(m->vecs);
+    rcp_free(m->livebits);
+    wv_free(&m->wv);
+    rcp_free(m);
+}
+
+const char *rcp_model_identity(const rcp_model *m, int which)
+{
+    if (which == RCP_EMBED_SPARSE)
+        return m->sparse_identity;
+    if (which == RCP_EMBED_MULTI)
+        return m->multi_identity;
+    return m->identity;
+}
+
+size_t rcp_model_dim(const rcp_model *m)
+{
+    return m->o.dim;
+}
+
+size_t rcp_model_count(const rcp_model *m)
+{
+    return m->live;
+}
+
+uint64_t rcp_model_version(const rcp_model *m)
+{
+    return m->version;
+}
+
+/* §7.3: kind (query/document) is accepted for asymmetric encoders; ours
+** is symmetric, so both kinds give the same vector. */
+int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
+                    int kind, float *out)
+{
+    (void)kind;
+    if (m->wv.n)
+        return embed_static(&m->wv, text, len, out);
+    return embed_hash(text, len, out, m->o.dim);
+}
+
+/* MARK: - Index: add, delete (§7.10, §7.11) ------------------------------- */
+
+static char *dup_bytes(const char *s, size_t n)
+{
+    char *d = rcp_malloc(n + 1);
+    if (d) {
+        if (n)
+            memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+static long find_doc(const rcp_model *m, const char *id, size_t n)
+{
+    size_t i;
+    if (!m->ids.cap)
+        return -1;
+    i = sidx_find(&m->ids, m, doc_eq, id, n, hash_bytes(2, id, n));
+    return m->ids.slot[i] ? (long)m->ids.slot[i] - 1 : -1;
+}
+
+/* The term id of s[0..n), created (with no postings) when new. */
+static long intern_term(rcp_model *m, const char *s, size_t n)
+{
+    uint64_t h = hash_bytes(1, s, n);
+    size_t i;
+    term *t;
+    if (sidx_reserve(&m->tix, m, term_h)
+        || grow((void **)&m->terms, &m->termcap, m->nterms + 1,
+                sizeof *m->terms))
+        return -1;
+    i = sidx_find(&m->tix, m, term_eq, s, n, h);
+    if (m->tix.slot[i])
+        return (long)m->tix.slot[i] - 1;
+    t = &m->terms[m->nterms];
+    memset(t, 0, sizeof *t);
+    if (!(t->s = dup_bytes(s, n)))
+        return -1;
+    t->len = (uint32_t)n;
+    t->h = h;
+    m->tix.slot[i] = (uint32_t)++m->nterms;
+    m->tix.n++;
+    return (long)m->nterms - 1;
+}
+
+/* Undo the postings a failed add appended for docno. */
+static void unpost(rcp_model *m, const uint32_t *tids, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        m->terms[tids[i]].n--;
+        m->terms[tids[i]].df--;
+    }
+}
+
+/* Append docno's postings; *tids gets its distinct term ids. */
+static int post_doc(rcp_model *m, uint32_t docno, const rcp_tokens *tk,
+                    uint32_t **tids, uint32_t *ntids)
+{
+    size_t i, cap = 0;
+    *tids = NULL;
+    *ntids = 0;
+    for (i = 0; i < tk->n; i++) {
+        long id = intern_term(m, tk->buf + tk->v[i].term, tk->v[i].tlen);
+        term *t;
+        if (id < 0)
+            goto fail;
+        t = &m->terms[id];
+        if (t->n && t->p[t->n - 1].doc == docno) {
+            t->p[t->n - 1].tf++;
+            continue;
+        }
+        if (grow((void **)&t->p, &t->cap, t->n + 1, sizeof *t->p)
+            || grow((void **)tids, &cap, *ntids + 1, sizeof **tids))
+            goto fail;
+        t->p[t->n].doc = docno;
+        t->p[t->n++].tf = 1;
+        t->df++;
+        (*tids)[(*ntids)++] = (uint32_t)id;
+    }
+    return 0;
+fail:
+    unpost(m, *tids, *ntids);
+    rcp_free(*tids);
+    *tids = NULL;
+    return -1;
+}
+
+/* Drop postings of dead documents once they outnumber the live ones, so
+** a churning index stays proportional to its live content (invariant 4). */
+static void sweep(rcp_model *m)
+{
+    size_t i, j, k;
+    if (m->dead_postings < 4096 || m->dead_postings < m->live_postings)
+        return;
+    for (i = 0; i < m->nterms; i++) {
+        term *t = &m->terms[i];
+        for (j = k = 0; j < t->n; j++)
+            if (m->docs[t->p[j].doc].live)
+                t->p[k++] = t->p[j];
+        t->n = k;
+    }
+    m->dead_postings = 0;
+}
+
+/* Tombstone a live document; never allocates, so it cannot fail. */
+static void kill_doc(rcp_model *m, uint32_t docno)
+{
+    doc *d = &m->docs[docno];
+    uint32_t i;
+    for (i = 0; i < d->nterms; i++)
+        m->terms[d->terms[i]].df--;
+    m->live_postings -= d->nterms;
+    m->dead_postings += d->nterms;
+    m->total_len -= d->len;
+    m->live--;
+    m->livebits[docno >> 3] &= (unsigned char)~(1u << (docno & 7));
+    d->live = 0;
+    doc_release(d);
+}
+
+/* Capacity for one more document everywhere, before anything changes. */
+static int reserve_doc(rcp_model *m)
+{
+    size_t rows = m->veccap, bits = m->livecap;
+    if (m->ndocs >= UINT32_MAX - 1
+        || grow((void **)&m->docs, &m->doccap, m->ndocs + 1, sizeof *m->docs)
+        || sidx_reserve(&m->ids, m, doc_h))
+        return -1;
+    if (grow((void **)&m->vecs, &rows, (m->ndocs + 1) * m->o.dim,
+             sizeof *m->vecs))
+        return -1;
+    m->veccap = rows;
+    if (grow((void **)&m->livebits, &bits, m->ndocs / 8 + 1, 1))
+        return -1;
+    if (bits > m->livecap)
+        memset(m->livebits + m->livecap, 0, bits - m->livecap);
+    m->livecap = bits;
+    return 0;
+}
+
+/* Fill d (owned copies, postings, vector) for docno; nothing visible
+** changes on failure. */
+static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
+                     const char *text, size_t len, const char *meta,
+                     size_t metalen, const rcp_tokens *tk)
+{
+    memset(d, 0, sizeof *d);
+    d->id = dup_bytes(id, idlen);
+    d->text = dup_bytes(text, len);
+    d->meta = meta ? dup_bytes(meta, metalen) : NULL;
+    if (!d->id || !d->text || (meta && !d->meta)
+        || rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT,
+                           m->vecs + m->ndocs * m->o.dim)
+        || post_doc(m, (uint32_t)m->ndocs, tk, &d->terms, &d->nterms)) {
+        rcp_free(d->id);
+        doc_release(d);
+        return -1;
+    }
+    d->idlen = idlen;
+    d->textlen = len;
+    d->metalen = meta ? metalen : 0;
+    d->h = hash_bytes(2, id, idlen);
+    d->len = (uint32_t)tk->n;
+    d->live = 1;
+    return 0;
+}
+
+static int same_doc(const rcp_model *m, const char *id, size_t idlen,
+                    const char *text, size_t len, const char *meta,
+                    size_t metalen)
+{
+    long o = find_doc(m, id, idlen);
+    const doc *d;
+    if (o < 0 || !m->docs[o].live)
+        return 0;
+    d = &m->docs[o];
+    if (!meta)
+        metalen = 0;
+    return d->textlen == len && (!len || !memcmp(d->text, text, len))
+        && (d->meta != NULL) == (meta != NULL) && d->metalen == metalen
+        && (!metalen || !memcmp(d->meta, meta, metalen));
+}
+
+int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
+                  const char *text, size_t len, const char *meta,
+                  size_t metalen)
+{
+    rcp_tokens tk;
+    doc d;
+    long old;
+    size_t slot;
+    uint32_t docno = (uint32_t)m->ndocs;
+    if (same_doc(m, id, idlen, text, len, meta, metalen))
+        return 0;               /* §7.10: a repeat is observably one add */
+    rcp_tokens_init(&tk);
+    if (rcp_tokenize(&tk, text, len, m->o.tok_flags) || reserve_doc(m)
+        || build_doc(m, &d, id, idlen, text, len, meta, metalen, &tk)) {
+        rcp_tokens_free(&tk);
+        return -1;
+    }
+    rcp_tokens_free(&tk);
+    old = find_doc(m, id, idlen);
+    /* §7.10: re-adding an id MUST replace, never duplicate */
+    if (old >= 0 && m->docs[old].live)
+        kill_doc(m, (uint32_t)old);
+    m->docs[docno] = d;
+    m->ndocs++;
+    slot = sidx_find(&m->ids, m, doc_eq, id, idlen, d.h);
+    if (!m->ids.slot[slot])
+        m->ids.n++;
+    m->ids.slot[slot] = docno + 1;
+    m->livebits[docno >> 3] |= (unsigned char)(1u << (docno & 7));
+    m->live++;
+    m->total_len += d.len;
+    m->live_postings += d.nterms;
+    m->version++;
+    sweep(m);
+    return 0;
+}
+
+int rcp_model_delete(rcp_model *m, const char *id, size_t idlen)
+{
+    long d = find_doc(m, id, idlen);
+    /* §7.11: deleting an absent id is not an error; it counts 0 */
+    if (d < 0 || !m->docs[d].live)
+        return 0;
+    kill_doc(m, (uint32_t)d);
+    m->version++;
+    sweep(m);
+    return 1;
+}
+
+int rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out)
+{
+    const doc *d;
+    if (docno >= m->ndocs || !m->docs[docno].live)
+        return -1;
+    d = &m->docs[docno];
+    out->id = d->id;
+    out->idlen = d->idlen;
+    out->text = d->text;
+    out->textlen = d->textlen;
+    out->meta = d->meta;
+    out->metalen = d->metalen;
+    out->vector = m->vecs + (size_t)docno * m->o.dim;
+    return 0;
+}
+
+long rcp_model_find(const rcp_model *m, const char *id, size_t idlen)
+{
+    long d = find_doc(m, id, idlen);
+    return d >= 0 && m->docs[d].live ? d : -1;
+}
+
+/* MARK: - Ranking: candidates and top-k ---------------------------------- */
+
+typedef struct cand {
+    uint32_t doc;
+    double   score;
+} cand;
+
+/* Bytewise comparison of two ids (§16.3 tie-break (3): the smaller
+** stringified id first). */
+static int id_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : an < bn ? -1 : an > bn ? 1 : 0;
+}
+
+/* 1 when a ranks before b: higher score, then smaller id (invariant 6). */
+static int cand_before(const rcp_model *m, const cand *a, const cand *b)
+{
+    const doc *x = &m->docs[a->doc], *y = &m->docs[b->doc];
+    if (a->score != b->score)
+        return a->score > b->score;
+    return id_cmp(x->id, x->idlen, y->id, y->idlen) < 0;
+}
+
+/* The best k of offered candidates: a heap whose root is the worst kept. */
+typedef struct topk {
+    cand  *h;
+    size_t k, n;
+} topk;
+
+static void sift_down(const rcp_model *m, cand *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, w = i;
+        cand t;
+        if (l < n && cand_before(m, &h[w], &h[l]))
+            w = l;
+        if (r < n && cand_before(m, &h[w], &h[r]))
+            w = r;
+        if (w == i)
+            return;
+        t = h[i];
+        h[i] = h[w];
+        h[w] = t;
+        i = w;
+    }
+}
+
+static void topk_push(const rcp_model *m, topk *t, uint32_t docno, double s)
+{
+    cand c;
+    size_t i;
+    c.doc = docno;
+    c.score = s;
+    if (t->n < t->k) {
+        i = t->n++;
+        t->h[i] = c;
+        while (i > 0 && cand_before(m, &t->h[(i - 1) / 2], &t->h[i])) {
+            cand x = t->h[i];
+            t->h[i] = t->h[(i - 1) / 2];
+            t->h[(i - 1) / 2] = x;
+            i = (i - 1) / 2;
+        }
+    } else if (t->k && cand_before(m, &c, &t->h[0])) {
+        t->h[0] = c;
+        sift_down(m, t->h, t->n, 0);
+    }
+}
+
+/* Heap-sort in place, best first; returns the count. */
+static size_t topk_sort(const rcp_model *m, topk *t)
+{
+    size_t n = t->n;
+    while (n > 1) {
+        cand x = t->h[0];
+        t->h[0] = t->h[n - 1];
+        t->h[n - 1] = x;
+        sift_down(m, t->h, --n, 0);
+    }
+    return t->n;
+}
+
+static int accepted(const rcp_model *m, const rcp_model_query *q,
+                    uint32_t docno)
+{
+    return m->docs[docno].live && (!q->accept || q->accept(q->ud, m, docno));
+}
+
+/* MARK: - Sparse recall: BM25 -------------------------------------------- */
+
+/* Robertson-Sparck Jones idf with the +1 inside the log (Lucene's form):
+** never negative, so a BM25 score is >= 0 and the floor §6.1 advertises
+** for "bm25" is 0 exactly. */
+static double bm25_idf(const rcp_model *m, const term *t)
+{
+    double N = (double)m->live, df = t->df;
+    return log(1.0 + (N - df + 0.5) / (df + 0.5));
+}
+
+/* The query's distinct term ids (known to the index) with their counts. */
+static size_t query_terms(const rcp_model *m, const rcp_tokens *tk,
+                          uint32_t *tid, uint32_t *qtf)
+{
+    size_t i, j, n = 0;
+    for (i = 0; i < tk->n; i++) {
+        const char *s = tk->buf + tk->v[i].term;
+        size_t len = tk->v[i].tlen, sl;
+        if (!m->tix.cap)
+            break;
+        sl = sidx_find(&m->tix, m, term_eq, s, len, hash_bytes(1, s, len));
+        if (!m->tix.slot[sl])
+            continue;
+        for (j = 0; j < n && tid[j] != m->tix.slot[sl] - 1; j++)
+            ;
+        if (j == n) {
+            tid[n] = m->tix.slot[sl] - 1;
+            qtf[n++] = 0;
+        }
+        qtf[j]++;
+    }
+    return n;
+}
+
+static void bm25_accumulate(const rcp_model *m, const term *t, double w,
+                            double *acc)
+{
+    double k1 = m->o.k1, b = m->o.b;
+    double avgdl = m->live ? (double)m->total_len / (double)m->live : 1.0;
+    size_t i;
+    if (avgdl <= 0)
+        avgdl = 1.0;
+    for (i = 0; i < t->n; i++) {
+        const posting *p = &t->p[i];
+        double tf = p->tf, dl = m->docs[p->doc].len;
+        if (!m->docs[p->doc].live)
+            continue;
+        acc[p->doc] += w * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
+    }
+}
+
+/* BM25 top t->k over accepted documents, term at a time. */
+static int bm25_search(const rcp_model *m, const rcp_model_query *q,
+                       const rcp_tokens *tk, topk *out)
+{
+    uint32_t *tid = rcp_malloc((tk->n + 1) * sizeof *tid);
+    uint32_t *qtf = rcp_malloc((tk->n + 1) * sizeof *qtf);
+    double *acc = rcp_malloc((m->ndocs + 1) * sizeof *acc);
+    size_t i, n;
+    int rc = -1;
+    if (tid && qtf && acc) {
+        memset(acc, 0, (m->ndocs + 1) * sizeof *acc);
+        n = query_terms(m, tk, tid, qtf);
+        for (i = 0; i < n; i++)
+            bm25_accumulate(m, &m->terms[tid[i]],
+                            qtf[i] * bm25_idf(m, &m->terms[tid[i]]), acc);
+        for (i = 0; i < m->ndocs; i++)
+            if (acc[i] > 0 && accepted(m, q, (uint32_t)i))
+                topk_push(m, out, (uint32_t)i, acc[i]);
+        rc = 0;
+    }
+    rcp_free(tid);
+    rcp_free(qtf);
+    rcp_free(acc);
+    return rc;
+}
+
+/* MARK: - Dense recall ------------------------------------------------------ */
+
+/* The one place the engine computes a dot product, so it moves to vec.c's
+** kernels in one edit. */
+static double dotf(const float *a, const float *b, size_t n)
+{
+    double s = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        s += (double)a[i] * b[i];
+    return s;
+}
+
+static int dense_search(const rcp_model *m, const rcp_model_query *q,
+                        const float *qv, topk *out)
+{
+    size_t i, d = m->o.dim;
+    for (i = 0; i < m->ndocs; i++)
+        if (accepted(m, q, (uint32_t)i))
+            topk_push(m, out, (uint32_t)i, dotf(qv, m->vecs + i * d, d));
+    return 0;
+}
+
+/* MARK: - Fusion (§16.3) ------------------------------------------------- */
+
+typedef struct fctx {
+    rcp_fused *f;
+    uint64_t  *h;
+} fctx;
+
+static int fused_eq(const void *ctx, uint32_t e, const char *k, size_t n,
+                    uint64_t h)
+{
+    const fctx *c = ctx;
+    return c->h[e] == h && c->f[e].idlen == n && !memcmp(c->f[e].id, k, n);
+}
+
+static uint64_t fused_h(const void *ctx, uint32_t e)
+{
+    return ((const fctx *)ctx)->h[e];
+}
+
+/* §16.3 tie-break: (1) higher fused score, (2) higher summed weight,
+** (3) lexicographically smaller stringified id. */
+static int fused_cmp(const void *pa, const void *pb)
+{
+    const rcp_fused *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    if (a->weight != b->weight)
+        return a->weight > b->weight ? -1 : 1;
+    return id_cmp(a->id, a->idlen, b->id, b->idlen);
+}
+
+/* The per-list normaliser: RRF's rank term, min-max (weighted) or the
+** floor-anchored min-max of convex fusion. */
+static double fuse_norm(int method, const rcp_fuse_list *l, size_t rank,
+                        double lo, double hi, double rrf_k)
+{
+    double s = l->items[rank].score;
+    if (method == RCP_FUSE_RRF)
+        return 1.0 / (rrf_k + (double)(rank + 1));
+    if (method == RCP_FUSE_CONVEX)
+        lo = l->floor;
+    if (hi > lo)
+        return s <= lo ? 0.0 : (s - lo) / (hi - lo);
+    /* a degenerate interval: for weighted every hit is the list's best
+    ** (1); for convex every hit sits on the floor, i.e. no evidence (0) */
+    return method == RCP_FUSE_CONVEX ? 0.0 : 1.0;
+}
+
+static void list_range(const rcp_fuse_list *l, double *lo, double *hi)
+{
+    size_t i;
+    *lo = *hi = l->n ? l->items[0].score : 0;
+    for (i = 1; i < l->n; i++) {
+        if (l->items[i].score < *lo)
+            *lo = l->items[i].score;
+        if (l->items[i].score > *hi)
+            *hi = l->items[i].score;
+    }
+}
+
+/* Merge list l into the fused set; an id repeated within one list counts
+** once, at its best (first) position. */
+static int fuse_one(fctx *c, sidx *ix, size_t *n, int method,
+                    const rcp_fuse_list *l, size_t li, double rrf_k)
+{
+    double lo, hi;
+    size_t i, j, s;
+    list_range(l, &lo, &hi);
+    for (i = 0; i < l->n; i++) {
+        const rcp_fuse_item *it = &l->items[i];
+        uint64_t h = hash_bytes(3, it->id, it->idlen);
+        if (sidx_reserve(ix, c, fused_h))
+            return -1;
+        s = sidx_find(ix, c, fused_eq, it->id, it->idlen, h);
+        if (!ix->slot[s]) {
+            j = (*n)++;
+            memset(&c->f[j], 0, sizeof c->f[j]);
+            c->f[j].id = it->id;
+            c->f[j].idlen = it->idlen;
+            for (s = 0; s < RCP_FUSE_MAX_LISTS; s++)
+                c->f[j].pos[s] = -1;
+            c->h[j] = h;
+            s = sidx_find(ix, c, fused_eq, it->id, it->idlen, h);
+            ix->slot[s] = (uint32_t)j + 1;
+            ix->n++;
+        }
+        j = ix->slot[s] - 1;
+        if (c->f[j].pos[li] >= 0)
+            continue;
+        c->f[j].pos[li] = (int32_t)i;
+        c->f[j].score += l->weight * fuse_norm(method, l, i, lo, hi, rrf_k);
+        c->f[j].weight += l->weight;
+    }
+    return 0;
+}
+
+long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
+              double rrf_k, rcp_fused **out)
+{
+    size_t i, total = 0, n = 0;
+    fctx c;
+    sidx ix;
+    *out = NULL;
+    if (nlists > RCP_FUSE_MAX_LISTS)
+        return -1;
+    for (i = 0; i < nlists; i++)
+        total += lists[i].n;
+    memset(&ix, 0, sizeof ix);
+    c.f = rcp_malloc((total + 1) * sizeof *c.f);
+    c.h = rcp_malloc((total + 1) * sizeof *c.h);
+    for (i = 0; c.f && c.h && i < nlists; i++)
+        if (fuse_one(&c, &ix, &n, method, &lists[i], i, rrf_k))
+            break;
+    rcp_free(ix.slot);
+    rcp_free(c.h);
+    if (!c.f || i < nlists) {
+        rcp_free(c.f);
+        return -1;
+    }
+    qsort(c.f, n, sizeof *c.f, fused_cmp);
+    *out = c.f;
+    return (long)n;
+}
+
+/* MARK: - Retrieval pipeline (§3, §7.7) ---------------------------------- */
+
+void rcp_model_query_init(rcp_model_query *q)
+{
+    memset(q, 0, sizeof *q);
+    q->k = 10;
+    q->mode = RCP_MODE_HYBRID;
+    q->fusion = RCP_FUSE_RRF;
+    q->w_dense = q->w_sparse = 1.0;
+    q->rrf_k = 60.0;
+    q->alpha = 0.5;
+    q->rerank = RCP_RERANK_NONE;
+    q->mmr_lambda = -1.0;
+}
+
+/* One recall list: top c of dense or sparse, as hits. */
+static int recall(const rcp_model *m, const rcp_model_query *q, int dense,
+                  size_t c, rcp_model_hit **out, size_t *n)
+{
+    topk t;
+    rcp_tokens tk;
+    float *qv = NULL;
+    size_t i;
+    int rc;
+    t.k = c;
+    t.n = 0;
+    t.h = rcp_malloc((c + 1) * sizeof *t.h);
+    *out = rcp_malloc((c + 1) * sizeof **out);
+    rcp_tokens_init(&tk);
+    rc = !t.h || !*out ? -1 : 0;
+    if (!rc && dense) {
+        qv = rcp_malloc(m->o.dim * sizeof *qv);
+        rc = !qv || rcp_model_embed(m, q->text, q->len, RCP_KIND_QUERY, qv)
+             || dense_search(m, q, qv, &t);
+    } else if (!rc) {
+        rc = rcp_tokenize(&tk, q->text, q->len, m->o.tok_flags)
+             || bm25_search(m, q, &tk, &t);
+    }
+    *n = rc ? 0 : topk_sort(m, &t);
+    for (i = 0; i < *n; i++) {
+        rcp_model_hit *h = &(*out)[i];
+        memset(h, 0, sizeof *h);
+        h->doc = t.h[i].doc;
+        h->score = t.h[i].score;
+        h->has = dense ? RCP_HIT_DENSE : RCP_HIT_SPARSE;
+        if (dense)
+            h->dense = h->score;
+        else
+            h->sparse = h->score;
+    }
+    rcp_free(qv);
+    rcp_free(t.h);
+    rcp_tokens_free(&tk);
+    return rc ? -1 : 0;
+}
+
+static int to_items(const rcp_model *m, const rcp_model_hit *h, size_t n,
+                    rcp_fuse_item **out)
+{
+    size_t i;
+    *out = rcp_malloc((n + 1) * sizeof **out);
+    if (!*out)
+        return -1;
+    for (i = 0; i < n; i++) {
+        (*out)[i].id = m->docs[h[i].doc].id;
+        (*out)[i].idlen = m->docs[h[i].doc].idlen;
+        (*out)[i].score = h[i].score;
+    }
+    return 0;
+}
+
+/* Dense and sparse lists fused into *out (at most c hits). */
+static int fuse_lists(const rcp_model *m, const rcp_model_query *q,
+                      const rcp_model_hit *dl, size_t dn,
+                      const rcp_model_hit *sl, size_t sn, size_t c,
+                      rcp_model_hit *out, size_t *n)
+{
+    rcp_fuse_item *di = NULL, *si = NULL;
+    rcp_fuse_list L[2];
+    rcp_fused *f = NULL;
+    long nf = -1, i;
+    if (!to_items(m, dl, dn, &di) && !to_items(m, sl, sn, &si)) {
+        L[0].items = di;
+        L[0].n = dn;
+        L[0].floor = RCP_MODEL_DENSE_FLOOR;
+        L[1].items = si;
+        L[1].n = sn;
+        L[1].floor = RCP_MODEL_SPARSE_FLOOR;
+        L[0].weight = q->fusion == RCP_FUSE_CONVEX ? q->alpha : q->w_dense;
+        L[1].weight = q->fusion == RCP_FUSE_CONVEX ? 1 - q->alpha
+                                                   : q->w_sparse;
+        nf = rcp_fuse(q->fusion, L, 2, q->rrf_k, &f);
+    }
+    for (i = 0; i < nf && (size_t)i < c; i++) {
+        const rcp_fused *x = &f[i];
+        rcp_model_hit *h = &out[i];
+        memset(h, 0, sizeof *h);
+        h->doc = x->pos[0] >= 0 ? dl[x->pos[0]].doc : sl[x->pos[1]].doc;
+        h->score = h->fused = x->score;
+        h->has = RCP_HIT_FUSED;
+        if (x->pos[0] >= 0) {
+            h->dense = dl[x->pos[0]].dense;
+            h->has |= RCP_HIT_DENSE;
+        }
+        if (x->pos[1] >= 0) {
+            h->sparse = sl[x->pos[1]].sparse;
+            h->has |= RCP_HIT_SPARSE;
+        }
+    }
+    *n = nf < 0 ? 0 : (size_t)i;
+    rcp_free(di);
+    rcp_free(si);
+    rcp_free(f);
+    return nf < 0 ? -1 : 0;
+}
+
+/* Recall (and fuse): the candidate list, best first, at most c long. */
+static int candidates(const rcp_model *m, const rcp_model_query *q,
+                      size_t c, rcp_model_hit **out, size_t *n)
+{
+    rcp_model_hit *dl = NULL, *sl = NULL;
+    size_t dn = 0, sn = 0;
+    int rc;
+    if (q->mode == RCP_MODE_DENSE)
+        return recall(m, q, 1, c, out, n);
+    if (q->mode == RCP_MODE_SPARSE)
+        return recall(m, q, 0, c, out, n);
+    rc = recall(m, q, 1, c, &dl, &dn) || recall(m, q, 0, c, &sl, &sn);
+    *out = rc ? NULL : rcp_malloc((dn + sn + 1) * sizeof **out);
+    rc = rc || !*out
+         || fuse_lists(m, q, dl, dn, sl, sn, c, *out, n);
+    rcp_free(dl);
+    rcp_free(sl);
+    if (rc) {
+        rcp_free(*out);
+        *out = NULL;
+    }
+    return rc ? -1 : 0;
+}
+
+int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
+                     rcp_model_hit *hits, size_t *nhits)
+{
+    rcp_model_hit *c = NULL;
+    size_t n = 0, k = q->k, cand = q->candidate_k;
+    *nhits = 0;
+    if (cand < k)
+        cand = k;
+    if (candidates(m, q, cand, &c, &n))
+        return -1;
+    if (n > k)
+        n = k;
+    memcpy(hits, c, n * sizeof *hits);
+    *nhits = n;
+    rcp_free(c);
     return 0;
 }

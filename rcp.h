@@ -401,6 +401,151 @@ size_t rcp_stem_porter(char *w, size_t n);
 /* 1 when w[0..n) (folded) is on the built-in English stopword list. */
 int rcp_stopword(const char *w, size_t n);
 
+/* --- The model: embedders + index + retrieval pipeline --- */
+
+#define RCP_MODEL_DEFAULT_DIM       384u
+#define RCP_MODEL_DEFAULT_MULTI_DIM 128u
+#define RCP_MODEL_DEFAULT_VOCAB     (1u << 18) /* embed/sparse id space */
+#define RCP_MODEL_MAX_DIM           4096u
+/* §6.1 scoreFloor of each recall scorer: cosine >= -1, BM25 >= 0. */
+#define RCP_MODEL_DENSE_FLOOR       (-1.0)
+#define RCP_MODEL_SPARSE_FLOOR      0.0
+
+typedef struct rcp_model_opts {
+    unsigned    dim;          /* dense dimension (1..4096); default 384 */
+    unsigned    multi_dim;    /* embed/multi row dimension; default 128 */
+    uint32_t    sparse_vocab; /* embed/sparse vocabulary size; 2^18 */
+    unsigned    tok_flags;    /* the index's tokenizer; RCP_TOK_DEFAULT */
+    double      k1, b;        /* BM25; 1.2 and 0.75 */
+    /* A word2vec/GloVe text file ("word v1 .. vD" per line, optional
+    ** "count dim" header) read once by rcp_model_new; NULL = the built-in
+    ** hashed n-gram embedder.  The file's dimension replaces dim. */
+    const char *vectors_path;
+} rcp_model_opts;
+
+void rcp_model_opts_init(rcp_model_opts *o);   /* the defaults above */
+
+typedef struct rcp_model rcp_model;
+
+/* A new, empty model; opts NULL = defaults.  NULL on failure with a
+** message in err[0..errlen) (bad option, unreadable or malformed vectors
+** file with its line number, out of memory).  Owned by the caller. */
+rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
+                         size_t errlen);
+void rcp_model_free(rcp_model *m);             /* NULL is a no-op */
+
+enum { RCP_EMBED_DENSE, RCP_EMBED_SPARSE, RCP_EMBED_MULTI };
+enum { RCP_KIND_QUERY, RCP_KIND_DOCUMENT };
+/* §15.7 identity of an embedder (RCP_EMBED_*): "rcp-hash-ngram-v1-384",
+** or "rcp-static-<hash of the vectors file>-<dim>".  Borrowed. */
+const char *rcp_model_identity(const rcp_model *m, int which);
+size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */
+
+/* §7.3 dense embedding of text[0..len) into out[0..dim): L2-normalised
+** (all zeros when the text has no usable token), a fixed function of the
+** text (never of the corpus).  kind is RCP_KIND_*; both give the same
+** vector (the model is symmetric).  0 ok, -1 out of memory. */
+int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
+                    int kind, float *out);
+
+/* §7.10 upsert: id[0..idlen) replaces any live document with that id.
+** text and meta (serialised JSON object or NULL) are copied.  Re-adding
+** the same id, text and meta changes nothing (not even the version).
+** 0 ok, -1 out of memory (the model is unchanged). */
+int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
+                  const char *text, size_t len, const char *meta,
+                  size_t metalen);
+/* §7.11: 1 when a live document was removed, 0 when absent. */
+int rcp_model_delete(rcp_model *m, const char *id, size_t idlen);
+size_t   rcp_model_count(const rcp_model *m);    /* live documents */
+/* Bumped by every add/delete that changed something (for indexVersion). */
+uint64_t rcp_model_version(const rcp_model *m);
+/* The live document numbered docno (hits name documents this way), or
+** -1.  Everything in the view is borrowed until the next add/delete. */
+typedef struct rcp_model_docview {
+    const char  *id, *text, *meta;   /* meta NULL when none was given */
+    size_t       idlen, textlen, metalen;
+    const float *vector;             /* its dense embedding (dim floats) */
+} rcp_model_docview;
+int  rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out);
+long rcp_model_find(const rcp_model *m, const char *id, size_t idlen);
+
+/* --- §16.3 fusion of ranked lists (usable on its own) --- */
+
+enum { RCP_FUSE_RRF, RCP_FUSE_WEIGHTED, RCP_FUSE_CONVEX };
+#define RCP_FUSE_MAX_LISTS 8
+typedef struct rcp_fuse_item {
+    const char *id;     /* the stringified id, borrowed */
+    size_t      idlen;
+    double      score;
+} rcp_fuse_item;
+typedef struct rcp_fuse_list {
+    const rcp_fuse_item *items;  /* best first (RRF uses the positions) */
+    size_t n;
+    double weight;      /* RRF/weighted: the list's weight; convex: alpha
+                        ** for the dense list, 1 - alpha for the lexical */
+    double floor;       /* convex: the list's §6.1 scoreFloor */
+} rcp_fuse_list;
+typedef struct rcp_fused {
+    const char *id;     /* borrowed from the input items */
+    size_t      idlen;
+    double      score;  /* fused score */
+    double      weight; /* summed weight of the lists that had the id */
+    int32_t     pos[RCP_FUSE_MAX_LISTS]; /* 0-based position per list, -1 */
+} rcp_fused;
+/* Fuse nlists (<= RCP_FUSE_MAX_LISTS) lists by RCP_FUSE_RRF (weight /
+** (rrf_k + rank)), _WEIGHTED (min-max per list; a list whose scores are all
+** equal normalises to 1) or _CONVEX (floor-anchored: (s - floor) / (max -
+** floor); max == floor gives 0).  An id repeated in one list counts once,
+** at its first position.  *out (rcp_free it) is sorted by the §16.3 total
+** order: score desc, summed weight desc, byte-wise smaller id.  Returns
+** the count, or -1 (out of memory, too many lists). */
+long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
+              double rrf_k, rcp_fused **out);
+
+/* --- §7.7 retrieval --- */
+
+enum { RCP_MODE_DENSE, RCP_MODE_SPARSE, RCP_MODE_HYBRID };
+enum { RCP_RERANK_NONE, RCP_RERANK_CROSS, RCP_RERANK_COLBERT };
+
+typedef struct rcp_model_query {
+    const char *text;          /* the query, text[0..len) */
+    size_t      len;
+    size_t      k;             /* hits wanted (the caller clamps, §7.7) */
+    size_t      candidate_k;   /* recall depth per list; raised to k */
+    size_t      rerank_top;    /* rerank the best N (0 = all candidates) */
+    int         mode;          /* RCP_MODE_*; default hybrid */
+    int         fusion;        /* RCP_FUSE_*; default RRF */
+    double      w_dense, w_sparse;  /* rrf / weighted weights; 1, 1 */
+    double      rrf_k;         /* 60 */
+    double      alpha;         /* convex: weight of dense; 0.5 */
+    int         rerank;        /* RCP_RERANK_*; default none */
+    double      mmr_lambda;    /* < 0: no MMR; else in [0, 1] */
+    /* Optional row filter (§8): 1 keeps docno.  Called only on live
+    ** documents; must not change the model. */
+    int       (*accept)(void *ud, const rcp_model *m, uint32_t docno);
+    void       *ud;
+} rcp_model_query;
+void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
+
+#define RCP_HIT_DENSE  1u
+#define RCP_HIT_SPARSE 2u
+#define RCP_HIT_FUSED  4u
+#define RCP_HIT_RERANK 8u
+typedef struct rcp_model_hit {
+    uint32_t doc;           /* docno: see rcp_model_doc */
+    double   score;         /* the last stage's score */
+    double   dense, sparse, fused, rerank; /* per stage, valid per `has` */
+    unsigned has;           /* RCP_HIT_* bits */
+    double   confidence;    /* [0,1], see rcp_model_confidence */
+} rcp_model_hit;
+
+/* Run recall -> fuse -> rerank -> MMR for q; hits[] has room for q->k.
+** *nhits <= q->k, best first; ties broken by the smaller id.  0 ok, -1
+** out of memory. */
+int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
+                     rcp_model_hit *hits, size_t *nhits);
+
 /* MARK: - Server (rcp.c) §4-§13 ------------------------------------------- */
 
 typedef struct rcp_server rcp_server;
