@@ -17,7 +17,7 @@ OPT     ?= -O2
 CSTD     = -std=c99 -pedantic -Wall -Wextra -Werror
 CFLAGS  ?= -g
 ALL_CFLAGS = $(CSTD) $(OPT) $(CFLAGS) $(SANFLAGS)
-CPPFLAGS += -D_POSIX_C_SOURCE=200809L
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I.
 LDLIBS  += -lm
 BUILD   ?= build/rel
 
@@ -62,7 +62,7 @@ BENCHES = $(patsubst tests/%.c,%,$(wildcard tests/bench_*.c))
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all check test-run conform-run bench eval clean need-check
+.PHONY: all check test-run bench eval demo clean need-check
 
 all: rcp
 
@@ -124,6 +124,19 @@ bench: $(patsubst %,$(BUILD)/tests/%,$(BENCHES)) $(BUILD)/rcp
 
 eval: $(BUILD)/rcp
 	$(BUILD)/rcp eval ../shared/data/cranfield
+
+# A short stdio session: each request (->) and what the server wrote (<-).
+DEMO = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"client":{"name":"demo","version":"1"}}}' \
+       '{"jsonrpc":"2.0","id":2,"method":"ping","params":{"nonce":"hello"}}' \
+       '[{"jsonrpc":"2.0","id":3,"method":"info"},{"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":99}},{"jsonrpc":"2.0","id":4,"method":"no/such"}]' \
+       '{"jsonrpc":"2.0","id":5,"method":"shutdown","params":{}}'
+demo: SHELL := /bin/bash
+demo: rcp
+	@coproc SRV { ./rcp serve; }; \
+	for f in $(DEMO); do \
+	  printf -- '-> %s\n' "$$f"; printf '%s\n' "$$f" >&$${SRV[1]}; \
+	  while read -t 0.5 -r line <&$${SRV[0]}; do printf '<- %s\n' "$$line"; done; \
+	done; wait
 
 clean:
 	rm -rf build rcp

@@ -295,7 +295,7 @@ static flight *find_flight(rcp_server *s, const rcp_json *id)
 {
     size_t i;
     for (i = 0; i < s->nflights; i++)
-        if (same_id(s->flights[i].id, id))
+        if (s->flights[i].id && same_id(s->flights[i].id, id))
             return &s->flights[i];
     return NULL;
 }

@@ -1,0 +1,177 @@
+/*
+** bench_serve.c -- the real stdio loop through pipes.
+**
+** Prints, as medians of several runs:
+**   - pipelined ping requests/s through `rcp serve`, next to the same
+**     bytes pushed through `cat` (the pipe-and-process limit of this
+**     machine, measured in the same run) and their ratio;
+**   - the round-trip latency of a lone ping (write one, wait for its
+**     answer): proves a lone request is written at once, not when a
+**     buffer fills.
+*/
+#include "rcp.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUNS 5
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+static pid_t spawn(char *const argv[], int *to, int *from)
+{
+    int a[2], b[2];
+    pid_t pid;
+    if (pipe(a) || pipe(b))
+        exit(1);
+    pid = fork();
+    if (pid == 0) {
+        dup2(a[0], 0);
+        dup2(b[1], 1);
+        close(a[1]);
+        close(b[0]);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(a[0]);
+    close(b[1]);
+    *to = a[1];
+    *from = b[0];
+    return pid;
+}
+
+/* Write `stream` (from a child, so the pipes never deadlock) and count
+** `lines` newlines coming back.  Returns the seconds taken. */
+static double pump(char *const argv[], const char *stream, size_t len,
+                   long lines)
+{
+    int to, from, status;
+    pid_t srv = spawn(argv, &to, &from), wr;
+    static char buf[1 << 16];
+    long seen = 0;
+    double t0 = now_s(), t;
+    wr = fork();
+    if (wr == 0) {
+        size_t off = 0;
+        close(from);
+        while (off < len) {
+            ssize_t n = write(to, stream + off, len - off);
+            if (n <= 0)
+                _exit(1);
+            off += (size_t)n;
+        }
+        _exit(0);
+    }
+    close(to);
+    while (seen < lines) {
+        ssize_t n = read(from, buf, sizeof buf), i;
+        if (n <= 0)
+            break;
+        for (i = 0; i < n; i++)
+            seen += buf[i] == '\n';
+    }
+    t = now_s() - t0;
+    close(from);
+    waitpid(wr, &status, 0);
+    waitpid(srv, &status, 0);
+    if (seen < lines) {
+        fprintf(stderr, "bench: only %ld of %ld lines came back\n", seen,
+                lines);
+        exit(1);
+    }
+    return t;
+}
+
+static double lone_ping_us(const char *bin)
+{
+    char *argv[3];
+    int to, from, status, i;
+    pid_t srv;
+    double lat[201];
+    char buf[256];
+    argv[0] = (char *)bin;
+    argv[1] = "serve";
+    argv[2] = NULL;
+    srv = spawn(argv, &to, &from);
+    for (i = 0; i < 201; i++) {
+        static const char ping[] =
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+        double t0 = now_s();
+        ssize_t n = 0;
+        if (write(to, ping, sizeof ping - 1) < 0)
+            exit(1);
+        while (n == 0 || buf[n - 1] != '\n') {
+            ssize_t k = read(from, buf + n, sizeof buf - (size_t)n);
+            if (k <= 0)
+                exit(1);
+            n += k;
+        }
+        lat[i] = (now_s() - t0) * 1e6;
+    }
+    close(to);
+    close(from);
+    waitpid(srv, &status, 0);
+    return median(lat, 201);
+}
+
+int main(void)
+{
+    const char *bin = getenv("RCP_BIN") ? getenv("RCP_BIN") : "./rcp";
+    const long n = 1000000;
+    size_t cap = (size_t)n * 64, len = 0;
+    char *stream = malloc(cap);
+    char *srv_argv[3], *cat_argv[2];
+    double srv[RUNS], cat[RUNS], s, c;
+    long i;
+    int r;
+    signal(SIGPIPE, SIG_IGN);
+    if (!stream)
+        return 1;
+    for (i = 0; i < n; i++)
+        len += (size_t)sprintf(stream + len, "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+                               "\"method\":\"ping\"}\n", i);
+    srv_argv[0] = (char *)bin;
+    srv_argv[1] = "serve";
+    srv_argv[2] = NULL;
+    cat_argv[0] = "cat";
+    cat_argv[1] = NULL;
+    for (r = 0; r < RUNS; r++) {
+        srv[r] = pump(srv_argv, stream, len, n);
+        cat[r] = pump(cat_argv, stream, len, n);
+    }
+    s = median(srv, RUNS);
+    c = median(cat, RUNS);
+    printf("stdio ping, pipelined (%ld requests, median of %d):\n", n, RUNS);
+    printf("  rcp serve   %10.0f requests/s  %7.1f MB/s in\n", n / s,
+           len / s / 1e6);
+    printf("  cat (limit) %10.0f lines/s     %7.1f MB/s   ratio %.2f\n",
+           n / c, len / c / 1e6, c / s);
+    printf("  target      %10.0f requests/s\n", 1.5e6);
+    printf("stdio ping, lone request round trip: %.1f us median of 201\n",
+           lone_ping_us(bin));
+    free(stream);
+    return 0;
+}

@@ -1,0 +1,982 @@
+/*
+** test_rcp.c -- the protocol core (rcp.c) and the stdio server.
+**
+** In-process tests drive rcp_server_handle() frame by frame; transport
+** tests start the real binary ($RCP_BIN, default ./rcp) on pipes.  Test
+** names say the requirement; comments cite the section.
+*/
+#include "rcp.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* MARK: - helpers -------------------------------------------------------- */
+
+static rcp_server *S;
+static rcp_buf OUT;
+static rcp_arena A;
+
+static void setup_opts(int debug, size_t max_batch)
+{
+    rcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.debug = debug;
+    o.max_batch = max_batch;
+    o.deadline_ms = -1;
+    S = rcp_server_new(&o);
+    ck_assert_ptr_nonnull(S);
+    rcp_buf_init(&OUT);
+    rcp_arena_init(&A, 0);
+}
+
+static void setup(void) { setup_opts(0, 0); }
+static void setup_debug(void) { setup_opts(1, 3); }
+
+static void teardown(void)
+{
+    rcp_server_free(S);
+    rcp_buf_free(&OUT);
+    rcp_arena_free(&A);
+}
+
+/* Send one frame; return everything the server wrote, NUL-terminated. */
+static const char *ask(const char *frame)
+{
+    OUT.len = 0;
+    rcp_server_handle(S, frame, strlen(frame), &OUT);
+    rcp_buf_putc(&OUT, '\0');
+    OUT.len--;
+    return OUT.data;
+}
+
+/* Follow a path like "error.data.field" or "1.id" (array index). */
+static const rcp_json *at(const rcp_json *v, const char *path)
+{
+    char key[64];
+    while (v && *path) {
+        size_t n = strcspn(path, ".");
+        memcpy(key, path, n);
+        key[n] = '\0';
+        if (v->type == RCP_JSON_ARRAY) {
+            size_t i = (size_t)atoi(key);
+            v = i < v->n ? &v->kids[i] : NULL;
+        } else {
+            v = rcp_json_get(v, key);
+        }
+        path += n + (path[n] == '.');
+    }
+    return v;
+}
+
+/* Parse the single line the server wrote. */
+static const rcp_json *reply(const char *frame)
+{
+    rcp_json_err err;
+    const char *out = ask(frame);
+    size_t n = strlen(out);
+    const rcp_json *v;
+    ck_assert_msg(n > 0 && out[n - 1] == '\n', "no reply line to %s", frame);
+    ck_assert_msg(memchr(out, '\n', n - 1) == NULL, "more than one line: %s",
+                  out);
+    v = rcp_json_parse(&A, out, n - 1, 0, &err);
+    ck_assert_msg(v != NULL, "reply is not JSON: %s", out);
+    return v;
+}
+
+static long long num(const rcp_json *v, const char *path)
+{
+    int64_t x = 0;
+    const rcp_json *f = at(v, path);
+    ck_assert_msg(f && rcp_json_int(f, &x), "no integer at %s", path);
+    return (long long)x;
+}
+
+static int is_str(const rcp_json *v, const char *path, const char *s)
+{
+    return rcp_json_streq(at(v, path), s);
+}
+
+static void expect_code(const char *frame, int code)
+{
+    const rcp_json *v = reply(frame);
+    ck_assert_msg(num(v, "error.code") == code, "%s -> %s (want %d)", frame,
+                  OUT.data, code);
+}
+
+static void init_session(void)
+{
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+                              "\"initialize\",\"params\":{\"protocolVersion\""
+                              ":1}}");
+    ck_assert_msg(at(v, "result") != NULL, "initialize failed: %s",
+                  OUT.data);
+}
+
+/* MARK: - §4 envelope ---------------------------------------------------- */
+
+START_TEST(envelope_id_is_echoed_byte_for_byte)
+{
+    /* §4.7: same JSON type and value -- numbers keep their text */
+    static const char *const ids[] = { "9007199254740993", "1e2", "-0",
+                                       "1.50", "\"a\\u00e9\"", "\"\"", "0" };
+    static const char *const want[] = { "9007199254740993", "1e2", "-0",
+                                        "1.50", "\"a\xc3\xa9\"", "\"\"", "0" };
+    char frame[128], expect[128];
+    size_t i;
+    for (i = 0; i < sizeof ids / sizeof *ids; i++) {
+        sprintf(frame, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}",
+                ids[i]);
+        sprintf(expect, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n",
+                want[i]);
+        ck_assert_str_eq(ask(frame), expect);
+    }
+}
+END_TEST
+
+START_TEST(envelope_jsonrpc_must_be_2_0)
+{
+    const rcp_json *v = reply("{\"jsonrpc\":\"1.0\",\"id\":5,\"method\":"
+                              "\"ping\"}");
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_REQUEST);
+    ck_assert_int_eq(num(v, "id"), 5);       /* the id itself was valid */
+    expect_code("{\"jsonrpc\":2.0,\"id\":5,\"method\":\"ping\"}",
+                RCP_INVALID_REQUEST);
+    expect_code("{\"id\":5,\"method\":\"ping\"}", RCP_INVALID_REQUEST);
+}
+END_TEST
+
+START_TEST(envelope_invalid_id_gets_null_id)
+{
+    /* §4.7: id MUST NOT be null; objects, arrays, booleans are no ids */
+    static const char *const bad[] = { "null", "{}", "[1]", "true", "false" };
+    char frame[96];
+    size_t i;
+    for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const rcp_json *v;
+        sprintf(frame, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}",
+                bad[i]);
+        v = reply(frame);
+        ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_REQUEST);
+        ck_assert_int_eq(at(v, "id")->type, RCP_JSON_NULL);
+    }
+}
+END_TEST
+
+START_TEST(envelope_method_must_be_a_string)
+{
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"method\":"
+                              "7}");
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_REQUEST);
+    ck_assert(is_str(v, "id", "m"));
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1}", RCP_INVALID_REQUEST);
+}
+END_TEST
+
+START_TEST(envelope_params_must_be_an_object)
+{
+    /* §4.1: RCP does not use positional parameters */
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                "\"params\":[1]}", RCP_INVALID_REQUEST);
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                "\"params\":\"x\"}", RCP_INVALID_REQUEST);
+}
+END_TEST
+
+START_TEST(envelope_params_null_or_absent_mean_empty)
+{
+    /* §4.6: null where the schema does not permit it is absent */
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                         "\"params\":null}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+}
+END_TEST
+
+START_TEST(envelope_unknown_members_are_ignored)
+{
+    /* §4.6: unknown fields MUST be ignored, never rejected */
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                         "\"x-extra\":{\"a\":[1]},\"params\":{\"_meta\":"
+                         "{\"unknown\":1},\"other\":2}}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+}
+END_TEST
+
+START_TEST(envelope_unparseable_is_parse_error_with_null_id)
+{
+    static const char *const bad[] = { "{", "{\"jsonrpc\":\"2.0\",}", "nul",
+                                       "[1,]", "{\"a\":1}x", "\"\\uD800\"" };
+    size_t i;
+    for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const rcp_json *v = reply(bad[i]);
+        ck_assert_int_eq(num(v, "error.code"), RCP_PARSE_ERROR);
+        ck_assert_int_eq(at(v, "id")->type, RCP_JSON_NULL);
+    }
+}
+END_TEST
+
+START_TEST(envelope_non_object_frame_is_invalid_request)
+{
+    const rcp_json *v = reply("42");
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_REQUEST);
+    ck_assert_int_eq(at(v, "id")->type, RCP_JSON_NULL);
+}
+END_TEST
+
+START_TEST(envelope_duplicate_names_last_one_wins)
+{
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":"
+                         "\"nope\",\"method\":\"ping\"}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+}
+END_TEST
+
+/* MARK: - §4.5 notifications ---------------------------------------------- */
+
+START_TEST(notification_is_never_answered)
+{
+    static const char *const notes[] = {
+        "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":[1,2]}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"no/such\"}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"retrieve\",\"params\":5}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\","
+        "\"params\":{\"id\":99}}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\"}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{}}",
+    };
+    size_t i;
+    for (i = 0; i < sizeof notes / sizeof *notes; i++)
+        ck_assert_str_eq(ask(notes[i]), "");
+    /* ... and a notification does not initialize anything */
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"retrieve\"}",
+                RCP_NOT_INITIALIZED);
+}
+END_TEST
+
+START_TEST(notification_cancel_with_an_id_is_invalid_request)
+{
+    /* §7.14 (ed.2): a cancel carrying an id is malformed */
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+                              "\"notifications/cancel\",\"params\":{\"id\":1}"
+                              "}");
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_REQUEST);
+    ck_assert_int_eq(num(v, "id"), 3);
+}
+END_TEST
+
+/* MARK: - §13 lifecycle -------------------------------------------------- */
+
+START_TEST(lifecycle_requests_before_initialize_get_32001)
+{
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"retrieve\","
+                "\"params\":{\"query\":\"q\",\"k\":1}}", RCP_NOT_INITIALIZED);
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"embed\"}",
+                RCP_NOT_INITIALIZED);
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"no/such\"}",
+                RCP_NOT_INITIALIZED);
+}
+END_TEST
+
+START_TEST(lifecycle_info_ping_shutdown_callable_before_initialize)
+{
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                              "\"info\"}");
+    ck_assert_int_eq(num(v, "result.protocolVersion"), 1);
+    ck_assert(is_str(v, "result.server.name", "rcp"));
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+                         "\"shutdown\",\"params\":{}}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n");
+}
+END_TEST
+
+START_TEST(lifecycle_failed_negotiation_leaves_session_uninitialized)
+{
+    /* §13: "Successful" is load-bearing; a retry MUST be accepted */
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                "\"params\":{\"protocolVersion\":0}}", RCP_VERSION_MISMATCH);
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"retrieve\"}",
+                RCP_NOT_INITIALIZED);
+    init_session();
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"retrieve\"}",
+                RCP_CAPABILITY_MISSING);
+}
+END_TEST
+
+START_TEST(lifecycle_invalid_initialize_params_leave_uninitialized)
+{
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                              "\"initialize\",\"params\":{\"protocolVersion\""
+                              ":\"1\"}}");
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_PARAMS);
+    ck_assert(is_str(v, "error.data.field", "protocolVersion"));
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}",
+                RCP_INVALID_PARAMS);
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                "\"params\":{\"protocolVersion\":1.5}}", RCP_INVALID_PARAMS);
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                "\"params\":{\"protocolVersion\":1,\"client\":7}}",
+                RCP_INVALID_PARAMS);
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"retrieve\"}",
+                RCP_NOT_INITIALIZED);
+}
+END_TEST
+
+START_TEST(lifecycle_version_negotiates_to_the_minimum)
+{
+    /* §7.1: min(client, server); a newer client gets 1 */
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                              "\"initialize\",\"params\":{\"protocolVersion\""
+                              ":7,\"client\":{\"name\":\"t\",\"version\":"
+                              "\"1\"},\"capabilities\":{\"x-new\":{}}}}");
+    ck_assert_int_eq(num(v, "result.protocolVersion"), 1);
+    ck_assert(at(v, "result.capabilities") != NULL);
+}
+END_TEST
+
+START_TEST(lifecycle_second_initialize_is_invalid_request)
+{
+    init_session();
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\","
+                "\"params\":{\"protocolVersion\":1}}", RCP_INVALID_REQUEST);
+}
+END_TEST
+
+START_TEST(lifecycle_info_reports_the_session_capabilities)
+{
+    /* §13.2: info MUST report the same set as initialize */
+    char first[4096];
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                              "\"initialize\",\"params\":{\"protocolVersion\""
+                              ":1}}");
+    const char *p = strstr(OUT.data, "\"capabilities\":");
+    (void)v;
+    ck_assert_ptr_nonnull(p);
+    snprintf(first, sizeof first, "%s", p);
+    ask("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"info\"}");
+    ck_assert_str_eq(strstr(OUT.data, "\"capabilities\":"), first);
+}
+END_TEST
+
+START_TEST(lifecycle_nothing_is_processed_after_shutdown)
+{
+    static const char bye[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                              "\"shutdown\"}";
+    ck_assert_int_eq(rcp_server_handle(S, bye, sizeof bye - 1, &OUT), 1);
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}"),
+                     "");
+}
+END_TEST
+
+/* MARK: - §7, §12 gating ------------------------------------------------- */
+
+START_TEST(gating_undefined_method_is_32004)
+{
+    init_session();
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"search\"}",
+                RCP_UNKNOWN_METHOD);
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"Retrieve\"}",
+                RCP_UNKNOWN_METHOD);   /* §4.6: case-sensitive */
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-acme/foo\"}",
+                RCP_UNKNOWN_METHOD);
+}
+END_TEST
+
+START_TEST(gating_defined_but_unadvertised_is_32003)
+{
+    static const char *const defined[] = {
+        "embed/sparse", "embed/multi", "query/transform", "graph",
+        "catalog/list", "feedback", "memory/build", "memory/recall" };
+    char frame[128];
+    size_t i;
+    init_session();
+    for (i = 0; i < sizeof defined / sizeof *defined; i++) {
+        sprintf(frame, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\"}",
+                defined[i]);
+        expect_code(frame, RCP_CAPABILITY_MISSING);
+    }
+}
+END_TEST
+
+START_TEST(gating_vendor_method_exists_only_with_debug)
+{
+    init_session();
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-rcp/sleep\","
+                "\"params\":{\"ms\":0}}", RCP_UNKNOWN_METHOD);
+    ck_assert_ptr_null(strstr(ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                                  "\"info\"}"), "x-rcp"));
+}
+END_TEST
+
+START_TEST(gating_debug_advertises_and_serves_x_rcp_sleep)
+{
+    const rcp_json *v;
+    init_session();
+    ck_assert_ptr_nonnull(strstr(OUT.data, "\"x-rcp\""));
+    v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-rcp/sleep\","
+              "\"params\":{\"ms\":1}}");
+    ck_assert_int_eq(num(v, "result.slept"), 1);
+    v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-rcp/sleep\","
+              "\"params\":{\"ms\":-1}}");
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_PARAMS);
+    ck_assert(is_str(v, "error.data.field", "ms"));
+}
+END_TEST
+
+START_TEST(gating_meta_deadline_and_token_are_validated)
+{
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                              "\"ping\",\"params\":{\"_meta\":{\"deadlineMs\""
+                              ":\"soon\"}}}");
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_PARAMS);
+    ck_assert(is_str(v, "error.data.field", "_meta.deadlineMs"));
+    v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":"
+              "{\"_meta\":{\"progressToken\":1.5}}}");
+    ck_assert(is_str(v, "error.data.field", "_meta.progressToken"));
+    v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":"
+              "{\"_meta\":[]}}");
+    ck_assert(is_str(v, "error.data.field", "_meta"));
+}
+END_TEST
+
+START_TEST(deadline_already_elapsed_is_32014)
+{
+    /* §13.1, §16.2: deadlineMs is milliseconds remaining */
+    init_session();
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-rcp/sleep\","
+                "\"params\":{\"ms\":5000,\"_meta\":{\"deadlineMs\":20}}}",
+                RCP_TIMEOUT);
+}
+END_TEST
+
+/* MARK: - §7.15 ping ----------------------------------------------------- */
+
+START_TEST(ping_echoes_any_nonce_exactly)
+{
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                         "\"params\":{\"nonce\":123456789012345678901234}}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"nonce\":"
+                     "123456789012345678901234}}\n");
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                         "\"params\":{\"nonce\":\"n\\u00f6\\n\"}}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"nonce\":"
+                     "\"n\xc3\xb6\\n\"}}\n");
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                         "\"params\":{\"nonce\":-1.25E-7}}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"nonce\":"
+                     "-1.25E-7}}\n");
+}
+END_TEST
+
+START_TEST(ping_rejects_a_nonce_that_is_not_string_or_number)
+{
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                              "\"ping\",\"params\":{\"nonce\":{\"a\":1}}}");
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_PARAMS);
+    ck_assert(is_str(v, "error.data.field", "nonce"));
+}
+END_TEST
+
+/* MARK: - §11 batching --------------------------------------------------- */
+
+START_TEST(batch_one_response_per_request_and_none_for_notifications)
+{
+    const rcp_json *v = reply(
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":"
+        "{\"nonce\":1}},{\"jsonrpc\":\"2.0\",\"method\":"
+        "\"notifications/cancel\",\"params\":{\"id\":9}},{\"jsonrpc\":\"2.0\","
+        "\"id\":2,\"method\":\"info\",\"params\":{}}]");
+    ck_assert_int_eq(v->type, RCP_JSON_ARRAY);
+    ck_assert_uint_eq(v->n, 2);
+    ck_assert_int_eq(num(v, "0.id") + num(v, "1.id"), 3);
+}
+END_TEST
+
+START_TEST(batch_only_notifications_returns_nothing)
+{
+    ck_assert_str_eq(ask("[{\"jsonrpc\":\"2.0\",\"method\":\"ping\"},"
+                         "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}]"), "");
+}
+END_TEST
+
+START_TEST(batch_empty_array_is_one_non_array_invalid_request)
+{
+    const rcp_json *v = reply("[]");
+    ck_assert_int_eq(v->type, RCP_JSON_OBJECT);
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_REQUEST);
+    ck_assert_int_eq(at(v, "id")->type, RCP_JSON_NULL);
+    v = reply(" [ ] ");
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_REQUEST);
+}
+END_TEST
+
+START_TEST(batch_malformed_member_gets_null_id_entry_others_run)
+{
+    const rcp_json *v = reply("[1,{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+                              "\"ping\"},[],{\"foo\":\"bar\"}]");
+    size_t i, nulls = 0, pongs = 0;
+    ck_assert_uint_eq(v->n, 4);
+    for (i = 0; i < v->n; i++) {
+        const rcp_json *m = &v->kids[i];
+        if (at(m, "id")->type == RCP_JSON_NULL) {
+            ck_assert_int_eq(num(m, "error.code"), RCP_INVALID_REQUEST);
+            nulls++;
+        } else {
+            ck_assert_int_eq(num(m, "id"), 7);
+            ck_assert_ptr_nonnull(at(m, "result"));
+            pongs++;
+        }
+    }
+    ck_assert_uint_eq(nulls, 3);
+    ck_assert_uint_eq(pongs, 1);
+}
+END_TEST
+
+START_TEST(batch_gating_applies_per_member)
+{
+    /* §11: batching composes with gating exactly as singletons do */
+    const rcp_json *v = reply(
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"retrieve\"},"
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":"
+        "{\"protocolVersion\":1}},{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+        "\"retrieve\"},{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"nope\"}]");
+    size_t i;
+    ck_assert_uint_eq(v->n, 4);
+    for (i = 0; i < v->n; i++) {
+        const rcp_json *m = &v->kids[i];
+        long long id = num(m, "id");
+        if (id == 1)
+            ck_assert_int_eq(num(m, "error.code"), RCP_NOT_INITIALIZED);
+        else if (id == 2)
+            ck_assert_ptr_nonnull(at(m, "result"));
+        else if (id == 3)
+            ck_assert_int_eq(num(m, "error.code"), RCP_CAPABILITY_MISSING);
+        else
+            ck_assert_int_eq(num(m, "error.code"), RCP_UNKNOWN_METHOD);
+    }
+}
+END_TEST
+
+START_TEST(batch_over_the_cap_is_32602)
+{
+    /* the debug fixture caps batches at 3 */
+    const rcp_json *v = reply("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                              "\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":2,"
+                              "\"method\":\"ping\"},{\"jsonrpc\":\"2.0\","
+                              "\"id\":3,\"method\":\"ping\"},{\"jsonrpc\":"
+                              "\"2.0\",\"id\":4,\"method\":\"ping\"}]");
+    ck_assert_int_eq(v->type, RCP_JSON_OBJECT);
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_PARAMS);
+    ck_assert_int_eq(at(v, "id")->type, RCP_JSON_NULL);
+}
+END_TEST
+
+START_TEST(batch_cancel_member_cancels_a_sibling)
+{
+    /* §11 + §7.14: every member of a received batch is in flight */
+    const rcp_json *v;
+    init_session();
+    v = reply("[{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"x-rcp/sleep\","
+              "\"params\":{\"ms\":60000}},{\"jsonrpc\":\"2.0\",\"method\":"
+              "\"notifications/cancel\",\"params\":{\"id\":\"s\"}}]");
+    ck_assert_uint_eq(v->n, 1);
+    ck_assert_int_eq(num(v, "0.error.code"), RCP_CANCELLED);
+    ck_assert(is_str(v, "0.id", "s"));
+}
+END_TEST
+
+START_TEST(batch_member_error_never_fails_the_others)
+{
+    const rcp_json *v = reply(
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":"
+        "{\"nonce\":[]}},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\","
+        "\"params\":{\"nonce\":\"ok\"}}]");
+    ck_assert_uint_eq(v->n, 2);
+    ck_assert(is_str(v, num(v, "0.id") == 2 ? "0.result.nonce"
+                                            : "1.result.nonce", "ok"));
+}
+END_TEST
+
+/* MARK: - §5.1 stdio transport (the real binary) ------------------------- */
+
+typedef struct proc {
+    pid_t pid;
+    int in, out;       /* our ends: write to in, read from out */
+    char buf[1 << 16];
+    size_t len;
+} proc;
+
+static const char *bin(void)
+{
+    const char *b = getenv("RCP_BIN");
+    return b ? b : "./rcp";
+}
+
+static void start(proc *p, const char *a1, const char *a2, const char *a3)
+{
+    int to[2], from[2];
+    ck_assert_int_eq(pipe(to), 0);
+    ck_assert_int_eq(pipe(from), 0);
+    p->pid = fork();
+    ck_assert_int_ge(p->pid, 0);
+    if (p->pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        dup2(null, 2);
+        close(to[1]);
+        close(from[0]);
+        execl(bin(), bin(), "serve", a1, a2, a3, (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    p->in = to[1];
+    p->out = from[0];
+    p->len = 0;
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void send_raw(proc *p, const char *s, size_t n)
+{
+    ck_assert_int_eq((long)write(p->in, s, n), (long)n);
+}
+
+static void send_str(proc *p, const char *s) { send_raw(p, s, strlen(s)); }
+
+/* Next line from the server, or NULL after limit_ms with nothing (a hang
+** guard, not a timing assertion). */
+static const char *next_line(proc *p, int limit_ms)
+{
+    static char line[1 << 16];
+    for (;;) {
+        char *nl = memchr(p->buf, '\n', p->len);
+        struct pollfd pf;
+        ssize_t n;
+        if (nl) {
+            size_t k = (size_t)(nl - p->buf);
+            memcpy(line, p->buf, k);
+            line[k] = '\0';
+            memmove(p->buf, nl + 1, p->len - k - 1);
+            p->len -= k + 1;
+            return line;
+        }
+        pf.fd = p->out;
+        pf.events = POLLIN;
+        if (poll(&pf, 1, limit_ms) <= 0)
+            return NULL;
+        n = read(p->out, p->buf + p->len, sizeof p->buf - p->len);
+        if (n <= 0)
+            return NULL;
+        p->len += (size_t)n;
+    }
+}
+
+static int finish(proc *p)
+{
+    int status = 0;
+    close(p->in);
+    close(p->out);
+    waitpid(p->pid, &status, 0);
+    return status;
+}
+
+static void pause_ms(int ms) { (void)poll(NULL, 0, ms); }
+
+#define PING(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"ping\"}\n"
+#define PONG(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"result\":{}}"
+#define INIT "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"," \
+             "\"params\":{\"protocolVersion\":1}}\n"
+
+START_TEST(stdio_lone_request_is_answered_at_once)
+{
+    /* written when the input runs dry, not when a buffer fills; stdin
+    ** stays open, so only a prompt write can satisfy this */
+    proc p;
+    const char *l;
+    start(&p, NULL, NULL, NULL);
+    send_str(&p, PING(1));
+    l = next_line(&p, 10000);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_str_eq(l, PONG(1));
+    ck_assert_int_eq(finish(&p), 0);
+}
+END_TEST
+
+START_TEST(stdio_split_and_coalesced_frames_and_blank_lines)
+{
+    /* §5.1: tolerate blank lines; never assume one message per read() */
+    proc p;
+    start(&p, NULL, NULL, NULL);
+    send_str(&p, "\n  \r\n{\"jsonrpc\":\"2.0\",\"id\":1,");
+    pause_ms(20);
+    send_str(&p, "\"method\":\"ping\"}\n\n" PING(2) PING(3));
+    ck_assert_str_eq(next_line(&p, 10000), PONG(1));
+    ck_assert_str_eq(next_line(&p, 10000), PONG(2));
+    ck_assert_str_eq(next_line(&p, 10000), PONG(3));
+    ck_assert_int_eq(finish(&p), 0);
+}
+END_TEST
+
+START_TEST(stdio_notification_gets_no_line)
+{
+    proc p;
+    start(&p, NULL, NULL, NULL);
+    send_str(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n" PING(5));
+    ck_assert_str_eq(next_line(&p, 10000), PONG(5));
+    ck_assert_int_eq(finish(&p), 0);
+}
+END_TEST
+
+START_TEST(stdio_oversized_line_gets_32013_and_server_goes_on)
+{
+    /* §5.1, §15.5: one clear error, line discarded, memory bounded */
+    proc p;
+    static char big[300000];
+    const char *l;
+    memset(big, ' ', sizeof big);
+    memcpy(big, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"",
+           46);
+    big[sizeof big - 3] = '"';
+    big[sizeof big - 2] = '}';
+    big[sizeof big - 1] = '\n';
+    start(&p, "--max-line", "1000", NULL);
+    send_raw(&p, big, sizeof big);
+    send_str(&p, PING(2));
+    l = next_line(&p, 10000);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_ptr_nonnull(strstr(l, "\"code\":-32013"));
+    ck_assert_ptr_nonnull(strstr(l, "\"id\":null"));
+    ck_assert_str_eq(next_line(&p, 10000), PONG(2));
+    ck_assert_int_eq(finish(&p), 0);
+}
+END_TEST
+
+START_TEST(stdio_eof_finishes_in_flight_work_and_exits_0)
+{
+    /* §5.1, §7.12: EOF is an implicit shutdown after finishing */
+    proc p;
+    const char *l;
+    start(&p, "--debug", NULL, NULL);
+    send_str(&p, INIT "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+             "\"x-rcp/sleep\",\"params\":{\"ms\":150}}\n" PING(2));
+    close(p.in);
+    p.in = open("/dev/null", O_WRONLY);
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    l = next_line(&p, 10000);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_str_eq(l, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+                        "{\"slept\":150}}");
+    ck_assert_str_eq(next_line(&p, 10000), PONG(2));
+    ck_assert_int_eq(finish(&p), 0);
+}
+END_TEST
+
+START_TEST(stdio_shutdown_stops_processing)
+{
+    /* §13.1: nothing after the shutdown response is processed */
+    proc p;
+    int status;
+    start(&p, NULL, NULL, NULL);
+    send_str(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"shutdown\"}\n"
+             PING(2));
+    ck_assert_str_eq(next_line(&p, 10000),
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+    ck_assert_ptr_null(next_line(&p, 10000));   /* EOF, not a pong */
+    status = finish(&p);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
+START_TEST(stdio_closed_stdout_ends_cleanly)
+{
+    /* no SIGPIPE death: a closed stdout is an orderly end */
+    proc p;
+    int status;
+    start(&p, NULL, NULL, NULL);
+    close(p.out);
+    p.out = open("/dev/null", O_RDONLY);
+    send_str(&p, PING(1) PING(2));
+    status = finish(&p);
+    ck_assert_msg(WIFEXITED(status), "killed by signal %d",
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
+START_TEST(cancel_in_flight_request_gets_exactly_one_32006)
+{
+    /* §7.14: exactly one response, -32006 */
+    proc p;
+    const char *l;
+    start(&p, "--debug", NULL, NULL);
+    send_str(&p, INIT);
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    send_str(&p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"x-rcp/sleep\","
+             "\"params\":{\"ms\":30000}}\n");
+    pause_ms(50);
+    send_str(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\","
+             "\"params\":{\"id\":7,\"reason\":\"test\"}}\n" PING(8));
+    l = next_line(&p, 20000);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_ptr_nonnull(strstr(l, "\"id\":7,\"error\":{\"code\":-32006"));
+    ck_assert_str_eq(next_line(&p, 10000), PONG(8));
+    ck_assert_int_eq(finish(&p), 0);
+}
+END_TEST
+
+START_TEST(cancel_unknown_or_answered_id_is_a_no_op)
+{
+    proc p;
+    start(&p, NULL, NULL, NULL);
+    send_str(&p, PING(1) "{\"jsonrpc\":\"2.0\",\"method\":"
+             "\"notifications/cancel\",\"params\":{\"id\":1}}\n"
+             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\","
+             "\"params\":{\"id\":\"never\"}}\n" PING(2));
+    ck_assert_str_eq(next_line(&p, 10000), PONG(1));
+    ck_assert_str_eq(next_line(&p, 10000), PONG(2));
+    ck_assert_int_eq(finish(&p), 0);
+}
+END_TEST
+
+START_TEST(deadline_elapses_in_flight_is_32014)
+{
+    proc p;
+    const char *l;
+    start(&p, "--debug", NULL, NULL);
+    send_str(&p, INIT "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+             "\"x-rcp/sleep\",\"params\":{\"ms\":30000,\"_meta\":"
+             "{\"deadlineMs\":100}}}\n");
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    l = next_line(&p, 20000);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_ptr_nonnull(strstr(l, "\"id\":3,\"error\":{\"code\":-32014"));
+    ck_assert_int_eq(finish(&p), 0);
+}
+END_TEST
+
+/* MARK: - command line --------------------------------------------------- */
+
+static int run_cmd(const char *args, const char *input, char *out,
+                   size_t cap)
+{
+    char cmd[512];
+    FILE *f;
+    size_t n;
+    int status;
+    snprintf(cmd, sizeof cmd, "printf '%%s' '%s' | %s %s 2>&1", input, bin(),
+             args);
+    f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    n = fread(out, 1, cap - 1, f);
+    out[n] = '\0';
+    status = pclose(f);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(cli_help_version_and_usage_errors)
+{
+    char out[4096];
+    ck_assert_int_eq(run_cmd("--help", "", out, sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "serve"));
+    ck_assert_int_eq(run_cmd("serve --help", "", out, sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "--max-line"));
+    ck_assert_int_eq(run_cmd("--version", "", out, sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, RCP_VERSION));
+    ck_assert_int_eq(run_cmd("--bogus", "", out, sizeof out), 2);
+    ck_assert_int_eq(run_cmd("serve --bogus", "", out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--bogus"));
+    ck_assert_int_eq(run_cmd("serve --max-line x", "", out, sizeof out), 2);
+    ck_assert_int_eq(run_cmd("frobnicate", "", out, sizeof out), 2);
+}
+END_TEST
+
+START_TEST(cli_json_prints_compact_or_error_at_byte)
+{
+    char out[4096];
+    ck_assert_int_eq(run_cmd("json", " { \"a\" : [ 1 , 2e0 ,\"\\u00e9\"] } ",
+                             out, sizeof out), 0);
+    ck_assert_str_eq(out, "{\"a\":[1,2e0,\"\xc3\xa9\"]}\n");
+    ck_assert_int_eq(run_cmd("json", "[1,]", out, sizeof out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "error at byte 3: "));
+}
+END_TEST
+
+/* MARK: - suite ---------------------------------------------------------- */
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("rcp");
+    TCase *t = tcase_create("protocol");
+    TCase *d = tcase_create("debug");
+    TCase *io = tcase_create("stdio");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_checked_fixture(d, setup_debug, teardown);
+    tcase_add_test(t, envelope_id_is_echoed_byte_for_byte);
+    tcase_add_test(t, envelope_jsonrpc_must_be_2_0);
+    tcase_add_test(t, envelope_invalid_id_gets_null_id);
+    tcase_add_test(t, envelope_method_must_be_a_string);
+    tcase_add_test(t, envelope_params_must_be_an_object);
+    tcase_add_test(t, envelope_params_null_or_absent_mean_empty);
+    tcase_add_test(t, envelope_unknown_members_are_ignored);
+    tcase_add_test(t, envelope_unparseable_is_parse_error_with_null_id);
+    tcase_add_test(t, envelope_non_object_frame_is_invalid_request);
+    tcase_add_test(t, envelope_duplicate_names_last_one_wins);
+    tcase_add_test(t, notification_is_never_answered);
+    tcase_add_test(t, notification_cancel_with_an_id_is_invalid_request);
+    tcase_add_test(t, lifecycle_requests_before_initialize_get_32001);
+    tcase_add_test(t, lifecycle_info_ping_shutdown_callable_before_initialize);
+    tcase_add_test(t, lifecycle_failed_negotiation_leaves_session_uninitialized);
+    tcase_add_test(t, lifecycle_invalid_initialize_params_leave_uninitialized);
+    tcase_add_test(t, lifecycle_version_negotiates_to_the_minimum);
+    tcase_add_test(t, lifecycle_second_initialize_is_invalid_request);
+    tcase_add_test(t, lifecycle_info_reports_the_session_capabilities);
+    tcase_add_test(t, lifecycle_nothing_is_processed_after_shutdown);
+    tcase_add_test(t, gating_undefined_method_is_32004);
+    tcase_add_test(t, gating_defined_but_unadvertised_is_32003);
+    tcase_add_test(t, gating_vendor_method_exists_only_with_debug);
+    tcase_add_test(t, gating_meta_deadline_and_token_are_validated);
+    tcase_add_test(t, ping_echoes_any_nonce_exactly);
+    tcase_add_test(t, ping_rejects_a_nonce_that_is_not_string_or_number);
+    tcase_add_test(t, batch_one_response_per_request_and_none_for_notifications);
+    tcase_add_test(t, batch_only_notifications_returns_nothing);
+    tcase_add_test(t, batch_empty_array_is_one_non_array_invalid_request);
+    tcase_add_test(t, batch_malformed_member_gets_null_id_entry_others_run);
+    tcase_add_test(t, batch_gating_applies_per_member);
+    tcase_add_test(t, batch_member_error_never_fails_the_others);
+    tcase_add_test(d, gating_debug_advertises_and_serves_x_rcp_sleep);
+    tcase_add_test(d, deadline_already_elapsed_is_32014);
+    tcase_add_test(d, batch_over_the_cap_is_32602);
+    tcase_add_test(d, batch_cancel_member_cancels_a_sibling);
+    tcase_add_test(io, stdio_lone_request_is_answered_at_once);
+    tcase_add_test(io, stdio_split_and_coalesced_frames_and_blank_lines);
+    tcase_add_test(io, stdio_notification_gets_no_line);
+    tcase_add_test(io, stdio_oversized_line_gets_32013_and_server_goes_on);
+    tcase_add_test(io, stdio_eof_finishes_in_flight_work_and_exits_0);
+    tcase_add_test(io, stdio_shutdown_stops_processing);
+    tcase_add_test(io, stdio_closed_stdout_ends_cleanly);
+    tcase_add_test(io, cancel_in_flight_request_gets_exactly_one_32006);
+    tcase_add_test(io, cancel_unknown_or_answered_id_is_a_no_op);
+    tcase_add_test(io, deadline_elapses_in_flight_is_32014);
+    tcase_add_test(io, cli_help_version_and_usage_errors);
+    tcase_add_test(io, cli_json_prints_compact_or_error_at_byte);
+    tcase_set_timeout(io, 60);
+    suite_add_tcase(s, t);
+    suite_add_tcase(s, d);
+    suite_add_tcase(s, io);
+    return s;
+}
+
+TEST_MAIN(make_suite)
