@@ -1,0 +1,2187 @@
+/*
+** conform.c -- the RCP/1 conformance suite: `rcp conform -- CMD ARGS...`.
+**
+** The checks are data (conformance/sNN-*.json, one file per spec section;
+** the format is in conformance/README.md) so that implementers in any
+** language can run them.  This file is one interpreter of that data: it
+** starts the server under test as a stdio subprocess through the client
+** (client.c), plays each check's frames, and judges what comes back.  A
+** handful of checks need state or comparisons the data cannot express;
+** they are C functions named by the check's "code" member and carry the
+** same metadata as every other check.
+**
+** NOTES ON THE DESIGN
+**
+**   1. Every wait has a deadline.  A check waits for the responses it
+**      names, then sends a "barrier" ping and waits for it: a server that
+**      answers what it should not (a notification, a duplicate) has done
+**      so by the time the barrier's answer arrives, on a server that
+**      answers in order, and a short grace period after the barrier
+**      catches servers that do not.  A server that does not answer the
+**      barrier is wedged: it is killed and the next check gets a new one.
+**   2. Checks that change server state ("fresh": true) get their own
+**      process.  Other checks share one initialized and one uninitialized
+**      server.
+**   3. Every frame of every check is also judged against the rules that
+**      hold for all traffic (valid JSON-RPC 2.0, no BOM, no unsolicited
+**      notifications, no custom codes in the reserved range...); those
+**      "wire" checks report the first offending frame.
+**   4. Certification (§14.5): a level is certified when no MUST check at
+**      that level or below failed and the level's defining profile check
+**      passed.  SHOULD and MAY checks never block it: they show WARN.
+*/
+#include "../rcp.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_TIMEOUT_MS 3000
+#define BARRIER_MS         3000
+#define GRACE_MS           25
+#define CLOSE_GRACE_MS     1000
+#define SHOW_BYTES         240
+#define SHOW_LINES         6
+
+enum { ST_PASS, ST_FAIL, ST_SKIP, ST_WARN };
+static const char *const status_name[] = { "PASS", "FAIL", "SKIP", "WARN" };
+
+/* MARK: - Types ---------------------------------------------------------- */
+
+typedef struct check {
+    const rcp_json *j;
+    const char *id, *level, *keyword, *section, *file;
+    int         lvl;         /* 0, 1, 2 */
+    int         must;        /* MUST, MUST NOT, REQUIRED, SHALL (NOT) */
+    int         defines;     /* -1, or the level this profile defines */
+    int         status;
+    rcp_buf     why;
+} check;
+
+/* A violation of a rule that holds for all traffic (invariant 3). */
+typedef struct wire_rule {
+    const char *code;        /* the "code" name of its check */
+    int         seen;
+    rcp_buf     example;
+} wire_rule;
+
+enum { W_JSON, W_BOM, W_JSONRPC, W_XOR, W_ERROBJ, W_RANGE, W_RESULT,
+       W_LOG, W_PROGRESS, W_STDERR, W_INTSTR, W_COUNT };
+
+typedef struct session {
+    rcp_client *c;
+    int         init;        /* initialized */
+} session;
+
+typedef struct runner {
+    char      **cmd;
+    const char *dir, *only;
+    int         json, coverage, max_level, verbose;
+    /* the data */
+    rcp_arena   data;
+    char      **texts;       /* file contents the trees point into */
+    size_t      ntexts;
+    check      *checks;
+    size_t      n, cap;
+    /* the server */
+    session     shared[2];   /* [0] uninitialized, [1] initialized */
+    rcp_arena   probe;
+    const rcp_json *init_result, *info_pre, *info_post, *caps;
+    const char *declared;
+    rcp_buf     init_error;
+    rcp_buf     metrics;     /* the first session's client metrics */
+    wire_rule   wire[W_COUNT];
+    unsigned    barrier;
+    /* the check being run */
+    rcp_buf     sent;
+    int         aborted;     /* a step failed: the server is gone */
+} runner;
+
+/* One message received during a check. */
+typedef struct msg {
+    const rcp_json *j;
+    int             in_array;
+    size_t          line;
+    int             used;
+} msg;
+
+typedef struct got {
+    msg   *v;
+    size_t n, cap;
+} got;
+
+/* MARK: - Small helpers -------------------------------------------------- */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int left_ms(double end)
+{
+    double l = end - now_ms();
+    return l <= 0 ? 0 : (int)l + 1;
+}
+
+static void buf_printf(rcp_buf *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        rcp_buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n
+                    : sizeof tmp - 1);
+}
+
+/* Printable, bounded: control bytes and non-ASCII as \xHH. */
+static void buf_show(rcp_buf *b, const char *p, size_t n, size_t max)
+{
+    size_t i;
+    for (i = 0; i < n && i < max; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch == '\n')
+            rcp_buf_puts(b, "\\n");
+        else if (ch < 0x20 || ch >= 0x7f)
+            buf_printf(b, "\\x%02X", ch);
+        else
+            rcp_buf_putc(b, (char)ch);
+    }
+    if (n > max)
+        buf_printf(b, "... (%lu bytes)", (unsigned long)n);
+}
+
+static void buf_json(rcp_buf *b, const rcp_json *v, size_t max)
+{
+    rcp_buf t;
+    rcp_jw w;
+    if (!v) {
+        rcp_buf_puts(b, "(absent)");
+        return;
+    }
+    rcp_buf_init(&t);
+    rcp_jw_init(&w, &t);
+    rcp_jw_value(&w, v);
+    buf_show(b, t.data, t.len, max);
+    rcp_buf_free(&t);
+}
+
+static const char *cstr(const rcp_json *v, const char *dflt)
+{
+    /* data strings are NUL-free and were copied NUL-terminated (load) */
+    return v && v->type == RCP_JSON_STRING ? v->s : dflt;
+}
+
+static int jbool(const rcp_json *v, int dflt)
+{
+    if (!v)
+        return dflt;
+    return v->type == RCP_JSON_TRUE;
+}
+
+static long jlong(const rcp_json *v, long dflt)
+{
+    int64_t x;
+    return v && rcp_json_int(v, &x) ? (long)x : dflt;
+}
+
+static int level_of(const char *s)
+{
+    if (s && s[0] == 'L' && s[1] >= '0' && s[1] <= '2' && !s[2])
+        return s[1] - '0';
+    return -1;
+}
+
+/* MARK: - JSON: pointers and equality ------------------------------------ */
+
+/* RFC 6901 JSON pointer; NULL when the path does not exist. */
+static const rcp_json *jptr(const rcp_json *v, const char *p)
+{
+    while (v && *p == '/') {
+        char tok[256];
+        size_t n = 0;
+        p++;
+        while (*p && *p != '/' && n + 1 < sizeof tok) {
+            if (p[0] == '~' && p[1] == '1')
+                tok[n++] = '/', p += 2;
+            else if (p[0] == '~' && p[1] == '0')
+                tok[n++] = '~', p += 2;
+            else
+                tok[n++] = *p++;
+        }
+        tok[n] = '\0';
+        if (v->type == RCP_JSON_OBJECT) {
+            v = rcp_json_get(v, tok);
+        } else if (v->type == RCP_JSON_ARRAY) {
+            char *end;
+            unsigned long i = strtoul(tok, &end, 10);
+            v = (*end || !n || i >= v->n) ? NULL : &v->kids[i];
+        } else {
+            v = NULL;
+        }
+    }
+    return v;
+}
+
+static int json_equal(const rcp_json *a, const rcp_json *b);
+
+/* Objects compare as maps: the same names, each with an equal value
+** (the last one when a name repeats, as everywhere in rcp). */
+static int object_equal(const rcp_json *a, const rcp_json *b)
+{
+    size_t i, na = 0, nb = 0;
+    char key[512];
+    for (i = 0; i < a->n; i++) {
+        const rcp_json *k = &a->kids[i];
+        if (k->keylen >= sizeof key || memchr(k->key, 0, k->keylen))
+            return 0;
+        memcpy(key, k->key, k->keylen);
+        key[k->keylen] = '\0';
+        if (rcp_json_get(a, key) != k)
+            continue;                    /* an earlier duplicate */
+        na++;
+        if (!json_equal(k, rcp_json_get(b, key)))
+            return 0;
+    }
+    for (i = 0; i < b->n; i++) {
+        const rcp_json *k = &b->kids[i];
+        if (k->keylen >= sizeof key)
+            return 0;
+        memcpy(key, k->key, k->keylen);
+        key[k->keylen] = '\0';
+        nb += rcp_json_get(b, key) == k;
+    }
+    return na == nb;
+}
+
+static int json_equal(const rcp_json *a, const rcp_json *b)
+{
+    size_t i;
+    if (!a || !b)
+        return 0;
+    if (a->type != b->type)
+        return 0;
+    switch (a->type) {
+    case RCP_JSON_NUMBER:
+    case RCP_JSON_STRING:
+        return rcp_id_equal(a, b);    /* exact decimal value / bytes */
+    case RCP_JSON_ARRAY:
+        if (a->n != b->n)
+            return 0;
+        for (i = 0; i < a->n; i++)
+            if (!json_equal(&a->kids[i], &b->kids[i]))
+                return 0;
+        return 1;
+    case RCP_JSON_OBJECT:
+        return object_equal(a, b);
+    default:
+        return 1;
+    }
+}
+
+static const char *type_name(const rcp_json *v)
+{
+    static const char *const names[] = { "null", "boolean", "boolean",
+        "number", "string", "array", "object" };
+    return v ? names[v->type] : "absent";
+}
+
+/* MARK: - Data: loading -------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    rcp_buf b;
+    char tmp[65536];
+    size_t n;
+    if (!f)
+        return NULL;
+    rcp_buf_init(&b);
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        rcp_buf_put(&b, tmp, n);
+    fclose(f);
+    rcp_buf_putc(&b, '\0');
+    if (b.oom) {
+        rcp_buf_free(&b);
+        return NULL;
+    }
+    *len = b.len - 1;
+    return b.data;
+}
+
+/* Parse a file into the data arena.  Metadata strings are used as C
+** strings: the parser gives them unterminated, so each is copied with a
+** NUL after it (a value may hold NULs too; those are compared by length). */
+static int terminate_strings(rcp_arena *a, rcp_json *v)
+{
+    size_t i;
+    if (v->type == RCP_JSON_STRING) {
+        char *s = rcp_arena_alloc(a, v->n + 1);
+        if (!s)
+            return -1;
+        memcpy(s, v->s, v->n);
+        s[v->n] = '\0';
+        v->s = s;
+    }
+    if (v->type == RCP_JSON_ARRAY || v->type == RCP_JSON_OBJECT)
+        for (i = 0; i < v->n; i++)
+            if (terminate_strings(a, &v->kids[i]) != 0)
+                return -1;
+    return 0;
+}
+
+static const rcp_json *load_json(runner *R, const char *path)
+{
+    size_t len;
+    char *text = read_file(path, &len), **t;
+    rcp_json_err err;
+    const rcp_json *root;
+    if (!text) {
+        fprintf(stderr, "rcp conform: cannot read %s\n", path);
+        return NULL;
+    }
+    t = rcp_realloc(R->texts, (R->ntexts + 1) * sizeof *t);
+    if (!t) {
+        rcp_free(text);
+        return NULL;
+    }
+    R->texts = t;
+    R->texts[R->ntexts++] = text;
+    root = rcp_json_parse(&R->data, text, len, 0, &err);
+    if (!root) {
+        fprintf(stderr, "rcp conform: %s: error at byte %lu: %s\n", path,
+                (unsigned long)err.offset, err.msg);
+        return NULL;
+    }
+    if (terminate_strings(&R->data, (rcp_json *)root) != 0) {
+        fprintf(stderr, "rcp conform: %s: out of memory\n", path);
+        return NULL;
+    }
+    return root;
+}
+
+static int is_must(const char *kw)
+{
+    return strcmp(kw, "MUST") == 0 || strcmp(kw, "MUST NOT") == 0
+        || strcmp(kw, "REQUIRED") == 0 || strcmp(kw, "SHALL") == 0
+        || strcmp(kw, "SHALL NOT") == 0;
+}
+
+static int add_check(runner *R, const rcp_json *j, const char *file)
+{
+    check *k;
+    size_t i;
+    if (R->n == R->cap) {
+        size_t cap = R->cap ? R->cap * 2 : 128;
+        check *v = rcp_realloc(R->checks, cap * sizeof *v);
+        if (!v)
+            return -1;
+        R->checks = v;
+        R->cap = cap;
+    }
+    k = &R->checks[R->n];
+    memset(k, 0, sizeof *k);
+    k->j = j;
+    k->file = file;
+    k->id = cstr(rcp_json_get(j, "id"), NULL);
+    k->level = cstr(rcp_json_get(j, "level"), "");
+    k->keyword = cstr(rcp_json_get(j, "keyword"), "");
+    k->section = cstr(rcp_json_get(j, "section"), "");
+    k->lvl = level_of(k->level);
+    k->must = is_must(k->keyword);
+    k->defines = level_of(cstr(rcp_json_get(j, "defines"), ""));
+    rcp_buf_init(&k->why);
+    if (!k->id || k->lvl < 0 || !*k->keyword || !*k->section) {
+        fprintf(stderr, "rcp conform: %s: a check lacks id, level, keyword "
+                "or section\n", file);
+        return -1;
+    }
+    for (i = 0; i < R->n; i++)
+        if (strcmp(R->checks[i].id, k->id) == 0) {
+            fprintf(stderr, "rcp conform: %s: duplicate check id %s\n",
+                    file, k->id);
+            return -1;
+        }
+    R->n++;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.json files of dir, sorted (section order: s04 < s05 < ...). */
+static size_t list_files(const char *dir, char ***out)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char **v = NULL;
+    size_t n = 0;
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        char **nv;
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        nv = rcp_realloc(v, (n + 1) * sizeof *v);
+        if (!nv)
+            break;
+        v = nv;
+        v[n] = rcp_malloc(len + 1);
+        if (!v[n])
+            break;
+        memcpy(v[n++], e->d_name, len + 1);
+    }
+    closedir(d);
+    if (n)
+        qsort(v, n, sizeof *v, by_name);
+    *out = v;
+    return n;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = rcp_malloc(a + b + 2);
+    if (p) {
+        memcpy(p, dir, a);
+        p[a] = '/';
+        memcpy(p + a + 1, name, b + 1);
+    }
+    return p;
+}
+
+/* Load every check file (those with a "checks" array). */
+static int load_checks(runner *R)
+{
+    char **names = NULL;
+    size_t n = list_files(R->dir, &names), i, j;
+    int rc = 0;
+    for (i = 0; i < n; i++) {
+        char *path = path_join(R->dir, names[i]);
+        const rcp_json *root = path ? load_json(R, path) : NULL;
+        const rcp_json *cs = root ? rcp_json_get(root, "checks") : NULL;
+        char *file = NULL;
+        if (!root)
+            rc = -1;
+        if (cs && cs->type == RCP_JSON_ARRAY) {
+            file = rcp_arena_alloc(&R->data, strlen(names[i]) + 1);
+            if (file)
+                memcpy(file, names[i], strlen(names[i]) + 1);
+            for (j = 0; j < cs->n && rc == 0; j++)
+                rc = add_check(R, &cs->kids[j], file ? file : "?");
+        }
+        rcp_free(path);
+    }
+    for (i = 0; i < n; i++)
+        rcp_free(names[i]);
+    rcp_free(names);
+    if (rc == 0 && R->n == 0) {
+        fprintf(stderr, "rcp conform: no checks found in %s/*.json\n",
+                R->dir);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* MARK: - Data: writing frames ------------------------------------------- */
+
+/* Serialise a data value, replacing "$cap:/pointer" by the server's
+** capability value, "$n" by the generator's counter n.  -1 when a $cap
+** reference is not advertised. */
+static int write_value(runner *R, rcp_jw *w, const rcp_json *v, long n)
+{
+    size_t i;
+    if (v->type == RCP_JSON_STRING && strncmp(v->s, "$cap:", 5) == 0) {
+        const rcp_json *c = R->caps ? jptr(R->caps, v->s + 4) : NULL;
+        if (!c)
+            return -1;
+        rcp_jw_value(w, c);
+        return 0;
+    }
+    if (v->type == RCP_JSON_STRING && strcmp(v->s, "$n") == 0 && n >= 0) {
+        rcp_jw_int(w, n);
+        return 0;
+    }
+    if (v->type == RCP_JSON_ARRAY || v->type == RCP_JSON_OBJECT) {
+        int rc = 0;
+        if (v->type == RCP_JSON_ARRAY)
+            rcp_jw_arr(w);
+        else
+            rcp_jw_obj(w);
+        for (i = 0; i < v->n && rc == 0; i++) {
+            if (v->type == RCP_JSON_OBJECT)
+                rcp_jw_keyn(w, v->kids[i].key, v->kids[i].keylen);
+            rc = write_value(R, w, &v->kids[i], n);
+        }
+        if (v->type == RCP_JSON_ARRAY)
+            rcp_jw_arr_end(w);
+        else
+            rcp_jw_obj_end(w);
+        return rc;
+    }
+    rcp_jw_value(w, v);
+    return 0;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* "bytes": a string in which \xHH stands for one raw byte, so the data
+** can carry invalid UTF-8 and raw control bytes. */
+static void put_bytes(rcp_buf *b, const char *s)
+{
+    while (*s) {
+        if (s[0] == '\\' && s[1] == 'x' && hexval(s[2]) >= 0
+            && hexval(s[3]) >= 0) {
+            rcp_buf_putc(b, (char)(hexval(s[2]) * 16 + hexval(s[3])));
+            s += 4;
+        } else {
+            rcp_buf_putc(b, *s++);
+        }
+    }
+}
+
+/* The bytes of one "send" step (not pause/await/eof).  -1 on bad data. */
+static int step_bytes(runner *R, const rcp_json *st, rcp_buf *b)
+{
+    const rcp_json *v;
+    rcp_jw w;
+    int nl = jbool(rcp_json_get(st, "nl"), 1);
+    if ((v = rcp_json_get(st, "json")) != NULL) {
+        rcp_jw_init(&w, b);
+        if (write_value(R, &w, v, -1) != 0)
+            return -1;
+    } else if ((v = rcp_json_get(st, "text")) != NULL) {
+        rcp_buf_puts(b, cstr(v, ""));
+    } else if ((v = rcp_json_get(st, "bytes")) != NULL) {
+        put_bytes(b, cstr(v, ""));
+    } else if ((v = rcp_json_get(st, "fill")) != NULL) {
+        long count = jlong(rcp_json_get(v, "count"), 0), i;
+        const char *ch = cstr(rcp_json_get(v, "byte"), "a");
+        rcp_buf_puts(b, cstr(rcp_json_get(v, "before"), ""));
+        if (rcp_buf_reserve(b, (size_t)count) != 0)
+            return -1;
+        for (i = 0; i < count; i++)
+            b->data[b->len++] = ch[0];
+        rcp_buf_puts(b, cstr(rcp_json_get(v, "after"), ""));
+    } else if ((v = rcp_json_get(st, "generate")) != NULL) {
+        long count = jlong(rcp_json_get(v, "count"), 0), i;
+        const rcp_json *frame = rcp_json_get(v, "frame");
+        int batch = jbool(rcp_json_get(v, "batch"), 0);
+        if (!frame)
+            return -1;
+        if (batch)
+            rcp_buf_putc(b, '[');
+        for (i = 1; i <= count; i++) {
+            if (batch && i > 1)
+                rcp_buf_putc(b, ',');
+            rcp_jw_init(&w, b);
+            if (write_value(R, &w, frame, i) != 0)
+                return -1;
+            if (!batch && i < count)
+                rcp_buf_putc(b, '\n');
+        }
+        if (batch)
+            rcp_buf_putc(b, ']');
+    } else {
+        return -1;
+    }
+    if (nl)
+        rcp_buf_putc(b, '\n');
+    return b->oom ? -1 : 0;
+}
+
+/* MARK: - Sessions (invariant 2) ----------------------------------------- */
+
+static const char init_params[] =
+    "{\"protocolVersion\":1,\"client\":{\"name\":\"rcp-conform\","
+    "\"version\":\"" RCP_VERSION "\"},\"capabilities\":{}}";
+
+static void wire_scan(runner *R, rcp_client *c, const char *check_id);
+static void stderr_scan(runner *R, rcp_client *c, const char *check_id);
+
+static rcp_client *spawn(runner *R, rcp_buf *why)
+{
+    rcp_client_opts o;
+    char err[256];
+    rcp_client *c;
+    memset(&o, 0, sizeof o);
+    o.err = RCP_STDERR_CAPTURE;
+    o.keep_frames = 1;
+    c = rcp_client_spawn(R->cmd, &o, err, sizeof err);
+    if (!c && why)
+        buf_printf(why, "cannot start the server: %s", err);
+    return c;
+}
+
+/* initialize on c; 0, or -1 with the reason in why. */
+static int initialize(runner *R, rcp_client *c, rcp_buf *why)
+{
+    rcp_request *r = rcp_client_request(c, "initialize", init_params,
+                                        DEFAULT_TIMEOUT_MS);
+    int code, rc = -1;
+    (void)R;
+    if (!r) {
+        rcp_buf_puts(why, "could not send initialize (server gone?)");
+        return -1;
+    }
+    if (rcp_client_wait(c, r, DEFAULT_TIMEOUT_MS) != RCP_REQ_DONE)
+        rcp_buf_puts(why, "initialize was not answered");
+    else if (rcp_request_error(r, &code))
+        buf_printf(why, "initialize failed with error %d", code);
+    else
+        rc = 0;
+    rcp_request_free(c, r);
+    return rc;
+}
+
+static void end_session(runner *R, rcp_client *c, const char *check_id)
+{
+    if (!c)
+        return;
+    wire_scan(R, c, check_id);
+    rcp_client_close(c, CLOSE_GRACE_MS);
+}
+
+static void drop_shared(runner *R, int init)
+{
+    if (R->shared[init].c) {
+        stderr_scan(R, R->shared[init].c, "(shared session)");
+        end_session(R, R->shared[init].c, "(shared session)");
+    }
+    R->shared[init].c = NULL;
+}
+
+/* A server in the state the check needs; NULL with why on failure. */
+static rcp_client *session_for(runner *R, int init, int fresh, rcp_buf *why)
+{
+    rcp_client *c;
+    if (!fresh && R->shared[init].c && rcp_client_alive(R->shared[init].c))
+        return R->shared[init].c;
+    if (!fresh)
+        drop_shared(R, init);
+    c = spawn(R, why);
+    if (!c)
+        return NULL;
+    if (init && initialize(R, c, why) != 0) {
+        end_session(R, c, "(initialize)");
+        return NULL;
+    }
+    wire_scan(R, c, "(initialize)");
+    if (!fresh)
+        R->shared[init].c = c;
+    return c;
+}
+
+/* MARK: - Receiving ------------------------------------------------------ */
+
+static int add_msg(got *g, const rcp_json *j, int in_array, size_t line)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 32;
+        msg *v = rcp_realloc(g->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        g->v = v;
+        g->cap = cap;
+    }
+    g->v[g->n].j = j;
+    g->v[g->n].in_array = in_array;
+    g->v[g->n].line = line;
+    g->v[g->n].used = 0;
+    g->n++;
+    return 0;
+}
+
+static int is_barrier(const rcp_json *m)
+{
+    const rcp_json *id = rcp_json_get(m, "id");
+    return id && id->type == RCP_JSON_STRING && id->n > 20
+        && memcmp(id->s, "rcp-conform-barrier-", 20) == 0;
+}
+
+static int is_response(const rcp_json *m)
+{
+    return m->type == RCP_JSON_OBJECT && !rcp_json_get(m, "method");
+}
+
+/* The responses received so far (barrier answers left out); with notes,
+** the notifications instead. */
+static void collect(rcp_client *c, got *g, int notes)
+{
+    const rcp_frame *f;
+    size_t nf = rcp_client_frames(c, &f), i, k;
+    g->n = 0;
+    for (i = 0; i < nf; i++) {
+        const rcp_json *r = f[i].root;
+        if (!r)
+            continue;
+        if (r->type == RCP_JSON_ARRAY) {
+            for (k = 0; k < r->n; k++)
+                if (!notes && is_response(&r->kids[k])
+                    && !is_barrier(&r->kids[k]))
+                    add_msg(g, &r->kids[k], 1, i);
+        } else if (notes ? !is_response(r)
+                   : (is_response(r) && !is_barrier(r))) {
+            add_msg(g, r, 0, i);
+        }
+    }
+}
+
+static int has_response_id(rcp_client *c, const rcp_json *id)
+{
+    got g;
+    size_t i;
+    int found = 0;
+    memset(&g, 0, sizeof g);
+    collect(c, &g, 0);
+    for (i = 0; i < g.n && !found; i++)
+        found = rcp_id_equal(rcp_json_get(g.v[i].j, "id"), id);
+    rcp_free(g.v);
+    return found;
+}
+
+/* Send a barrier ping and wait for its answer (invariant 1). */
+static int barrier(runner *R, rcp_client *c, int timeout_ms)
+{
+    char frame[128], id[64];
+    const rcp_frame *f;
+    double end = now_ms() + timeout_ms;
+    size_t i, nf;
+    sprintf(id, "\"rcp-conform-barrier-%u\"", ++R->barrier);
+    sprintf(frame, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}\n",
+            id);
+    if (rcp_client_send_raw(c, frame, strlen(frame)) != 0)
+        return -1;
+    for (;;) {
+        nf = rcp_client_frames(c, &f);
+        for (i = 0; i < nf; i++)
+            if (f[i].len < 200 && strstr(f[i].line, id) != NULL)
+                goto answered;
+        if (left_ms(end) == 0 || rcp_client_pump(c, left_ms(end)) < 0)
+            return -1;
+    }
+answered:
+    end = now_ms() + GRACE_MS;
+    while (left_ms(end) > 0 && rcp_client_pump(c, left_ms(end)) >= 0)
+        ;
+    return 0;
+}
+
+/* MARK: - Predicates ----------------------------------------------------- */
+
+typedef struct pctx {
+    runner     *R;
+    got        *g;     /* every response of the check, for sameAs */
+} pctx;
+
+static int pred(pctx *x, const rcp_json *root, const rcp_json *p,
+                rcp_buf *why);
+
+/* A number or "$cap:/pointer" to one. */
+static long pred_count(pctx *x, const rcp_json *v, int *ok)
+{
+    const rcp_json *c = v;
+    int64_t n;
+    if (v && v->type == RCP_JSON_STRING && strncmp(v->s, "$cap:", 5) == 0)
+        c = x->R->caps ? jptr(x->R->caps, v->s + 4) : NULL;
+    *ok = c && rcp_json_int(c, &n);
+    return *ok ? (long)n : 0;
+}
+
+static int type_is(const rcp_json *v, const char *t)
+{
+    int64_t i;
+    if (strcmp(t, "absent") == 0)
+        return !v;
+    if (!v)
+        return 0;
+    if (strcmp(t, "integer") == 0)
+        return v->type == RCP_JSON_NUMBER && rcp_json_int(v, &i);
+    return strcmp(t, type_name(v)) == 0;
+}
+
+static int contains_value(const rcp_json *arr, const rcp_json *v)
+{
+    size_t i;
+    if (!arr || arr->type != RCP_JSON_ARRAY)
+        return 0;
+    for (i = 0; i < arr->n; i++)
+        if (json_equal(&arr->kids[i], v))
+            return 1;
+    return 0;
+}
+
+/* Another response's value, for "sameAs": {"id": X, "pointer": P}. */
+static const rcp_json *same_as(pctx *x, const rcp_json *spec)
+{
+    const rcp_json *id = rcp_json_get(spec, "id");
+    size_t i;
+    for (i = 0; x->g && i < x->g->n; i++)
+        if (rcp_id_equal(rcp_json_get(x->g->v[i].j, "id"), id))
+            return jptr(x->g->v[i].j, cstr(rcp_json_get(spec, "pointer"),
+                                           ""));
+    return NULL;
+}
+
+/* "ptr what: value" (ptr "" continues a sentence already begun). */
+static int fail_at(rcp_buf *why, const char *ptr, const char *what,
+                   const rcp_json *v)
+{
+    if (*ptr)
+        buf_printf(why, "%s ", ptr);
+    buf_printf(why, "%s: ", what);
+    buf_json(why, v, SHOW_BYTES / 2);
+    return 0;
+}
+
+/* "each": the nested predicate holds for every element (array) or
+** member value (object). */
+static int pred_each(pctx *x, const rcp_json *v, const char *ptr,
+                     const rcp_json *sub, rcp_buf *why)
+{
+    size_t i;
+    if (!v || (v->type != RCP_JSON_ARRAY && v->type != RCP_JSON_OBJECT))
+        return fail_at(why, ptr, "should be an array or object", v);
+    for (i = 0; i < v->n; i++)
+        if (!pred(x, &v->kids[i], sub, why)) {
+            buf_printf(why, " (in element %lu of %s)", (unsigned long)i,
+                       *ptr ? ptr : "the message");
+            return 0;
+        }
+    return 1;
+}
+
+/* "countWhere": {"max": N, "anyOf": [predicates]} -- how many elements
+** satisfy any of the predicates. */
+static int pred_count_where(pctx *x, const rcp_json *v, const char *ptr,
+                            const rcp_json *spec, rcp_buf *why)
+{
+    const rcp_json *any = rcp_json_get(spec, "anyOf");
+    long max = jlong(rcp_json_get(spec, "max"), 0), n = 0;
+    size_t i, k;
+    rcp_buf scratch;
+    if (!v || v->type != RCP_JSON_ARRAY || !any)
+        return fail_at(why, ptr, "should be an array", v);
+    rcp_buf_init(&scratch);
+    for (i = 0; i < v->n; i++)
+        for (k = 0; k < any->n; k++)
+            if (pred(x, &v->kids[i], &any->kids[k], &scratch)) {
+                n++;
+                break;
+            }
+    rcp_buf_free(&scratch);
+    if (n > max) {
+        buf_printf(why, "%s has %ld matching elements, at most %ld allowed",
+                   ptr, n, max);
+        return 0;
+    }
+    return 1;
+}
+
+static int pred_items(pctx *x, const rcp_json *p, const rcp_json *v,
+                      const char *ptr, rcp_buf *why)
+{
+    const rcp_json *q;
+    long n;
+    int ok;
+    size_t have = v && (v->type == RCP_JSON_ARRAY) ? v->n : 0;
+    if ((q = rcp_json_get(p, "items")) != NULL
+        || (q = rcp_json_get(p, "minItems")) != NULL
+        || (q = rcp_json_get(p, "maxItems")) != NULL) {
+        n = pred_count(x, q, &ok);
+        if (!ok)
+            return fail_at(why, ptr, "cannot be judged: the capability "
+                           "bound is not advertised", NULL);
+        if (!v || v->type != RCP_JSON_ARRAY)
+            return fail_at(why, ptr, "should be an array", v);
+        if ((rcp_json_get(p, "items") && (long)have != n)
+            || (rcp_json_get(p, "minItems") && (long)have < n)
+            || (rcp_json_get(p, "maxItems") && (long)have > n)) {
+            buf_printf(why, "%s has %lu elements, expected %s %ld", ptr,
+                       (unsigned long)have, rcp_json_get(p, "items")
+                       ? "exactly" : rcp_json_get(p, "minItems")
+                       ? "at least" : "at most", n);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One predicate {"pointer": P, op: arg, ...} against root. */
+static int pred(pctx *x, const rcp_json *root, const rcp_json *p,
+                rcp_buf *why)
+{
+    const char *ptr;
+    const rcp_json *v, *q;
+    if (p->type == RCP_JSON_STRING)      /* shorthand: present */
+        return jptr(root, p->s) ? 1
+            : fail_at(why, p->s, "should be present", NULL);
+    ptr = cstr(rcp_json_get(p, "pointer"), "");
+    v = jptr(root, ptr);
+    if ((q = rcp_json_get(p, "absent")) && jbool(q, 0) && v)
+        return fail_at(why, ptr, "should be absent", v);
+    if ((q = rcp_json_get(p, "present")) && jbool(q, 0) && !v)
+        return fail_at(why, ptr, "should be present", v);
+    if ((q = rcp_json_get(p, "equals")) && !json_equal(v, q)) {
+        buf_printf(why, "%s should be ", *ptr ? ptr : "(the message)");
+        buf_json(why, q, SHOW_BYTES / 2);
+        return fail_at(why, "", "but is", v);
+    }
+    if ((q = rcp_json_get(p, "notEquals")) && json_equal(v, q))
+        return fail_at(why, ptr, "should not equal", v);
+    if ((q = rcp_json_get(p, "in")) && !contains_value(q, v))
+        return fail_at(why, ptr, "is not one of the allowed values", v);
+    if ((q = rcp_json_get(p, "type"))) {
+        size_t i;
+        int ok = 0;
+        if (q->type == RCP_JSON_STRING)
+            ok = type_is(v, q->s);
+        for (i = 0; q->type == RCP_JSON_ARRAY && i < q->n; i++)
+            ok |= type_is(v, cstr(&q->kids[i], ""));
+        if (!ok) {
+            buf_printf(why, "%s should be of type ", *ptr ? ptr : "value");
+            buf_json(why, q, 80);
+            return fail_at(why, "", "but is", v);
+        }
+    }
+    if ((q = rcp_json_get(p, "contains")) && !contains_value(v, q))
+        return fail_at(why, ptr, "should contain the value", q);
+    if ((q = rcp_json_get(p, "notContains")) && contains_value(v, q))
+        return fail_at(why, ptr, "should not contain the value", q);
+    if ((q = rcp_json_get(p, "anyKey"))) {
+        size_t i;
+        int ok = 0;
+        for (i = 0; i < q->n && v && v->type == RCP_JSON_OBJECT; i++)
+            ok |= rcp_json_get(v, cstr(&q->kids[i], "")) != NULL;
+        if (!ok)
+            return fail_at(why, ptr, "should have at least one of the keys "
+                           "listed", q);
+    }
+    if (!pred_items(x, p, v, ptr, why))
+        return 0;
+    if ((q = rcp_json_get(p, "sameAs")) && !json_equal(v, same_as(x, q)))
+        return fail_at(why, ptr, "should equal the other response's value",
+                       same_as(x, q));
+    if ((q = rcp_json_get(p, "each")) && !pred_each(x, v, ptr, q, why))
+        return 0;
+    if ((q = rcp_json_get(p, "countWhere"))
+        && !pred_count_where(x, v, ptr, q, why))
+        return 0;
+    return 1;
+}
+
+/* MARK: - Expectations --------------------------------------------------- */
+
+/* The ids a response spec accepts: "id", or any of "idAnyOf". */
+static int spec_id_ok(const rcp_json *spec, const rcp_json *id, long n)
+{
+    const rcp_json *any = rcp_json_get(spec, "idAnyOf"), *one;
+    size_t i;
+    if (n >= 0) {
+        int64_t v;
+        return id && id->type == RCP_JSON_NUMBER && rcp_json_int(id, &v)
+            && v == n;
+    }
+    if ((one = rcp_json_get(spec, "id")) != NULL)
+        return rcp_id_equal(one, id);
+    for (i = 0; any && i < any->n; i++)
+        if (rcp_id_equal(&any->kids[i], id))
+            return 1;
+    return 0;
+}
+
+/* "outcome": "result", an error code, or an array of those. */
+static int outcome_ok(const rcp_json *want, const rcp_json *m)
+{
+    const rcp_json *err = rcp_json_get(m, "error");
+    const rcp_json *res = rcp_json_get(m, "result");
+    size_t i;
+    if (!want)
+        return 1;
+    if (want->type == RCP_JSON_ARRAY) {
+        for (i = 0; i < want->n; i++)
+            if (outcome_ok(&want->kids[i], m))
+                return 1;
+        return 0;
+    }
+    if (want->type == RCP_JSON_STRING)
+        return res && !err;
+    return err && !res && json_equal(rcp_json_get(err, "code"), want);
+}
+
+static void describe_spec(rcp_buf *b, const rcp_json *spec, long n)
+{
+    const rcp_json *o = rcp_json_get(spec, "outcome");
+    const char *in = cstr(rcp_json_get(spec, "in"), NULL);
+    if (n >= 0)
+        buf_printf(b, "id %ld", n);
+    else if (rcp_json_get(spec, "id")) {
+        rcp_buf_puts(b, "id ");
+        buf_json(b, rcp_json_get(spec, "id"), 60);
+    } else {
+        rcp_buf_puts(b, "id any of ");
+        buf_json(b, rcp_json_get(spec, "idAnyOf"), 60);
+    }
+    rcp_buf_puts(b, " -> ");
+    if (!o)
+        rcp_buf_puts(b, "any outcome");
+    else if (o->type == RCP_JSON_STRING)
+        rcp_buf_puts(b, "result");
+    else {
+        rcp_buf_puts(b, "error ");
+        buf_json(b, o, 60);
+    }
+    if (in)
+        buf_printf(b, " (%s)", strcmp(in, "batch") == 0 ? "inside a batch "
+                   "array" : "a single non-array response");
+}
+
+/* Expand "idRange": [a, b] into one spec per id. */
+static int spec_range(const rcp_json *spec, long *a, long *b)
+{
+    const rcp_json *r = rcp_json_get(spec, "idRange");
+    if (!r || r->type != RCP_JSON_ARRAY || r->n != 2)
+        return 0;
+    *a = jlong(&r->kids[0], 1);
+    *b = jlong(&r->kids[1], 0);
+    return 1;
+}
+
+static void describe_expect(rcp_buf *b, const rcp_json *ex)
+{
+    const rcp_json *rs = rcp_json_get(ex, "responses"), *any;
+    size_t i;
+    long lo, hi;
+    if ((any = rcp_json_get(ex, "anyOf")) != NULL) {
+        for (i = 0; i < any->n; i++) {
+            if (i)
+                rcp_buf_puts(b, "  OR  ");
+            describe_expect(b, &any->kids[i]);
+        }
+        return;
+    }
+    if (!rs || rs->n == 0)
+        rcp_buf_puts(b, "no response at all");
+    for (i = 0; rs && i < rs->n; i++) {
+        if (i)
+            rcp_buf_puts(b, "; ");
+        if (spec_range(&rs->kids[i], &lo, &hi)) {
+            buf_printf(b, "ids %ld..%ld, each ", lo, hi);
+            describe_spec(b, &rs->kids[i], lo);
+        } else {
+            describe_spec(b, &rs->kids[i], -1);
+        }
+    }
+    if (rcp_json_get(ex, "lines"))
+        buf_printf(b, "; in %ld line(s)", jlong(rcp_json_get(ex, "lines"),
+                                                0));
+    if (jbool(rcp_json_get(ex, "exact"), 1) && rs && rs->n)
+        rcp_buf_puts(b, "; nothing else");
+}
+
+/* Judge one spec (with id n for ranges) against the responses. */
+static int judge_spec(pctx *x, const rcp_json *spec, long n, int *soft,
+                      rcp_buf *why)
+{
+    got *g = x->g;
+    const rcp_json *where = rcp_json_get(spec, "where");
+    const char *in = cstr(rcp_json_get(spec, "in"), NULL);
+    size_t i, k;
+    msg *m = NULL;
+    for (i = 0; i < g->n && !m; i++)
+        if (!g->v[i].used && spec_id_ok(spec, rcp_json_get(g->v[i].j, "id"),
+                                        n))
+            m = &g->v[i];
+    if (!m) {
+        rcp_buf_puts(why, "missing: ");
+        describe_spec(why, spec, n);
+        return 0;
+    }
+    m->used = 1;
+    if (!outcome_ok(rcp_json_get(spec, "outcome"), m->j)) {
+        describe_spec(why, spec, n);
+        rcp_buf_puts(why, " -- got ");
+        buf_json(why, m->j, SHOW_BYTES);
+        return 0;
+    }
+    if (in && (strcmp(in, "batch") == 0) != m->in_array) {
+        describe_spec(why, spec, n);
+        buf_printf(why, " -- it came %s", m->in_array ? "inside an array"
+                   : "as a single object");
+        return 0;
+    }
+    for (k = 0; where && k < where->n; k++) {
+        rcp_buf w;
+        int ok;
+        rcp_buf_init(&w);
+        ok = pred(x, m->j, &where->kids[k], &w);
+        if (!ok) {
+            int should = !is_must(cstr(rcp_json_get(&where->kids[k],
+                                                    "keyword"), "MUST"));
+            if (!should || !*soft) {
+                if (why->len)
+                    rcp_buf_puts(why, "; ");
+                rcp_buf_put(why, w.data, w.len);
+                if (should)
+                    rcp_buf_puts(why, " [SHOULD]");
+            }
+            if (!should) {
+                rcp_buf_free(&w);
+                return 0;
+            }
+            *soft = 1;
+        }
+        rcp_buf_free(&w);
+    }
+    return 1;
+}
+
+static size_t response_lines(const got *g)
+{
+    size_t i, n = 0, last = (size_t)-1;
+    for (i = 0; i < g->n; i++)
+        if (g->v[i].line != last) {
+            n++;
+            last = g->v[i].line;
+        }
+    return n;
+}
+
+/* 1 pass, 0 fail; *soft set when only SHOULD predicates failed. */
+static int judge(pctx *x, const rcp_json *ex, int *soft, rcp_buf *why)
+{
+    const rcp_json *rs = rcp_json_get(ex, "responses"), *any;
+    size_t i;
+    long lo, hi, n;
+    if ((any = rcp_json_get(ex, "anyOf")) != NULL) {
+        rcp_buf w;
+        rcp_buf_init(&w);
+        for (i = 0; i < any->n; i++) {
+            int s = 0;
+            size_t k;
+            for (k = 0; k < x->g->n; k++)
+                x->g->v[k].used = 0;
+            w.len = 0;
+            if (judge(x, &any->kids[i], &s, &w)) {
+                *soft = s;
+                if (s)
+                    rcp_buf_put(why, w.data, w.len);
+                rcp_buf_free(&w);
+                return 1;
+            }
+        }
+        rcp_buf_free(&w);
+        rcp_buf_puts(why, "none of the accepted outcomes");
+        return 0;
+    }
+    for (i = 0; rs && i < rs->n; i++) {
+        if (spec_range(&rs->kids[i], &lo, &hi)) {
+            for (n = lo; n <= hi; n++)
+                if (!judge_spec(x, &rs->kids[i], n, soft, why))
+                    return 0;
+        } else if (!judge_spec(x, &rs->kids[i], -1, soft, why)) {
+            return 0;
+        }
+    }
+    if (jbool(rcp_json_get(ex, "exact"), 1))
+        for (i = 0; i < x->g->n; i++)
+            if (!x->g->v[i].used) {
+                rcp_buf_puts(why, "unexpected response: ");
+                buf_json(why, x->g->v[i].j, SHOW_BYTES);
+                return 0;
+            }
+    if (rcp_json_get(ex, "lines")
+        && (long)response_lines(x->g) != jlong(rcp_json_get(ex, "lines"), 0)) {
+        buf_printf(why, "the responses came in %lu line(s), expected %ld",
+                   (unsigned long)response_lines(x->g),
+                   jlong(rcp_json_get(ex, "lines"), 0));
+        return 0;
+    }
+    return 1;
+}
+
+/* Are the responses the expectation names all there (by id)?  With
+** anyOf: those of any alternative that names at least one. */
+static int arrived(const got *g, const rcp_json *ex)
+{
+    const rcp_json *rs = rcp_json_get(ex, "responses"), *any;
+    size_t i, k;
+    long lo, hi, n;
+    if ((any = rcp_json_get(ex, "anyOf")) != NULL) {
+        for (i = 0; i < any->n; i++) {
+            const rcp_json *r2 = rcp_json_get(&any->kids[i], "responses");
+            if (r2 && r2->n && arrived(g, &any->kids[i]))
+                return 1;
+        }
+        return 0;
+    }
+    for (i = 0; rs && i < rs->n; i++) {
+        int have_range = spec_range(&rs->kids[i], &lo, &hi);
+        if (!have_range)
+            lo = hi = -1;
+        for (n = lo; n <= hi; n++) {
+            int found = 0;
+            for (k = 0; k < g->n && !found; k++)
+                found = spec_id_ok(&rs->kids[i],
+                                   rcp_json_get(g->v[k].j, "id"), n);
+            if (!found)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* MARK: - Running a data check ------------------------------------------- */
+
+static void show_sent(rcp_buf *why, const rcp_buf *sent)
+{
+    rcp_buf_puts(why, "\n      sent:     ");
+    buf_show(why, sent->data, sent->len, SHOW_BYTES);
+}
+
+static void show_got(rcp_buf *why, rcp_client *c)
+{
+    const rcp_frame *f;
+    size_t nf = rcp_client_frames(c, &f), i, shown = 0;
+    rcp_buf_puts(why, "\n      got:      ");
+    for (i = 0; i < nf && shown < SHOW_LINES; i++) {
+        if (f[i].root && is_barrier(f[i].root))
+            continue;
+        if (shown++)
+            rcp_buf_puts(why, "\n                ");
+        buf_show(why, f[i].line, f[i].len, SHOW_BYTES);
+    }
+    if (!shown)
+        rcp_buf_puts(why, "(nothing)");
+}
+
+/* Play the "send" steps.  0, or -1 (reason in why). */
+static int play(runner *R, rcp_client *c, const rcp_json *steps, int tmo,
+                rcp_buf *why)
+{
+    size_t i;
+    for (i = 0; steps && i < steps->n; i++) {
+        const rcp_json *st = &steps->kids[i], *v;
+        if ((v = rcp_json_get(st, "pauseMs")) != NULL) {
+            double end = now_ms() + (double)jlong(v, 0);
+            while (left_ms(end) > 0 && rcp_client_pump(c, left_ms(end)) >= 0)
+                ;
+        } else if ((v = rcp_json_get(st, "await")) != NULL) {
+            double end = now_ms() + tmo;
+            while (!has_response_id(c, v))
+                if (left_ms(end) == 0 || rcp_client_pump(c, left_ms(end)) < 0)
+                    break;
+        } else if ((v = rcp_json_get(st, "eof")) != NULL) {
+            rcp_client_eof(c);
+        } else {
+            rcp_buf b;
+            int rc;
+            rcp_buf_init(&b);
+            if (step_bytes(R, st, &b) != 0) {
+                rcp_buf_free(&b);
+                rcp_buf_puts(why, "bad step in the check data (or it "
+                             "names a capability value not advertised)");
+                return -1;
+            }
+            rcp_buf_put(&R->sent, b.data, b.len);
+            rc = rcp_client_send_raw(c, b.data, b.len);
+            rcp_buf_free(&b);
+            if (rc != 0) {
+                rcp_buf_puts(why, "the server stopped reading its input "
+                             "(it exited or is wedged)");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* "exit": {"withinMs": T, "status": S} -- the server must end by itself. */
+static int judge_exit(rcp_client *c, const rcp_json *ex, rcp_buf *why)
+{
+    long within = jlong(rcp_json_get(ex, "withinMs"), 2000);
+    const rcp_json *st = rcp_json_get(ex, "status");
+    int status = 0;
+    if (!rcp_client_wait_exit(c, (int)within, &status)) {
+        buf_printf(why, "the server had not exited %ld ms later", within);
+        return 0;
+    }
+    if (st && !(WIFEXITED(status) && WEXITSTATUS(status) == jlong(st, 0))) {
+        if (WIFSIGNALED(status))
+            buf_printf(why, "the server died of signal %d",
+                       WTERMSIG(status));
+        else
+            buf_printf(why, "the server exited with status %d, expected "
+                       "%ld", WEXITSTATUS(status), jlong(st, 0));
+        return 0;
+    }
+    return 1;
+}
+
+/* Wait for the named responses, the quiet time, then the barrier. */
+static int settle_down(runner *R, rcp_client *c, const rcp_json *ex, int tmo,
+                       got *g, rcp_buf *why)
+{
+    double end = now_ms() + tmo;
+    long quiet = jlong(rcp_json_get(ex, "quietMs"), 0);
+    for (;;) {
+        collect(c, g, 0);
+        if (arrived(g, ex) || left_ms(end) == 0
+            || rcp_client_pump(c, left_ms(end)) < 0)
+            break;
+    }
+    end = now_ms() + (double)quiet;
+    while (left_ms(end) > 0 && rcp_client_pump(c, left_ms(end)) >= 0)
+        ;
+    if (jbool(rcp_json_get(ex, "barrier"), 1)
+        && barrier(R, c, BARRIER_MS) != 0) {
+        rcp_buf_puts(why, "the server did not answer a ping sent after the "
+                     "check (it exited or is wedged)");
+        collect(c, g, 0);
+        return -1;
+    }
+    collect(c, g, 0);
+    return 0;
+}
+
+/* Notifications the check allows: "notifications": "none" forbids all;
+** progress frames must echo a token the check sent (§9). */
+static int judge_notes(runner *R, rcp_client *c, const rcp_json *ex,
+                       rcp_buf *why)
+{
+    got n;
+    size_t i;
+    int ok = 1;
+    const char *rule = cstr(rcp_json_get(ex, "notifications"), "any");
+    const rcp_json *each = rcp_json_get(ex, "eachNotification");
+    pctx x;
+    memset(&n, 0, sizeof n);
+    x.R = R;
+    x.g = NULL;
+    collect(c, &n, 1);
+    for (i = 0; i < n.n && ok; i++) {
+        if (strcmp(rule, "none") == 0) {
+            rcp_buf_puts(why, "unexpected notification: ");
+            buf_json(why, n.v[i].j, SHOW_BYTES);
+            ok = 0;
+        } else if (each && !pred(&x, n.v[i].j, each, why)) {
+            ok = 0;
+        }
+    }
+    rcp_free(n.v);
+    return ok;
+}
+
+static void run_data_check(runner *R, check *k, rcp_client *c)
+{
+    const rcp_json *ex = rcp_json_get(k->j, "expect");
+    int tmo = (int)jlong(rcp_json_get(k->j, "timeoutMs"), DEFAULT_TIMEOUT_MS);
+    rcp_buf why;
+    got g;
+    pctx x;
+    int soft = 0, ok;
+    rcp_buf_init(&why);
+    memset(&g, 0, sizeof g);
+    if (play(R, c, rcp_json_get(k->j, "send"), tmo, &why) != 0) {
+        R->aborted = 1;
+        ok = 0;
+    } else if (ex && rcp_json_get(ex, "exit")) {
+        collect(c, &g, 0);
+        x.R = R;
+        x.g = &g;
+        ok = judge_exit(c, rcp_json_get(ex, "exit"), &why);
+        if (ok && rcp_json_get(ex, "responses"))
+            ok = judge(&x, ex, &soft, &why);
+    } else {
+        ok = settle_down(R, c, ex, tmo, &g, &why) == 0;
+        if (!ok)
+            R->aborted = 1;
+        x.R = R;
+        x.g = &g;
+        if (judge(&x, ex, &soft, &why) == 0)
+            ok = 0;
+        if (ok)
+            ok = judge_notes(R, c, ex, &why);
+    }
+    k->status = ok ? (soft ? ST_WARN : ST_PASS) : ST_FAIL;
+    if (k->status != ST_PASS) {
+        rcp_buf_puts(&k->why, "      ");
+        rcp_buf_put(&k->why, why.data, why.len);
+        show_sent(&k->why, &R->sent);
+        rcp_buf_puts(&k->why, "\n      expected: ");
+        if (ex)
+            describe_expect(&k->why, ex);
+        show_got(&k->why, c);
+    }
+    rcp_free(g.v);
+    rcp_buf_free(&why);
+}
+
+/* MARK: - Wire rules (invariant 3) --------------------------------------- */
+
+static void wire_note(runner *R, int rule, const char *check_id,
+                      const char *line, size_t n, const char *what)
+{
+    wire_rule *w = &R->wire[rule];
+    if (w->seen++)
+        return;
+    buf_printf(&w->example, "      %s (during %s): ", what, check_id);
+    buf_show(&w->example, line, n, SHOW_BYTES);
+}
+
+static void wire_message(runner *R, const rcp_json *m, const char *cid,
+                         const rcp_frame *f)
+{
+    const rcp_json *err, *code, *res, *pv;
+    int64_t v;
+    if (m->type != RCP_JSON_OBJECT) {
+        wire_note(R, W_JSON, cid, f->line, f->len, "not a JSON-RPC object");
+        return;
+    }
+    if (!rcp_json_streq(rcp_json_get(m, "jsonrpc"), "2.0"))
+        wire_note(R, W_JSONRPC, cid, f->line, f->len, "jsonrpc is not 2.0");
+    if (rcp_json_get(m, "method")) {
+        const rcp_json *me = rcp_json_get(m, "method");
+        if (rcp_json_streq(me, "notifications/log"))
+            wire_note(R, W_LOG, cid, f->line, f->len, "log notification "
+                      "the client did not opt into");
+        if (rcp_json_streq(me, "notifications/progress")) {
+            const rcp_json *tok = jptr(m, "/params/progressToken");
+            rcp_buf t;
+            int sent;
+            rcp_buf_init(&t);
+            buf_json(&t, tok, 200);
+            sent = tok && t.len && R->sent.len >= t.len;
+            if (sent) {
+                size_t i;
+                sent = 0;
+                for (i = 0; i + t.len <= R->sent.len && !sent; i++)
+                    sent = memcmp(R->sent.data + i, t.data, t.len) == 0;
+            }
+            if (!sent)
+                wire_note(R, W_PROGRESS, cid, f->line, f->len, "progress "
+                          "for a request that carried no such token");
+            rcp_buf_free(&t);
+        }
+        return;
+    }
+    err = rcp_json_get(m, "error");
+    res = rcp_json_get(m, "result");
+    if (!err == !res)
+        wire_note(R, W_XOR, cid, f->line, f->len, "not exactly one of "
+                  "result and error");
+    code = err ? rcp_json_get(err, "code") : NULL;
+    if (err && (err->type != RCP_JSON_OBJECT || !rcp_json_int(code, &v)
+                || !rcp_json_get(err, "message")
+                || rcp_json_get(err, "message")->type != RCP_JSON_STRING))
+        wire_note(R, W_ERROBJ, cid, f->line, f->len, "error is not "
+                  "{code: integer, message: string}");
+    else if (err && v >= -32099 && v <= -32000 && !rcp_code_known((int)v))
+        wire_note(R, W_RANGE, cid, f->line, f->len, "a code in the "
+                  "reserved -32000..-32099 range that §12 does not define");
+    if (res && res->type != RCP_JSON_OBJECT)
+        wire_note(R, W_RESULT, cid, f->line, f->len, "result is not an "
+                  "object");
+    pv = res ? rcp_json_get(res, "protocolVersion") : NULL;
+    if (pv && pv->type == RCP_JSON_STRING)
+        wire_note(R, W_INTSTR, cid, f->line, f->len, "an integer sent as "
+                  "a string");
+}
+
+/* Judge every frame received on c against the wire rules, then forget
+** the frames. */
+static void wire_scan(runner *R, rcp_client *c, const char *cid)
+{
+    const rcp_frame *f;
+    size_t nf = rcp_client_frames(c, &f), i, k;
+    for (i = 0; i < nf; i++) {
+        const rcp_json *r = f[i].root;
+        if (f[i].len >= 3 && memcmp(f[i].line, "\xEF\xBB\xBF", 3) == 0)
+            wire_note(R, W_BOM, cid, f[i].line, f[i].len, "a BOM");
+        if (!r) {
+            wire_note(R, W_JSON, cid, f[i].line, f[i].len, "not JSON");
+            continue;
+        }
+        if (r->type == RCP_JSON_ARRAY && r->n == 0)
+            wire_note(R, W_JSON, cid, f[i].line, f[i].len, "an empty "
+                      "array");
+        if (r->type == RCP_JSON_ARRAY)
+            for (k = 0; k < r->n; k++)
+                wire_message(R, &r->kids[k], cid, &f[i]);
+        else
+            wire_message(R, r, cid, &f[i]);
+    }
+    rcp_client_frames_clear(c);
+}
+
+/* §5.1: stderr MUST NOT carry protocol messages. */
+static void stderr_scan(runner *R, rcp_client *c, const char *cid)
+{
+    size_t n, i = 0;
+    const char *t = rcp_client_stderr_text(c, &n);
+    rcp_arena a;
+    rcp_arena_init(&a, 0);
+    while (t && i < n) {
+        const char *nl = memchr(t + i, '\n', n - i);
+        size_t len = nl ? (size_t)(nl - (t + i)) : n - i;
+        rcp_json_err err;
+        const rcp_json *j = rcp_json_parse(&a, t + i, len, 0, &err);
+        if (j && j->type == RCP_JSON_OBJECT
+            && rcp_json_get(j, "jsonrpc"))
+            wire_note(R, W_STDERR, cid, t + i, len, "a JSON-RPC message "
+                      "on stderr");
+        rcp_arena_reset(&a);
+        i += len + 1;
+    }
+    rcp_arena_free(&a);
+}
+
+static const struct {
+    int         rule;
+    const char *code;
+} wire_codes[] = {
+    { W_JSON, "wire_json" },         { W_BOM, "wire_bom" },
+    { W_JSONRPC, "wire_jsonrpc" },   { W_XOR, "wire_result_xor_error" },
+    { W_ERROBJ, "wire_error_object" }, { W_RANGE, "wire_reserved_codes" },
+    { W_RESULT, "wire_result_object" }, { W_LOG, "wire_no_unsolicited_log" },
+    { W_PROGRESS, "wire_progress_token" }, { W_STDERR, "wire_stderr" },
+    { W_INTSTR, "wire_integers_not_strings" }
+};
+
+static int wire_rule_of(const char *code)
+{
+    size_t i;
+    for (i = 0; i < sizeof wire_codes / sizeof *wire_codes; i++)
+        if (strcmp(wire_codes[i].code, code) == 0)
+            return wire_codes[i].rule;
+    return -1;
+}
+
+/* MARK: - Code checks ---------------------------------------------------- */
+
+/* §13.2: info after initialize reports the session's capability set. */
+static int code_info_matches(runner *R, check *k, rcp_client *c)
+{
+    rcp_request *r = rcp_client_request(c, "info", "{}", DEFAULT_TIMEOUT_MS);
+    const rcp_json *caps;
+    int ok = 0;
+    if (!r || rcp_client_wait(c, r, DEFAULT_TIMEOUT_MS) != RCP_REQ_DONE) {
+        rcp_buf_puts(&k->why, "      info was not answered");
+        R->aborted = 1;
+    } else if (!(caps = jptr(rcp_request_result(r), "/capabilities"))) {
+        rcp_buf_puts(&k->why, "      info result has no capabilities: ");
+        buf_json(&k->why, rcp_request_response(r), SHOW_BYTES);
+    } else if (!json_equal(caps, R->caps)) {
+        rcp_buf_puts(&k->why, "      info capabilities ");
+        buf_json(&k->why, caps, SHOW_BYTES);
+        rcp_buf_puts(&k->why, "\n      differ from initialize's ");
+        buf_json(&k->why, R->caps, SHOW_BYTES);
+    } else {
+        ok = 1;
+    }
+    rcp_request_free(c, r);
+    return ok;
+}
+
+static int cap_has(const runner *R, const char *ptr)
+{
+    return R->caps && jptr(R->caps, ptr) != NULL;
+}
+
+static int cap_lists(const runner *R, const char *ptr, const char *value)
+{
+    const rcp_json *a = R->caps ? jptr(R->caps, ptr) : NULL;
+    size_t i;
+    for (i = 0; a && a->type == RCP_JSON_ARRAY && i < a->n; i++)
+        if (rcp_json_streq(&a->kids[i], value))
+            return 1;
+    return 0;
+}
+
+/* §14.2: L1 is retrieve with dense, sparse and hybrid, filter and
+** citations (the capability, or retrieve.citations as Appendix D has). */
+static int code_l1_profile(runner *R, check *k, rcp_client *c)
+{
+    static const char *const modes[] = { "dense", "sparse", "hybrid" };
+    size_t i;
+    (void)c;
+    if (!cap_has(R, "/retrieve"))
+        rcp_buf_puts(&k->why, "      retrieve is not advertised; ");
+    for (i = 0; i < 3; i++)
+        if (!cap_lists(R, "/retrieve/modes", modes[i]))
+            buf_printf(&k->why, "retrieve.modes lacks \"%s\"; ", modes[i]);
+    if (!cap_has(R, "/filter"))
+        rcp_buf_puts(&k->why, "filter is not advertised; ");
+    if (!cap_has(R, "/citations") && !(cap_has(R, "/retrieve/citations")
+                                       && jbool(jptr(R->caps,
+                                                "/retrieve/citations"), 0)))
+        rcp_buf_puts(&k->why, "citations are not advertised; ");
+    return k->why.len == 0;
+}
+
+/* §14.3: L2 is L1 plus a selection of the SOTA surfaces -- we ask for
+** at least two of them (one alone is not a "selection"). */
+static int code_l2_profile(runner *R, check *k, rcp_client *c)
+{
+    static const char *const sota[] = { "/rerank", "/multiVector",
+        "/sparseEmbed", "/transform", "/graph", "/streaming", "/pagination",
+        "/log" };
+    size_t i, n = 0;
+    (void)c;
+    for (i = 0; i < sizeof sota / sizeof *sota; i++)
+        n += cap_has(R, sota[i]);
+    n += jbool(R->caps ? jptr(R->caps, "/retrieve/deterministic") : NULL, 0)
+        || jbool(R->caps ? jptr(R->caps, "/retrieve/snapshots") : NULL, 0);
+    if (n < 2)
+        buf_printf(&k->why, "      %lu of the §14.3 surfaces advertised "
+                   "(rerank, multiVector, sparseEmbed, transform, graph, "
+                   "streaming, pagination, log, determinism); at least 2 "
+                   "make a selection", (unsigned long)n);
+    return n >= 2;
+}
+
+typedef int (*code_fn)(runner *R, check *k, rcp_client *c);
+
+static const struct {
+    const char *name;
+    code_fn     fn;
+    int         needs_session;
+} code_checks[] = {
+    { "info_matches_initialize", code_info_matches, 1 },
+    { "l1_profile", code_l1_profile, 0 },
+    { "l2_profile", code_l2_profile, 0 }
+};
+
+/* MARK: - Running -------------------------------------------------------- */
+
+/* Is every capability the check needs advertised?  why says which not. */
+static int needs_met(runner *R, const check *k, rcp_buf *why)
+{
+    const rcp_json *needs = rcp_json_get(k->j, "needs");
+    size_t i;
+    pctx x;
+    x.R = R;
+    x.g = NULL;
+    for (i = 0; needs && i < needs->n; i++) {
+        rcp_buf w;
+        int ok;
+        rcp_buf_init(&w);
+        ok = R->caps && pred(&x, R->caps, &needs->kids[i], &w);
+        rcp_buf_free(&w);
+        if (!ok) {
+            rcp_buf_puts(why, "      needs capability ");
+            buf_json(why, &needs->kids[i], 120);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int selected(const runner *R, const check *k)
+{
+    const char *o = R->only, *s = k->section;
+    if (!o)
+        return 1;
+    if (*o == 's' || *o == 'S')
+        o++;
+    if (strncmp(s, "\xC2\xA7", 2) == 0)       /* § */
+        s += 2;
+    if (strncmp(o, "\xC2\xA7", 2) == 0)
+        o += 2;
+    while (*o == '0')
+        o++;
+    /* "11" selects §11 and §11.x, never §1 or §110 */
+    return strncmp(s, o, strlen(o)) == 0
+        && (s[strlen(o)] == '\0' || s[strlen(o)] == '.');
+}
+
+static void run_check(runner *R, check *k)
+{
+    const char *code = cstr(rcp_json_get(k->j, "code"), NULL);
+    int init = jbool(rcp_json_get(k->j, "init"), 1);
+    int fresh = jbool(rcp_json_get(k->j, "fresh"), 0);
+    size_t i;
+    int rule;
+    rcp_client *c = NULL;
+    R->aborted = 0;
+    R->sent.len = 0;
+    if (k->lvl > R->max_level) {
+        k->status = ST_SKIP;
+        rcp_buf_puts(&k->why, "      above --level");
+        return;
+    }
+    if (!needs_met(R, k, &k->why)) {
+        k->status = ST_SKIP;
+        return;
+    }
+    if (code && (rule = wire_rule_of(code)) >= 0)
+        return;                          /* judged at the end */
+    if (code) {
+        for (i = 0; i < sizeof code_checks / sizeof *code_checks; i++)
+            if (strcmp(code_checks[i].name, code) == 0)
+                break;
+        if (i == sizeof code_checks / sizeof *code_checks) {
+            k->status = ST_FAIL;
+            buf_printf(&k->why, "      no code check named %s", code);
+            return;
+        }
+        if (code_checks[i].needs_session
+            && !(c = session_for(R, init, fresh, &k->why))) {
+            k->status = ST_FAIL;
+            return;
+        }
+        k->status = code_checks[i].fn(R, k, c) ? ST_PASS : ST_FAIL;
+    } else {
+        rcp_buf why;
+        rcp_buf_init(&why);
+        c = session_for(R, init, fresh, &why);
+        if (!c) {
+            k->status = ST_FAIL;
+            rcp_buf_puts(&k->why, "      ");
+            rcp_buf_put(&k->why, why.data, why.len);
+            rcp_buf_free(&why);
+            return;
+        }
+        rcp_buf_free(&why);
+        run_data_check(R, k, c);
+    }
+    if (k->status == ST_FAIL && !k->must)
+        k->status = ST_WARN;             /* invariant 4 */
+    if (c && fresh) {
+        stderr_scan(R, c, k->id);
+        end_session(R, c, k->id);
+    } else if (c) {
+        wire_scan(R, c, k->id);
+        if (R->aborted)
+            drop_shared(R, init);        /* wedged or gone: a new one */
+    }
+}
+
+/* Judge the wire rules once every other check has run. */
+static void finish_wire(runner *R)
+{
+    size_t i;
+    for (i = 0; i < R->n; i++) {
+        check *k = &R->checks[i];
+        const char *code = cstr(rcp_json_get(k->j, "code"), NULL);
+        int rule = code ? wire_rule_of(code) : -1;
+        if (rule < 0 || k->status == ST_SKIP || !selected(R, k))
+            continue;
+        if (R->wire[rule].seen) {
+            k->status = k->must ? ST_FAIL : ST_WARN;
+            rcp_buf_put(&k->why, R->wire[rule].example.data,
+                        R->wire[rule].example.len);
+            if (R->wire[rule].seen > 1)
+                buf_printf(&k->why, "\n      (%d frames in all)",
+                           R->wire[rule].seen);
+        } else {
+            k->status = ST_PASS;
+        }
+    }
+}
+
+/* MARK: - The probe: info, initialize, info ------------------------------ */
+
+static const rcp_json *keep(runner *R, const rcp_json *v)
+{
+    rcp_buf b;
+    rcp_jw w;
+    rcp_json_err err;
+    char *copy;
+    const rcp_json *r = NULL;
+    if (!v)
+        return NULL;
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    rcp_jw_value(&w, v);
+    copy = b.oom ? NULL : rcp_arena_alloc(&R->probe, b.len + 1);
+    if (copy) {
+        memcpy(copy, b.data, b.len);
+        r = rcp_json_parse(&R->probe, copy, b.len, 0, &err);
+    }
+    rcp_buf_free(&b);
+    return r;
+}
+
+static const rcp_json *call_keep(runner *R, rcp_client *c, const char *m,
+                                 const char *params, rcp_buf *why)
+{
+    rcp_request *r = rcp_client_request(c, m, params, DEFAULT_TIMEOUT_MS);
+    const rcp_json *res = NULL;
+    int code;
+    if (r && rcp_client_wait(c, r, DEFAULT_TIMEOUT_MS) == RCP_REQ_DONE) {
+        if (rcp_request_error(r, &code) && why)
+            buf_printf(why, "%s failed with error %d", m, code);
+        res = keep(R, rcp_request_result(r));
+    } else if (why) {
+        buf_printf(why, "%s was not answered", m);
+    }
+    rcp_request_free(c, r);
+    return res;
+}
+
+static void probe(runner *R)
+{
+    rcp_client *c = spawn(R, &R->init_error);
+    const rcp_json *decl;
+    if (!c)
+        return;
+    R->info_pre = call_keep(R, c, "info", "{}", NULL);
+    R->init_result = call_keep(R, c, "initialize", init_params,
+                               &R->init_error);
+    R->info_post = call_keep(R, c, "info", "{}", NULL);
+    R->caps = jptr(R->init_result, "/capabilities");
+    decl = jptr(R->init_result, "/_meta/conformance");
+    if (!decl)
+        decl = jptr(R->info_post, "/_meta/conformance");
+    if (decl && decl->type == RCP_JSON_STRING) {
+        char *s = rcp_arena_alloc(&R->probe, decl->n + 1);
+        if (s) {
+            memcpy(s, decl->s, decl->n);
+            s[decl->n] = '\0';
+            R->declared = s;
+        }
+    }
+    rcp_client_metrics_json(c, &R->metrics);
+    if (R->init_result) {
+        wire_scan(R, c, "(probe)");
+        R->shared[1].c = c;
+    } else {
+        end_session(R, c, "(probe)");
+    }
+}
+
+/* MARK: - Report --------------------------------------------------------- */
+
+/* Invariant 4: the highest level certified, or -1. */
+static int certified(const runner *R)
+{
+    int lvl, best = -1;
+    size_t i;
+    for (lvl = 0; lvl <= R->max_level; lvl++) {
+        int ok = 1, profile = lvl == 0;
+        for (i = 0; i < R->n; i++) {
+            const check *k = &R->checks[i];
+            if (k->lvl <= lvl && k->must && k->status == ST_FAIL)
+                ok = 0;
+            if (k->defines == lvl && k->status == ST_PASS)
+                profile = 1;
+        }
+        if (!ok || !profile)
+            break;
+        best = lvl;
+    }
+    return best;
+}
+
+static void print_human(runner *R, int cert, int honest, size_t *counts)
+{
+    size_t i;
+    for (i = 0; i < R->n; i++) {
+        const check *k = &R->checks[i];
+        if (!selected(R, k))
+            continue;
+        printf("%s  [%s] %-40s %s %s  %s\n", status_name[k->status],
+               k->level, k->id, k->section, k->keyword,
+               cstr(rcp_json_get(k->j, "title"), ""));
+        if ((k->status == ST_FAIL || k->status == ST_WARN
+             || (R->verbose && k->status == ST_SKIP)) && k->why.len)
+            printf("%.*s\n", (int)k->why.len, k->why.data);
+    }
+    printf("\n%lu passed, %lu failed, %lu skipped\n",
+           (unsigned long)counts[ST_PASS], (unsigned long)counts[ST_FAIL],
+           (unsigned long)counts[ST_SKIP]);
+    if (counts[ST_WARN])
+        printf("%lu SHOULD/MAY checks not met (WARN: advisory, they do not "
+               "block certification)\n", (unsigned long)counts[ST_WARN]);
+    if (R->only) {
+        printf("certification: not computed (--only %s)\n", R->only);
+        return;
+    }
+    printf("CERTIFIED LEVEL: %s\n", cert < 0 ? "none"
+           : cert == 0 ? "L0" : cert == 1 ? "L1" : "L2");
+    if (!R->declared)
+        printf("declared _meta.conformance: none -- a server MUST state "
+               "its level (§14)\n");
+    else
+        printf("declared _meta.conformance='%s' -- %s\n", R->declared,
+               honest ? "consistent" : "OVERCLAIM (§14.5: fails "
+               "certification)");
+}
+
+static void print_json(runner *R, int cert, int honest, size_t *counts)
+{
+    static const char *const st[] = { "pass", "fail", "skip", "warn" };
+    rcp_buf b;
+    rcp_jw w;
+    size_t i;
+    char lv[3] = "L0";
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "server");
+    rcp_jw_arr(&w);
+    for (i = 0; R->cmd[i]; i++)
+        rcp_jw_cstr(&w, R->cmd[i]);
+    rcp_jw_arr_end(&w);
+    rcp_jw_key(&w, "certifiedLevel");
+    lv[1] = (char)('0' + cert);
+    if (cert < 0 || R->only)
+        rcp_jw_null(&w);
+    else
+        rcp_jw_cstr(&w, lv);
+    rcp_jw_key(&w, "declaredLevel");
+    if (R->declared)
+        rcp_jw_cstr(&w, R->declared);
+    else
+        rcp_jw_null(&w);
+    rcp_jw_key(&w, "declarationHonest");
+    rcp_jw_bool(&w, honest);
+    rcp_jw_key(&w, "summary");
+    rcp_jw_obj(&w);
+    for (i = 0; i < 4; i++) {
+        rcp_jw_key(&w, i == 0 ? "passed" : i == 1 ? "failed" : i == 2
+                   ? "skipped" : "warned");
+        rcp_jw_int(&w, (int64_t)counts[i]);
+    }
+    rcp_jw_obj_end(&w);
+    rcp_jw_key(&w, "checks");
+    rcp_jw_arr(&w);
+    for (i = 0; i < R->n; i++) {
+        const check *k = &R->checks[i];
+        if (!selected(R, k))
+            continue;
+        rcp_jw_obj(&w);
+        rcp_jw_key(&w, "id");
+        rcp_jw_cstr(&w, k->id);
+        rcp_jw_key(&w, "level");
+        rcp_jw_cstr(&w, k->level);
+        rcp_jw_key(&w, "keyword");
+        rcp_jw_cstr(&w, k->keyword);
+        rcp_jw_key(&w, "section");
+        rcp_jw_cstr(&w, k->section);
+        rcp_jw_key(&w, "file");
+        rcp_jw_cstr(&w, k->file);
+        rcp_jw_key(&w, "status");
+        rcp_jw_cstr(&w, st[k->status]);
+        if (k->why.len) {
+            rcp_jw_key(&w, "reason");
+            rcp_jw_str(&w, k->why.data, k->why.len);
+        }
+        rcp_jw_obj_end(&w);
+    }
+    rcp_jw_arr_end(&w);
+    if (R->metrics.len) {
+        rcp_jw_key(&w, "clientMetrics");
+        rcp_jw_raw(&w, R->metrics.data, R->metrics.len);
+    }
+    rcp_jw_obj_end(&w);
+    printf("%.*s\n", (int)b.len, b.data);
+    rcp_buf_free(&b);
+}
+
+/* MARK: - Coverage ------------------------------------------------------- */
+
+static const check *find_check(const runner *R, const char *id)
+{
+    size_t i;
+    for (i = 0; i < R->n; i++)
+        if (strcmp(R->checks[i].id, id) == 0)
+            return &R->checks[i];
+    return NULL;
+}
+
+/* --coverage: every MUST-class sentence with the checks that observe it,
+** or why the wire cannot show it (conformance/coverage.json). */
+static int coverage(runner *R)
+{
+    char *path = path_join(R->dir, "coverage.json");
+    const rcp_json *root = path ? load_json(R, path) : NULL;
+    const rcp_json *reqs = root ? rcp_json_get(root, "requirements") : NULL;
+    size_t i, k, checked = 0, unobs = 0, bad = 0;
+    rcp_free(path);
+    if (!reqs || reqs->type != RCP_JSON_ARRAY)
+        return 2;
+    for (i = 0; i < reqs->n; i++) {
+        const rcp_json *q = &reqs->kids[i];
+        const rcp_json *ids = rcp_json_get(q, "checks");
+        const char *why = cstr(rcp_json_get(q, "unobservable"), NULL);
+        printf("%s %s  %s\n", cstr(rcp_json_get(q, "section"), "?"),
+               cstr(rcp_json_get(q, "keyword"), "?"),
+               cstr(rcp_json_get(q, "sentence"), "?"));
+        if (ids && ids->n) {
+            printf("    checked by:");
+            for (k = 0; k < ids->n; k++) {
+                const char *id = cstr(&ids->kids[k], "?");
+                printf(" %s%s", id, find_check(R, id) ? "" : "(MISSING!)");
+                bad += !find_check(R, id);
+            }
+            printf("\n");
+            checked++;
+        } else if (why) {
+            printf("    not observable: %s\n", why);
+            unobs++;
+        } else {
+            printf("    NOT COVERED\n");
+            bad++;
+        }
+    }
+    printf("\n%lu requirements (MUST / MUST NOT / REQUIRED): %lu checked on "
+           "the wire, %lu not observable from outside, %lu uncovered or "
+           "naming a missing check\n", (unsigned long)reqs->n,
+           (unsigned long)checked, (unsigned long)unobs,
+           (unsigned long)bad);
+    return bad ? 1 : 0;
+}
+
+/* MARK: - Entry ---------------------------------------------------------- */
+
+static const char usage[] =
+    "usage: rcp conform [--json] [--level L0|L1|L2] [--only SECTION]\n"
+    "                   [--coverage] [--dir DIR] [--verbose] -- CMD ARGS...\n"
+    "\n"
+    "Run the RCP/1 conformance suite against the stdio server started by\n"
+    "CMD ARGS..., print one line per check (PASS, FAIL, SKIP, or WARN for\n"
+    "an advisory SHOULD/MAY check), the certified level and whether the\n"
+    "server's _meta.conformance is honest (§14.5).  Exit status 1 on any\n"
+    "failed check or an overclaim.\n"
+    "\n"
+    "  --json          machine-readable report\n"
+    "  --level L       run checks up to level L only\n"
+    "  --only SECTION  run the checks of one spec section, e.g. 11 or §7.14\n"
+    "  --coverage      list every MUST of the spec with the checks that\n"
+    "                  observe it (no server needed)\n"
+    "  --dir DIR       where the check files are (default: $RCP_CONFORMANCE\n"
+    "                  or ./conformance)\n"
+    "  --verbose       also say why checks were skipped\n";
+
+static int parse_args(runner *R, int argc, char **argv)
+{
+    int i;
+    R->max_level = 2;
+    R->dir = getenv("RCP_CONFORMANCE");
+    if (!R->dir || !*R->dir)
+        R->dir = "conformance";
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            R->cmd = argv + i + 1;
+            return argv[i + 1] || R->coverage ? 0 : -1;
+        } else if (strcmp(a, "--json") == 0) {
+            R->json = 1;
+        } else if (strcmp(a, "--coverage") == 0) {
+            R->coverage = 1;
+        } else if (strcmp(a, "--verbose") == 0) {
+            R->verbose = 1;
+        } else if (strcmp(a, "--level") == 0 && i + 1 < argc
+                   && level_of(argv[i + 1]) >= 0) {
+            R->max_level = level_of(argv[++i]);
+        } else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
+            R->only = argv[++i];
+        } else if (strcmp(a, "--dir") == 0 && i + 1 < argc) {
+            R->dir = argv[++i];
+        } else if (strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            exit(0);
+        } else {
+            fprintf(stderr, "rcp conform: unknown option '%s'\n", a);
+            return -1;
+        }
+    }
+    return R->coverage ? 0 : -1;
+}
+
+static void runner_free(runner *R)
+{
+    size_t i;
+    drop_shared(R, 0);
+    drop_shared(R, 1);
+    for (i = 0; i < R->n; i++)
+        rcp_buf_free(&R->checks[i].why);
+    for (i = 0; i < R->ntexts; i++)
+        rcp_free(R->texts[i]);
+    for (i = 0; i < W_COUNT; i++)
+        rcp_buf_free(&R->wire[i].example);
+    rcp_free(R->texts);
+    rcp_free(R->checks);
+    rcp_arena_free(&R->data);
+    rcp_arena_free(&R->probe);
+    rcp_buf_free(&R->sent);
+    rcp_buf_free(&R->init_error);
+    rcp_buf_free(&R->metrics);
+}
+
+static int run_all(runner *R)
+{
+    size_t i, counts[4] = { 0, 0, 0, 0 };
+    int cert, honest;
+    probe(R);
+    if (!R->init_result && !R->json)
+        fprintf(stderr, "rcp conform: %.*s\n", (int)R->init_error.len,
+                R->init_error.data);
+    for (i = 0; i < R->n; i++)
+        if (selected(R, &R->checks[i]))
+            run_check(R, &R->checks[i]);
+    drop_shared(R, 0);
+    drop_shared(R, 1);
+    finish_wire(R);
+    for (i = 0; i < R->n; i++)
+        if (selected(R, &R->checks[i]))
+            counts[R->checks[i].status]++;
+    cert = certified(R);
+    honest = R->declared && level_of(R->declared) >= 0
+        && level_of(R->declared) <= cert;
+    if (R->json)
+        print_json(R, cert, honest, counts);
+    else
+        print_human(R, cert, honest, counts);
+    if (counts[ST_FAIL])
+        return 1;
+    return !R->only && !honest ? 1 : 0;
+}
+
+int rcp_conform_main(int argc, char **argv)
+{
+    runner R;
+    int rc;
+    memset(&R, 0, sizeof R);
+    rcp_arena_init(&R.data, 0);
+    rcp_arena_init(&R.probe, 0);
+    rcp_buf_init(&R.sent);
+    rcp_buf_init(&R.init_error);
+    rcp_buf_init(&R.metrics);
+    if (parse_args(&R, argc, argv) != 0) {
+        fputs(usage, stderr);
+        runner_free(&R);
+        return 2;
+    }
+    if (load_checks(&R) != 0) {
+        runner_free(&R);
+        return 2;
+    }
+    rc = R.coverage ? coverage(&R) : run_all(&R);
+    fflush(stdout);
+    runner_free(&R);
+    return rc;
+}
