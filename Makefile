@@ -122,8 +122,13 @@ bench: $(patsubst %,$(BUILD)/tests/%,$(BENCHES)) $(BUILD)/rcp
 	@set -e; for b in $(BENCHES); do \
 	  echo "== $$b"; RCP_BIN=$(BUILD)/rcp $(BUILD)/tests/$$b; done
 
-eval: $(BUILD)/rcp
-	$(BUILD)/rcp eval ../shared/data/cranfield
+# Retrieval quality of the built-in engine (tests/eval.c, model.c's owner).
+eval: $(BUILD)/tests/eval
+	$(BUILD)/tests/eval ../shared/data/cranfield
+
+$(BUILD)/tests/eval: tests/eval.c $(OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(OBJS) $(LDLIBS)
 
 # A short stdio session: each request (->) and what the server wrote (<-).
 DEMO = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"client":{"name":"demo","version":"1"}}}' \

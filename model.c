@@ -311,14 +311,14 @@ static const char *const stopwords[] = {
     "would", "you", "your", "yours", "yourself", "yourselves"
 };
 
-int rcp_stopword(const char *w, size_t n)
+/* Binary search of a sorted list of C strings for w[0..n). */
+static int in_list(const char *const *list, size_t count, const char *w,
+                   size_t n)
 {
-    size_t lo = 0, hi = sizeof stopwords / sizeof stopwords[0];
+    size_t lo = 0, hi = count;
     while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        const char *s = stopwords[mid];
-        size_t sl = strlen(s);
-        int c = memcmp(w, s, n < sl ? n : sl);
+        size_t mid = (lo + hi) / 2, sl = strlen(list[mid]);
+        int c = memcmp(w, list[mid], n < sl ? n : sl);
         if (c == 0)
             c = n < sl ? -1 : n > sl ? 1 : 0;
         if (c == 0)
@@ -329,6 +329,11 @@ int rcp_stopword(const char *w, size_t n)
             lo = mid + 1;
     }
     return 0;
+}
+
+int rcp_stopword(const char *w, size_t n)
+{
+    return in_list(stopwords, sizeof stopwords / sizeof stopwords[0], w, n);
 }
 
 /* MARK: - Porter stemmer ------------------------------------------------- */
@@ -813,9 +818,92 @@ static double fbag_value(const fbag *b, size_t i)
 #define NGRAM_MAX 5
 #define NGRAM_MASS 1.0
 
-static double token_weight(const rcp_token *tk)
+/* A general-English stoplist drawn from the SMART system's (Salton; 496
+** words: function words and fillers such as "also", "given", "various").
+** The embedders skip these on top of the short stopword list: they carry
+** no topic, and in a hashed space every feature they add is pure
+** collision noise.  A fixed published list, not fitted to any corpus. */
+static const char *const common_words[] = {
+    "able", "about", "above", "according", "accordingly", "across",
+    "actually", "after", "afterwards", "again", "against", "all", "allow",
+    "allows", "almost", "alone", "along", "already", "also", "although",
+    "always", "am", "among", "amongst", "an", "and", "another", "any",
+    "anybody", "anyhow", "anyone", "anything", "anyway", "anyways",
+    "anywhere", "apart", "appear", "appreciate", "appropriate", "are",
+    "around", "as", "aside", "ask", "asking", "associated", "available",
+    "away", "awfully", "be", "became", "because", "become", "becomes",
+    "becoming", "been", "before", "beforehand", "behind", "being",
+    "believe", "below", "beside", "besides", "best", "better", "between",
+    "beyond", "both", "brief", "but", "by", "came", "can", "cannot", "cant",
+    "cause", "causes", "certain", "certainly", "changes", "clearly", "co",
+    "com", "come", "comes", "concerning", "consequently", "consider",
+    "considering", "contain", "containing", "contains", "corresponding",
+    "could", "course", "currently", "definitely", "described", "despite",
+    "did", "different", "do", "does", "doing", "done", "down", "downwards",
+    "during", "each", "edu", "eg", "eight", "either", "else", "elsewhere",
+    "enough", "entirely", "especially", "et", "etc", "even", "ever",
+    "every", "everybody", "everyone", "everything", "everywhere", "ex",
+    "exactly", "example", "except", "far", "few", "fifth", "first", "five",
+    "followed", "following", "follows", "for", "former", "formerly",
+    "forth", "four", "from", "further", "furthermore", "get", "gets",
+    "getting", "given", "gives", "go", "goes", "going", "gone", "got",
+    "gotten", "greetings", "had", "happens", "hardly", "has", "have",
+    "having", "he", "hello", "help", "hence", "her", "here", "hereafter",
+    "hereby", "herein", "hereupon", "hers", "herself", "hi", "him",
+    "himself", "his", "hither", "hopefully", "how", "howbeit", "however",
+    "i", "ie", "if", "ignored", "immediate", "in", "inasmuch", "inc",
+    "indeed", "indicate", "indicated", "indicates", "inner", "insofar",
+    "instead", "into", "inward", "is", "it", "its", "itself", "just",
+    "keep", "keeps", "kept", "know", "known", "knows", "last", "lately",
+    "later", "latter", "latterly", "least", "less", "lest", "let", "like",
+    "liked", "likely", "little", "look", "looking", "looks", "ltd",
+    "mainly", "many", "may", "maybe", "me", "mean", "meanwhile", "merely",
+    "might", "more", "moreover", "most", "mostly", "much", "must", "my",
+    "myself", "name", "namely", "nd", "near", "nearly", "necessary", "need",
+    "needs", "neither", "never", "nevertheless", "new", "next", "nine",
+    "no", "nobody", "non", "none", "noone", "nor", "normally", "not",
+    "nothing", "novel", "now", "nowhere", "obviously", "of", "off", "often",
+    "oh", "ok", "okay", "old", "on", "once", "one", "ones", "only", "onto",
+    "or", "other", "others", "otherwise", "ought", "our", "ours",
+    "ourselves", "out", "outside", "over", "overall", "own", "particular",
+    "particularly", "per", "perhaps", "placed", "please", "plus",
+    "possible", "presumably", "probably", "provides", "que", "quite", "qv",
+    "rather", "rd", "re", "really", "reasonably", "regarding", "regardless",
+    "regards", "relatively", "respectively", "right", "said", "same", "saw",
+    "say", "saying", "says", "second", "secondly", "see", "seeing", "seem",
+    "seemed", "seeming", "seems", "seen", "self", "selves", "sensible",
+    "sent", "serious", "seriously", "seven", "several", "shall", "she",
+    "should", "since", "six", "so", "some", "somebody", "somehow",
+    "someone", "something", "sometime", "sometimes", "somewhat",
+    "somewhere", "soon", "sorry", "specified", "specify", "specifying",
+    "still", "sub", "such", "sup", "sure", "take", "taken", "tell", "tends",
+    "th", "than", "thank", "thanks", "thanx", "that", "thats", "the",
+    "their", "theirs", "them", "themselves", "then", "thence", "there",
+    "thereafter", "thereby", "therefore", "therein", "theres", "thereupon",
+    "these", "they", "think", "third", "this", "thorough", "thoroughly",
+    "those", "though", "three", "through", "throughout", "thru", "thus",
+    "to", "together", "too", "took", "toward", "towards", "tried", "tries",
+    "truly", "try", "trying", "twice", "two", "un", "under",
+    "unfortunately", "unless", "unlikely", "until", "unto", "up", "upon",
+    "us", "use", "used", "useful", "uses", "using", "usually", "value",
+    "various", "very", "via", "viz", "vs", "want", "wants", "was", "way",
+    "we", "welcome", "well", "went", "were", "what", "whatever", "when",
+    "whence", "whenever", "where", "whereafter", "whereas", "whereby",
+    "wherein", "whereupon", "wherever", "whether", "which", "while",
+    "whither", "who", "whoever", "whole", "whom", "whose", "why", "will",
+    "willing", "wish", "with", "within", "without", "wonder", "would",
+    "yes", "yet", "you", "your", "yours", "yourself", "yourselves", "zero"
+};
+static int common_word(const char *w, size_t n)
+{
+    return in_list(common_words, sizeof common_words / sizeof common_words[0],
+                   w, n);
+}
+static double token_weight(const rcp_token *tk, const char *buf)
 {
     double L = tk->wlen;
+    if (tk->kind == RCP_TOKEN_WORD && common_word(buf + tk->word, tk->wlen))
+        return 0.0;
     if (tk->kind == RCP_TOKEN_NUM)
         return 0.5;
     if (tk->kind == RCP_TOKEN_CJK)
@@ -872,7 +960,7 @@ static int hash_features(fbag *b, const rcp_tokens *t)
         return -1;
     for (i = 0; i < t->n; i++) {
         const rcp_token *tk = &t->v[i];
-        double w = token_weight(tk);
+        double w = token_weight(tk, t->buf);
         fbag_add(b, hash_bytes(HASH_SEED_STEM, t->buf + tk->term, tk->tlen),
                  w);
         if (tk->kind == RCP_TOKEN_WORD)
@@ -1037,6 +1125,8 @@ void rcp_model_opts_init(rcp_model_opts *o)
     o->tok_flags = RCP_TOK_DEFAULT;
     o->k1 = 1.2;
     o->b = 0.75;
+    o->prf_docs = 10;
+    o->prf_beta = 0.75;
 }
 
 static int term_eq(const void *ctx, uint32_t e, const char *k, size_t n,
@@ -1295,7 +1385,7 @@ static int embed_static(const wvec *w, const char *text, size_t len,
     }
     for (i = 0; i < t.n; i++) {
         const float *v = wv_get(w, t.buf + t.v[i].word, t.v[i].wlen);
-        double g = token_weight(&t.v[i]);
+        double g = token_weight(&t.v[i], t.buf);
         if (v)
             for (j = 0; j < w->dim; j++)
                 out[j] += (float)(g * v[j]);
@@ -1328,6 +1418,8 @@ static const char *check_opts(const rcp_model_opts *o)
         return "sparse vocabulary must be positive";
     if (!(o->k1 >= 0 && o->k1 <= 100) || !(o->b >= 0 && o->b <= 1))
         return "BM25 parameters out of range (k1 in [0,100], b in [0,1])";
+    if (!(o->prf_beta >= 0 && o->prf_beta <= 100))
+        return "feedback weight out of range";
     return NULL;
 }
 
@@ -1779,10 +1871,15 @@ static int accepted(const rcp_model *m, const rcp_model_query *q,
 /* Robertson-Sparck Jones idf with the +1 inside the log (Lucene's form):
 ** never negative, so a BM25 score is >= 0 and the floor §6.1 advertises
 ** for "bm25" is 0 exactly. */
+static double bm25_idf_df(const rcp_model *m, double df)
+{
+    double N = (double)m->live;
+    return log(1.0 + (N - df + 0.5) / (df + 0.5));
+}
+
 static double bm25_idf(const rcp_model *m, const term *t)
 {
-    double N = (double)m->live, df = t->df;
-    return log(1.0 + (N - df + 0.5) / (df + 0.5));
+    return bm25_idf_df(m, t->df);
 }
 
 /* The query's distinct term ids (known to the index) with their counts. */
@@ -1999,6 +2096,270 @@ long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
     return (long)n;
 }
 
+/* MARK: - Cross-encoder reranker (§7.6) ------------------------------------ */
+
+/* "cross-encoder" here is a joint scorer over (query, passage), not a
+** neural network: it reads both token streams together and scores
+**   - exact matches (same stem) and near matches (a passage word whose
+**     boundary-marked character trigrams overlap the query word's by a
+**     Dice coefficient >= NEAR_MIN: typos and unstemmed inflections), with
+**     BM25 saturation and length normalisation;
+**   - proximity: pairs of distinct query terms close together in the
+**     passage (BM25TP, Rasolofo & Savoy 2003: sum of 1/d^2 over occurrence
+**     pairs within PROX_WINDOW tokens, saturated like a term);
+** term importance is the index's idf when the index knows the term, else
+** the fixed token weight.  Its confidence (rcp_model_confidence) is a
+** corpus-free coverage/adjacency measure in [0,1]. */
+#define NEAR_MIN     0.6
+#define PROX_WINDOW  5
+#define CE_K1        1.2
+#define CE_B         0.75
+
+typedef struct qterm {
+    const char *term, *word;
+    size_t      tlen, wlen;
+    double      w;              /* importance (idf or fixed) */
+    double      fw;             /* fixed importance (for confidence) */
+    uint32_t    kind;
+} qterm;
+
+typedef struct occ {
+    uint32_t pos;
+    double   s;                 /* match strength: 1 exact, < 1 near */
+} occ;
+
+/* Byte trigrams of "<word>" as hashes; returns the count (<= cap). */
+static size_t trigrams(const char *w, size_t n, uint32_t *out, size_t cap)
+{
+    char b[MAX_WORD_BYTES + 2];
+    size_t i, k = 0;
+    if (n > MAX_WORD_BYTES)
+        n = MAX_WORD_BYTES;
+    b[0] = '<';
+    memcpy(b + 1, w, n);
+    b[n + 1] = '>';
+    for (i = 0; i + 3 <= n + 2 && k < cap; i++)
+        out[k++] = (uint32_t)hash_bytes(4, b + i, 3);
+    return k;
+}
+
+/* Dice coefficient of the two words' trigram multisets. */
+static double trigram_dice(const char *a, size_t an, const char *b,
+                           size_t bn)
+{
+    uint32_t ta[MAX_WORD_BYTES + 2], tb[MAX_WORD_BYTES + 2];
+    unsigned char used[MAX_WORD_BYTES + 2];
+    size_t na = trigrams(a, an, ta, MAX_WORD_BYTES),
+           nb = trigrams(b, bn, tb, MAX_WORD_BYTES), i, j, common = 0;
+    memset(used, 0, sizeof used);
+    for (i = 0; i < na; i++)
+        for (j = 0; j < nb; j++)
+            if (!used[j] && ta[i] == tb[j]) {
+                used[j] = 1;
+                common++;
+                break;
+            }
+    return na + nb ? 2.0 * (double)common / (double)(na + nb) : 0.0;
+}
+
+/* How strongly passage token p matches query term q: 1 for the same
+** term, the trigram Dice for a near word, else 0. */
+static double match_strength(const qterm *q, const rcp_tokens *p,
+                             const rcp_token *pt)
+{
+    double d;
+    if (pt->tlen == q->tlen && !memcmp(p->buf + pt->term, q->term, q->tlen))
+        return 1.0;
+    if (q->kind != RCP_TOKEN_WORD || pt->kind != RCP_TOKEN_WORD
+        || q->wlen < 4 || pt->wlen < 4)
+        return 0.0;
+    d = trigram_dice(q->word, q->wlen, p->buf + pt->word, pt->wlen);
+    return d >= NEAR_MIN ? d : 0.0;
+}
+
+static double term_importance(const rcp_model *m, const char *s, size_t n,
+                              double fixed)
+{
+    size_t i;
+    if (!m->live || !m->tix.cap)
+        return fixed;
+    i = sidx_find(&m->tix, m, term_eq, s, n, hash_bytes(1, s, n));
+    if (!m->tix.slot[i])
+        return bm25_idf_df(m, 0);
+    return bm25_idf_df(m, m->terms[m->tix.slot[i] - 1].df);
+}
+
+/* The distinct query terms (first occurrence order). */
+static size_t distinct_qterms(const rcp_model *m, const rcp_tokens *t,
+                              qterm *out)
+{
+    size_t i, j, n = 0;
+    for (i = 0; i < t->n; i++) {
+        const rcp_token *tk = &t->v[i];
+        for (j = 0; j < n; j++)
+            if (out[j].tlen == tk->tlen
+                && !memcmp(out[j].term, t->buf + tk->term, tk->tlen))
+                break;
+        if (j < n)
+            continue;
+        out[n].term = t->buf + tk->term;
+        out[n].tlen = tk->tlen;
+        out[n].word = t->buf + tk->word;
+        out[n].wlen = tk->wlen;
+        out[n].kind = tk->kind;
+        out[n].fw = token_weight(tk, t->buf);
+        out[n].w = term_importance(m, out[n].term, out[n].tlen, out[n].fw);
+        n++;
+    }
+    return n;
+}
+
+#define MAX_OCC 256             /* occurrences per term kept for proximity */
+
+/* Occurrences of each query term in the passage: o[start[i] ..
+** start[i] + cnt[i]). */
+static void find_occ(const qterm *qt, size_t nq, const rcp_tokens *p,
+                     occ *o, size_t *start, size_t *cnt)
+{
+    size_t i, j, k = 0;
+    for (i = 0; i < nq; i++) {
+        start[i] = k;
+        for (j = 0; j < p->n; j++) {
+            double s = match_strength(&qt[i], p, &p->v[j]);
+            if (s > 0 && k - start[i] < MAX_OCC) {
+                o[k].pos = p->v[j].pos;
+                o[k++].s = s;
+            }
+        }
+        cnt[i] = k - start[i];
+    }
+}
+
+/* BM25TP's pair term: sum of s_a s_b / d^2 over occurrence pairs of two
+** query terms at most PROX_WINDOW apart. */
+static double pair_closeness(const occ *a, size_t na, const occ *b,
+                             size_t nb, int ordered_adjacent)
+{
+    size_t i, j;
+    double acc = 0;
+    for (i = 0; i < na; i++)
+        for (j = 0; j < nb; j++) {
+            long d = (long)b[j].pos - (long)a[i].pos;
+            if (ordered_adjacent) {
+                if (d >= 1 && d <= 2)
+                    return 1.0;
+                continue;
+            }
+            if (d < 0)
+                d = -d;
+            if (d >= 1 && d <= PROX_WINDOW)
+                acc += a[i].s * b[j].s / (double)(d * d);
+        }
+    return acc;
+}
+
+static double saturate(double tf, double lnorm)
+{
+    return tf * (CE_K1 + 1) / (tf + CE_K1 * lnorm);
+}
+
+typedef struct ce_out {
+    double score, conf;
+} ce_out;
+
+static void ce_combine(const rcp_model *m, const qterm *qt, size_t nq,
+                       const occ *o, const size_t *st, const size_t *cnt,
+                       size_t plen, ce_out *r)
+{
+    double avgdl = m->live ? (double)m->total_len / (double)m->live : 0;
+    double lnorm = avgdl > 0 ? 1 - CE_B + CE_B * (double)plen / avgdl : 1;
+    double cov = 0, covw = 0, adj = 0, adjw = 0;
+    size_t i, j, k;
+    r->score = 0;
+    for (i = 0; i < nq; i++) {
+        double tf = 0, best = 0;
+        for (k = 0; k < cnt[i]; k++) {
+            tf += o[st[i] + k].s;
+            best = o[st[i] + k].s > best ? o[st[i] + k].s : best;
+        }
+        r->score += qt[i].w * saturate(tf, lnorm);
+        cov += qt[i].fw * best;
+        covw += qt[i].fw;
+        for (j = i + 1; j < nq; j++) {
+            double w = qt[i].w < qt[j].w ? qt[i].w : qt[j].w;
+            double acc = pair_closeness(o + st[i], cnt[i], o + st[j], cnt[j],
+                                        0);
+            r->score += w * saturate(acc, 1.0);
+        }
+        if (i + 1 < nq) {
+            double w = qt[i].fw < qt[i + 1].fw ? qt[i].fw : qt[i + 1].fw;
+            adj += w * pair_closeness(o + st[i], cnt[i], o + st[i + 1],
+                                      cnt[i + 1], 1);
+            adjw += w;
+        }
+    }
+    cov = covw > 0 ? cov / covw : 0;
+    adj = adjw > 0 ? adj / adjw : cov;
+    r->conf = 0.7 * cov + 0.3 * adj;
+}
+
+/* Score one passage against prepared query terms. */
+static int ce_score(const rcp_model *m, const qterm *qt, size_t nq,
+                    const char *text, size_t len, ce_out *r)
+{
+    rcp_tokens p;
+    occ *o;
+    size_t *st, *cnt;
+    int rc = -1;
+    rcp_tokens_init(&p);
+    r->score = r->conf = 0;
+    if (rcp_tokenize(&p, text, len, m->o.tok_flags)) {
+        rcp_tokens_free(&p);
+        return -1;
+    }
+    o = rcp_malloc((nq * (p.n < MAX_OCC ? p.n : MAX_OCC) + 1) * sizeof *o);
+    st = rcp_malloc((nq + 1) * sizeof *st);
+    cnt = rcp_malloc((nq + 1) * sizeof *cnt);
+    if (o && st && cnt) {
+        find_occ(qt, nq, &p, o, st, cnt);
+        ce_combine(m, qt, nq, o, st, cnt, p.n, r);
+        rc = 0;
+    }
+    rcp_free(o);
+    rcp_free(st);
+    rcp_free(cnt);
+    rcp_tokens_free(&p);
+    return rc;
+}
+
+/* Prepared query: its tokens (which the qterms point into) and terms. */
+typedef struct ce_query {
+    rcp_tokens t;
+    qterm     *qt;
+    size_t     nq;
+} ce_query;
+
+static void ce_query_free(ce_query *c)
+{
+    rcp_tokens_free(&c->t);
+    rcp_free(c->qt);
+}
+
+static int ce_query_init(const rcp_model *m, ce_query *c, const char *q,
+                         size_t qlen)
+{
+    rcp_tokens_init(&c->t);
+    c->qt = NULL;
+    c->nq = 0;
+    if (rcp_tokenize(&c->t, q, qlen, m->o.tok_flags)
+        || !(c->qt = rcp_malloc((c->t.n + 1) * sizeof *c->qt))) {
+        ce_query_free(c);
+        return -1;
+    }
+    c->nq = distinct_qterms(m, &c->t, c->qt);
+    return 0;
+}
+
 /* MARK: - Retrieval pipeline (§3, §7.7) ---------------------------------- */
 
 void rcp_model_query_init(rcp_model_query *q)
@@ -2014,44 +2375,78 @@ void rcp_model_query_init(rcp_model_query *q)
     q->mmr_lambda = -1.0;
 }
 
-/* One recall list: top c of dense or sparse, as hits. */
-static int recall(const rcp_model *m, const rcp_model_query *q, int dense,
-                  size_t c, rcp_model_hit **out, size_t *n)
+/* Rocchio feedback (Rocchio 1971, the SMART defaults alpha 1, beta 0.75):
+** move the query vector towards the centroid of the top documents of the
+** lexical list.  The embedder stays a fixed function of the text; this is
+** a retrieval step over the collection, like any query expansion. */
+static void rocchio(const rcp_model *m, float *qv, const rcp_model_hit *seed,
+                    size_t nseed)
 {
-    topk t;
-    rcp_tokens tk;
-    float *qv = NULL;
-    size_t i;
-    int rc;
-    t.k = c;
-    t.n = 0;
-    t.h = rcp_malloc((c + 1) * sizeof *t.h);
-    *out = rcp_malloc((c + 1) * sizeof **out);
-    rcp_tokens_init(&tk);
-    rc = !t.h || !*out ? -1 : 0;
-    if (!rc && dense) {
-        qv = rcp_malloc(m->o.dim * sizeof *qv);
-        rc = !qv || rcp_model_embed(m, q->text, q->len, RCP_KIND_QUERY, qv)
-             || dense_search(m, q, qv, &t);
-    } else if (!rc) {
-        rc = rcp_tokenize(&tk, q->text, q->len, m->o.tok_flags)
-             || bm25_search(m, q, &tk, &t);
+    size_t i, j, d = m->o.dim, ns = m->o.prf_docs;
+    if (ns > nseed)
+        ns = nseed;
+    for (i = 0; i < ns; i++) {
+        const float *v = m->vecs + (size_t)seed[i].doc * d;
+        for (j = 0; j < d; j++)
+            qv[j] += (float)(m->o.prf_beta / (double)ns * v[j]);
     }
-    *n = rc ? 0 : topk_sort(m, &t);
-    for (i = 0; i < *n; i++) {
-        rcp_model_hit *h = &(*out)[i];
+    if (ns)
+        normalize(qv, d);
+}
+
+/* A sorted top-k turned into hits of one recall stage. */
+static void topk_hits(const topk *t, int dense, rcp_model_hit *out)
+{
+    size_t i;
+    for (i = 0; i < t->n; i++) {
+        rcp_model_hit *h = &out[i];
         memset(h, 0, sizeof *h);
-        h->doc = t.h[i].doc;
-        h->score = t.h[i].score;
+        h->doc = t->h[i].doc;
+        h->score = t->h[i].score;
         h->has = dense ? RCP_HIT_DENSE : RCP_HIT_SPARSE;
         if (dense)
             h->dense = h->score;
         else
             h->sparse = h->score;
     }
+}
+
+/* One recall list: the top c of dense (with feedback from seed when
+** given) or sparse, as hits in *out (rcp_free it). */
+static int recall(const rcp_model *m, const rcp_model_query *q, int dense,
+                  const rcp_model_hit *seed, size_t nseed, size_t c,
+                  rcp_model_hit **out, size_t *n)
+{
+    topk t;
+    rcp_tokens tk;
+    float *qv = NULL;
+    int rc;
+    t.k = c;
+    t.n = 0;
+    t.h = rcp_malloc((c + 1) * sizeof *t.h);
+    *out = rcp_malloc((c + 1) * sizeof **out);
+    rcp_tokens_init(&tk);
+    rc = !t.h || !*out;
+    if (!rc && dense) {
+        qv = rcp_malloc(m->o.dim * sizeof *qv);
+        rc = !qv || rcp_model_embed(m, q->text, q->len, RCP_KIND_QUERY, qv);
+        if (!rc && seed)
+            rocchio(m, qv, seed, nseed);
+        rc = rc || dense_search(m, q, qv, &t);
+    } else if (!rc) {
+        rc = rcp_tokenize(&tk, q->text, q->len, m->o.tok_flags)
+             || bm25_search(m, q, &tk, &t);
+    }
+    *n = rc ? 0 : topk_sort(m, &t);
+    if (!rc)
+        topk_hits(&t, dense, *out);
     rcp_free(qv);
     rcp_free(t.h);
     rcp_tokens_free(&tk);
+    if (rc) {
+        rcp_free(*out);
+        *out = NULL;
+    }
     return rc ? -1 : 0;
 }
 
@@ -2123,10 +2518,13 @@ static int candidates(const rcp_model *m, const rcp_model_query *q,
     size_t dn = 0, sn = 0;
     int rc;
     if (q->mode == RCP_MODE_DENSE)
-        return recall(m, q, 1, c, out, n);
+        return recall(m, q, 1, NULL, 0, c, out, n);
     if (q->mode == RCP_MODE_SPARSE)
-        return recall(m, q, 0, c, out, n);
-    rc = recall(m, q, 1, c, &dl, &dn) || recall(m, q, 0, c, &sl, &sn);
+        return recall(m, q, 0, NULL, 0, c, out, n);
+    /* hybrid: the lexical list first, so the dense leg can take feedback
+    ** from it and find what the words alone missed */
+    rc = recall(m, q, 0, NULL, 0, c, &sl, &sn)
+         || recall(m, q, 1, sl, sn, c, &dl, &dn);
     *out = rc ? NULL : rcp_malloc((dn + sn + 1) * sizeof **out);
     rc = rc || !*out
          || fuse_lists(m, q, dl, dn, sl, sn, c, *out, n);
@@ -2139,6 +2537,90 @@ static int candidates(const rcp_model *m, const rcp_model_query *q,
     return rc ? -1 : 0;
 }
 
+static int hit_before(const rcp_model *m, const rcp_model_hit *a,
+                      const rcp_model_hit *b)
+{
+    cand x, y;
+    x.doc = a->doc;
+    x.score = a->score;
+    y.doc = b->doc;
+    y.score = b->score;
+    return cand_before(m, &x, &y);
+}
+
+/* Stable insertion sort of a few hits by score, then id. */
+static void sort_hits(const rcp_model *m, rcp_model_hit *h, size_t n)
+{
+    size_t i, j;
+    for (i = 1; i < n; i++) {
+        rcp_model_hit x = h[i];
+        for (j = i; j > 0 && hit_before(m, &x, &h[j - 1]); j--)
+            h[j] = h[j - 1];
+        h[j] = x;
+    }
+}
+
+/* The rerank score of every hit in c[0..top). */
+static int score_rerank(const rcp_model *m, const rcp_model_query *q,
+                        rcp_model_hit *c, size_t top)
+{
+    ce_query cq;
+    size_t i;
+    if (ce_query_init(m, &cq, q->text, q->len))
+        return -1;
+    for (i = 0; i < top; i++) {
+        const doc *d = &m->docs[c[i].doc];
+        ce_out r;
+        if (ce_score(m, cq.qt, cq.nq, d->text, d->textlen, &r)) {
+            ce_query_free(&cq);
+            return -1;
+        }
+        c[i].rerank = r.score;
+        c[i].has |= RCP_HIT_RERANK;
+    }
+    ce_query_free(&cq);
+    return 0;
+}
+
+/* §3.3 rerank stage over the best rerank_top candidates.  The cascade
+** keeps recall's evidence: the final order is RRF (§16.3, the same rrfK)
+** of the recall rank and the rerank rank, since a lexical reranker alone
+** would throw away what the dense leg found.  hit.rerank keeps the
+** reranker's own score; hit.score is the cascade's. */
+/* 1 when c[a] has the better rerank score (ties: smaller id). */
+static int rerank_before(const rcp_model *m, const rcp_model_hit *c,
+                         size_t a, size_t b)
+{
+    rcp_model_hit x = c[a], y = c[b];
+    x.score = x.rerank;
+    y.score = y.rerank;
+    return hit_before(m, &x, &y);
+}
+
+static int rerank_hits(const rcp_model *m, const rcp_model_query *q,
+                       rcp_model_hit *c, size_t n)
+{
+    size_t i, j, top = q->rerank_top && q->rerank_top < n ? q->rerank_top : n;
+    size_t *idx = rcp_malloc((top + 1) * sizeof *idx);
+    if (!idx || score_rerank(m, q, c, top)) {
+        rcp_free(idx);
+        return -1;
+    }
+    for (i = 0; i < top; i++) {             /* idx: order by rerank */
+        size_t x = i;
+        for (j = i; j > 0 && rerank_before(m, c, x, idx[j - 1]); j--)
+            idx[j] = idx[j - 1];
+        idx[j] = x;
+    }
+    for (i = 0; i < top; i++)
+        c[i].score = 1.0 / (q->rrf_k + (double)(i + 1));
+    for (j = 0; j < top; j++)
+        c[idx[j]].score += 1.0 / (q->rrf_k + (double)(j + 1));
+    rcp_free(idx);
+    sort_hits(m, c, top);
+    return 0;
+}
+
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits)
 {
@@ -2149,6 +2631,10 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
         cand = k;
     if (candidates(m, q, cand, &c, &n))
         return -1;
+    if (q->rerank != RCP_RERANK_NONE && rerank_hits(m, q, c, n)) {
+        rcp_free(c);
+        return -1;
+    }
     if (n > k)
         n = k;
     memcpy(hits, c, n * sizeof *hits);

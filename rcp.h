@@ -417,6 +417,11 @@ typedef struct rcp_model_opts {
     uint32_t    sparse_vocab; /* embed/sparse vocabulary size; 2^18 */
     unsigned    tok_flags;    /* the index's tokenizer; RCP_TOK_DEFAULT */
     double      k1, b;        /* BM25; 1.2 and 0.75 */
+    /* Hybrid recall: the dense leg's query moves towards the centroid of
+    ** the top prf_docs lexical hits with weight prf_beta (Rocchio; the
+    ** SMART defaults 10 and 0.75).  prf_docs 0 turns it off. */
+    unsigned    prf_docs;
+    double      prf_beta;
     /* A word2vec/GloVe text file ("word v1 .. vD" per line, optional
     ** "count dim" header) read once by rcp_model_new; NULL = the built-in
     ** hashed n-gram embedder.  The file's dimension replaces dim. */

@@ -205,6 +205,10 @@ int main(int argc, char **argv)
          RCP_RERANK_NONE, 0},
         {"hybrid weighted", RCP_MODE_HYBRID, RCP_FUSE_WEIGHTED,
          RCP_RERANK_NONE, 0},
+        {"sparse + cross-encoder@100", RCP_MODE_SPARSE, RCP_FUSE_RRF,
+         RCP_RERANK_CROSS, 100},
+        {"hybrid rrf + cross-enc@100", RCP_MODE_HYBRID, RCP_FUSE_RRF,
+         RCP_RERANK_CROSS, 100},
     };
     rcp_model_opts o;
     rcp_model *model;
