@@ -41,9 +41,16 @@ static const char usage_serve[] =
     "  --deadline-ms MS    the server's own per-request deadline, after\n"
     "                      which a request is answered -32014; 0 = none\n"
     "                      (default 60000)\n"
+    "  --dim N             dimension of the built-in dense embedder\n"
+    "                      (1..4096, default 384)\n"
+    "  --vectors FILE      embed with pre-trained static word vectors\n"
+    "                      (word2vec/GloVe text format) instead\n"
     "  --debug             add the vendor test method x-rcp/sleep {ms}\n"
     "                      and advertise its x-rcp capability\n"
-    "  --help              show this help and exit\n";
+    "  --help              show this help and exit\n"
+    "\n"
+    "environment:\n"
+    "  RCP_SIMD=scalar|sse2|avx2|avx512|neon  force a vector path\n";
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -67,13 +74,41 @@ static long parse_count(const char *s, long min, long max)
     return v;
 }
 
+static int serve(rcp_server_opts *o, rcp_model_opts *mo)
+{
+    char err[256];
+    const char *verr;
+    rcp_server *s;
+    int rc;
+    if (rcp_vec_init(NULL, &verr) != 0) {
+        fprintf(stderr, "rcp serve: RCP_SIMD: %s\n", verr);
+        return 2;
+    }
+    o->model = rcp_model_new(mo, err, sizeof err);
+    if (!o->model) {
+        fprintf(stderr, "rcp serve: %s\n", err);
+        return 1;
+    }
+    s = rcp_server_new(o);
+    if (!s) {
+        fputs("rcp serve: out of memory\n", stderr);
+        rcp_model_free(o->model);
+        return 1;
+    }
+    rc = rcp_server_run(s, STDIN_FILENO, STDOUT_FILENO);
+    rcp_server_free(s);
+    rcp_model_free(o->model);
+    return rc == 0 ? 0 : 1;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     rcp_server_opts o;
-    rcp_server *s;
-    int i, rc;
+    rcp_model_opts mo;
+    int i;
     memset(&o, 0, sizeof o);
     o.deadline_ms = -1;
+    rcp_model_opts_init(&mo);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
@@ -95,6 +130,17 @@ static int cmd_serve(int argc, char **argv)
                                    "1 to 16777216, not '%s'", v ? v : "");
             o.max_batch = (size_t)n;
             i++;
+        } else if (strcmp(a, "--dim") == 0) {
+            if ((n = parse_count(v, 1, RCP_MODEL_MAX_DIM)) < 0)
+                return usage_error("serve", "--dim needs a dimension from 1 "
+                                   "to 4096, not '%s'", v ? v : "");
+            mo.dim = (unsigned)n;
+            i++;
+        } else if (strcmp(a, "--vectors") == 0) {
+            if (!v)
+                return usage_error("serve", "--vectors needs a file%s", "");
+            mo.vectors_path = v;
+            i++;
         } else if (strcmp(a, "--deadline-ms") == 0) {
             if ((n = parse_count(v, 0, 86400000L)) < 0)
                 return usage_error("serve", "--deadline-ms needs "
@@ -106,14 +152,7 @@ static int cmd_serve(int argc, char **argv)
             return usage_error("serve", "unknown option '%s'", a);
         }
     }
-    s = rcp_server_new(&o);
-    if (!s) {
-        fputs("rcp serve: out of memory\n", stderr);
-        return 1;
-    }
-    rc = rcp_server_run(s, STDIN_FILENO, STDOUT_FILENO);
-    rcp_server_free(s);
-    return rc == 0 ? 0 : 1;
+    return serve(&o, &mo);
 }
 
 /* Read all of stdin as bytes (NULs included). */

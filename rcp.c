@@ -58,6 +58,7 @@ enum { ST_UNINIT, ST_READY };
 #define ARENA_LIMIT     ((size_t)256 << 20)
 #define DEFAULT_DEADLINE_MS 60000L
 #define SLEEP_MAX_MS    3600000L
+#define EMBED_BATCH_LIMIT 1024
 
 /* A request of the frame being served that may still be cancelled. */
 typedef struct flight {
@@ -230,6 +231,8 @@ static int has_cap(const rcp_server *s, const char *cap)
 {
     if (strcmp(cap, "x-rcp") == 0)
         return s->opts.debug;
+    if (strcmp(cap, "embed") == 0)
+        return s->opts.model != NULL;
     return 0;
 }
 
@@ -247,9 +250,43 @@ static const char *conformance_level(const rcp_server *s)
     return NULL;
 }
 
+static void write_strings(rcp_jw *w, const char *key,
+                          const char *const *v, size_t n)
+{
+    size_t i;
+    rcp_jw_key(w, key);
+    rcp_jw_arr(w);
+    for (i = 0; i < n; i++)
+        rcp_jw_cstr(w, v[i]);
+    rcp_jw_arr_end(w);
+}
+
+/* §6 embed: {dimension, identity, batchLimit, normalized, encodings
+** (§7.3.1), modalities (§4.8)}. */
+static void write_embed_cap(rcp_jw *w, const rcp_model *m)
+{
+    static const char *const enc[] = { "json", "f32-base64" };
+    static const char *const text[] = { "text" };
+    rcp_jw_key(w, "embed");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)rcp_model_dim(m));
+    rcp_jw_key(w, "identity");
+    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_DENSE));
+    rcp_jw_key(w, "batchLimit");
+    rcp_jw_int(w, EMBED_BATCH_LIMIT);
+    rcp_jw_key(w, "normalized");
+    rcp_jw_bool(w, 1);
+    write_strings(w, "encodings", enc, 2);
+    write_strings(w, "modalities", text, 1);
+    rcp_jw_obj_end(w);
+}
+
 static void write_capabilities(rcp_jw *w, const rcp_server *s)
 {
     rcp_jw_obj(w);
+    if (has_cap(s, "embed"))
+        write_embed_cap(w, s->opts.model);
     if (has_cap(s, "x-rcp")) {
         /* §6.2: a vendor capability gates its x-rcp/ methods. */
         rcp_jw_key(w, "x-rcp");
@@ -591,6 +628,179 @@ static int m_sleep(rcp_call *c)
     return 0;
 }
 
+/* §7.7 strict (default true): may an unsupported option degrade? */
+static int get_strict(rcp_call *c, int *strict)
+{
+    const rcp_json *v = param(c->params, "strict");
+    *strict = 1;
+    if (!v)
+        return 0;
+    if (v->type != RCP_JSON_TRUE && v->type != RCP_JSON_FALSE)
+        return fail(c, RCP_INVALID_PARAMS, "strict", NULL,
+                    "strict must be a boolean");
+    *strict = v->type == RCP_JSON_TRUE;
+    return 0;
+}
+
+/* kind: "query" | "document" (§7.3-§7.5). */
+static int get_kind(rcp_call *c, int *kind)
+{
+    const rcp_json *v = param(c->params, "kind");
+    *kind = RCP_KIND_DOCUMENT;
+    if (!v)
+        return 0;
+    if (rcp_json_streq(v, "query"))
+        *kind = RCP_KIND_QUERY;
+    else if (!rcp_json_streq(v, "document"))
+        return fail(c, RCP_INVALID_PARAMS, "kind", NULL,
+                    "kind must be \"query\" or \"document\"");
+    return 0;
+}
+
+/* §4.8: a bare string, or a Content block.  Shape errors are -32602; a
+** well-formed block of a modality we do not serve (only text) is -32005;
+** a text block or a string gives its text. */
+static int content_text(rcp_call *c, const rcp_json *v, const char *field,
+                        const char **text, size_t *len)
+{
+    char f[96];
+    const rcp_json *type, *t, *mime, *data, *uri;
+    if (v->type == RCP_JSON_STRING) {
+        *text = v->s;
+        *len = v->n;
+        return 0;
+    }
+    if (v->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, field, NULL,
+                    "%s must be a string or a Content block (§4.8)", field);
+    type = param(v, "type");
+    snprintf(f, sizeof f, "%s.type", field);
+    if (!type || type->type != RCP_JSON_STRING)
+        return fail(c, RCP_INVALID_PARAMS, f, NULL,
+                    "a Content block needs a string type (§4.8)");
+    data = param(v, "data");
+    uri = param(v, "uri");
+    if (data && uri)
+        return fail(c, RCP_INVALID_PARAMS, field, NULL,
+                    "a Content block carries data or uri, never both (§4.8)");
+    if (rcp_json_streq(type, "text")) {
+        t = param(v, "text");
+        snprintf(f, sizeof f, "%s.text", field);
+        if (!t || t->type != RCP_JSON_STRING)
+            return fail(c, RCP_INVALID_PARAMS, f, NULL,
+                        "a text block needs a string text (§4.8)");
+        *text = t->s;
+        *len = t->n;
+        return 0;
+    }
+    if (!rcp_json_streq(type, "image") && !rcp_json_streq(type, "audio")
+        && !rcp_json_streq(type, "blob"))
+        return fail(c, RCP_INVALID_PARAMS, f, NULL, "type must be text, "
+                    "image, audio or blob (§4.8)");
+    mime = param(v, "mimeType");
+    snprintf(f, sizeof f, "%s.mimeType", field);
+    if (!mime || mime->type != RCP_JSON_STRING)
+        return fail(c, RCP_INVALID_PARAMS, f, NULL,
+                    "mimeType is REQUIRED for non-text blocks (§4.8)");
+    if ((!data && !uri) || (data && data->type != RCP_JSON_STRING)
+        || (uri && uri->type != RCP_JSON_STRING))
+        return fail(c, RCP_INVALID_PARAMS, field, NULL, "a non-text block "
+                    "needs a string data or uri (§4.8)");
+    return fail(c, RCP_OPTION_UNSUPPORTED, NULL, "modality", "this server "
+                "accepts text only; %.*s blocks are not advertised (§4.8)",
+                (int)type->n, type->s);
+}
+
+enum { ENC_JSON, ENC_B64 };
+
+/* §7.3.1: encoding "json" (always) or "f32-base64"; anything else is
+** -32005 under the strict rule, or falls back to json when strict:false. */
+static int get_encoding(rcp_call *c, int strict, int *enc)
+{
+    const rcp_json *v = param(c->params, "encoding");
+    *enc = ENC_JSON;
+    if (!v || rcp_json_streq(v, "json"))
+        return 0;
+    if (v->type != RCP_JSON_STRING)
+        return fail(c, RCP_INVALID_PARAMS, "encoding", NULL,
+                    "encoding must be a string");
+    if (rcp_json_streq(v, "f32-base64"))
+        *enc = ENC_B64;
+    else if (strict)
+        return fail(c, RCP_OPTION_UNSUPPORTED, NULL, "encoding",
+                    "encoding '%.*s' is not advertised; this server offers "
+                    "json and f32-base64 (§7.3.1)", (int)(v->n > 32 ? 32
+                                                          : v->n), v->s);
+    return 0;
+}
+
+static void write_vector(rcp_call *c, const float *v, size_t d, int enc,
+                         char *b64)
+{
+    size_t i;
+    if (enc == ENC_B64) {
+        rcp_jw_str(&c->w, b64, rcp_vec_b64_encode(b64, v, d));
+        return;
+    }
+    rcp_jw_arr(&c->w);
+    for (i = 0; i < d; i++)
+        rcp_jw_float(&c->w, v[i]);
+    rcp_jw_arr_end(&c->w);
+}
+
+/* §7.3 embed {inputs | texts, kind?, encoding?} -> {vectors, encoding,
+** dimension}.  Every input is checked before any is embedded. */
+static int m_embed(rcp_call *c)
+{
+    const rcp_model *m = c->s->opts.model;
+    const char *field = "inputs", *text;
+    const rcp_json *in = param(c->params, "inputs");
+    size_t d = rcp_model_dim(m), i, len;
+    int kind, strict, enc, rc;
+    char f[32], *b64;
+    float *vec;
+    if (!in && (in = param(c->params, "texts")) != NULL)
+        field = "texts";    /* §7.3: the legacy synonym MUST be accepted */
+    if (!in || in->type != RCP_JSON_ARRAY)
+        return fail(c, RCP_INVALID_PARAMS, field, NULL,
+                    "%s must be an array of strings or Content blocks",
+                    field);
+    if ((rc = get_kind(c, &kind)) || (rc = get_strict(c, &strict))
+        || (rc = get_encoding(c, strict, &enc)))
+        return rc;
+    if (in->n > EMBED_BATCH_LIMIT)      /* §4.7, §15.5: MUST enforce */
+        return fail(c, RCP_INVALID_PARAMS, field, NULL, "%lu inputs exceed "
+                    "embed.batchLimit %d", (unsigned long)in->n,
+                    EMBED_BATCH_LIMIT);
+    for (i = 0; i < in->n; i++) {
+        snprintf(f, sizeof f, "%s[%lu]", field, (unsigned long)i);
+        if ((rc = content_text(c, &in->kids[i], f, &text, &len)) != 0)
+            return rc;
+    }
+    vec = rcp_arena_alloc(&c->s->arena, d * sizeof *vec);
+    b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(d) + 1);
+    if (!vec || !b64)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "vectors");
+    rcp_jw_arr(&c->w);
+    for (i = 0; i < in->n; i++) {
+        content_text(c, &in->kids[i], field, &text, &len);
+        if (rcp_model_embed(m, text, len, kind, vec) != 0)
+            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        write_vector(c, vec, d, enc, b64);
+        if ((rc = rcp_call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
+            return fail(c, rc, NULL, NULL, "embed stopped");
+    }
+    rcp_jw_arr_end(&c->w);
+    rcp_jw_key(&c->w, "encoding");
+    rcp_jw_cstr(&c->w, enc == ENC_B64 ? "f32-base64" : "json");
+    rcp_jw_key(&c->w, "dimension");
+    rcp_jw_int(&c->w, (int64_t)d);
+    rcp_jw_obj_end(&c->w);
+    return 0;
+}
+
 /* §7: the roster, mirrored.  cap is the capability that gates the method
 ** (NULL: REQUIRED core method); anytime marks the methods callable before
 ** initialize (§13); fn NULL means "defined by RCP, not implemented here",
@@ -607,7 +817,7 @@ static const method methods[] = {
     { "info",            NULL,          1, m_info },
     { "ping",            NULL,          1, m_ping },
     { "shutdown",        NULL,          1, m_shutdown },
-    { "embed",           "embed",       0, NULL },
+    { "embed",           "embed",       0, m_embed },
     { "embed/sparse",    "sparseEmbed", 0, NULL },
     { "embed/multi",     "multiVector", 0, NULL },
     { "rerank",          "rerank",      0, NULL },

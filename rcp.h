@@ -562,7 +562,7 @@ typedef struct rcp_server_opts {
                              0 = none, < 0 = default (60 s) */
     int    debug;         /* adds the x-rcp/sleep test method (§6.2) and
                              advertises its x-rcp capability */
-    void  *model;         /* rcp_model * serving the retrieval methods, or
+    rcp_model *model;     /* the engine serving the retrieval methods, or
                              NULL for none; borrowed, must outlive s */
 } rcp_server_opts;
 

@@ -21,18 +21,25 @@
 /* MARK: - helpers -------------------------------------------------------- */
 
 static rcp_server *S;
+static rcp_model *M, *M2;
 static rcp_buf OUT;
 static rcp_arena A;
 
-static void setup_opts(int debug, size_t max_batch)
+static void make_server(int debug, size_t max_batch)
 {
     rcp_server_opts o;
     memset(&o, 0, sizeof o);
     o.debug = debug;
     o.max_batch = max_batch;
     o.deadline_ms = -1;
+    o.model = M;
     S = rcp_server_new(&o);
     ck_assert_ptr_nonnull(S);
+}
+
+static void setup_opts(int debug, size_t max_batch)
+{
+    make_server(debug, max_batch);
     rcp_buf_init(&OUT);
     rcp_arena_init(&A, 0);
 }
@@ -40,8 +47,18 @@ static void setup_opts(int debug, size_t max_batch)
 static void setup(void) { setup_opts(0, 0); }
 static void setup_debug(void) { setup_opts(1, 3); }
 
+static void setup_model(void)
+{
+    char err[128];
+    M = rcp_model_new(NULL, err, sizeof err);
+    ck_assert_msg(M != NULL, "%s", err);
+    setup_opts(0, 0);
+}
+
 static void teardown(void)
 {
+    rcp_model_free(M);
+    M = NULL;
     rcp_server_free(S);
     rcp_buf_free(&OUT);
     rcp_arena_free(&A);
@@ -397,6 +414,7 @@ END_TEST
 START_TEST(gating_defined_but_unadvertised_is_32003)
 {
     static const char *const defined[] = {
+        "embed", "rerank", "retrieve", "index/add", "index/delete",
         "embed/sparse", "embed/multi", "query/transform", "graph",
         "catalog/list", "feedback", "memory/build", "memory/recall" };
     char frame[128];
@@ -458,6 +476,168 @@ START_TEST(deadline_already_elapsed_is_32014)
     expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-rcp/sleep\","
                 "\"params\":{\"ms\":5000,\"_meta\":{\"deadlineMs\":20}}}",
                 RCP_TIMEOUT);
+}
+END_TEST
+
+/* MARK: - §7.3 embed ----------------------------------------------------- */
+
+#define EMBED(params) "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"embed\"," \
+                      "\"params\":" params "}"
+
+static void expect_field(const char *frame, int code, const char *key,
+                         const char *value)
+{
+    const rcp_json *v = reply(frame);
+    ck_assert_msg(num(v, "error.code") == code, "%s -> %s", frame, OUT.data);
+    ck_assert_msg(is_str(v, key, value), "%s -> %s", frame, OUT.data);
+}
+
+/* Vector i of an embed reply as floats (json encoding). */
+static void json_vector(const rcp_json *v, size_t i, float *out, size_t d)
+{
+    const rcp_json *row = &at(v, "result.vectors")->kids[i];
+    size_t j;
+    ck_assert_uint_eq(row->n, d);
+    for (j = 0; j < d; j++)
+        out[j] = (float)rcp_json_num(&row->kids[j]);
+}
+
+START_TEST(embed_one_normalized_vector_per_input_in_order)
+{
+    static const char *const texts[] = { "shock waves", "boundary layer",
+                                         "\xce\xb1\xce\xb2 \xe6\x97\xa5"
+                                         "\xe6\x9c\xac" };
+    size_t d = rcp_model_dim(M), i, j;
+    float got[RCP_MODEL_MAX_DIM], want[RCP_MODEL_MAX_DIM];
+    const rcp_json *v;
+    init_session();
+    v = reply(EMBED("{\"inputs\":[\"shock waves\",\"boundary layer\","
+                    "\"\\u03b1\\u03b2 \\u65e5\\u672c\"],\"kind\":\"query\"}"));
+    ck_assert_uint_eq(at(v, "result.vectors")->n, 3);
+    ck_assert_int_eq(num(v, "result.dimension"), (long long)d);
+    ck_assert(is_str(v, "result.encoding", "json"));
+    for (i = 0; i < 3; i++) {
+        json_vector(v, i, got, d);
+        ck_assert_int_eq(rcp_model_embed(M, texts[i], strlen(texts[i]),
+                                         RCP_KIND_QUERY, want), 0);
+        for (j = 0; j < d; j++)
+            ck_assert_float_eq(got[j], want[j]);   /* shortest round trip */
+        ck_assert_float_eq_tol(rcp_vec_norm(got, d), 1.0f, 1e-5f);
+    }
+}
+END_TEST
+
+START_TEST(conformance_level_is_declared_only_when_proven)
+{
+    /* §14.1 item 2, §14.5: L0 needs a retrieval capability; a server
+    ** without one must not claim a level it cannot prove */
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                              "\"info\"}");
+    ck_assert(is_str(v, "result._meta.conformance", "L0"));
+    ck_assert_ptr_nonnull(at(v, "result.capabilities.embed"));
+    rcp_server_free(S);
+    M2 = M;
+    M = NULL;
+    make_server(0, 0);
+    v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"info\"}");
+    ck_assert_ptr_null(at(v, "result._meta.conformance"));
+    M = M2;
+}
+END_TEST
+
+START_TEST(embed_accepts_legacy_texts_and_text_blocks)
+{
+    /* §7.3 texts is a MUST-accept synonym; §4.8 a bare string is exactly
+    ** {"type":"text","text":...} */
+    char a[65536], b[65536];
+    init_session();
+    snprintf(a, sizeof a, "%s", ask(EMBED("{\"texts\":[\"lift\"]}")));
+    snprintf(b, sizeof b, "%s", ask(EMBED("{\"inputs\":[{\"type\":\"text\","
+                                          "\"text\":\"lift\"}]}")));
+    ck_assert_ptr_nonnull(strstr(a, "\"vectors\":[["));
+    ck_assert_str_eq(a, b);
+}
+END_TEST
+
+START_TEST(embed_f32_base64_is_the_same_vector_little_endian)
+{
+    /* §7.3.1: echo the encoding and the dimension; blob = dim * 4 bytes */
+    size_t d = rcp_model_dim(M), j;
+    float want[RCP_MODEL_MAX_DIM], got[RCP_MODEL_MAX_DIM];
+    const rcp_json *v;
+    init_session();
+    v = reply(EMBED("{\"inputs\":[\"mach number\"],\"encoding\":"
+                    "\"f32-base64\"}"));
+    ck_assert(is_str(v, "result.encoding", "f32-base64"));
+    ck_assert_int_eq(num(v, "result.dimension"), (long long)d);
+    ck_assert_int_eq(rcp_vec_b64_decode(got, d, at(v, "result.vectors.0")->s,
+                                        at(v, "result.vectors.0")->n),
+                     RCP_VEC_B64_OK);
+    rcp_model_embed(M, "mach number", 11, RCP_KIND_DOCUMENT, want);
+    for (j = 0; j < d; j++)
+        ck_assert(memcmp(&got[j], &want[j], 4) == 0);
+}
+END_TEST
+
+START_TEST(embed_unadvertised_encoding_is_32005_unless_not_strict)
+{
+    const rcp_json *v;
+    init_session();
+    expect_field(EMBED("{\"inputs\":[\"x\"],\"encoding\":\"f16-base64\"}"),
+                 RCP_OPTION_UNSUPPORTED, "error.data.option", "encoding");
+    v = reply(EMBED("{\"inputs\":[\"x\"],\"encoding\":\"f16-base64\","
+                    "\"strict\":false}"));
+    ck_assert(is_str(v, "result.encoding", "json"));
+    expect_field(EMBED("{\"inputs\":[\"x\"],\"encoding\":7}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "encoding");
+}
+END_TEST
+
+START_TEST(embed_content_blocks_are_checked_before_modality)
+{
+    init_session();
+    expect_field(EMBED("{\"inputs\":[{\"type\":\"image\",\"mimeType\":"
+                       "\"image/png\",\"data\":\"AA==\"}]}"),
+                 RCP_OPTION_UNSUPPORTED, "error.data.option", "modality");
+    expect_field(EMBED("{\"inputs\":[\"ok\",{\"text\":\"x\"}]}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "inputs[1].type");
+    expect_field(EMBED("{\"inputs\":[{\"type\":\"image\",\"mimeType\":\"i\","
+                       "\"data\":\"AA==\",\"uri\":\"https://x\"}]}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "inputs[0]");
+    expect_field(EMBED("{\"inputs\":[{\"type\":\"audio\",\"uri\":\"x\"}]}"),
+                 RCP_INVALID_PARAMS, "error.data.field",
+                 "inputs[0].mimeType");
+    expect_field(EMBED("{\"inputs\":[{\"type\":\"text\"}]}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "inputs[0].text");
+    expect_field(EMBED("{\"inputs\":[{\"type\":\"video\",\"uri\":\"x\"}]}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "inputs[0].type");
+    expect_field(EMBED("{\"inputs\":[7]}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "inputs[0]");
+}
+END_TEST
+
+START_TEST(embed_params_are_validated)
+{
+    static char big[20000];
+    size_t i, n = 0;
+    init_session();
+    expect_field(EMBED("{}"), RCP_INVALID_PARAMS, "error.data.field",
+                 "inputs");
+    expect_field(EMBED("{\"inputs\":\"x\"}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "inputs");
+    expect_field(EMBED("{\"inputs\":[\"x\"],\"kind\":\"passage\"}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "kind");
+    expect_field(EMBED("{\"inputs\":[\"x\"],\"strict\":\"no\"}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "strict");
+    /* §4.7, §15.5: batchLimit MUST be enforced, with -32602 */
+    n += (size_t)sprintf(big, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                         "\"embed\",\"params\":{\"inputs\":[\"\"");
+    for (i = 1; i < 1025; i++)
+        n += (size_t)sprintf(big + n, ",\"\"");
+    sprintf(big + n, "]}}");
+    expect_field(big, RCP_INVALID_PARAMS, "error.data.field", "inputs");
+    ck_assert_ptr_nonnull(strstr(ask(EMBED("{\"inputs\":[]}")),
+                                 "\"vectors\":[]"));
 }
 END_TEST
 
@@ -922,6 +1102,7 @@ static Suite *make_suite(void)
     TCase *t = tcase_create("protocol");
     TCase *d = tcase_create("debug");
     TCase *io = tcase_create("stdio");
+    TCase *e = tcase_create("engine");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_checked_fixture(d, setup_debug, teardown);
     tcase_add_test(t, envelope_id_is_echoed_byte_for_byte);
@@ -960,6 +1141,14 @@ static Suite *make_suite(void)
     tcase_add_test(d, deadline_already_elapsed_is_32014);
     tcase_add_test(d, batch_over_the_cap_is_32602);
     tcase_add_test(d, batch_cancel_member_cancels_a_sibling);
+    tcase_add_checked_fixture(e, setup_model, teardown);
+    tcase_add_test(e, embed_one_normalized_vector_per_input_in_order);
+    tcase_add_test(e, embed_accepts_legacy_texts_and_text_blocks);
+    tcase_add_test(e, conformance_level_is_declared_only_when_proven);
+    tcase_add_test(e, embed_f32_base64_is_the_same_vector_little_endian);
+    tcase_add_test(e, embed_unadvertised_encoding_is_32005_unless_not_strict);
+    tcase_add_test(e, embed_content_blocks_are_checked_before_modality);
+    tcase_add_test(e, embed_params_are_validated);
     tcase_add_test(io, stdio_lone_request_is_answered_at_once);
     tcase_add_test(io, stdio_split_and_coalesced_frames_and_blank_lines);
     tcase_add_test(io, stdio_notification_gets_no_line);
@@ -976,6 +1165,7 @@ static Suite *make_suite(void)
     suite_add_tcase(s, t);
     suite_add_tcase(s, d);
     suite_add_tcase(s, io);
+    suite_add_tcase(s, e);
     return s;
 }
 
