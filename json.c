@@ -562,18 +562,23 @@ static void *grow_scratch(json_parser *P, void *arr, const void *local,
     return q;
 }
 
+static int push_grow(json_parser *P, const char *at)
+{
+    void *q = grow_scratch(P, P->st, P->st_local, &P->cap, sizeof *P->st);
+    if (!q) {
+        fail(P, M_NOMEM, at ? at : P->end);
+        return -1;
+    }
+    P->st = q;
+    return 0;
+}
+
 /* Pushes a finished value; it takes the pending member name. */
 static int push(json_parser *P, rcp_json_type t, const char *s, size_t n)
 {
     rcp_json *v;
-    if (P->top == P->cap) {
-        void *q = grow_scratch(P, P->st, P->st_local, &P->cap, sizeof *v);
-        if (!q) {
-            fail(P, M_NOMEM, s ? s : P->end);
-            return -1;
-        }
-        P->st = q;
-    }
+    if (P->top == P->cap && push_grow(P, s))
+        return -1;
     v = &P->st[P->top++];
     v->type = t;
     v->n = n;
@@ -652,6 +657,16 @@ static const char *check_escape(json_parser *P, const char *p)
     return cp >= 0xD800 && cp <= 0xDBFF ? check_pair(P, p) : p + 6;
 }
 
+/* The common well-formed 2- and 3-byte sequences, checked inline (u has
+** three bytes); anything else goes to utf8_seq. */
+static int utf8_easy(const unsigned char *u)
+{
+    if (u[0] >= 0xC2 && u[0] <= 0xDF)
+        return (u[1] & 0xC0) == 0x80;
+    return u[0] >= 0xE1 && u[0] <= 0xEF && u[0] != 0xED &&
+           (u[1] & 0xC0) == 0x80 && (u[2] & 0xC0) == 0x80;
+}
+
 /* Pass 1: p is just after the opening quote.  Validates up to the closing
 ** quote; returns the byte after it and sets *esc when a \ was seen. */
 static const char *scan_string(json_parser *P, const char *p, int *esc)
@@ -677,6 +692,8 @@ static const char *scan_string(json_parser *P, const char *p, int *esc)
             u = (const unsigned char *)p;
         } else if (*u < 0x20) {
             return fail(P, *u ? M_STR_CTRL : M_STR_NUL, (const char *)u);
+        } else if (end - u >= 3 && utf8_easy(u)) {
+            u += 2 + (*u >= 0xE0);
         } else {
             m = utf8_seq(u, end, &len);
             if (m)
@@ -758,16 +775,28 @@ static const char *parse_string(json_parser *P, const char *p,
 
 /* MARK: - JSON: numbers and literals (RFC 8259 §6, §3) ------------------ */
 
-static const char *digits(const char *p, const char *end)
-{
-    while (p < end && (json_cls[(unsigned char)*p] & C_DIGIT))
-        p++;
-    return p;
-}
-
 static int is_digit_at(const char *p, const char *end)
 {
-    return p < end && (json_cls[(unsigned char)*p] & C_DIGIT);
+    return p < end && (unsigned char)(*p - '0') < 10;
+}
+
+/* Nonzero when all eight bytes of w are ASCII digits (a byte is a digit
+** iff its high nibble is 3 and adding 6 does not carry out of the low). */
+static int sw_eight_digits(uint64_t w)
+{
+    uint64_t f0 = SW_ONES * 0xF0;
+    return ((w & f0) | (((w + SW_ONES * 0x06) & f0) >> 4)) ==
+           SW_ONES * 0x33;
+}
+
+static const char *digits(const char *p, const char *end)
+{
+    while (end - p >= 8 &&
+           sw_eight_digits(sw_load((const unsigned char *)p)))
+        p += 8;
+    while (is_digit_at(p, end))
+        p++;
+    return p;
 }
 
 /* number = [ minus ] int [ frac ] [ exp ]; only validated here, the text
@@ -1729,49 +1758,42 @@ static uint64_t fmt_shortest_f(uint32_t bits, int *k)
                     !(c & 1), k);
 }
 
-/* s * 10^k laid out as ECMAScript's Number::toString does: plain digits
-** while the decimal point is within 21 digits (and not more than 6 zeros
-** after it), otherwise d.ddde+XX / d.ddde-XX. */
-static size_t fmt_layout(char *out, int neg, uint64_t s, int k)
+static const char fmt_pairs[] =
+    "0001020304050607080910111213141516171819"
+    "2021222324252627282930313233343536373839"
+    "4041424344454647484950515253545556575859"
+    "6061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static int fmt_ndigits(uint64_t s)
 {
-    char d[24], *o = out;
-    int nd = 0, n, i, e;
-    while (s && s % 10 == 0) {
-        s /= 10;
-        k++;
+    int n = 1;
+    uint64_t p = 10;
+    while (n < 20 && s >= p) {
+        n++;
+        p *= 10;
     }
-    for (i = 23; s; s /= 10)
-        d[i--] = (char)('0' + s % 10);
-    nd = 23 - i;
-    memmove(d, d + i + 1, (size_t)nd);
-    n = k + nd;                 /* value = 0.d1d2.. * 10^n */
-    if (neg)
-        *o++ = '-';
-    if (nd <= n && n <= 21) {
-        memcpy(o, d, (size_t)nd);
-        memset(o + nd, '0', (size_t)(n - nd));
-        return (size_t)(o + n - out);
+    return n;
+}
+
+/* The nd digits of s into o[0..nd), two at a time from the right. */
+static void fmt_digits(char *o, uint64_t s, int nd)
+{
+    o += nd;
+    for (; nd >= 2; nd -= 2) {
+        unsigned r = (unsigned)(s % 100);
+        s /= 100;
+        o -= 2;
+        o[0] = fmt_pairs[2 * r];
+        o[1] = fmt_pairs[2 * r + 1];
     }
-    if (0 < n && n <= 21) {
-        memcpy(o, d, (size_t)n);
-        o[n] = '.';
-        memcpy(o + n + 1, d + n, (size_t)(nd - n));
-        return (size_t)(o + nd + 1 - out);
-    }
-    if (-6 < n && n <= 0) {
-        o[0] = '0';
-        o[1] = '.';
-        memset(o + 2, '0', (size_t)-n);
-        memcpy(o + 2 - n, d, (size_t)nd);
-        return (size_t)(o + 2 - n + nd - out);
-    }
-    *o++ = d[0];
-    if (nd > 1) {
-        *o++ = '.';
-        memcpy(o, d + 1, (size_t)(nd - 1));
-        o += nd - 1;
-    }
-    e = n - 1;
+    if (nd)
+        o[-1] = (char)('0' + s);
+}
+
+static size_t fmt_exponent(char *o, int e)
+{
+    char *start = o;
     *o++ = 'e';
     *o++ = e < 0 ? '-' : '+';
     e = e < 0 ? -e : e;
@@ -1780,7 +1802,49 @@ static size_t fmt_layout(char *out, int neg, uint64_t s, int k)
     if (e >= 10)
         *o++ = (char)('0' + e / 10 % 10);
     *o++ = (char)('0' + e % 10);
-    return (size_t)(o - out);
+    return (size_t)(o - start);
+}
+
+/* s * 10^k laid out as ECMAScript's Number::toString does: plain digits
+** while the decimal point is within 21 digits (and not more than 6 zeros
+** after it), otherwise d.ddde+XX / d.ddde-XX. */
+static size_t fmt_layout(char *out, int neg, uint64_t s, int k)
+{
+    char *o = out + neg;
+    int nd, n, i;
+    while (s % 10 == 0) {
+        s /= 10;
+        k++;
+    }
+    nd = fmt_ndigits(s);
+    n = k + nd;                 /* value = 0.d1d2.. * 10^n */
+    out[0] = '-';
+    if (nd <= n && n <= 21) {   /* 1500, 1e20 */
+        fmt_digits(o, s, nd);
+        for (i = nd; i < n; i++)
+            o[i] = '0';
+        return (size_t)(o + n - out);
+    }
+    if (0 < n && n <= 21) {     /* 12.5 */
+        fmt_digits(o + 1, s, nd);
+        for (i = 0; i < n; i++)
+            o[i] = o[i + 1];
+        o[n] = '.';
+        return (size_t)(o + nd + 1 - out);
+    }
+    if (-6 < n && n <= 0) {     /* 0.000125 */
+        o[0] = '0';
+        o[1] = '.';
+        for (i = 0; i < -n; i++)
+            o[2 + i] = '0';
+        fmt_digits(o + 2 - n, s, nd);
+        return (size_t)(o + 2 - n + nd - out);
+    }
+    fmt_digits(o + 1, s, nd);   /* 1.25e-7, 1e+21 */
+    o[0] = o[1];
+    o[1] = '.';
+    o += nd == 1 ? 1 : nd + 1;
+    return (size_t)(o + fmt_exponent(o, n - 1) - out);
 }
 
 static size_t fmt_zero(char *out, int neg)
@@ -1964,18 +2028,16 @@ void rcp_jw_int(rcp_jw *w, int64_t v)
 
 void rcp_jw_double(rcp_jw *w, double v)
 {
-    char d[32];
-    size_t n = rcp_json_fmt_double(d, v);
     jw_sep(w);
-    rcp_buf_put(w->b, d, n);
+    if (rcp_buf_reserve(w->b, 32) == 0)
+        w->b->len += rcp_json_fmt_double(w->b->data + w->b->len, v);
 }
 
 void rcp_jw_float(rcp_jw *w, float v)
 {
-    char d[32];
-    size_t n = rcp_json_fmt_float(d, v);
     jw_sep(w);
-    rcp_buf_put(w->b, d, n);
+    if (rcp_buf_reserve(w->b, 32) == 0)
+        w->b->len += rcp_json_fmt_float(w->b->data + w->b->len, v);
 }
 
 void rcp_jw_bool(rcp_jw *w, int v)
