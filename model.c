@@ -925,7 +925,9 @@ static size_t cp_offsets(const char *s, size_t n, uint32_t *off, size_t cap)
     return k;
 }
 
-/* The n-grams of "<word>" over code points, each weight w / count. */
+/* The n-grams of "<word>" over code points, each weight w / sqrt(count):
+** the word's n-grams together have the L2 mass of its stem feature, so a
+** typo keeps about half of a word's similarity, whatever its length. */
 static void add_ngrams(fbag *b, const char *word, size_t wlen, double w)
 {
     char m[MAX_WORD_BYTES + 2];
@@ -941,7 +943,7 @@ static void add_ngrams(fbag *b, const char *word, size_t wlen, double w)
         for (i = 0; i + n <= ncp; i++)
             fbag_add(b, hash_bytes(HASH_SEED_GRAM + n, m + off[i],
                                    off[i + n] - off[i]),
-                     w * NGRAM_MASS / (double)total);
+                     w * NGRAM_MASS / sqrt((double)total));
 }
 
 /* How many features a token list can produce (bag sizing). */
@@ -1318,6 +1320,7 @@ static int wv_parse(wvec *w, char *s, size_t n, char *err, size_t errlen)
         const char *why = NULL;
         while (e < n && s[e] != '\n')
             e++;
+        s[e] = 0;               /* s has a NUL at n; this ends each line */
         nf = split_fields(s + pos, e - pos, f, maxf);
         ln++;
         if (!(ln == 1 && nf == 2 && is_uint_text(f[0]) && is_uint_text(f[1]))

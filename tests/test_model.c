@@ -217,6 +217,563 @@ START_TEST(porter_step_results_match_the_papers_step_tables)
 }
 END_TEST
 
+
+/* MARK: - dense embedder */
+
+static rcp_model *new_model(unsigned dim)
+{
+    rcp_model_opts o;
+    char err[128];
+    rcp_model *m;
+    rcp_model_opts_init(&o);
+    if (dim)
+        o.dim = dim;
+    m = rcp_model_new(&o, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    return m;
+}
+
+static void embed(const rcp_model *m, const char *s, float *v)
+{
+    ck_assert_int_eq(rcp_model_embed(m, s, strlen(s), RCP_KIND_QUERY, v), 0);
+}
+
+static double cosine(const float *a, const float *b, size_t n)
+{
+    double d = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        d += (double)a[i] * b[i];
+    return d;
+}
+
+static void add(rcp_model *m, const char *id, const char *text)
+{
+    ck_assert_int_eq(rcp_model_add(m, id, strlen(id), text, strlen(text),
+                                   NULL, 0), 0);
+}
+
+START_TEST(embed_is_deterministic_unit_length_and_names_its_identity)
+{
+    rcp_model *m = new_model(0), *m2 = new_model(64);
+    float a[384], b[384];
+    ck_assert_uint_eq(rcp_model_dim(m), 384);
+    ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_DENSE),
+                     "rcp-hash-ngram-v1-384");
+    ck_assert_str_eq(rcp_model_identity(m2, RCP_EMBED_DENSE),
+                     "rcp-hash-ngram-v1-64");
+    embed(m, "Pressure distribution on a swept wing", a);
+    embed(m, "Pressure distribution on a swept wing", b);
+    ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
+    ck_assert(fabs(cosine(a, a, 384) - 1.0) < 1e-5);
+    rcp_model_free(m);
+    rcp_model_free(m2);
+}
+END_TEST
+
+START_TEST(embed_is_independent_of_the_corpus)
+{
+    /* §7.3/§15.7: same text, same vector, before and after index changes,
+    ** and in a fresh model that never saw the corpus */
+    rcp_model *m = new_model(0), *fresh = new_model(0);
+    float before[384], after[384], other[384];
+    const char *q = "heat transfer in hypersonic flow";
+    embed(m, q, before);
+    add(m, "1", "hypersonic flow heat transfer measurements");
+    add(m, "2", "boundary layer transition at high speed");
+    ck_assert_int_eq(rcp_model_delete(m, "2", 1), 1);
+    embed(m, q, after);
+    embed(fresh, q, other);
+    ck_assert_int_eq(memcmp(before, after, sizeof before), 0);
+    ck_assert_int_eq(memcmp(before, other, sizeof before), 0);
+    rcp_model_free(m);
+    rcp_model_free(fresh);
+}
+END_TEST
+
+START_TEST(embed_is_robust_to_typos_and_morphology)
+{
+    /* character n-grams keep most of a misspelt word; stems fold
+    ** inflections (heating/heated, wings/wing) */
+    rcp_model *m = new_model(0);
+    float a[384], typo1[384], typo2[384], morph[384], other[384];
+    double c1, c2, cm, co;
+    embed(m, "aerodynamic heating of slender wings", a);
+    embed(m, "aerodynamc heating of slender wings", typo1);
+    embed(m, "aerodynamic heatng of slendr wings", typo2);
+    embed(m, "wing heated aerodynamically, slenderness", morph);
+    embed(m, "buckling of thin cylindrical shells under torsion", other);
+    c1 = cosine(a, typo1, 384);
+    c2 = cosine(a, typo2, 384);
+    cm = cosine(a, morph, 384);
+    co = cosine(a, other, 384);
+    ck_assert_msg(c1 > 0.7 && c2 > 0.55 && cm > 0.6 && co < 0.25,
+                  "typo1 %f typo2 %f morph %f other %f", c1, c2, cm, co);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(embed_of_text_without_words_is_the_zero_vector)
+{
+    rcp_model *m = new_model(16);
+    float v[16];
+    size_t i;
+    embed(m, " ,.;!? the of and ", v);
+    for (i = 0; i < 16; i++)
+        ck_assert(v[i] == 0.0f);
+    rcp_model_free(m);
+}
+END_TEST
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(static_word_vectors_load_and_identity_follows_content)
+{
+    const char *p1 = "test_model_vec1.txt", *p2 = "test_model_vec2.txt";
+    const char *text = "3 4\nwing 1 0 0 0\nflow 0 1 0 0\nshock 0 0 1 0.0\n";
+    rcp_model_opts o;
+    rcp_model *a, *b, *c;
+    char err[128];
+    float v[4];
+    write_file(p1, text);
+    write_file(p2, text);
+    rcp_model_opts_init(&o);
+    o.vectors_path = p1;
+    a = rcp_model_new(&o, err, sizeof err);
+    ck_assert_msg(a != NULL, "%s", err);
+    o.vectors_path = p2;
+    b = rcp_model_new(&o, err, sizeof err);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(rcp_model_dim(a), 4);
+    ck_assert(!strncmp(rcp_model_identity(a, RCP_EMBED_DENSE),
+                       "rcp-static-", 11));
+    /* same content at another path: same identity */
+    ck_assert_str_eq(rcp_model_identity(a, RCP_EMBED_DENSE),
+                     rcp_model_identity(b, RCP_EMBED_DENSE));
+    embed(a, "Wing and FLOW", v);           /* mean of two, normalised */
+    ck_assert(fabs(v[0] - 0.70710678) < 1e-5);
+    ck_assert(fabs(v[1] - 0.70710678) < 1e-5);
+    ck_assert(v[2] == 0.0f && v[3] == 0.0f);
+    /* GloVe style (no header), different content: another identity */
+    write_file(p2, "wing 1 0 0 0\nflow 0 1 0 0\nshock 0 0 1 1\n");
+    c = rcp_model_new(&o, err, sizeof err);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_str_ne(rcp_model_identity(a, RCP_EMBED_DENSE),
+                     rcp_model_identity(c, RCP_EMBED_DENSE));
+    rcp_model_free(a);
+    rcp_model_free(b);
+    rcp_model_free(c);
+    remove(p1);
+    remove(p2);
+}
+END_TEST
+
+START_TEST(static_word_vectors_reject_a_malformed_file_with_its_line)
+{
+    const char *p = "test_model_vec3.txt";
+    rcp_model_opts o;
+    char err[128];
+    write_file(p, "wing 1 0 0\nflow 0 1\n");
+    rcp_model_opts_init(&o);
+    o.vectors_path = p;
+    ck_assert_ptr_null(rcp_model_new(&o, err, sizeof err));
+    ck_assert_msg(strstr(err, "line 2") != NULL, "%s", err);
+    write_file(p, "wing 1 zero 0\n");
+    ck_assert_ptr_null(rcp_model_new(&o, err, sizeof err));
+    ck_assert_msg(strstr(err, "line 1") != NULL, "%s", err);
+    o.vectors_path = "/nonexistent/vectors.txt";
+    ck_assert_ptr_null(rcp_model_new(&o, err, sizeof err));
+    remove(p);
+}
+END_TEST
+
+/* MARK: - BM25 index */
+
+static size_t search(const rcp_model *m, const char *q, int mode,
+                     rcp_model_hit *hits, size_t k)
+{
+    rcp_model_query qq;
+    size_t n;
+    rcp_model_query_init(&qq);
+    qq.text = q;
+    qq.len = strlen(q);
+    qq.k = k;
+    qq.mode = mode;
+    ck_assert_int_eq(rcp_model_search(m, &qq, hits, &n), 0);
+    return n;
+}
+
+static const char *hit_id(const rcp_model *m, const rcp_model_hit *h)
+{
+    static char b[64];
+    rcp_model_docview v;
+    ck_assert_int_eq(rcp_model_doc(m, h->doc, &v), 0);
+    memcpy(b, v.id, v.idlen);
+    b[v.idlen] = 0;
+    return b;
+}
+
+START_TEST(bm25_matches_hand_computed_scores)
+{
+    /* N = 3, avgdl = 7/3; "apple": df 2, idf = ln(1 + 1.5/2.5) = ln 1.6
+    ** d2 (tf 2, dl 3): ln1.6 * 2*2.2 / (2 + 1.2*(0.25 + 0.75*3/(7/3)))
+    ** d1 (tf 1, dl 2): ln1.6 * 2.2 / (1 + 1.2*(0.25 + 0.75*2/(7/3))) */
+    rcp_model *m = new_model(16);
+    rcp_model_hit h[5];
+    double idf = log(1.6);
+    double s2 = idf * 4.4 / (2 + 1.2 * (0.25 + 0.75 * 3 / (7.0 / 3)));
+    double s1 = idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / (7.0 / 3)));
+    add(m, "d1", "apple banana");
+    add(m, "d2", "apple apple cherry");
+    add(m, "d3", "cherry date");
+    ck_assert_uint_eq(search(m, "apple", RCP_MODE_SPARSE, h, 5), 2);
+    ck_assert_str_eq(hit_id(m, &h[0]), "d2");
+    ck_assert_str_eq(hit_id(m, &h[1]), "d1");
+    ck_assert(fabs(h[0].score - s2) < 1e-9);
+    ck_assert(fabs(h[1].score - s1) < 1e-9);
+    ck_assert(h[0].has & RCP_HIT_SPARSE);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(bm25_after_delete_and_upsert_equals_a_fresh_index)
+{
+    /* invariant 5: statistics count live documents only */
+    rcp_model *m = new_model(16), *f = new_model(16);
+    rcp_model_hit a[5], b[5];
+    size_t na, nb, i;
+    add(m, "x", "apple pie");
+    add(m, "y", "apple apple tart");
+    add(m, "z", "banana split");
+    add(m, "y", "cherry tart");              /* upsert */
+    ck_assert_int_eq(rcp_model_delete(m, "z", 1), 1);
+    add(f, "x", "apple pie");
+    add(f, "y", "cherry tart");
+    na = search(m, "apple tart", RCP_MODE_SPARSE, a, 5);
+    nb = search(f, "apple tart", RCP_MODE_SPARSE, b, 5);
+    ck_assert_uint_eq(na, nb);
+    for (i = 0; i < na; i++) {
+        char ida[64];
+        ck_assert(fabs(a[i].score - b[i].score) < 1e-12);
+        strcpy(ida, hit_id(m, &a[i]));
+        ck_assert_str_eq(ida, hit_id(f, &b[i]));
+    }
+    ck_assert_uint_eq(rcp_model_count(m), 2);
+    rcp_model_free(m);
+    rcp_model_free(f);
+}
+END_TEST
+
+START_TEST(add_with_an_existing_id_replaces_never_duplicates)
+{
+    /* §7.10: re-adding an id MUST replace, never duplicate */
+    rcp_model *m = new_model(16);
+    rcp_model_hit h[5];
+    rcp_model_docview v;
+    uint64_t ver;
+    add(m, "a", "old text about wings");
+    add(m, "a", "new text about shocks");
+    ck_assert_uint_eq(rcp_model_count(m), 1);
+    ck_assert_uint_eq(search(m, "wings", RCP_MODE_SPARSE, h, 5), 0);
+    ck_assert_uint_eq(search(m, "shocks", RCP_MODE_SPARSE, h, 5), 1);
+    ck_assert_int_eq(rcp_model_doc(m, h[0].doc, &v), 0);
+    ck_assert_uint_eq(v.textlen, strlen("new text about shocks"));
+    /* an identical repeat is observably one add: not even the version */
+    ver = rcp_model_version(m);
+    add(m, "a", "new text about shocks");
+    ck_assert(rcp_model_version(m) == ver);
+    ck_assert_int_ge(rcp_model_find(m, "a", 1), 0);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(delete_is_idempotent_and_counts_only_removals)
+{
+    /* §7.11: an absent id is not an error; a repeat deletes 0 */
+    rcp_model *m = new_model(16);
+    rcp_model_hit h[5];
+    add(m, "a", "wing");
+    ck_assert_int_eq(rcp_model_delete(m, "a", 1), 1);
+    ck_assert_int_eq(rcp_model_delete(m, "a", 1), 0);
+    ck_assert_int_eq(rcp_model_delete(m, "never", 5), 0);
+    ck_assert_uint_eq(rcp_model_count(m), 0);
+    ck_assert_uint_eq(search(m, "wing", RCP_MODE_SPARSE, h, 5), 0);
+    ck_assert_uint_eq(search(m, "wing", RCP_MODE_DENSE, h, 5), 0);
+    ck_assert_int_eq(rcp_model_find(m, "a", 1), -1);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(many_deletes_sweep_postings_and_keep_results)
+{
+    rcp_model *m = new_model(8);
+    rcp_model_hit h[3];
+    char id[16];
+    int i;
+    for (i = 0; i < 3000; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        add(m, id, "common words here and a flow");
+    }
+    for (i = 0; i < 2999; i++) {
+        snprintf(id, sizeof id, "%d", i);
+        ck_assert_int_eq(rcp_model_delete(m, id, strlen(id)), 1);
+    }
+    ck_assert_uint_eq(search(m, "flow", RCP_MODE_SPARSE, h, 3), 1);
+    ck_assert_str_eq(hit_id(m, &h[0]), "2999");
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(equal_scores_rank_by_smaller_id)
+{
+    /* invariant 6 / §16.3: ties never depend on insertion order */
+    rcp_model *m = new_model(16);
+    rcp_model_hit h[3];
+    add(m, "b", "same text");
+    add(m, "a", "same text");
+    add(m, "c", "same text");
+    ck_assert_uint_eq(search(m, "text", RCP_MODE_SPARSE, h, 3), 3);
+    ck_assert_str_eq(hit_id(m, &h[0]), "a");
+    ck_assert_str_eq(hit_id(m, &h[1]), "b");
+    ck_assert_str_eq(hit_id(m, &h[2]), "c");
+    ck_assert_uint_eq(search(m, "text", RCP_MODE_DENSE, h, 3), 3);
+    ck_assert_str_eq(hit_id(m, &h[0]), "a");
+    rcp_model_free(m);
+}
+END_TEST
+
+static int not_b(void *ud, const rcp_model *m, uint32_t docno)
+{
+    rcp_model_docview v;
+    (void)ud;
+    rcp_model_doc(m, docno, &v);
+    return !(v.idlen == 1 && v.id[0] == 'b');
+}
+
+START_TEST(search_honours_the_accept_filter_in_every_mode)
+{
+    rcp_model *m = new_model(16);
+    rcp_model_query q;
+    rcp_model_hit h[3];
+    size_t n, i;
+    int mode;
+    add(m, "a", "wing flow");
+    add(m, "b", "wing flow wing");
+    for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_HYBRID; mode++) {
+        rcp_model_query_init(&q);
+        q.text = "wing";
+        q.len = 4;
+        q.k = 3;
+        q.mode = mode;
+        q.accept = not_b;
+        ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        for (i = 0; i < n; i++)
+            ck_assert_str_eq(hit_id(m, &h[i]), "a");
+    }
+    rcp_model_free(m);
+}
+END_TEST
+
+/* MARK: - fusion (§16.3) */
+
+static rcp_fuse_list list(const rcp_fuse_item *it, size_t n, double w,
+                          double floor)
+{
+    rcp_fuse_list l;
+    l.items = it;
+    l.n = n;
+    l.weight = w;
+    l.floor = floor;
+    return l;
+}
+
+START_TEST(rrf_sums_weight_over_rank_and_breaks_ties_by_weight_then_id)
+{
+    rcp_fuse_item a[] = {{"x", 1, 9}, {"y", 1, 8}};
+    rcp_fuse_item b[] = {{"y", 1, 5}, {"x", 1, 4}, {"z", 1, 3}};
+    rcp_fuse_item c[] = {{"q", 1, 1}};
+    rcp_fuse_list L[3];
+    rcp_fused *f;
+    long n;
+    L[0] = list(a, 2, 1, 0);
+    L[1] = list(b, 3, 1, 0);
+    L[2] = list(c, 1, 1, 0);
+    n = rcp_fuse(RCP_FUSE_RRF, L, 3, 60, &f);
+    ck_assert_int_eq(n, 4);
+    /* x and y tie (1/61 + 1/62): by id, x first */
+    ck_assert(fabs(f[0].score - (1.0 / 61 + 1.0 / 62)) < 1e-15);
+    ck_assert(f[0].score == f[1].score);
+    ck_assert_str_eq(f[0].id, "x");
+    ck_assert_str_eq(f[1].id, "y");
+    ck_assert_int_eq(f[0].pos[0], 0);
+    ck_assert_int_eq(f[0].pos[1], 1);
+    ck_assert_int_eq(f[0].pos[2], -1);
+    /* q (1/61, weight 1) beats z (1/63) */
+    ck_assert_str_eq(f[2].id, "q");
+    ck_assert_str_eq(f[3].id, "z");
+    rcp_free(f);
+}
+END_TEST
+
+START_TEST(fusion_tie_break_prefers_higher_summed_weight)
+{
+    /* equal fused score, weights 2 vs 1+1... use weights so that score
+    ** ties while the summed weight differs */
+    rcp_fuse_item a[] = {{"b", 1, 1}};
+    rcp_fuse_item b[] = {{"a", 1, 1}};
+    rcp_fuse_list L[2];
+    rcp_fused *f;
+    L[0] = list(a, 1, 2.0, 0);      /* b: 2/61 with weight 2 */
+    L[1] = list(b, 1, 2.0, 0);      /* a: 2/61 with weight 2 */
+    ck_assert_int_eq(rcp_fuse(RCP_FUSE_RRF, L, 2, 60, &f), 2);
+    ck_assert_str_eq(f[0].id, "a");   /* same weight: smaller id */
+    rcp_free(f);
+    /* weighted: a in both lists at their minimum (norm 0, weight 2) vs
+    ** c at 0 in one list (weight 1): tie on score 0, a by weight */
+    {
+        rcp_fuse_item x[] = {{"m", 1, 5}, {"c", 1, 1}, {"a", 1, 1}};
+        rcp_fuse_item y[] = {{"m", 1, 5}, {"a", 1, 1}};
+        L[0] = list(x, 3, 1, 0);
+        L[1] = list(y, 2, 1, 0);
+        ck_assert_int_eq(rcp_fuse(RCP_FUSE_WEIGHTED, L, 2, 60, &f), 3);
+        ck_assert_str_eq(f[0].id, "m");
+        ck_assert_str_eq(f[1].id, "a");
+        ck_assert_str_eq(f[2].id, "c");
+        ck_assert(f[1].score == 0 && f[2].score == 0);
+        ck_assert(f[1].weight == 2 && f[2].weight == 1);
+        rcp_free(f);
+    }
+}
+END_TEST
+
+START_TEST(weighted_fusion_normalises_min_max_per_list)
+{
+    rcp_fuse_item a[] = {{"x", 1, 10}, {"y", 1, 6}, {"z", 1, 2}};
+    rcp_fuse_item b[] = {{"z", 1, 0.9}, {"y", 1, 0.5}};
+    rcp_fuse_list L[2];
+    rcp_fused *f;
+    L[0] = list(a, 3, 0.5, 0);
+    L[1] = list(b, 2, 0.5, 0);
+    ck_assert_int_eq(rcp_fuse(RCP_FUSE_WEIGHTED, L, 2, 60, &f), 3);
+    /* x: .5*1 = .5; y: .5*.5 + .5*0 = .25; z: .5*0 + .5*1 = .5 */
+    ck_assert_str_eq(f[0].id, "z");   /* ties x on .5, weight 1 > .5 */
+    ck_assert_str_eq(f[1].id, "x");
+    ck_assert(fabs(f[0].score - 0.5) < 1e-12);
+    ck_assert(fabs(f[2].score - 0.25) < 1e-12);
+    rcp_free(f);
+}
+END_TEST
+
+START_TEST(convex_fusion_anchors_the_floor_not_the_minimum)
+{
+    /* dense floor -1, lexical floor 0; alpha .5 */
+    rcp_fuse_item d[] = {{"x", 1, 0.5}, {"y", 1, 0.2}};
+    rcp_fuse_item s[] = {{"y", 1, 8}, {"x", 1, 4}};
+    rcp_fuse_list L[2];
+    rcp_fused *f;
+    double x = 0.5 * 1.0 + 0.5 * 0.5;
+    double y = 0.5 * (1.2 / 1.5) + 0.5 * 1.0;
+    L[0] = list(d, 2, 0.5, -1.0);
+    L[1] = list(s, 2, 0.5, 0.0);
+    ck_assert_int_eq(rcp_fuse(RCP_FUSE_CONVEX, L, 2, 60, &f), 2);
+    ck_assert_str_eq(f[0].id, "y");
+    ck_assert(fabs(f[0].score - y) < 1e-12);
+    ck_assert(fabs(f[1].score - x) < 1e-12);
+    /* min-max would have put y's dense score (the list minimum) at 0 */
+    ck_assert(f[0].score > 0.5);
+    rcp_free(f);
+}
+END_TEST
+
+START_TEST(fusion_counts_an_id_repeated_in_one_list_once)
+{
+    rcp_fuse_item a[] = {{"x", 1, 3}, {"x", 1, 2}, {"y", 1, 1}};
+    rcp_fuse_list L[1];
+    rcp_fused *f;
+    L[0] = list(a, 3, 1, 0);
+    ck_assert_int_eq(rcp_fuse(RCP_FUSE_RRF, L, 1, 60, &f), 2);
+    ck_assert(fabs(f[0].score - 1.0 / 61) < 1e-15);
+    ck_assert(fabs(f[1].score - 1.0 / 63) < 1e-15);
+    rcp_free(f);
+}
+END_TEST
+
+START_TEST(hybrid_search_fuses_both_legs_and_reports_stage_scores)
+{
+    rcp_model *m = new_model(0);
+    rcp_model_hit h[5];
+    size_t n;
+    add(m, "1", "supersonic flow over a flat plate");
+    add(m, "2", "heat transfer to a cone");
+    add(m, "3", "flow separation on wings");
+    n = search(m, "supersonic flow", RCP_MODE_HYBRID, h, 5);
+    ck_assert_uint_ge(n, 2);
+    ck_assert_str_eq(hit_id(m, &h[0]), "1");
+    ck_assert(h[0].has & RCP_HIT_FUSED);
+    ck_assert(h[0].has & RCP_HIT_DENSE);
+    ck_assert(h[0].has & RCP_HIT_SPARSE);
+    ck_assert(h[0].score == h[0].fused);
+    rcp_model_free(m);
+}
+END_TEST
+
+/* MARK: - allocation failure (invariant 7) */
+
+static long fail_after = -1;
+
+static void *failing_alloc(void *ud, void *p, size_t n)
+{
+    (void)ud;
+    if (n == 0) {
+        free(p);
+        return NULL;
+    }
+    if (fail_after == 0)
+        return NULL;
+    if (fail_after > 0)
+        fail_after--;
+    return realloc(p, n);
+}
+
+START_TEST(add_and_search_fail_cleanly_when_memory_runs_out)
+{
+    long k;
+    int ok = 0;
+    for (k = 0; k < 400 && !ok; k++) {
+        rcp_model *m = new_model(32);
+        rcp_model_query q;
+        rcp_model_hit h[4];
+        size_t n = 0, before;
+        add(m, "a", "first document about wings");
+        before = rcp_model_count(m);
+        rcp_set_allocator(failing_alloc, NULL);
+        fail_after = k;
+        ok = rcp_model_add(m, "b", 1, "second text on flow", 19, "{}", 2)
+             == 0;
+        rcp_model_query_init(&q);
+        q.text = "wings flow";
+        q.len = 10;
+        q.k = 4;
+        q.rerank = RCP_RERANK_CROSS;
+        ok = (rcp_model_search(m, &q, h, &n) == 0) && ok;
+        fail_after = -1;
+        rcp_set_allocator(NULL, NULL);
+        if (rcp_model_find(m, "b", 1) < 0)
+            ck_assert_uint_eq(rcp_model_count(m), before);
+        ck_assert_uint_ge(search(m, "wings", RCP_MODE_HYBRID, h, 4), 1);
+        rcp_model_free(m);
+    }
+    ck_assert_msg(ok, "never succeeded: the bound is too small");
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("model");
@@ -232,6 +789,35 @@ static Suite *make_suite(void)
     tcase_add_test(tc, porter_stems_the_papers_examples);
     tcase_add_test(tc, porter_leaves_short_and_non_ascii_words_alone);
     tcase_add_test(tc, porter_step_results_match_the_papers_step_tables);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("embed");
+    tcase_add_test(tc, embed_is_deterministic_unit_length_and_names_its_identity);
+    tcase_add_test(tc, embed_is_independent_of_the_corpus);
+    tcase_add_test(tc, embed_is_robust_to_typos_and_morphology);
+    tcase_add_test(tc, embed_of_text_without_words_is_the_zero_vector);
+    tcase_add_test(tc, static_word_vectors_load_and_identity_follows_content);
+    tcase_add_test(tc,
+        static_word_vectors_reject_a_malformed_file_with_its_line);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("index");
+    tcase_add_test(tc, bm25_matches_hand_computed_scores);
+    tcase_add_test(tc, bm25_after_delete_and_upsert_equals_a_fresh_index);
+    tcase_add_test(tc, add_with_an_existing_id_replaces_never_duplicates);
+    tcase_add_test(tc, delete_is_idempotent_and_counts_only_removals);
+    tcase_add_test(tc, many_deletes_sweep_postings_and_keep_results);
+    tcase_add_test(tc, equal_scores_rank_by_smaller_id);
+    tcase_add_test(tc, search_honours_the_accept_filter_in_every_mode);
+    tcase_add_test(tc, hybrid_search_fuses_both_legs_and_reports_stage_scores);
+    tcase_add_test(tc, add_and_search_fail_cleanly_when_memory_runs_out);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("fusion");
+    tcase_add_test(tc,
+        rrf_sums_weight_over_rank_and_breaks_ties_by_weight_then_id);
+    tcase_add_test(tc, fusion_tie_break_prefers_higher_summed_weight);
+    tcase_add_test(tc, weighted_fusion_normalises_min_max_per_list);
+    tcase_add_test(tc, convex_fusion_anchors_the_floor_not_the_minimum);
+    tcase_add_test(tc, fusion_counts_an_id_repeated_in_one_list_once);
     suite_add_tcase(s, tc);
     return s;
 }
