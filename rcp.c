@@ -59,6 +59,10 @@ enum { ST_UNINIT, ST_READY };
 #define DEFAULT_DEADLINE_MS 60000L
 #define SLEEP_MAX_MS    3600000L
 #define EMBED_BATCH_LIMIT 1024
+#define RETRIEVE_MAX_K  1000     /* §6.1 retrieve.maxK */
+#define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
+#define IDEM_SLOTS      256      /* §7.10 idempotency keys remembered */
+#define MAX_NOTES       8
 
 /* A request of the frame being served that may still be cancelled. */
 typedef struct flight {
@@ -85,6 +89,15 @@ struct rcp_server {
     /* §7.14: the requests of the current frame */
     flight  *flights;
     size_t   nflights;
+    /* §7.10 */
+    uint64_t minted;        /* ids minted for documents without one */
+    struct idem {
+        char    *key;       /* rcp_malloc'd; NULL = free slot */
+        uint64_t fp;        /* fingerprint of the request's documents */
+        char    *result;    /* the serialised result */
+        size_t   keylen, len;
+    } idem[IDEM_SLOTS];
+    size_t   idem_next;
 };
 
 struct rcp_call {
@@ -97,6 +110,8 @@ struct rcp_call {
     double          progress;  /* last progress sent (§9: rising) */
     rcp_jw          w;         /* writes the result into s->resp */
     char field[128], option[64], detail[256];
+    char notes[MAX_NOTES][96];  /* §7.7 usage.notes (strict:false) */
+    size_t nnotes;
 };
 
 typedef int (*handler_fn)(rcp_call *c);
@@ -231,7 +246,8 @@ static int has_cap(const rcp_server *s, const char *cap)
 {
     if (strcmp(cap, "x-rcp") == 0)
         return s->opts.debug;
-    if (strcmp(cap, "embed") == 0)
+    if (strcmp(cap, "embed") == 0 || strcmp(cap, "index") == 0
+        || strcmp(cap, "retrieve") == 0 || strcmp(cap, "pagination") == 0)
         return s->opts.model != NULL;
     return 0;
 }
@@ -282,11 +298,57 @@ static void write_embed_cap(rcp_jw *w, const rcp_model *m)
     rcp_jw_obj_end(w);
 }
 
+/* §6.1 retrieve.  Scores depend on the mode (cosine >= -1, BM25 >= 0,
+** every fusion >= 0), so the scale is "unbounded" and -1 is the floor
+** that holds for all of them. */
+static void write_retrieve_cap(rcp_jw *w)
+{
+    static const char *const modes[] = { "dense", "sparse", "hybrid" };
+    static const char *const fusion[] = { "rrf", "weighted", "convex" };
+    rcp_jw_key(w, "retrieve");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "maxK");
+    rcp_jw_int(w, RETRIEVE_MAX_K);
+    write_strings(w, "modes", modes, 3);
+    rcp_jw_key(w, "defaultMode");
+    rcp_jw_cstr(w, "hybrid");
+    write_strings(w, "fusion", fusion, 3);
+    rcp_jw_key(w, "mmr");
+    rcp_jw_bool(w, 0);
+    rcp_jw_key(w, "rerankBuiltin");
+    rcp_jw_bool(w, 0);
+    rcp_jw_key(w, "tokenBudget");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "deterministic");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "snapshots");
+    rcp_jw_bool(w, 0);
+    rcp_jw_key(w, "scoreScale");
+    rcp_jw_cstr(w, "unbounded");
+    rcp_jw_key(w, "scoreFloor");
+    rcp_jw_double(w, -1.0);
+    rcp_jw_obj_end(w);
+}
+
 static void write_capabilities(rcp_jw *w, const rcp_server *s)
 {
     rcp_jw_obj(w);
     if (has_cap(s, "embed"))
         write_embed_cap(w, s->opts.model);
+    if (has_cap(s, "retrieve"))
+        write_retrieve_cap(w);
+    if (has_cap(s, "pagination")) {
+        rcp_jw_key(w, "pagination");     /* §10: retrieve pages */
+        rcp_jw_obj(w);
+        rcp_jw_obj_end(w);
+    }
+    if (has_cap(s, "index")) {
+        rcp_jw_key(w, "index");
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "writable");
+        rcp_jw_bool(w, 1);
+        rcp_jw_obj_end(w);
+    }
     if (has_cap(s, "x-rcp")) {
         /* §6.2: a vendor capability gates its x-rcp/ methods. */
         rcp_jw_key(w, "x-rcp");
@@ -628,17 +690,80 @@ static int m_sleep(rcp_call *c)
     return 0;
 }
 
-/* §7.7 strict (default true): may an unsupported option degrade? */
-static int get_strict(rcp_call *c, int *strict)
+/* Optional typed params.  Each returns 0 (value or default in *out) or the
+** -32602 it recorded, naming the field. */
+static int get_bool(rcp_call *c, const rcp_json *obj, const char *key,
+                    const char *field, int def, int *out)
 {
-    const rcp_json *v = param(c->params, "strict");
-    *strict = 1;
+    const rcp_json *v = param(obj, key);
+    *out = def;
     if (!v)
         return 0;
     if (v->type != RCP_JSON_TRUE && v->type != RCP_JSON_FALSE)
-        return fail(c, RCP_INVALID_PARAMS, "strict", NULL,
-                    "strict must be a boolean");
-    *strict = v->type == RCP_JSON_TRUE;
+        return fail(c, RCP_INVALID_PARAMS, field, NULL,
+                    "%s must be a boolean", field);
+    *out = v->type == RCP_JSON_TRUE;
+    return 0;
+}
+
+static int get_int(rcp_call *c, const rcp_json *obj, const char *key,
+                   const char *field, int64_t lo, int64_t hi, int64_t def,
+                   int64_t *out)
+{
+    const rcp_json *v = param(obj, key);
+    *out = def;
+    if (!v)
+        return 0;
+    if (!rcp_json_int(v, out) || *out < lo || *out > hi)
+        return fail(c, RCP_INVALID_PARAMS, field, NULL,
+                    "%s must be an integer from %lld to %lld", field,
+                    (long long)lo, (long long)hi);
+    return 0;
+}
+
+static int get_num(rcp_call *c, const rcp_json *obj, const char *key,
+                   const char *field, double lo, double hi, double def,
+                   double *out)
+{
+    const rcp_json *v = param(obj, key);
+    *out = def;
+    if (!v)
+        return 0;
+    *out = v->type == RCP_JSON_NUMBER ? rcp_json_num(v) : lo - 1;
+    if (!(*out >= lo && *out <= hi))
+        return fail(c, RCP_INVALID_PARAMS, field, NULL,
+                    "%s must be a number from %g to %g", field, lo, hi);
+    return 0;
+}
+
+/* A string param; NULL when absent; -32602 when not a string. */
+static int get_str(rcp_call *c, const rcp_json *obj, const char *key,
+                   const char *field, const rcp_json **out)
+{
+    *out = param(obj, key);
+    if (*out && (*out)->type != RCP_JSON_STRING)
+        return fail(c, RCP_INVALID_PARAMS, field, NULL,
+                    "%s must be a string", field);
+    return 0;
+}
+
+/* §7.7: strict defaults to true. */
+static int get_strict(rcp_call *c, int *strict)
+{
+    return get_bool(c, c->params, "strict", "strict", 1, strict);
+}
+
+/* §7.7: an option this server does not offer is -32005 (error.data.option)
+** unless the client set strict:false, in which case it is skipped and the
+** skip is reported in usage.notes.  Returns 0 to go on without it. */
+static int unsupported(rcp_call *c, int strict, const char *option,
+                       const char *why)
+{
+    if (strict)
+        return fail(c, RCP_OPTION_UNSUPPORTED, NULL, option, "%s", why);
+    if (c->nnotes < MAX_NOTES)
+        snprintf(c->notes[c->nnotes++], sizeof c->notes[0],
+                 "ignored %s: not supported", option);
     return 0;
 }
 
@@ -801,6 +926,665 @@ static int m_embed(rcp_call *c)
     return 0;
 }
 
+/* MARK: - §7.10, §7.11 index/add and index/delete */
+
+static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211u;
+    return h;
+}
+
+/* The write's identity for §7.10 idempotency keys: documents + flags. */
+static uint64_t add_fingerprint(rcp_call *c)
+{
+    static const char *const keys[] = { "documents", "chunk", "contextual" };
+    rcp_buf b;
+    rcp_jw w;
+    uint64_t h = 14695981039346656037u;
+    size_t i;
+    rcp_buf_init(&b);
+    for (i = 0; i < 3; i++) {
+        const rcp_json *v = param(c->params, keys[i]);
+        b.len = 0;
+        rcp_jw_init(&w, &b);
+        if (v)
+            rcp_jw_value(&w, v);
+        h = fnv1a(fnv1a(h, b.data ? b.data : "", b.len), "|", 1);
+    }
+    rcp_buf_free(&b);
+    return h;
+}
+
+static struct idem *idem_find(rcp_server *s, const rcp_json *key)
+{
+    size_t i;
+    for (i = 0; i < IDEM_SLOTS; i++)
+        if (s->idem[i].key && s->idem[i].keylen == key->n
+            && memcmp(s->idem[i].key, key->s, key->n) == 0)
+            return &s->idem[i];
+    return NULL;
+}
+
+/* Remember the result of a keyed write (oldest key forgotten first). */
+static void idem_store(rcp_server *s, const rcp_json *key, uint64_t fp,
+                       const char *result, size_t len)
+{
+    struct idem *e = &s->idem[s->idem_next++ % IDEM_SLOTS];
+    rcp_free(e->key);
+    rcp_free(e->result);
+    e->key = rcp_malloc(key->n + 1);
+    e->result = rcp_malloc(len + 1);
+    if (!e->key || !e->result) {
+        rcp_free(e->key);
+        rcp_free(e->result);
+        e->key = e->result = NULL;
+        return;
+    }
+    memcpy(e->key, key->s, key->n);
+    memcpy(e->result, result, len);
+    e->keylen = key->n;
+    e->len = len;
+    e->fp = fp;
+}
+
+/* Check one document {id?: string, text: string, meta?: object}. */
+static int check_document(rcp_call *c, const rcp_json *d, size_t i)
+{
+    char f[64];
+    const rcp_json *v;
+    snprintf(f, sizeof f, "documents[%lu]", (unsigned long)i);
+    if (d->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
+                    f);
+    snprintf(f, sizeof f, "documents[%lu].id", (unsigned long)i);
+    if ((v = param(d, "id")) && v->type != RCP_JSON_STRING)
+        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string", f);
+    snprintf(f, sizeof f, "documents[%lu].text", (unsigned long)i);
+    if (!(v = param(d, "text")) || v->type != RCP_JSON_STRING)
+        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string", f);
+    snprintf(f, sizeof f, "documents[%lu].meta", (unsigned long)i);
+    if ((v = param(d, "meta")) && v->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
+                    f);
+    return 0;
+}
+
+/* A fresh id no live document has: "rcp-<n>". */
+static size_t mint_id(rcp_server *s, char *out, size_t cap)
+{
+    size_t n;
+    do
+        n = (size_t)snprintf(out, cap, "rcp-%llu",
+                             (unsigned long long)++s->minted);
+    while (rcp_model_find(s->opts.model, out, n) >= 0);
+    return n;
+}
+
+/* Upsert one checked document; writes its id. */
+static int add_document(rcp_call *c, const rcp_json *d)
+{
+    const rcp_json *id = param(d, "id"), *text = param(d, "text");
+    const rcp_json *meta = param(d, "meta");
+    char minted[32], *mt = NULL;
+    const char *ids = id ? id->s : minted;
+    size_t idn = id ? id->n : mint_id(c->s, minted, sizeof minted), mn = 0;
+    rcp_buf mb;
+    rcp_jw w;
+    int rc = 0;
+    rcp_buf_init(&mb);
+    if (meta) {
+        rcp_jw_init(&w, &mb);
+        rcp_jw_value(&w, meta);
+        mt = mb.data;
+        mn = mb.len;
+    }
+    if (mb.oom || rcp_model_add(c->s->opts.model, ids, idn, text->s, text->n,
+                                mt, mn) != 0)
+        rc = fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory adding "
+                  "a document");
+    else
+        rcp_jw_str(&c->w, ids, idn);
+    rcp_buf_free(&mb);
+    return rc;
+}
+
+/* §7.10 index/add {documents, chunk?, contextual?} -> {ids}.  Every
+** document is checked before any is written, so a bad one writes nothing.
+** Once writing starts the request runs to completion: a cancel then gets
+** the normal result (§7.14 allows it), never a half-applied write. */
+static int m_index_add(rcp_call *c)
+{
+    const rcp_json *docs = param(c->params, "documents"), *key = NULL;
+    const rcp_json *meta = param(c->params, "_meta");
+    int strict, rc, chunk, ctx;
+    uint64_t fp = 0;
+    size_t i, start;
+    struct idem *e;
+    if (!docs || docs->type != RCP_JSON_ARRAY)
+        return fail(c, RCP_INVALID_PARAMS, "documents", NULL,
+                    "documents must be an array of {id?, text, meta?}");
+    if (docs->n > INDEX_BATCH_LIMIT)
+        return fail(c, RCP_INVALID_PARAMS, "documents", NULL, "%lu documents"
+                    " exceed the limit of %d per call", (unsigned long)docs->n,
+                    INDEX_BATCH_LIMIT);
+    for (i = 0; i < docs->n; i++)
+        if ((rc = check_document(c, &docs->kids[i], i)) != 0)
+            return rc;
+    if ((rc = get_strict(c, &strict))
+        || (rc = get_bool(c, c->params, "chunk", "chunk", 0, &chunk))
+        || (rc = get_bool(c, c->params, "contextual", "contextual", 0, &ctx)))
+        return rc;
+    if ((chunk && (rc = unsupported(c, strict, "chunk", "server-side "
+                                    "chunking is not advertised"))) ||
+        (ctx && (rc = unsupported(c, strict, "contextual", "contextual "
+                                  "chunks are not advertised"))))
+        return rc;
+    if (meta && (rc = get_str(c, meta, "idempotencyKey",
+                              "_meta.idempotencyKey", &key)))
+        return rc;
+    if (key) {
+        fp = add_fingerprint(c);
+        if ((e = idem_find(c->s, key)) != NULL) {
+            if (e->fp != fp)
+                return fail(c, RCP_CONFLICT, NULL, NULL, "idempotencyKey "
+                            "was used for a different write (§7.10)");
+            rcp_jw_raw(&c->w, e->result, e->len);
+            return 0;
+        }
+    }
+    start = c->s->resp.len;
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "ids");
+    rcp_jw_arr(&c->w);
+    for (i = 0; i < docs->n; i++) {
+        if ((rc = add_document(c, &docs->kids[i])) != 0)
+            return rc;
+        (void)rcp_call_checkpoint(c, (double)(i + 1) / docs->n, "index");
+    }
+    rcp_jw_arr_end(&c->w);
+    rcp_jw_obj_end(&c->w);
+    if (key && !c->s->resp.oom)
+        idem_store(c->s, key, fp, c->s->resp.data + start,
+                   c->s->resp.len - start);
+    return 0;
+}
+
+/* §7.11 index/delete {ids} -> {deleted}: idempotent; deleted counts only
+** documents this call removed. */
+static int m_index_delete(rcp_call *c)
+{
+    const rcp_json *ids = param(c->params, "ids");
+    size_t i;
+    int64_t deleted = 0;
+    char f[32];
+    if (!ids || ids->type != RCP_JSON_ARRAY)
+        return fail(c, RCP_INVALID_PARAMS, "ids", NULL,
+                    "ids must be an array of strings");
+    for (i = 0; i < ids->n; i++) {
+        snprintf(f, sizeof f, "ids[%lu]", (unsigned long)i);
+        if (ids->kids[i].type != RCP_JSON_STRING)
+            return fail(c, RCP_INVALID_PARAMS, f, NULL,
+                        "%s must be a string", f);
+    }
+    for (i = 0; i < ids->n; i++)
+        deleted += rcp_model_delete(c->s->opts.model, ids->kids[i].s,
+                                    ids->kids[i].n) == 1;
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "deleted");
+    rcp_jw_int(&c->w, deleted);
+    rcp_jw_obj_end(&c->w);
+    return 0;
+}
+
+/* MARK: - §7.7 retrieve */
+
+/* The parsed retrieve request beyond what the engine's query holds. */
+typedef struct rq {
+    rcp_model_query q;
+    int     strict, include_text, include_vectors, enc;
+    int     has_min;
+    double  min_score;
+    int64_t budget;          /* §7.7.2 tokenBudget; 0 = none */
+    size_t  offset;          /* §10 page start */
+    uint64_t fp;             /* request fingerprint for cursors */
+} rq;
+
+/* §4.8 query: a string, a text block, or an array of text blocks (their
+** texts joined by a space). */
+static int get_query(rcp_call *c, rq *r)
+{
+    const rcp_json *v = param(c->params, "query");
+    size_t i, n = 0;
+    char f[32], *buf;
+    const char *t;
+    size_t len;
+    int rc;
+    if (!v)
+        return fail(c, RCP_INVALID_PARAMS, "query", NULL, "query is required");
+    if (v->type != RCP_JSON_ARRAY)
+        return content_text(c, v, "query", &r->q.text, &r->q.len);
+    for (i = 0; i < v->n; i++) {
+        snprintf(f, sizeof f, "query[%lu]", (unsigned long)i);
+        if (v->kids[i].type != RCP_JSON_OBJECT)
+            return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a Content"
+                        " block", f);
+        if ((rc = content_text(c, &v->kids[i], f, &t, &len)) != 0)
+            return rc;
+        n += len + 1;
+    }
+    if (!(buf = rcp_arena_alloc(&c->s->arena, n + 1)))
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    for (i = 0, n = 0; i < v->n; i++) {
+        content_text(c, &v->kids[i], "query", &t, &len);
+        memcpy(buf + n, t, len);
+        n += len;
+        buf[n++] = ' ';
+    }
+    r->q.text = buf;
+    r->q.len = n ? n - 1 : 0;
+    return 0;
+}
+
+/* Match a string option against names; -1 when absent. */
+static int pick(const rcp_json *v, const char *const *names, int n)
+{
+    int i;
+    for (i = 0; v && i < n; i++)
+        if (rcp_json_streq(v, names[i]))
+            return i;
+    return -1;
+}
+
+/* An enumerated string option: *out = index in names, unchanged when
+** absent; a non-string is -32602; an unknown name follows strict. */
+static int get_enum(rcp_call *c, const rcp_json *obj, const char *key,
+                    const char *field, const char *const *names, int n,
+                    int strict, int *out)
+{
+    const rcp_json *v;
+    int rc, i;
+    if ((rc = get_str(c, obj, key, field, &v)) != 0 || !v)
+        return rc;
+    if ((i = pick(v, names, n)) >= 0) {
+        *out = i;
+        return 0;
+    }
+    return unsupported(c, strict, field, "this value is not advertised");
+}
+
+static int get_fusion(rcp_call *c, rq *r)
+{
+    static const char *const methods[] = { "rrf", "weighted", "convex" };
+    const rcp_json *f = param(c->params, "fusion"), *w;
+    int64_t rrfk;
+    int rc;
+    if (!f)
+        return 0;
+    if (f->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, "fusion", NULL,
+                    "fusion must be an object");
+    if ((rc = get_enum(c, f, "method", "fusion.method", methods, 3,
+                       r->strict, &r->q.fusion))
+        || (rc = get_int(c, f, "rrfK", "fusion.rrfK", 0, 1000000, 60, &rrfk))
+        || (rc = get_num(c, f, "alpha", "fusion.alpha", 0, 1, 0.5,
+                         &r->q.alpha)))
+        return rc;
+    r->q.rrf_k = (double)rrfk;
+    if (!(w = param(f, "weights")))
+        return 0;
+    if (w->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, "fusion.weights", NULL,
+                    "fusion.weights must be an object");
+    if ((rc = get_num(c, w, "dense", "fusion.weights.dense", 0, 1e9, 1,
+                      &r->q.w_dense)))
+        return rc;
+    return get_num(c, w, "sparse", "fusion.weights.sparse", 0, 1e9, 1,
+                   &r->q.w_sparse);
+}
+
+/* Options this engine does not offer: well-formed first (-32602), then
+** strict (-32005 or a note). */
+static int get_unoffered(rcp_call *c, rq *r)
+{
+    static const struct { const char *key; rcp_json_type type; } opt[] = {
+        { "rerank", RCP_JSON_OBJECT }, { "mmr", RCP_JSON_OBJECT },
+        { "filter", RCP_JSON_OBJECT }, { "recency", RCP_JSON_OBJECT },
+        { "rewrite", RCP_JSON_STRING } };
+    size_t i;
+    int rc;
+    for (i = 0; i < sizeof opt / sizeof *opt; i++) {
+        const rcp_json *v = param(c->params, opt[i].key);
+        if (!v || v->type == RCP_JSON_FALSE)
+            continue;
+        if (v->type != opt[i].type)
+            return fail(c, RCP_INVALID_PARAMS, opt[i].key, NULL, "%s has the"
+                        " wrong type (§7.7)", opt[i].key);
+        if ((rc = unsupported(c, r->strict, opt[i].key,
+                              "this option is not advertised")) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* unit, level, modality: the one value each this flat text corpus has. */
+static int get_granularity(rcp_call *c, rq *r)
+{
+    static const char *const units[] = { "chunk", "passage" };
+    static const char *const modalities[] = { "text" };
+    int unit = 0, mod = 0, rc;
+    int64_t level;
+    if ((rc = get_enum(c, c->params, "unit", "unit", units, 2, r->strict,
+                       &unit))
+        || (rc = get_enum(c, c->params, "modality", "modality", modalities,
+                          1, r->strict, &mod))
+        || (rc = get_int(c, c->params, "level", "level", 0,
+                         (int64_t)RCP_INT53_MAX, 0, &level)))
+        return rc;
+    if (level > 0)
+        return unsupported(c, r->strict, "level", "the corpus is flat "
+                           "(no levels advertised)");
+    return 0;
+}
+
+/* §7.7 funnel: candidateK >= rerank.topN >= k, each clamped to maxK. */
+static int get_sizes(rcp_call *c, rq *r)
+{
+    int64_t k, ck, budget;
+    int rc;
+    if (!param(c->params, "k"))
+        return fail(c, RCP_INVALID_PARAMS, "k", NULL, "k is required");
+    if ((rc = get_int(c, c->params, "k", "k", 1, (int64_t)RCP_INT53_MAX, 10,
+                      &k))
+        || (rc = get_int(c, c->params, "candidateK", "candidateK", 1,
+                         (int64_t)RCP_INT53_MAX, 100, &ck))
+        || (rc = get_int(c, c->params, "tokenBudget", "tokenBudget", 1,
+                         (int64_t)RCP_INT53_MAX, 0, &budget)))
+        return rc;
+    r->q.k = (size_t)(k < RETRIEVE_MAX_K ? k : RETRIEVE_MAX_K);
+    r->q.candidate_k = (size_t)(ck < RETRIEVE_MAX_K ? ck : RETRIEVE_MAX_K);
+    if (r->q.candidate_k < r->q.k)
+        r->q.candidate_k = r->q.k;
+    r->budget = budget;
+    return 0;
+}
+
+/* The request's identity for §10 cursors: its params without cursor. */
+static uint64_t retrieve_fingerprint(rcp_call *c)
+{
+    rcp_buf b;
+    rcp_jw w;
+    size_t i;
+    uint64_t h = 14695981039346656037u;
+    rcp_buf_init(&b);
+    for (i = 0; i < c->params->n; i++) {
+        const rcp_json *kv = &c->params->kids[i];
+        if ((kv->keylen == 6 && memcmp(kv->key, "cursor", 6) == 0)
+            || (kv->keylen == 5 && memcmp(kv->key, "_meta", 5) == 0))
+            continue;
+        b.len = 0;
+        rcp_jw_init(&w, &b);
+        rcp_jw_keyn(&w, kv->key, kv->keylen);
+        rcp_jw_value(&w, kv);
+        h = fnv1a(h, b.data ? b.data : "", b.len);
+    }
+    rcp_buf_free(&b);
+    return h;
+}
+
+/* §7.7.1 indexVersion and §10 cursor.  Versions are "v<n>"; a cursor is
+** "c1.<version>.<offset>.<fingerprint>" -- opaque to clients. */
+static int get_snapshot(rcp_call *c, rq *r)
+{
+    const rcp_json *iv, *cur;
+    char now[32], buf[128];
+    unsigned long long ver, fp;
+    unsigned long off;
+    int rc;
+    snprintf(now, sizeof now, "v%llu",
+             (unsigned long long)rcp_model_version(c->s->opts.model));
+    if ((rc = get_str(c, c->params, "indexVersion", "indexVersion", &iv))
+        || (rc = get_str(c, c->params, "cursor", "cursor", &cur)))
+        return rc;
+    if (iv && !(iv->n == strlen(now) && memcmp(iv->s, now, iv->n) == 0))
+        return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "snapshot "
+                    "'%.*s' is not available; only the live index %s is "
+                    "served (§7.7.1)", (int)(iv->n > 40 ? 40 : iv->n), iv->s,
+                    now);
+    r->fp = retrieve_fingerprint(c);
+    if (!cur || cur->n == 0)
+        return 0;
+    if (cur->n >= sizeof buf)
+        return fail(c, RCP_INVALID_PARAMS, "cursor", NULL, "not a cursor "
+                    "this server issued");
+    memcpy(buf, cur->s, cur->n);
+    buf[cur->n] = '\0';
+    if (sscanf(buf, "c1.v%llu.%lu.%llx", &ver, &off, &fp) != 3
+        || fp != (unsigned long long)r->fp)
+        return fail(c, RCP_INVALID_PARAMS, "cursor", NULL, "not a cursor "
+                    "this server issued for this request (§10)");
+    if (ver != (unsigned long long)rcp_model_version(c->s->opts.model))
+        return fail(c, RCP_NOT_FOUND, NULL, NULL, "the cursor expired: the "
+                    "index changed since it was issued (§10, §12)");
+    r->offset = off;
+    return 0;
+}
+
+static int get_retrieve(rcp_call *c, rq *r)
+{
+    static const char *const modes[] = { "dense", "sparse", "hybrid" };
+    static const char *const encs[] = { "json", "f32-base64" };
+    const rcp_json *v;
+    int64_t seed;
+    int rc;
+    rcp_model_query_init(&r->q);
+    if ((rc = get_strict(c, &r->strict)) || (rc = get_query(c, r))
+        || (rc = get_sizes(c, r))
+        || (rc = get_enum(c, c->params, "mode", "mode", modes, 3, r->strict,
+                          &r->q.mode))
+        || (rc = get_fusion(c, r)) || (rc = get_granularity(c, r))
+        || (rc = get_unoffered(c, r))
+        || (rc = get_bool(c, c->params, "includeText", "includeText", 1,
+                          &r->include_text))
+        || (rc = get_bool(c, c->params, "includeVectors", "includeVectors",
+                          0, &r->include_vectors))
+        || (rc = get_enum(c, c->params, "encoding", "encoding", encs, 2,
+                          r->strict, &r->enc))
+        || (rc = get_int(c, c->params, "seed", "seed",
+                         -(int64_t)RCP_INT53_MAX, (int64_t)RCP_INT53_MAX, 0,
+                         &seed))
+        || (rc = get_str(c, c->params, "sessionId", "sessionId", &v)))
+        return rc;
+    /* §7.7.1: every stage is deterministic, so any seed is honoured
+    ** trivially; §7.7.3: sessionId is a hint this server ignores. */
+    r->has_min = param(c->params, "minScore") != NULL;
+    if ((rc = get_num(c, c->params, "minScore", "minScore", -1e300, 1e300, 0,
+                      &r->min_score)))
+        return rc;
+    return get_snapshot(c, r);
+}
+
+/* §7.7.2 tokens: runs of non-space bytes in a hit's text. */
+static size_t count_tokens(const char *p, size_t n)
+{
+    size_t i, count = 0;
+    int in = 0;
+    for (i = 0; i < n; i++) {
+        int sp = p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'
+                 || p[i] == '\f' || p[i] == '\v';
+        count += !sp && !in;
+        in = !sp;
+    }
+    return count;
+}
+
+static void write_stage_scores(rcp_jw *w, const rcp_model_hit *h)
+{
+    rcp_jw_key(w, "scores");
+    rcp_jw_obj(w);
+    if (h->has & RCP_HIT_DENSE) {
+        rcp_jw_key(w, "dense");
+        rcp_jw_double(w, h->dense);
+    }
+    if (h->has & RCP_HIT_SPARSE) {
+        rcp_jw_key(w, "sparse");
+        rcp_jw_double(w, h->sparse);
+    }
+    if (h->has & RCP_HIT_FUSED) {
+        rcp_jw_key(w, "fused");
+        rcp_jw_double(w, h->fused);
+    }
+    if (h->has & RCP_HIT_RERANK) {
+        rcp_jw_key(w, "rerank");
+        rcp_jw_double(w, h->rerank);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* §7.7 Hit: id, score, text, meta, per-stage scores, vector. */
+static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
+                      char *b64)
+{
+    const rcp_model *m = c->s->opts.model;
+    rcp_model_docview d;
+    rcp_model_doc(m, h->doc, &d);
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "id");
+    rcp_jw_str(&c->w, d.id, d.idlen);
+    rcp_jw_key(&c->w, "score");
+    rcp_jw_double(&c->w, h->score);
+    if (r->include_text) {
+        rcp_jw_key(&c->w, "text");
+        rcp_jw_str(&c->w, d.text, d.textlen);
+    }
+    if (d.meta) {
+        rcp_jw_key(&c->w, "meta");
+        rcp_jw_raw(&c->w, d.meta, d.metalen);
+    }
+    write_stage_scores(&c->w, h);
+    if (r->include_vectors) {
+        rcp_jw_key(&c->w, "vector");
+        write_vector(c, d.vector, rcp_model_dim(m), r->enc, b64);
+    }
+    rcp_jw_obj_end(&c->w);
+}
+
+/* Keep hits scoring at least minScore (§7.7, in the server's own scale);
+** returns how many remain, in order. */
+static size_t apply_min_score(const rq *r, rcp_model_hit *h, size_t n)
+{
+    size_t i, kept = 0;
+    for (i = 0; i < n; i++)
+        if (!r->has_min || h[i].score >= r->min_score)
+            h[kept++] = h[i];
+    return kept;
+}
+
+/* §7.7.2 packing: top-ranked hits until the next would pass the budget. */
+static size_t apply_budget(rcp_call *c, const rq *r, const rcp_model_hit *h,
+                           size_t n, size_t *tokens)
+{
+    size_t i;
+    *tokens = 0;
+    for (i = 0; i < n; i++) {
+        rcp_model_docview d;
+        size_t t;
+        rcp_model_doc(c->s->opts.model, h[i].doc, &d);
+        t = count_tokens(d.text, d.textlen);
+        if (r->budget && *tokens + t > (uint64_t)r->budget)
+            break;
+        *tokens += t;
+    }
+    return i;
+}
+
+static void write_usage(rcp_call *c, const rq *r, double t0, size_t tokens)
+{
+    size_t i;
+    rcp_jw_key(&c->w, "usage");
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "candidates");
+    rcp_jw_int(&c->w, (int64_t)r->q.candidate_k);
+    rcp_jw_key(&c->w, "reranked");
+    rcp_jw_int(&c->w, 0);
+    rcp_jw_key(&c->w, "latencyMs");
+    rcp_jw_double(&c->w, (double)(long)((now_ms() - t0) * 1000) / 1000);
+    if (r->budget) {
+        rcp_jw_key(&c->w, "tokens");
+        rcp_jw_int(&c->w, (int64_t)tokens);
+    }
+    if (c->nnotes) {
+        rcp_jw_key(&c->w, "notes");
+        rcp_jw_arr(&c->w);
+        for (i = 0; i < c->nnotes; i++)
+            rcp_jw_cstr(&c->w, c->notes[i]);
+        rcp_jw_arr_end(&c->w);
+    }
+    rcp_jw_obj_end(&c->w);
+}
+
+/* §7.7 retrieve: recall -> fuse -> pack, one page (§10) at a time. */
+static int m_retrieve(rcp_call *c)
+{
+    const rcp_model *m = c->s->opts.model;
+    double t0 = now_ms();
+    rq r;
+    rcp_model_hit *hits;
+    size_t n = 0, page, want, tokens, i;
+    char *b64;
+    int rc;
+    memset(&r, 0, sizeof r);
+    if ((rc = get_retrieve(c, &r)) != 0)
+        return rc;
+    want = r.offset + r.q.k + 1;        /* one more tells a next page */
+    if (want > RETRIEVE_MAX_K + 1)
+        want = RETRIEVE_MAX_K + 1;
+    hits = rcp_arena_alloc(&c->s->arena, want * sizeof *hits);
+    b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(rcp_model_dim(m)));
+    if (!hits || !b64)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    if ((rc = rcp_call_checkpoint(c, 0.0, "recall")))
+        return fail(c, rc, NULL, NULL, "retrieve stopped");
+    r.q.k = want;
+    if (r.q.candidate_k < want)
+        r.q.candidate_k = want;
+    if (rcp_model_search(m, &r.q, hits, &n) != 0)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    n = apply_min_score(&r, hits, n);
+    r.q.k = want - 1 - r.offset;
+    page = n > r.offset ? n - r.offset : 0;
+    if (page > r.q.k)
+        page = r.q.k;
+    page = apply_budget(c, &r, hits + r.offset, page, &tokens);
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "hits");
+    rcp_jw_arr(&c->w);
+    for (i = 0; i < page; i++)
+        write_hit(c, &r, &hits[r.offset + i], b64);
+    rcp_jw_arr_end(&c->w);
+    if (r.offset + page < n && !r.budget && r.offset + page < RETRIEVE_MAX_K
+        && has_cap(c->s, "pagination")) {
+        char cur[96];
+        rcp_jw_key(&c->w, "nextCursor");
+        rcp_jw_str(&c->w, cur, (size_t)snprintf(cur, sizeof cur,
+                   "c1.v%llu.%lu.%llx",
+                   (unsigned long long)rcp_model_version(m),
+                   (unsigned long)(r.offset + page),
+                   (unsigned long long)r.fp));
+    }
+    if (r.include_vectors) {
+        rcp_jw_key(&c->w, "encoding");
+        rcp_jw_cstr(&c->w, r.enc ? "f32-base64" : "json");
+    }
+    rcp_jw_key(&c->w, "indexVersion");
+    rcp_jw_str(&c->w, b64, (size_t)sprintf(b64, "v%llu",
+               (unsigned long long)rcp_model_version(m)));
+    write_usage(c, &r, t0, tokens);
+    rcp_jw_obj_end(&c->w);
+    return 0;
+}
+
 /* §7: the roster, mirrored.  cap is the capability that gates the method
 ** (NULL: REQUIRED core method); anytime marks the methods callable before
 ** initialize (§13); fn NULL means "defined by RCP, not implemented here",
@@ -821,11 +1605,11 @@ static const method methods[] = {
     { "embed/sparse",    "sparseEmbed", 0, NULL },
     { "embed/multi",     "multiVector", 0, NULL },
     { "rerank",          "rerank",      0, NULL },
-    { "retrieve",        "retrieve",    0, NULL },
+    { "retrieve",        "retrieve",    0, m_retrieve },
     { "query/transform", "transform",   0, NULL },
     { "graph",           "graph",       0, NULL },
-    { "index/add",       "index",       0, NULL },
-    { "index/delete",    "index",       0, NULL },
+    { "index/add",       "index",       0, m_index_add },
+    { "index/delete",    "index",       0, m_index_delete },
     { "catalog/list",    "catalog",     0, NULL },
     { "feedback",        "feedback",    0, NULL },
     { "memory/build",    "memory",      0, NULL },
@@ -1186,6 +1970,7 @@ rcp_server *rcp_server_new(const rcp_server_opts *opts)
 
 void rcp_server_free(rcp_server *s)
 {
+    size_t i;
     if (!s)
         return;
     rcp_arena_free(&s->arena);
@@ -1194,6 +1979,10 @@ void rcp_server_free(rcp_server *s)
     rcp_buf_free(&s->batch);
     rcp_buf_free(&s->outbuf);
     rcp_free(s->in);
+    for (i = 0; i < IDEM_SLOTS; i++) {
+        rcp_free(s->idem[i].key);
+        rcp_free(s->idem[i].result);
+    }
     rcp_free(s);
 }
 

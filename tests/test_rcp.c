@@ -641,6 +641,328 @@ START_TEST(embed_params_are_validated)
 }
 END_TEST
 
+/* MARK: - §7.10, §7.11 index; §7.7 retrieve ------------------------------ */
+
+#define CALL(method, params) "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" \
+    method "\",\"params\":" params "}"
+
+static void add_corpus(void)
+{
+    const rcp_json *v;
+    init_session();
+    v = reply(CALL("index/add", "{\"documents\":["
+        "{\"id\":\"d1\",\"text\":\"shock waves in supersonic flow\","
+        "\"meta\":{\"year\":1960}},"
+        "{\"id\":\"d2\",\"text\":\"laminar boundary layer on a flat plate\"},"
+        "{\"id\":\"d3\",\"text\":\"shock tube experiments at high mach\"},"
+        "{\"id\":\"d4\",\"text\":\"heat transfer in hypersonic shock layers\"},"
+        "{\"id\":\"d5\",\"text\":\"wing flutter and aeroelastic "
+        "stability\"}]}"));
+    ck_assert_msg(at(v, "result.ids") != NULL, "%s", OUT.data);
+}
+
+/* Strip "latencyMs":... so two replies can be compared. */
+static void strip_latency(char *p)
+{
+    char *l = strstr(p, "\"latencyMs\":");
+    if (l) {
+        char *e = l + 12;
+        while (*e && *e != ',' && *e != '}')
+            e++;
+        memmove(l, e, strlen(e) + 1);
+    }
+}
+
+START_TEST(index_add_returns_ids_in_order_minting_missing_ones)
+{
+    const rcp_json *v;
+    init_session();
+    v = reply(CALL("index/add", "{\"documents\":[{\"id\":\"z\",\"text\":\"a\"},"
+                   "{\"text\":\"b\"},{\"id\":\"a\",\"text\":\"c\"},"
+                   "{\"text\":\"d\"}]}"));
+    ck_assert_uint_eq(at(v, "result.ids")->n, 4);
+    ck_assert(is_str(v, "result.ids.0", "z"));
+    ck_assert(is_str(v, "result.ids.2", "a"));
+    ck_assert_int_eq(at(v, "result.ids.1")->type, RCP_JSON_STRING);
+    ck_assert(!rcp_json_streq(at(v, "result.ids.1"),
+                              "d") && at(v, "result.ids.1")->n > 0);
+    ck_assert_int_ne(at(v, "result.ids.1")->n == at(v, "result.ids.3")->n
+                     && memcmp(at(v, "result.ids.1")->s,
+                               at(v, "result.ids.3")->s,
+                               at(v, "result.ids.1")->n) == 0, 1);
+    ck_assert_uint_eq(rcp_model_count(M), 4);
+}
+END_TEST
+
+START_TEST(index_add_same_id_replaces_never_duplicates)
+{
+    /* §7.10: re-adding an id MUST replace; repeats are identical */
+    const rcp_json *v;
+    char first[256];
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"flutter\",\"k\":5}"));
+    snprintf(first, sizeof first, "%.*s", (int)at(v, "result.indexVersion")->n,
+             at(v, "result.indexVersion")->s);
+    reply(CALL("index/add", "{\"documents\":[{\"id\":\"d5\",\"text\":"
+               "\"wing flutter and aeroelastic stability\"}]}"));
+    v = reply(CALL("retrieve", "{\"query\":\"flutter\",\"k\":5}"));
+    ck_assert(is_str(v, "result.indexVersion", first));   /* no change */
+    reply(CALL("index/add", "{\"documents\":[{\"id\":\"d5\",\"text\":"
+               "\"panel flutter at transonic speed\"}]}"));
+    ck_assert_uint_eq(rcp_model_count(M), 5);
+    v = reply(CALL("retrieve", "{\"query\":\"flutter\",\"k\":5,\"mode\":"
+                   "\"sparse\"}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 1);
+    ck_assert(is_str(v, "result.hits.0.text",
+                     "panel flutter at transonic speed"));
+}
+END_TEST
+
+START_TEST(index_add_bad_document_writes_nothing)
+{
+    const rcp_json *v;
+    init_session();
+    expect_field(CALL("index/add", "{\"documents\":[{\"id\":\"ok\",\"text\":"
+                      "\"fine\"},{\"id\":\"bad\"}]}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "documents[1].text");
+    expect_field(CALL("index/add", "{\"documents\":[{\"id\":7,\"text\":\"x\"}"
+                      "]}"), RCP_INVALID_PARAMS, "error.data.field",
+                 "documents[0].id");
+    expect_field(CALL("index/add", "{\"documents\":[{\"text\":\"x\",\"meta\":"
+                      "[1]}]}"), RCP_INVALID_PARAMS, "error.data.field",
+                 "documents[0].meta");
+    expect_field(CALL("index/add", "{}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "documents");
+    ck_assert_uint_eq(rcp_model_count(M), 0);
+    v = reply(CALL("index/add", "{\"documents\":[{\"text\":\"x\"}],\"chunk\":"
+                   "true}"));
+    ck_assert_int_eq(num(v, "error.code"), RCP_OPTION_UNSUPPORTED);
+    ck_assert(is_str(v, "error.data.option", "chunk"));
+}
+END_TEST
+
+START_TEST(index_add_idempotency_key_returns_the_original_result)
+{
+    /* §7.10: a repeat of the same key returns the original result, so a
+    ** retried id-less write does not mint a second copy */
+    char first[512];
+    init_session();
+    snprintf(first, sizeof first, "%s", ask(CALL("index/add",
+             "{\"documents\":[{\"text\":\"no id here\"}],\"_meta\":"
+             "{\"idempotencyKey\":\"k1\"}}")));
+    ck_assert_str_eq(ask(CALL("index/add", "{\"documents\":[{\"text\":"
+                              "\"no id here\"}],\"_meta\":{\"idempotencyKey\""
+                              ":\"k1\"}}")), first);
+    ck_assert_uint_eq(rcp_model_count(M), 1);
+    expect_code(CALL("index/add", "{\"documents\":[{\"text\":\"other\"}],"
+                     "\"_meta\":{\"idempotencyKey\":\"k1\"}}"), RCP_CONFLICT);
+}
+END_TEST
+
+START_TEST(index_delete_is_idempotent_and_counts_exactly)
+{
+    const rcp_json *v;
+    add_corpus();
+    v = reply(CALL("index/delete", "{\"ids\":[\"d1\",\"d1\",\"nope\"]}"));
+    ck_assert_int_eq(num(v, "result.deleted"), 1);
+    v = reply(CALL("index/delete", "{\"ids\":[\"d1\"]}"));
+    ck_assert_int_eq(num(v, "result.deleted"), 0);
+    expect_field(CALL("index/delete", "{\"ids\":[1]}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "ids[0]");
+    v = reply(CALL("retrieve", "{\"query\":\"supersonic\",\"k\":5,\"mode\":"
+                   "\"sparse\"}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 0);
+}
+END_TEST
+
+START_TEST(retrieve_validates_query_and_k)
+{
+    /* §12: only structurally invalid sizes are -32602; larger is clamped */
+    const rcp_json *v;
+    add_corpus();
+    expect_field(CALL("retrieve", "{\"k\":3}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "query");
+    expect_field(CALL("retrieve", "{\"query\":\"x\"}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "k");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":0}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "k");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":-1}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "k");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":2.5}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "k");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":\"3\"}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "k");
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1e6,"
+                   "\"candidateK\":1}"));
+    ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
+    ck_assert_uint_le(at(v, "result.hits")->n, 5);
+}
+END_TEST
+
+START_TEST(retrieve_never_returns_more_than_k)
+{
+    const rcp_json *v;
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 2);
+    ck_assert_ptr_nonnull(at(v, "result.hits.0.id"));
+    ck_assert_ptr_nonnull(at(v, "result.hits.0.score"));
+    ck_assert_ptr_nonnull(at(v, "result.hits.0.text"));
+    ck_assert_ptr_nonnull(at(v, "result.hits.0.scores.fused"));
+    ck_assert(rcp_json_num(at(v, "result.hits.0.score"))
+              >= rcp_json_num(at(v, "result.hits.1.score")));
+    ck_assert_ptr_nonnull(at(v, "result.usage.candidates"));
+}
+END_TEST
+
+START_TEST(retrieve_modes_and_fusion_and_strict)
+{
+    /* §7.7: unsupported mode/method is -32005 unless strict:false */
+    const rcp_json *v;
+    static const char *const ok[] = {
+        CALL("retrieve", "{\"query\":\"shock\",\"k\":3,\"mode\":\"dense\"}"),
+        CALL("retrieve", "{\"query\":\"shock\",\"k\":3,\"mode\":\"sparse\"}"),
+        CALL("retrieve", "{\"query\":\"shock\",\"k\":3,\"fusion\":{\"method\""
+             ":\"convex\",\"alpha\":0.3}}"),
+        CALL("retrieve", "{\"query\":\"shock\",\"k\":3,\"fusion\":{\"method\""
+             ":\"weighted\",\"weights\":{\"dense\":1,\"sparse\":2}}}"),
+        CALL("retrieve", "{\"query\":\"shock\",\"k\":3,\"fusion\":{\"method\""
+             ":\"rrf\",\"rrfK\":10}}") };
+    size_t i;
+    add_corpus();
+    for (i = 0; i < sizeof ok / sizeof *ok; i++) {
+        v = reply(ok[i]);
+        ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
+        ck_assert_uint_eq(at(v, "result.hits")->n, 3);
+    }
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"mode\":"
+                      "\"semantic\"}"), RCP_OPTION_UNSUPPORTED,
+                 "error.data.option", "mode");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"mode\":3}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "mode");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"fusion\":"
+                      "{\"alpha\":2}}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "fusion.alpha");
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1,\"mode\":"
+                   "\"semantic\",\"strict\":false}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 1);
+    ck_assert_ptr_nonnull(at(v, "result.usage.notes.0"));
+}
+END_TEST
+
+START_TEST(retrieve_unadvertised_options_are_32005)
+{
+    static const char *const opts[] = { "rerank", "mmr", "filter", "recency" };
+    char frame[256];
+    size_t i;
+    add_corpus();
+    for (i = 0; i < sizeof opts / sizeof *opts; i++) {
+        snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"x\","
+                 "\"k\":1,\"%s\":{}}"), opts[i]);
+        expect_field(frame, RCP_OPTION_UNSUPPORTED, "error.data.option",
+                     opts[i]);
+    }
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"rewrite\":"
+                      "\"hyde\"}"), RCP_OPTION_UNSUPPORTED,
+                 "error.data.option", "rewrite");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"level\":2}"),
+                 RCP_OPTION_UNSUPPORTED, "error.data.option", "level");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"unit\":"
+                      "\"community\"}"), RCP_OPTION_UNSUPPORTED,
+                 "error.data.option", "unit");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"rerank\":3}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "rerank");
+    ck_assert_ptr_nonnull(at(reply(CALL("retrieve", "{\"query\":\"x\",\"k\":"
+                                        "1,\"rerank\":false,\"rewrite\":"
+                                        "false}")), "result.hits"));
+}
+END_TEST
+
+START_TEST(retrieve_include_text_vectors_and_min_score)
+{
+    const rcp_json *v;
+    double floor;
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":5,\"includeText\""
+                   ":false,\"includeVectors\":true,\"encoding\":"
+                   "\"f32-base64\"}"));
+    ck_assert_ptr_null(at(v, "result.hits.0.text"));
+    ck_assert_int_eq(at(v, "result.hits.0.vector")->type, RCP_JSON_STRING);
+    ck_assert(is_str(v, "result.encoding", "f32-base64"));
+    floor = rcp_json_num(at(v, "result.hits.1.score"));
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":5,\"mode\":"
+                   "\"sparse\",\"minScore\":1e9}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 0);
+    (void)floor;
+}
+END_TEST
+
+START_TEST(retrieve_token_budget_packs_hits)
+{
+    /* §7.7.2: stop packing once the bodies reach the budget */
+    const rcp_json *v;
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":5,\"mode\":"
+                   "\"sparse\",\"tokenBudget\":11}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 2);     /* 5 + 6 words */
+    ck_assert_int_eq(num(v, "result.usage.tokens"), 11);
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":5,\"mode\":"
+                   "\"sparse\",\"tokenBudget\":1}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 0);
+}
+END_TEST
+
+START_TEST(retrieve_cursor_pages_through_without_overlap)
+{
+    /* §10: repeat the request with cursor = nextCursor until none */
+    char seen[16][8], frame[512];
+    size_t nseen = 0, i, j;
+    const rcp_json *v;
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock flow\",\"k\":2}"));
+    for (;;) {
+        const rcp_json *hits = at(v, "result.hits"), *next;
+        for (i = 0; i < hits->n; i++) {
+            const rcp_json *id = at(&hits->kids[i], "id");
+            for (j = 0; j < nseen; j++)
+                ck_assert(!rcp_json_streq(id, seen[j]));
+            snprintf(seen[nseen++], 8, "%.*s", (int)id->n, id->s);
+        }
+        if (!(next = at(v, "result.nextCursor")))
+            break;
+        snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"shock "
+                 "flow\",\"k\":2,\"cursor\":\"%.*s\"}"), (int)next->n,
+                 next->s);
+        v = reply(frame);
+    }
+    ck_assert_uint_ge(nseen, 3);
+    /* a cursor from before a write has expired (§12 -32015) */
+    v = reply(CALL("retrieve", "{\"query\":\"shock flow\",\"k\":2}"));
+    snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"shock "
+             "flow\",\"k\":2,\"cursor\":\"%.*s\"}"),
+             (int)at(v, "result.nextCursor")->n,
+             at(v, "result.nextCursor")->s);
+    reply(CALL("index/delete", "{\"ids\":[\"d5\"]}"));
+    expect_code(frame, RCP_NOT_FOUND);
+}
+END_TEST
+
+START_TEST(retrieve_pinned_other_snapshot_is_32010_and_results_repeat)
+{
+    /* §7.7.1: never silently serve a different snapshot; deterministic */
+    char a[8192];
+    add_corpus();
+    expect_code(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"indexVersion\":"
+                     "\"v0\"}"), RCP_BACKEND_UNAVAILABLE);
+    snprintf(a, sizeof a, "%s", ask(CALL("retrieve", "{\"query\":\"shock "
+             "layer\",\"k\":4,\"seed\":7}")));
+    strip_latency(a);
+    ask(CALL("retrieve", "{\"query\":\"shock layer\",\"k\":4,\"seed\":7}"));
+    strip_latency(OUT.data);
+    ck_assert_str_eq(OUT.data, a);
+}
+END_TEST
+
 /* MARK: - §7.15 ping ----------------------------------------------------- */
 
 START_TEST(ping_echoes_any_nonce_exactly)
@@ -1145,6 +1467,19 @@ static Suite *make_suite(void)
     tcase_add_test(e, embed_one_normalized_vector_per_input_in_order);
     tcase_add_test(e, embed_accepts_legacy_texts_and_text_blocks);
     tcase_add_test(e, conformance_level_is_declared_only_when_proven);
+    tcase_add_test(e, index_add_returns_ids_in_order_minting_missing_ones);
+    tcase_add_test(e, index_add_same_id_replaces_never_duplicates);
+    tcase_add_test(e, index_add_bad_document_writes_nothing);
+    tcase_add_test(e, index_add_idempotency_key_returns_the_original_result);
+    tcase_add_test(e, index_delete_is_idempotent_and_counts_exactly);
+    tcase_add_test(e, retrieve_validates_query_and_k);
+    tcase_add_test(e, retrieve_never_returns_more_than_k);
+    tcase_add_test(e, retrieve_modes_and_fusion_and_strict);
+    tcase_add_test(e, retrieve_unadvertised_options_are_32005);
+    tcase_add_test(e, retrieve_include_text_vectors_and_min_score);
+    tcase_add_test(e, retrieve_token_budget_packs_hits);
+    tcase_add_test(e, retrieve_cursor_pages_through_without_overlap);
+    tcase_add_test(e, retrieve_pinned_other_snapshot_is_32010_and_results_repeat);
     tcase_add_test(e, embed_f32_base64_is_the_same_vector_little_endian);
     tcase_add_test(e, embed_unadvertised_encoding_is_32005_unless_not_strict);
     tcase_add_test(e, embed_content_blocks_are_checked_before_modality);
