@@ -124,60 +124,54 @@ float vec_sse2_sum(const float *a, size_t n)
     return t;
 }
 
-/* Four rows share each load of q. */
-static void sse2_scores4(const float *q, const float *m, size_t d,
-                         float *out)
-{
-    __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, x;
-    size_t i, j;
-    for (i = 0; i + 4 <= d; i += 4) {
-        x = _mm_loadu_ps(q + i);
-        s0 = _mm_add_ps(s0, _mm_mul_ps(x, _mm_loadu_ps(m + i)));
-        s1 = _mm_add_ps(s1, _mm_mul_ps(x, _mm_loadu_ps(m + d + i)));
-        s2 = _mm_add_ps(s2, _mm_mul_ps(x, _mm_loadu_ps(m + 2 * d + i)));
-        s3 = _mm_add_ps(s3, _mm_mul_ps(x, _mm_loadu_ps(m + 3 * d + i)));
-    }
-    out[0] = sse2_hsum(s0);
-    out[1] = sse2_hsum(s1);
-    out[2] = sse2_hsum(s2);
-    out[3] = sse2_hsum(s3);
-    for (j = 0; j < 4; j++)
-        for (i = d & ~(size_t)3; i < d; i++)
-            out[j] += q[i] * m[j * d + i];
-}
-
+/* Row by row: one sequential stream keeps the hardware prefetcher on
+** (interleaving four rows' streams measured at half the bandwidth). */
 void vec_sse2_scores(const float *q, const float *m, size_t d, size_t nrows,
-                     float *out)
+                    float *out)
 {
-    size_t r = 0;
-    for (; r + 4 <= nrows; r += 4)
-        sse2_scores4(q, m + r * d, d, out + r);
-    for (; r < nrows; r++)
+    size_t r;
+    for (r = 0; r < nrows; r++)
         out[r] = vec_sse2_dot(q, m + r * d, d);
 }
+
+/* c<i><j> += a<i> * b: query row i, document row j (named, not an array,
+** so the accumulators stay in registers at any optimisation level). */
+#define SSE2_MAC(c, a, b) c = _mm_add_ps(c, _mm_mul_ps(a, b))
 
 /* Two query rows times four document rows: 8 accumulators, 14 registers. */
 static void sse2_dot2x4(const float *const *qr, const float *const *dr,
                         size_t dim, float *out)
 {
-    __m128 acc[8], a0, a1, b;
+    __m128 c00 = _mm_setzero_ps(), c01 = c00, c02 = c00, c03 = c00,
+           c10 = c00, c11 = c00, c12 = c00, c13 = c00, a0, a1, b;
     size_t i, j;
-    for (j = 0; j < 8; j++)
-        acc[j] = _mm_setzero_ps();
     for (i = 0; i + 4 <= dim; i += 4) {
         a0 = _mm_loadu_ps(qr[0] + i);
         a1 = _mm_loadu_ps(qr[1] + i);
-        for (j = 0; j < 4; j++) {
-            b = _mm_loadu_ps(dr[j] + i);
-            acc[j] = _mm_add_ps(acc[j], _mm_mul_ps(a0, b));
-            acc[4 + j] = _mm_add_ps(acc[4 + j], _mm_mul_ps(a1, b));
-        }
+        b = _mm_loadu_ps(dr[0] + i);
+        SSE2_MAC(c00, a0, b);
+        SSE2_MAC(c10, a1, b);
+        b = _mm_loadu_ps(dr[1] + i);
+        SSE2_MAC(c01, a0, b);
+        SSE2_MAC(c11, a1, b);
+        b = _mm_loadu_ps(dr[2] + i);
+        SSE2_MAC(c02, a0, b);
+        SSE2_MAC(c12, a1, b);
+        b = _mm_loadu_ps(dr[3] + i);
+        SSE2_MAC(c03, a0, b);
+        SSE2_MAC(c13, a1, b);
     }
-    for (j = 0; j < 8; j++)
-        out[(j >> 2) * 4 + (j & 3)] = sse2_hsum(acc[j]);
+    out[0] = sse2_hsum(c00);
+    out[1] = sse2_hsum(c01);
+    out[2] = sse2_hsum(c02);
+    out[3] = sse2_hsum(c03);
+    out[4] = sse2_hsum(c10);
+    out[5] = sse2_hsum(c11);
+    out[6] = sse2_hsum(c12);
+    out[7] = sse2_hsum(c13);
     for (j = 0; j < 8; j++)
         for (i = dim & ~(size_t)3; i < dim; i++)
-            out[(j >> 2) * 4 + (j & 3)] += qr[j >> 2][i] * dr[j & 3][i];
+            out[j] += qr[j >> 2][i] * dr[j & 3][i];
 }
 
 void vec_sse2_dot4x4(const float *const *qr, const float *const *dr,
@@ -211,19 +205,27 @@ void vec_sse2_q8dot(const int16_t *qc, const uint8_t *codes, size_t d,
         out[r] = sse2_q8row(qc, codes + r * d, d);
 }
 
+/* Twelve independent chains, named so they live in registers. */
+#define SSE2_FLOP(a) a = _mm_add_ps(_mm_mul_ps(a, x), y)
 double vec_sse2_flops(size_t iters)
 {
-    __m128 acc[12], x = _mm_set1_ps(0.999f), y = _mm_set1_ps(0.001f);
+    __m128 x = _mm_set1_ps(0.999f), y = _mm_set1_ps(0.001f);
+    /* distinct starts, or the compiler merges identical chains */
+    __m128 a0 = _mm_set1_ps(1), a1 = _mm_set1_ps(2), a2 = _mm_set1_ps(3),
+           a3 = _mm_set1_ps(4), a4 = _mm_set1_ps(5), a5 = _mm_set1_ps(6),
+           a6 = _mm_set1_ps(7), a7 = _mm_set1_ps(8), a8 = _mm_set1_ps(9),
+           a9 = _mm_set1_ps(10), a10 = _mm_set1_ps(11), a11 = _mm_set1_ps(12);
     float sink[4];
-    size_t i, j;
-    for (j = 0; j < 12; j++)
-        acc[j] = _mm_set1_ps((float)j);
-    for (i = 0; i < iters; i++)
-        for (j = 0; j < 12; j++)
-            acc[j] = _mm_add_ps(_mm_mul_ps(acc[j], x), y);
-    for (j = 1; j < 12; j++)
-        acc[0] = _mm_add_ps(acc[0], acc[j]);
-    _mm_storeu_ps(sink, acc[0]);
+    size_t i;
+    for (i = 0; i < iters; i++) {
+        SSE2_FLOP(a0); SSE2_FLOP(a1); SSE2_FLOP(a2); SSE2_FLOP(a3);
+        SSE2_FLOP(a4); SSE2_FLOP(a5); SSE2_FLOP(a6); SSE2_FLOP(a7);
+        SSE2_FLOP(a8); SSE2_FLOP(a9); SSE2_FLOP(a10); SSE2_FLOP(a11);
+    }
+    a0 = _mm_add_ps(_mm_add_ps(_mm_add_ps(a0, a1), _mm_add_ps(a2, a3)),
+                    _mm_add_ps(_mm_add_ps(a4, a5), _mm_add_ps(a6, a7)));
+    a0 = _mm_add_ps(a0, _mm_add_ps(_mm_add_ps(a8, a9), _mm_add_ps(a10, a11)));
+    _mm_storeu_ps(sink, a0);
     return sink[0] == 12345.0f ? 0.0 : (double)iters * 12 * 4 * 2;
 }
 
@@ -318,71 +320,52 @@ float vec_avx2_sum(const float *a, size_t n)
     return t;
 }
 
-/* Four rows share each load of q. */
-static void avx2_scores4(const float *q, const float *m, size_t d,
-                         float *out)
-{
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, x;
-    size_t i, j;
-    for (i = 0; i + 8 <= d; i += 8) {
-        x = _mm256_loadu_ps(q + i);
-        s0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(m + i), s0);
-        s1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(m + d + i), s1);
-        s2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(m + 2 * d + i), s2);
-        s3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(m + 3 * d + i), s3);
-    }
-    out[0] = avx2_hsum(s0);
-    out[1] = avx2_hsum(s1);
-    out[2] = avx2_hsum(s2);
-    out[3] = avx2_hsum(s3);
-    for (j = 0; j < 4; j++)
-        for (i = d & ~(size_t)7; i < d; i++)
-            out[j] += q[i] * m[j * d + i];
-}
-
+/* Row by row: one sequential stream keeps the hardware prefetcher on
+** (interleaving four rows' streams measured at half the bandwidth). */
 void vec_avx2_scores(const float *q, const float *m, size_t d, size_t nrows,
-                     float *out)
+                    float *out)
 {
-    size_t r = 0;
-    for (; r + 4 <= nrows; r += 4)
-        avx2_scores4(q, m + r * d, d, out + r);
-    for (; r < nrows; r++)
+    size_t r;
+    for (r = 0; r < nrows; r++)
         out[r] = vec_avx2_dot(q, m + r * d, d);
 }
 
-/* The 8 sums of acc[0..8) in two vectors: lanes 0-3 of *lo hold acc 0-3. */
-static void avx2_hsum8(const __m256 *acc, float *out)
+/* The sums of four vectors into out[0..4). */
+static void avx2_hsum4(__m256 a, __m256 b, __m256 c, __m256 d, float *out)
 {
-    __m256 t0 = _mm256_hadd_ps(acc[0], acc[1]);
-    __m256 t1 = _mm256_hadd_ps(acc[2], acc[3]);
-    __m256 t2 = _mm256_hadd_ps(acc[4], acc[5]);
-    __m256 t3 = _mm256_hadd_ps(acc[6], acc[7]);
-    t0 = _mm256_hadd_ps(t0, t1);
-    t2 = _mm256_hadd_ps(t2, t3);
-    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(t0),
-                                  _mm256_extractf128_ps(t0, 1)));
-    _mm_storeu_ps(out + 4, _mm_add_ps(_mm256_castps256_ps128(t2),
-                                      _mm256_extractf128_ps(t2, 1)));
+    __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(t),
+                                  _mm256_extractf128_ps(t, 1)));
 }
 
-/* Two query rows times four document rows: 8 accumulators, 14 registers. */
+#define AVX2_MAC(c, a, b) c = _mm256_fmadd_ps(a, b, c)
+
+/* Two query rows times four document rows: 8 accumulators (named, so they
+** stay in registers), 14 of the 16 registers. */
 static void avx2_dot2x4(const float *const *qr, const float *const *dr,
                         size_t dim, float *out)
 {
-    __m256 acc[8], a0, a1, b;
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00,
+           c10 = c00, c11 = c00, c12 = c00, c13 = c00, a0, a1, b;
     size_t i, j;
-    for (j = 0; j < 8; j++)
-        acc[j] = _mm256_setzero_ps();
     for (i = 0; i + 8 <= dim; i += 8) {
         a0 = _mm256_loadu_ps(qr[0] + i);
         a1 = _mm256_loadu_ps(qr[1] + i);
-        for (j = 0; j < 4; j++) {
-            b = _mm256_loadu_ps(dr[j] + i);
-            acc[j] = _mm256_fmadd_ps(a0, b, acc[j]);
-            acc[4 + j] = _mm256_fmadd_ps(a1, b, acc[4 + j]);
-        }
+        b = _mm256_loadu_ps(dr[0] + i);
+        AVX2_MAC(c00, a0, b);
+        AVX2_MAC(c10, a1, b);
+        b = _mm256_loadu_ps(dr[1] + i);
+        AVX2_MAC(c01, a0, b);
+        AVX2_MAC(c11, a1, b);
+        b = _mm256_loadu_ps(dr[2] + i);
+        AVX2_MAC(c02, a0, b);
+        AVX2_MAC(c12, a1, b);
+        b = _mm256_loadu_ps(dr[3] + i);
+        AVX2_MAC(c03, a0, b);
+        AVX2_MAC(c13, a1, b);
     }
-    avx2_hsum8(acc, out);
+    avx2_hsum4(c00, c01, c02, c03, out);
+    avx2_hsum4(c10, c11, c12, c13, out + 4);
     for (j = 0; j < 8; j++)
         for (i = dim & ~(size_t)7; i < dim; i++)
             out[j] += qr[j >> 2][i] * dr[j & 3][i];
@@ -402,66 +385,71 @@ static __m256i avx2_q8step(__m256i s, const uint8_t *c, __m256i q)
     return _mm256_add_epi32(s, _mm256_madd_epi16(x, q));
 }
 
-static void avx2_q8rows4(const int16_t *qc, const uint8_t *c, size_t d,
-                         int32_t *out)
+static int32_t avx2_q8row(const int16_t *qc, const uint8_t *c, size_t d)
 {
-    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0, q;
-    size_t i, j;
-    for (i = 0; i + 16 <= d; i += 16) {
-        q = _mm256_loadu_si256((const __m256i *)(qc + i));
-        s0 = avx2_q8step(s0, c + i, q);
-        s1 = avx2_q8step(s1, c + d + i, q);
-        s2 = avx2_q8step(s2, c + 2 * d + i, q);
-        s3 = avx2_q8step(s3, c + 3 * d + i, q);
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0;
+    size_t i = 0;
+    int32_t t;
+    for (; i + 32 <= d; i += 32) {
+        s0 = avx2_q8step(s0, c + i,
+                         _mm256_loadu_si256((const __m256i *)(qc + i)));
+        s1 = avx2_q8step(s1, c + i + 16,
+                         _mm256_loadu_si256((const __m256i *)(qc + i + 16)));
     }
-    out[0] = avx2_hsum_i32(s0);
-    out[1] = avx2_hsum_i32(s1);
-    out[2] = avx2_hsum_i32(s2);
-    out[3] = avx2_hsum_i32(s3);
-    for (j = 0; j < 4; j++)
-        for (i = d & ~(size_t)15; i < d; i++)
-            out[j] += (int32_t)qc[i] * c[j * d + i];
+    for (; i + 16 <= d; i += 16)
+        s0 = avx2_q8step(s0, c + i,
+                         _mm256_loadu_si256((const __m256i *)(qc + i)));
+    t = avx2_hsum_i32(_mm256_add_epi32(s0, s1));
+    for (; i < d; i++)
+        t += (int32_t)qc[i] * c[i];
+    return t;
 }
 
 void vec_avx2_q8dot(const int16_t *qc, const uint8_t *codes, size_t d,
                     size_t nrows, int32_t *out)
 {
-    size_t r = 0, i;
-    for (; r + 4 <= nrows; r += 4)
-        avx2_q8rows4(qc, codes + r * d, d, out + r);
-    for (; r < nrows; r++) {
-        const uint8_t *c = codes + r * d;
-        __m256i s = _mm256_setzero_si256();
-        for (i = 0; i + 16 <= d; i += 16)
-            s = avx2_q8step(s, c + i,
-                            _mm256_loadu_si256((const __m256i *)(qc + i)));
-        out[r] = avx2_hsum_i32(s);
-        for (; i < d; i++)
-            out[r] += (int32_t)qc[i] * c[i];
-    }
+    size_t r;
+    for (r = 0; r < nrows; r++)
+        out[r] = avx2_q8row(qc, codes + r * d, d);
 }
 
+/* Twelve independent chains, named so they live in registers. */
+#define AVX2_FLOP(a) a = _mm256_fmadd_ps(a, x, y)
 double vec_avx2_flops(size_t iters)
 {
-    __m256 acc[12], x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(0.001f);
+    __m256 x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(0.001f);
+    /* distinct starts, or the compiler merges identical chains */
+    __m256 a0 = _mm256_set1_ps(1), a1 = _mm256_set1_ps(2),
+           a2 = _mm256_set1_ps(3), a3 = _mm256_set1_ps(4),
+           a4 = _mm256_set1_ps(5), a5 = _mm256_set1_ps(6),
+           a6 = _mm256_set1_ps(7), a7 = _mm256_set1_ps(8),
+           a8 = _mm256_set1_ps(9), a9 = _mm256_set1_ps(10),
+           a10 = _mm256_set1_ps(11), a11 = _mm256_set1_ps(12);
     float sink[8];
-    size_t i, j;
-    for (j = 0; j < 12; j++)
-        acc[j] = _mm256_set1_ps((float)j);
-    for (i = 0; i < iters; i++)
-        for (j = 0; j < 12; j++)
-            acc[j] = _mm256_fmadd_ps(acc[j], x, y);
-    for (j = 1; j < 12; j++)
-        acc[0] = _mm256_add_ps(acc[0], acc[j]);
-    _mm256_storeu_ps(sink, acc[0]);
+    size_t i;
+    for (i = 0; i < iters; i++) {
+        AVX2_FLOP(a0); AVX2_FLOP(a1); AVX2_FLOP(a2); AVX2_FLOP(a3);
+        AVX2_FLOP(a4); AVX2_FLOP(a5); AVX2_FLOP(a6); AVX2_FLOP(a7);
+        AVX2_FLOP(a8); AVX2_FLOP(a9); AVX2_FLOP(a10); AVX2_FLOP(a11);
+    }
+    a0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1),
+                                     _mm256_add_ps(a2, a3)),
+                       _mm256_add_ps(_mm256_add_ps(a4, a5),
+                                     _mm256_add_ps(a6, a7)));
+    a0 = _mm256_add_ps(a0, _mm256_add_ps(_mm256_add_ps(a8, a9),
+                                         _mm256_add_ps(a10, a11)));
+    _mm256_storeu_ps(sink, a0);
     return sink[0] == 12345.0f ? 0.0 : (double)iters * 12 * 8 * 2;
 }
 
 /* MARK: - AVX-512 path (unit) -------------------------------------------- */
 #elif defined(RCP_VEC_UNIT_avx512)
 #include <immintrin.h>
+#include <math.h>
 
 VEC_KERNELS(vec_avx512)
+int vec_avx512_maxsim(const float *qm, size_t nq, const float *dm,
+                      size_t nd, size_t dim, int cosine, float *best);
 
 /* Lanes [0, n) of 16, n < 16: tails are masked loads, never scalar. */
 static __mmask16 avx512_mask(size_t n)
@@ -540,35 +528,13 @@ float vec_avx512_sum(const float *a, size_t n)
                                               _mm512_add_ps(s2, s3)));
 }
 
-/* Four rows share each load of q; the tail is one masked step. */
-static void avx512_scores4(const float *q, const float *m, size_t d,
-                           float *out)
+/* Row by row: one sequential stream keeps the hardware prefetcher on
+** (interleaving four rows' streams measured at half the bandwidth). */
+void vec_avx512_scores(const float *q, const float *m, size_t d, size_t nrows,
+                    float *out)
 {
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, x;
-    __mmask16 k = (__mmask16)0xffff;
-    size_t i;
-    for (i = 0; i < d; i += 16) {
-        if (d - i < 16)
-            k = avx512_mask(d - i);
-        x = _mm512_maskz_loadu_ps(k, q + i);
-        s0 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(k, m + i), s0);
-        s1 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(k, m + d + i), s1);
-        s2 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(k, m + 2 * d + i), s2);
-        s3 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(k, m + 3 * d + i), s3);
-    }
-    out[0] = _mm512_reduce_add_ps(s0);
-    out[1] = _mm512_reduce_add_ps(s1);
-    out[2] = _mm512_reduce_add_ps(s2);
-    out[3] = _mm512_reduce_add_ps(s3);
-}
-
-void vec_avx512_scores(const float *q, const float *m, size_t d,
-                       size_t nrows, float *out)
-{
-    size_t r = 0;
-    for (; r + 4 <= nrows; r += 4)
-        avx512_scores4(q, m + r * d, d, out + r);
-    for (; r < nrows; r++)
+    size_t r;
+    for (r = 0; r < nrows; r++)
         out[r] = vec_avx512_dot(q, m + r * d, d);
 }
 
@@ -583,49 +549,157 @@ static __m512 avx512_fold(__m512 a, __m512 b, int quarters)
                          _mm512_shuffle_f32x4(a, b, 0xee));
 }
 
-/* The 16 sums of acc[0..16) as one vector, transposed: lane 4L+t holds the
-** sum of acc[4t+L].  Accumulators are numbered acc[j*4 + i] (document row
-** j, query row i), so lane i*4 + j is dot(qr[i], dr[j]). */
-static __m512 avx512_hsum16(const __m512 *acc)
+/* Four vectors folded to one: 128-bit quarter L holds four partial sums
+** of the L-th argument. */
+static __m512 avx512_quarters(__m512 a, __m512 b, __m512 c, __m512 d)
 {
-    __m512 v1[8], v2[4], v3[2], lo, hi;
-    int i;
-    for (i = 0; i < 8; i++)
-        v1[i] = avx512_fold(acc[2 * i], acc[2 * i + 1], 0);
-    for (i = 0; i < 4; i++)
-        v2[i] = avx512_fold(v1[2 * i], v1[2 * i + 1], 1);
-    for (i = 0; i < 2; i++)
-        v3[i] = _mm512_add_ps(_mm512_unpacklo_ps(v2[2 * i], v2[2 * i + 1]),
-                              _mm512_unpackhi_ps(v2[2 * i], v2[2 * i + 1]));
-    lo = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(v3[0]),
-                                             _mm512_castps_pd(v3[1])));
-    hi = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(v3[0]),
-                                             _mm512_castps_pd(v3[1])));
-    return _mm512_add_ps(lo, hi);
+    return avx512_fold(avx512_fold(a, b, 0), avx512_fold(c, d, 0), 1);
 }
 
-/* Four query rows times four document rows: 16 accumulators, 20 of the
-** 32 registers; the dimension tail is one masked step. */
-void vec_avx512_dot4x4(const float *const *qr, const float *const *dr,
-                       size_t dim, float *out)
+/* Sixteen sums from four quartered vectors, transposed: lane 4L + t is the
+** sum of argument L of the call that built w<t>. */
+static __m512 avx512_sum16(__m512 w0, __m512 w1, __m512 w2, __m512 w3)
 {
-    __m512 acc[16], a[4], b;
+    __m512 v0 = _mm512_add_ps(_mm512_unpacklo_ps(w0, w1),
+                              _mm512_unpackhi_ps(w0, w1));
+    __m512 v1 = _mm512_add_ps(_mm512_unpacklo_ps(w2, w3),
+                              _mm512_unpackhi_ps(w2, w3));
+    __m512d x = _mm512_castps_pd(v0), y = _mm512_castps_pd(v1);
+    return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
+                         _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+}
+
+/* One document vector b against the four query vectors: c<j><i> is
+** (document row j, query row i). */
+#define AVX512_MAC4(b, c0, c1, c2, c3)                                     \
+    do {                                                                    \
+        c0 = _mm512_fmadd_ps(a0, b, c0);                                    \
+        c1 = _mm512_fmadd_ps(a1, b, c1);                                    \
+        c2 = _mm512_fmadd_ps(a2, b, c2);                                    \
+        c3 = _mm512_fmadd_ps(a3, b, c3);                                    \
+    } while (0)
+
+/* Four query rows times four document rows: 16 named accumulators (an
+** array would live in memory at -O2), 21 of the 32 registers; the
+** dimension tail is one masked step.  Lane i*4 + j: dot(qr[i], dr[j]). */
+static __m512 avx512_dot4x4(const float *const *qr, const float *const *dr,
+                            size_t dim)
+{
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00,
+           c10 = c00, c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00,
+           c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+    __m512 a0, a1, a2, a3, b;
     __mmask16 k = (__mmask16)0xffff;
-    size_t i, j, t;
-    for (j = 0; j < 16; j++)
-        acc[j] = _mm512_setzero_ps();
+    size_t i;
     for (i = 0; i < dim; i += 16) {
         if (dim - i < 16)
             k = avx512_mask(dim - i);
-        for (t = 0; t < 4; t++)
-            a[t] = _mm512_maskz_loadu_ps(k, qr[t] + i);
-        for (j = 0; j < 4; j++) {
-            b = _mm512_maskz_loadu_ps(k, dr[j] + i);
-            for (t = 0; t < 4; t++)
-                acc[j * 4 + t] = _mm512_fmadd_ps(a[t], b, acc[j * 4 + t]);
-        }
+        a0 = _mm512_maskz_loadu_ps(k, qr[0] + i);
+        a1 = _mm512_maskz_loadu_ps(k, qr[1] + i);
+        a2 = _mm512_maskz_loadu_ps(k, qr[2] + i);
+        a3 = _mm512_maskz_loadu_ps(k, qr[3] + i);
+        b = _mm512_maskz_loadu_ps(k, dr[0] + i);
+        AVX512_MAC4(b, c00, c01, c02, c03);
+        b = _mm512_maskz_loadu_ps(k, dr[1] + i);
+        AVX512_MAC4(b, c10, c11, c12, c13);
+        b = _mm512_maskz_loadu_ps(k, dr[2] + i);
+        AVX512_MAC4(b, c20, c21, c22, c23);
+        b = _mm512_maskz_loadu_ps(k, dr[3] + i);
+        AVX512_MAC4(b, c30, c31, c32, c33);
     }
-    _mm512_storeu_ps(out, avx512_hsum16(acc));
+    /* w<j> holds document row j; lane i*4 + j is dot(qr[i], dr[j]) */
+    return avx512_sum16(avx512_quarters(c00, c01, c02, c03),
+                        avx512_quarters(c10, c11, c12, c13),
+                        avx512_quarters(c20, c21, c22, c23),
+                        avx512_quarters(c30, c31, c32, c33));
+}
+
+void vec_avx512_dot4x4(const float *const *qr, const float *const *dr,
+                       size_t dim, float *out)
+{
+    _mm512_storeu_ps(out, avx512_dot4x4(qr, dr, dim));
+}
+
+/* MaxSim without horizontal sums: the query tile is transposed once (lane
+** i of qt[k] is q_i[k]), then each document element is broadcast against
+** 32 query lanes, 8 document rows at a time: 16 accumulators, 2 + 8 loads
+** per 16 FMAs, and one max per document row.  Handles nq <= 32 and
+** dim <= AVX512_QT_DIM (a 32 KiB stack tile); else returns 0. */
+#define AVX512_QT_DIM 256
+
+#define AVX512_BMAC(r, c0, c1)                                              \
+    do {                                                                    \
+        b = _mm512_set1_ps(p[r][k]);                                        \
+        c0 = _mm512_fmadd_ps(t0, b, c0);                                    \
+        c1 = _mm512_fmadd_ps(t1, b, c1);                                    \
+    } while (0)
+
+#define AVX512_BMAX(r, c0, c1)                                              \
+    do {                                                                    \
+        b = _mm512_set1_ps(ds[r]);                                          \
+        m0 = _mm512_max_ps(_mm512_mul_ps(c0, b), m0);                       \
+        m1 = _mm512_max_ps(_mm512_mul_ps(c1, b), m1);                       \
+    } while (0)
+
+/* Rows past the end repeat the last one: a repeat cannot change a max. */
+static void avx512_rows8(const float *dm, size_t j, size_t nd, size_t dim,
+                         int cosine, const float **p, float *ds)
+{
+    size_t r;
+    float len;
+    for (r = 0; r < 8; r++) {
+        p[r] = dm + (j + r < nd ? j + r : nd - 1) * dim;
+        len = cosine ? sqrtf(vec_avx512_dot(p[r], p[r], dim)) : 1.0f;
+        ds[r] = len > 0.0f ? 1.0f / len : 0.0f;
+    }
+}
+
+static void avx512_qt(float *qt, const float *qm, size_t nq, size_t dim)
+{
+    size_t i, k;
+    const float *q;
+    for (i = 0; i < 32; i++) {
+        q = qm + (i < nq ? i : nq - 1) * dim;
+        for (k = 0; k < dim; k++)
+            qt[k * 32 + i] = q[k];
+    }
+}
+
+int vec_avx512_maxsim(const float *qm, size_t nq, const float *dm,
+                      size_t nd, size_t dim, int cosine, float *best)
+{
+    float qt[AVX512_QT_DIM * 32], ds[8], lanes[32];
+    const float *p[8];
+    __m512 m0 = _mm512_set1_ps(-HUGE_VALF), m1 = m0, t0, t1, b;
+    size_t j, k, i;
+    if (nq > 32 || dim > AVX512_QT_DIM || nq == 0 || nd == 0 || dim == 0)
+        return 0;
+    avx512_qt(qt, qm, nq, dim);
+    for (j = 0; j < nd; j += 8) {
+        __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00,
+               c20 = c00, c21 = c00, c30 = c00, c31 = c00, c40 = c00,
+               c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00,
+               c70 = c00, c71 = c00;
+        avx512_rows8(dm, j, nd, dim, cosine, p, ds);
+        for (k = 0; k < dim; k++) {
+            t0 = _mm512_loadu_ps(qt + k * 32);
+            t1 = _mm512_loadu_ps(qt + k * 32 + 16);
+            AVX512_BMAC(0, c00, c01); AVX512_BMAC(1, c10, c11);
+            AVX512_BMAC(2, c20, c21); AVX512_BMAC(3, c30, c31);
+            AVX512_BMAC(4, c40, c41); AVX512_BMAC(5, c50, c51);
+            AVX512_BMAC(6, c60, c61); AVX512_BMAC(7, c70, c71);
+        }
+        AVX512_BMAX(0, c00, c01); AVX512_BMAX(1, c10, c11);
+        AVX512_BMAX(2, c20, c21); AVX512_BMAX(3, c30, c31);
+        AVX512_BMAX(4, c40, c41); AVX512_BMAX(5, c50, c51);
+        AVX512_BMAX(6, c60, c61); AVX512_BMAX(7, c70, c71);
+    }
+    _mm512_storeu_ps(lanes, m0);
+    _mm512_storeu_ps(lanes + 16, m1);
+    for (i = 0; i < nq; i++)
+        if (lanes[i] > best[i])
+            best[i] = lanes[i];
+    return 1;
 }
 
 /* Widen 32 codes (k: which) to int16 and multiply-add pairs into int32. */
@@ -636,62 +710,65 @@ static __m512i avx512_q8step(__m512i s, const uint8_t *c, __m512i q,
     return _mm512_add_epi32(s, _mm512_madd_epi16(x, q));
 }
 
-static void avx512_q8rows4(const int16_t *qc, const uint8_t *c, size_t d,
-                           int32_t *out)
+static int32_t avx512_q8row(const int16_t *qc, const uint8_t *c, size_t d)
 {
-    __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0, q;
+    __m512i s0 = _mm512_setzero_si512(), s1 = s0;
     __mmask32 k = (__mmask32)0xffffffffu;
-    size_t i;
-    for (i = 0; i < d; i += 32) {
+    size_t i = 0;
+    for (; i + 64 <= d; i += 64) {
+        s0 = avx512_q8step(s0, c + i, _mm512_loadu_si512(qc + i), k);
+        s1 = avx512_q8step(s1, c + i + 32, _mm512_loadu_si512(qc + i + 32),
+                           k);
+    }
+    for (; i < d; i += 32) {
         if (d - i < 32)
             k = (__mmask32)((1u << (d - i)) - 1u);
-        q = _mm512_maskz_loadu_epi16(k, qc + i);
-        s0 = avx512_q8step(s0, c + i, q, k);
-        s1 = avx512_q8step(s1, c + d + i, q, k);
-        s2 = avx512_q8step(s2, c + 2 * d + i, q, k);
-        s3 = avx512_q8step(s3, c + 3 * d + i, q, k);
+        s0 = avx512_q8step(s0, c + i, _mm512_maskz_loadu_epi16(k, qc + i),
+                           k);
     }
-    out[0] = _mm512_reduce_add_epi32(s0);
-    out[1] = _mm512_reduce_add_epi32(s1);
-    out[2] = _mm512_reduce_add_epi32(s2);
-    out[3] = _mm512_reduce_add_epi32(s3);
+    return _mm512_reduce_add_epi32(_mm512_add_epi32(s0, s1));
 }
 
 void vec_avx512_q8dot(const int16_t *qc, const uint8_t *codes, size_t d,
                       size_t nrows, int32_t *out)
 {
-    __m512i s, q;
-    __mmask32 k;
-    size_t r = 0, i;
-    for (; r + 4 <= nrows; r += 4)
-        avx512_q8rows4(qc, codes + r * d, d, out + r);
-    for (; r < nrows; r++) {
-        s = _mm512_setzero_si512();
-        k = (__mmask32)0xffffffffu;
-        for (i = 0; i < d; i += 32) {
-            if (d - i < 32)
-                k = (__mmask32)((1u << (d - i)) - 1u);
-            q = _mm512_maskz_loadu_epi16(k, qc + i);
-            s = avx512_q8step(s, codes + r * d + i, q, k);
-        }
-        out[r] = _mm512_reduce_add_epi32(s);
-    }
+    size_t r;
+    for (r = 0; r < nrows; r++)
+        out[r] = avx512_q8row(qc, codes + r * d, d);
 }
 
+/* Sixteen independent chains, named so they live in registers. */
+#define AVX512_FLOP(a) a = _mm512_fmadd_ps(a, x, y)
 double vec_avx512_flops(size_t iters)
 {
-    __m512 acc[16], x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(0.001f);
-    float sink[16];
-    size_t i, j;
-    for (j = 0; j < 16; j++)
-        acc[j] = _mm512_set1_ps((float)j);
-    for (i = 0; i < iters; i++)
-        for (j = 0; j < 16; j++)
-            acc[j] = _mm512_fmadd_ps(acc[j], x, y);
-    for (j = 1; j < 16; j++)
-        acc[0] = _mm512_add_ps(acc[0], acc[j]);
-    _mm512_storeu_ps(sink, acc[0]);
-    return sink[0] == 12345.0f ? 0.0 : (double)iters * 16 * 16 * 2;
+    __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(0.001f);
+    /* distinct starts, or the compiler merges identical chains */
+    __m512 a0 = _mm512_set1_ps(1), a1 = _mm512_set1_ps(2),
+           a2 = _mm512_set1_ps(3), a3 = _mm512_set1_ps(4),
+           a4 = _mm512_set1_ps(5), a5 = _mm512_set1_ps(6),
+           a6 = _mm512_set1_ps(7), a7 = _mm512_set1_ps(8),
+           a8 = _mm512_set1_ps(9), a9 = _mm512_set1_ps(10),
+           a10 = _mm512_set1_ps(11), a11 = _mm512_set1_ps(12),
+           a12 = _mm512_set1_ps(13), a13 = _mm512_set1_ps(14),
+           a14 = _mm512_set1_ps(15), a15 = _mm512_set1_ps(16);
+    size_t i;
+    for (i = 0; i < iters; i++) {
+        AVX512_FLOP(a0); AVX512_FLOP(a1); AVX512_FLOP(a2); AVX512_FLOP(a3);
+        AVX512_FLOP(a4); AVX512_FLOP(a5); AVX512_FLOP(a6); AVX512_FLOP(a7);
+        AVX512_FLOP(a8); AVX512_FLOP(a9); AVX512_FLOP(a10);
+        AVX512_FLOP(a11); AVX512_FLOP(a12); AVX512_FLOP(a13);
+        AVX512_FLOP(a14); AVX512_FLOP(a15);
+    }
+    a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1),
+                                     _mm512_add_ps(a2, a3)),
+                       _mm512_add_ps(_mm512_add_ps(a4, a5),
+                                     _mm512_add_ps(a6, a7)));
+    a8 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a8, a9),
+                                     _mm512_add_ps(a10, a11)),
+                       _mm512_add_ps(_mm512_add_ps(a12, a13),
+                                     _mm512_add_ps(a14, a15)));
+    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a8)) == 12345.0f
+               ? 0.0 : (double)iters * 16 * 16 * 2;
 }
 
 /* MARK: - NEON path (unit, aarch64) -------------------------------------- */
@@ -759,60 +836,61 @@ float vec_neon_sum(const float *a, size_t n)
     return t;
 }
 
-/* Four rows share each load of q. */
-static void neon_scores4(const float *q, const float *m, size_t d,
-                         float *out)
-{
-    float32x4_t s0 = vdupq_n_f32(0), s1 = s0, s2 = s0, s3 = s0, x;
-    size_t i, j;
-    for (i = 0; i + 4 <= d; i += 4) {
-        x = vld1q_f32(q + i);
-        s0 = vfmaq_f32(s0, x, vld1q_f32(m + i));
-        s1 = vfmaq_f32(s1, x, vld1q_f32(m + d + i));
-        s2 = vfmaq_f32(s2, x, vld1q_f32(m + 2 * d + i));
-        s3 = vfmaq_f32(s3, x, vld1q_f32(m + 3 * d + i));
-    }
-    out[0] = vaddvq_f32(s0);
-    out[1] = vaddvq_f32(s1);
-    out[2] = vaddvq_f32(s2);
-    out[3] = vaddvq_f32(s3);
-    for (j = 0; j < 4; j++)
-        for (i = d & ~(size_t)3; i < d; i++)
-            out[j] += q[i] * m[j * d + i];
-}
-
+/* Row by row: one sequential stream keeps the hardware prefetcher on
+** (interleaving four rows' streams measured at half the bandwidth). */
 void vec_neon_scores(const float *q, const float *m, size_t d, size_t nrows,
-                     float *out)
+                    float *out)
 {
-    size_t r = 0;
-    for (; r + 4 <= nrows; r += 4)
-        neon_scores4(q, m + r * d, d, out + r);
-    for (; r < nrows; r++)
+    size_t r;
+    for (r = 0; r < nrows; r++)
         out[r] = vec_neon_dot(q, m + r * d, d);
 }
 
-/* Four query rows times four document rows: 16 accumulators of 32. */
+/* One document vector b against the four query vectors: c<i><j> is
+** (query row i, document row j). */
+#define NEON_MAC4(b, c0, c1, c2, c3)                                       \
+    do {                                                                    \
+        c0 = vfmaq_f32(c0, a0, b);                                          \
+        c1 = vfmaq_f32(c1, a1, b);                                          \
+        c2 = vfmaq_f32(c2, a2, b);                                          \
+        c3 = vfmaq_f32(c3, a3, b);                                          \
+    } while (0)
+
+/* Four query rows times four document rows: 16 named accumulators, 21 of
+** the 32 registers. */
 void vec_neon_dot4x4(const float *const *qr, const float *const *dr,
                      size_t dim, float *out)
 {
-    float32x4_t acc[16], a[4], b;
-    size_t i, j, t;
-    for (j = 0; j < 16; j++)
-        acc[j] = vdupq_n_f32(0);
+    float32x4_t c00 = vdupq_n_f32(0), c01 = c00, c02 = c00, c03 = c00,
+                c10 = c00, c11 = c00, c12 = c00, c13 = c00, c20 = c00,
+                c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00,
+                c32 = c00, c33 = c00, a0, a1, a2, a3, b;
+    size_t i, j;
     for (i = 0; i + 4 <= dim; i += 4) {
-        for (t = 0; t < 4; t++)
-            a[t] = vld1q_f32(qr[t] + i);
-        for (j = 0; j < 4; j++) {
-            b = vld1q_f32(dr[j] + i);
-            for (t = 0; t < 4; t++)
-                acc[t * 4 + j] = vfmaq_f32(acc[t * 4 + j], a[t], b);
-        }
+        a0 = vld1q_f32(qr[0] + i);
+        a1 = vld1q_f32(qr[1] + i);
+        a2 = vld1q_f32(qr[2] + i);
+        a3 = vld1q_f32(qr[3] + i);
+        b = vld1q_f32(dr[0] + i);
+        NEON_MAC4(b, c00, c10, c20, c30);
+        b = vld1q_f32(dr[1] + i);
+        NEON_MAC4(b, c01, c11, c21, c31);
+        b = vld1q_f32(dr[2] + i);
+        NEON_MAC4(b, c02, c12, c22, c32);
+        b = vld1q_f32(dr[3] + i);
+        NEON_MAC4(b, c03, c13, c23, c33);
     }
-    for (j = 0; j < 16; j++) {
-        out[j] = vaddvq_f32(acc[j]);
+    out[0] = vaddvq_f32(c00); out[1] = vaddvq_f32(c01);
+    out[2] = vaddvq_f32(c02); out[3] = vaddvq_f32(c03);
+    out[4] = vaddvq_f32(c10); out[5] = vaddvq_f32(c11);
+    out[6] = vaddvq_f32(c12); out[7] = vaddvq_f32(c13);
+    out[8] = vaddvq_f32(c20); out[9] = vaddvq_f32(c21);
+    out[10] = vaddvq_f32(c22); out[11] = vaddvq_f32(c23);
+    out[12] = vaddvq_f32(c30); out[13] = vaddvq_f32(c31);
+    out[14] = vaddvq_f32(c32); out[15] = vaddvq_f32(c33);
+    for (j = 0; j < 16; j++)
         for (i = dim & ~(size_t)3; i < dim; i++)
             out[j] += qr[j >> 2][i] * dr[j & 3][i];
-    }
 }
 
 static int32_t neon_q8row(const int16_t *qc, const uint8_t *c, size_t d)
@@ -841,19 +919,33 @@ void vec_neon_q8dot(const int16_t *qc, const uint8_t *codes, size_t d,
         out[r] = neon_q8row(qc, codes + r * d, d);
 }
 
+/* Sixteen independent chains, named so they live in registers. */
+#define NEON_FLOP(a) a = vfmaq_f32(y, a, x)
 double vec_neon_flops(size_t iters)
 {
-    float32x4_t acc[16], x = vdupq_n_f32(0.999f), y = vdupq_n_f32(0.001f);
-    size_t i, j;
-    for (j = 0; j < 16; j++)
-        acc[j] = vdupq_n_f32((float)j);
-    for (i = 0; i < iters; i++)
-        for (j = 0; j < 16; j++)
-            acc[j] = vfmaq_f32(y, acc[j], x);
-    for (j = 1; j < 16; j++)
-        acc[0] = vaddq_f32(acc[0], acc[j]);
-    return vgetq_lane_f32(acc[0], 0) == 12345.0f ? 0.0
-                                                 : (double)iters * 16 * 4 * 2;
+    float32x4_t x = vdupq_n_f32(0.999f), y = vdupq_n_f32(0.001f);
+    /* distinct starts, or the compiler merges identical chains */
+    float32x4_t a0 = vdupq_n_f32(1), a1 = vdupq_n_f32(2),
+                a2 = vdupq_n_f32(3), a3 = vdupq_n_f32(4),
+                a4 = vdupq_n_f32(5), a5 = vdupq_n_f32(6),
+                a6 = vdupq_n_f32(7), a7 = vdupq_n_f32(8),
+                a8 = vdupq_n_f32(9), a9 = vdupq_n_f32(10),
+                a10 = vdupq_n_f32(11), a11 = vdupq_n_f32(12),
+                a12 = vdupq_n_f32(13), a13 = vdupq_n_f32(14),
+                a14 = vdupq_n_f32(15), a15 = vdupq_n_f32(16);
+    size_t i;
+    for (i = 0; i < iters; i++) {
+        NEON_FLOP(a0); NEON_FLOP(a1); NEON_FLOP(a2); NEON_FLOP(a3);
+        NEON_FLOP(a4); NEON_FLOP(a5); NEON_FLOP(a6); NEON_FLOP(a7);
+        NEON_FLOP(a8); NEON_FLOP(a9); NEON_FLOP(a10); NEON_FLOP(a11);
+        NEON_FLOP(a12); NEON_FLOP(a13); NEON_FLOP(a14); NEON_FLOP(a15);
+    }
+    a0 = vaddq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3)),
+                   vaddq_f32(vaddq_f32(a4, a5), vaddq_f32(a6, a7)));
+    a8 = vaddq_f32(vaddq_f32(vaddq_f32(a8, a9), vaddq_f32(a10, a11)),
+                   vaddq_f32(vaddq_f32(a12, a13), vaddq_f32(a14, a15)));
+    return vaddvq_f32(vaddq_f32(a0, a8)) == 12345.0f
+               ? 0.0 : (double)iters * 16 * 4 * 2;
 }
 
 #else /* !VEC_UNIT: the main object */
@@ -945,20 +1037,23 @@ static void vec_scalar_q8dot(const int16_t *qc, const uint8_t *codes,
     }
 }
 
-/* Twelve independent multiply-add chains; x < 1 keeps them finite. */
+/* Twelve independent multiply-add chains, named so they live in registers;
+** x < 1 keeps them finite. */
+#define SCALAR_FLOP(a) a = a * x + y
 static double vec_scalar_flops(size_t iters)
 {
     volatile float vx = 0.999f, vy = 0.001f, sink;
-    float acc[12], x = vx, y = vy;
-    size_t i, j;
-    for (j = 0; j < 12; j++)
-        acc[j] = (float)j;
-    for (i = 0; i < iters; i++)
-        for (j = 0; j < 12; j++)
-            acc[j] = acc[j] * x + y;
-    for (j = 1; j < 12; j++)
-        acc[0] += acc[j];
-    sink = acc[0];
+    float x = vx, y = vy, a0 = 1, a1 = 2, a2 = 3, a3 = 4, a4 = 5, a5 = 6,
+          a6 = 7, a7 = 8, a8 = 9, a9 = 10, a10 = 11, a11 = 12;
+    size_t i;
+    for (i = 0; i < iters; i++) {
+        SCALAR_FLOP(a0); SCALAR_FLOP(a1); SCALAR_FLOP(a2); SCALAR_FLOP(a3);
+        SCALAR_FLOP(a4); SCALAR_FLOP(a5); SCALAR_FLOP(a6); SCALAR_FLOP(a7);
+        SCALAR_FLOP(a8); SCALAR_FLOP(a9); SCALAR_FLOP(a10);
+        SCALAR_FLOP(a11);
+    }
+    sink = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+         + ((a8 + a9) + (a10 + a11));
     (void)sink;
     return (double)iters * 12 * 2;
 }
@@ -974,6 +1069,9 @@ struct vec_ops {
     void   (*scores)(const float *, const float *, size_t, size_t, float *);
     void   (*dot4x4)(const float *const *, const float *const *, size_t,
                      float *);
+    /* optional (NULL: the generic tiling over dot4x4); 0 = not handled */
+    int    (*maxsim)(const float *, size_t, const float *, size_t, size_t,
+                     int, float *);
     void   (*q8dot)(const int16_t *, const uint8_t *, size_t, size_t,
                     int32_t *);
     double (*flops)(size_t);
@@ -981,28 +1079,31 @@ struct vec_ops {
 
 enum { VEC_F_SSE2 = 1, VEC_F_AVX2 = 2, VEC_F_AVX512 = 4, VEC_F_NEON = 8 };
 
-#define VEC_OPS(name, need, P)                                              \
+#define VEC_OPS(name, need, P, maxsim)                                      \
     { name, need, P##_dot, P##_l2sq, P##_sum, P##_scores, P##_dot4x4,      \
-      P##_q8dot, P##_flops }
+      maxsim, P##_q8dot, P##_flops }
 
 static const struct vec_ops vec_scalar_ops =
-    VEC_OPS("scalar", 0, vec_scalar);
+    VEC_OPS("scalar", 0, vec_scalar, NULL);
 
 #if defined(RCP_HAVE_X86)
 VEC_KERNELS(vec_sse2)
 VEC_KERNELS(vec_avx2)
 VEC_KERNELS(vec_avx512)
+int vec_avx512_maxsim(const float *qm, size_t nq, const float *dm,
+                      size_t nd, size_t dim, int cosine, float *best);
 static const struct vec_ops vec_sse2_ops =
-    VEC_OPS("sse2", VEC_F_SSE2, vec_sse2);
+    VEC_OPS("sse2", VEC_F_SSE2, vec_sse2, NULL);
 static const struct vec_ops vec_avx2_ops =
-    VEC_OPS("avx2", VEC_F_AVX2, vec_avx2);
+    VEC_OPS("avx2", VEC_F_AVX2, vec_avx2, NULL);
 static const struct vec_ops vec_avx512_ops =
-    VEC_OPS("avx512", VEC_F_AVX512, vec_avx512);
+    VEC_OPS("avx512", VEC_F_AVX512, vec_avx512,
+            vec_avx512_maxsim);
 #endif
 #if defined(RCP_HAVE_NEON)
 VEC_KERNELS(vec_neon)
 static const struct vec_ops vec_neon_ops =
-    VEC_OPS("neon", VEC_F_NEON, vec_neon);
+    VEC_OPS("neon", VEC_F_NEON, vec_neon, NULL);
 #endif
 
 /* Every path name rcp knows, best first; NULL where not built. */
@@ -1352,17 +1453,13 @@ size_t rcp_vec_search(const float *q, const float *m, size_t n, size_t d,
 
 /* MARK: - MaxSim (§7.5) --------------------------------------------------- */
 
-/* Work is tiled: up to VEC_TILE query rows (their running maxima) against
-** VEC_TILE document rows (their inverse lengths) at a time, so no memory
-** is allocated; inside a tile, 4 x 4 blocks of dot products. */
-#define VEC_TILE 64
-
-struct vec_tile {
-    const float *qm, *dm;
-    size_t       nq, nd, dim;        /* rows in this tile, row length */
-    float        best[VEC_TILE];     /* max over documents so far */
-    float        dinv[VEC_TILE];     /* 1/|d| (cosine) or 1 (dot) */
-};
+/* Work is tiled so no memory is allocated: up to VEC_QTILE query rows
+** (their running maxima) against VEC_DTILE document rows (their scales:
+** 1/|d| for cosine, 1 for dot; the tile stays in L1 for dim <= 128) at a
+** time, in 4 x 4 blocks of the path's dot4x4 -- unless the path has its
+** own maxsim for the query tile. */
+#define VEC_QTILE 32
+#define VEC_DTILE 32
 
 static float vec_inv_len(const float *a, size_t n, rcp_vec_sim sim)
 {
@@ -1373,57 +1470,64 @@ static float vec_inv_len(const float *a, size_t n, rcp_vec_sim sim)
     return len > 0.0f ? 1.0f / len : 0.0f;
 }
 
-/* Rows [i, i+4) x [j, j+4) of the tile; past the end, rows repeat the last
-** one and their results are ignored. */
-static void vec_block(struct vec_tile *tl, size_t i, size_t j)
+/* Rows [i, i+4) x [j, j+4) of a tile; past the end, rows repeat the last
+** one and their results are dropped. */
+static void vec_maxsim_block(const float *qm, size_t nq, size_t i,
+                             const float *dm, size_t nd, size_t j,
+                             size_t dim, const float *ds, float *best)
 {
     const float *qr[4], *dr[4];
     float out[16], v;
     size_t a, b;
     for (a = 0; a < 4; a++) {
-        qr[a] = tl->qm + (i + a < tl->nq ? i + a : tl->nq - 1) * tl->dim;
-        dr[a] = tl->dm + (j + a < tl->nd ? j + a : tl->nd - 1) * tl->dim;
+        qr[a] = qm + (i + a < nq ? i + a : nq - 1) * dim;
+        dr[a] = dm + (j + a < nd ? j + a : nd - 1) * dim;
     }
-    vec_ops()->dot4x4(qr, dr, tl->dim, out);
-    for (a = 0; a < 4 && i + a < tl->nq; a++)
-        for (b = 0; b < 4 && j + b < tl->nd; b++) {
-            v = out[a * 4 + b] * tl->dinv[j + b];
-            if (v > tl->best[i + a])
-                tl->best[i + a] = v;
+    vec_ops()->dot4x4(qr, dr, dim, out);
+    for (a = 0; a < 4 && i + a < nq; a++)
+        for (b = 0; b < 4 && j + b < nd; b++) {
+            v = out[a * 4 + b] * ds[j + b];
+            if (v > best[i + a])
+                best[i + a] = v;
         }
 }
 
-static void vec_tile_docs(struct vec_tile *tl, rcp_vec_sim sim)
+static void vec_maxsim_tile(const float *qm, size_t nq, const float *dm,
+                            size_t nd, size_t dim, rcp_vec_sim sim,
+                            float *best)
 {
-    size_t i, j;
-    for (j = 0; j < tl->nd; j++)
-        tl->dinv[j] = vec_inv_len(tl->dm + j * tl->dim, tl->dim, sim);
-    for (i = 0; i < tl->nq; i += 4)
-        for (j = 0; j < tl->nd; j += 4)
-            vec_block(tl, i, j);
+    float ds[VEC_DTILE];
+    size_t d0, dn, j, i;
+    const struct vec_ops *o = vec_ops();
+    if (o->maxsim && o->maxsim(qm, nq, dm, nd, dim, sim == RCP_VEC_COSINE,
+                               best))
+        return;
+    for (d0 = 0; d0 < nd; d0 += dn) {
+        dn = nd - d0 < VEC_DTILE ? nd - d0 : VEC_DTILE;
+        for (j = 0; j < dn; j++)
+            ds[j] = vec_inv_len(dm + (d0 + j) * dim, dim, sim);
+        for (i = 0; i < nq; i += 4)
+            for (j = 0; j < dn; j += 4)
+                vec_maxsim_block(qm, nq, i, dm + d0 * dim, dn, j, dim, ds,
+                                 best);
+    }
 }
 
 float rcp_vec_maxsim(const float *qm, size_t nq, const float *dm, size_t nd,
                      size_t dim, rcp_vec_sim sim)
 {
-    struct vec_tile tl;
+    float best[VEC_QTILE];
     double total = 0;
-    size_t q0, d0, i;
+    size_t q0, qn, i;
     if (nq == 0 || nd == 0)
         return 0.0f;
-    tl.dim = dim;
-    for (q0 = 0; q0 < nq; q0 += VEC_TILE) {
-        tl.qm = qm + q0 * dim;
-        tl.nq = nq - q0 < VEC_TILE ? nq - q0 : VEC_TILE;
-        for (i = 0; i < tl.nq; i++)
-            tl.best[i] = -HUGE_VALF;
-        for (d0 = 0; d0 < nd; d0 += VEC_TILE) {
-            tl.dm = dm + d0 * dim;
-            tl.nd = nd - d0 < VEC_TILE ? nd - d0 : VEC_TILE;
-            vec_tile_docs(&tl, sim);
-        }
-        for (i = 0; i < tl.nq; i++)
-            total += tl.best[i] * vec_inv_len(tl.qm + i * dim, dim, sim);
+    for (q0 = 0; q0 < nq; q0 += qn) {
+        qn = nq - q0 < VEC_QTILE ? nq - q0 : VEC_QTILE;
+        for (i = 0; i < qn; i++)
+            best[i] = -HUGE_VALF;
+        vec_maxsim_tile(qm + q0 * dim, qn, dm, nd, dim, sim, best);
+        for (i = 0; i < qn; i++)
+            total += best[i] * vec_inv_len(qm + (q0 + i) * dim, dim, sim);
     }
     return (float)total;
 }
@@ -1736,21 +1840,42 @@ static size_t vec_b64_tail(char *o, const float *v, size_t n)
     return len;
 }
 
+static uint32_t vec_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* 24 bits -> 4 characters. */
+static void vec_b64_put24(char *o, uint32_t g)
+{
+    o[0] = vec_b64_alphabet[g >> 18];
+    o[1] = vec_b64_alphabet[(g >> 12) & 63];
+    o[2] = vec_b64_alphabet[(g >> 6) & 63];
+    o[3] = vec_b64_alphabet[g & 63];
+}
+
+/* Three floats = 12 little-endian bytes b0..b11 -> 16 characters, straight
+** from the words (w0 holds b0 in its low byte). */
+static void vec_b64_put12(char *o, uint32_t w0, uint32_t w1, uint32_t w2)
+{
+    vec_b64_put24(o, (w0 & 0xff) << 16 | (w0 & 0xff00) | (w0 >> 16 & 0xff));
+    vec_b64_put24(o + 4, (w0 >> 24) << 16 | (w1 & 0xff) << 8
+                         | (w1 >> 8 & 0xff));
+    vec_b64_put24(o + 8, (w1 >> 16 & 0xff) << 16 | (w1 >> 24) << 8
+                         | (w2 & 0xff));
+    vec_b64_put24(o + 12, (w2 >> 8 & 0xff) << 16 | (w2 >> 16 & 0xff) << 8
+                          | (w2 >> 24));
+}
+
 size_t rcp_vec_b64_encode(char *out, const float *v, size_t n)
 {
-    unsigned char b[12];
     char *o = out;
     size_t i;
-    for (i = 0; i + 3 <= n; i += 3) {
-        vec_put_le(b, v[i]);
-        vec_put_le(b + 4, v[i + 1]);
-        vec_put_le(b + 8, v[i + 2]);
-        vec_b64_put3(o, b);
-        vec_b64_put3(o + 4, b + 3);
-        vec_b64_put3(o + 8, b + 6);
-        vec_b64_put3(o + 12, b + 9);
-        o += 16;
-    }
+    for (i = 0; i + 3 <= n; i += 3, o += 16)
+        vec_b64_put12(o, vec_bits(v[i]), vec_bits(v[i + 1]),
+                      vec_bits(v[i + 2]));
     if (i < n)
         o += vec_b64_tail(o, v + i, n - i);
     return (size_t)(o - out);
@@ -1773,21 +1898,27 @@ static void vec_b64_bytes3(unsigned char *b, uint32_t v)
     b[2] = (unsigned char)v;
 }
 
-/* Sixteen characters -> 12 bytes -> 3 floats; nonzero when a character is
-** outside the alphabet. */
+static float vec_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Sixteen characters = four 24-bit groups = 12 little-endian bytes -> 3
+** floats; the result has bit 24 set when a character is outside the
+** alphabet (out then holds garbage, and the caller reports the error). */
 static uint32_t vec_b64_get16(float *out, const char *t)
 {
-    unsigned char b[12];
     uint32_t v0 = vec_b64_get4(t), v1 = vec_b64_get4(t + 4),
              v2 = vec_b64_get4(t + 8), v3 = vec_b64_get4(t + 12);
-    vec_b64_bytes3(b, v0);
-    vec_b64_bytes3(b + 3, v1);
-    vec_b64_bytes3(b + 6, v2);
-    vec_b64_bytes3(b + 9, v3);
-    out[0] = vec_get_le(b);
-    out[1] = vec_get_le(b + 4);
-    out[2] = vec_get_le(b + 8);
-    return (v0 | v1 | v2 | v3) >> 24;
+    out[0] = vec_float((v0 >> 16 & 0xff) | (v0 & 0xff00)
+                       | (v0 & 0xff) << 16 | (v1 >> 16 & 0xff) << 24);
+    out[1] = vec_float((v1 >> 8 & 0xff) | (v1 & 0xff) << 8
+                       | (v2 >> 16 & 0xff) << 16 | (v2 >> 8 & 0xff) << 24);
+    out[2] = vec_float((v2 & 0xff) | (v3 >> 16 & 0xff) << 8
+                       | (v3 >> 8 & 0xff) << 16 | (v3 & 0xff) << 24);
+    return v0 | v1 | v2 | v3;
 }
 
 /* The final 8 or 12 characters (one or two floats) with their padding.
@@ -1834,7 +1965,7 @@ rcp_vec_b64_err rcp_vec_b64_decode(float *out, size_t dim, const char *text,
         return RCP_VEC_B64_E_LENGTH;
     for (i = 0; i < full; i++)
         bad |= vec_b64_get16(out + 3 * i, text + 16 * i);
-    if (bad)
+    if (bad >> 24)
         return RCP_VEC_B64_E_CHAR;
     if (dim % 3 == 0)
         return RCP_VEC_B64_OK;
