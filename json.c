@@ -306,20 +306,19 @@ const char *rcp_code_message(int code)
 /* json_cls bits (generated; see the names for what each byte is) */
 #define C_WS    1   /* RFC 8259 §2 whitespace: space, tab, LF, CR only */
 #define C_PLAIN 2   /* string byte needing no work: 0x20..0x7F but " \ */
-#define C_DIGIT 4   /* 0-9 */
-#define C_NUMC  8   /* alnum . + - _ : cannot follow a number, so a byte
+#define C_NUMC  4   /* alnum . + - _ : cannot follow a number, so a byte
                        that makes a malformed number, not a new token */
-#define C_ESC   16  /* the letter after \ of a one-letter escape */
+#define C_ESC   8   /* the letter after \ of a one-letter escape */
 
 static const unsigned char json_cls[256] = {
      0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0, 0,
      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-     3, 2,16, 2, 2, 2, 2, 2, 2, 2, 2,10, 2,10,10,18,
-    14,14,14,14,14,14,14,14,14,14, 2, 2, 2, 2, 2, 2,
-     2,10,10,10,10,10,10,10,10,10,10,10,10,10,10,10,
-    10,10,10,10,10,10,10,10,10,10,10, 2,16, 2, 2,10,
-     2,10,26,10,10,10,26,10,10,10,10,10,10,10,26,10,
-    10,10,26,10,26,10,10,10,10,10,10, 2, 2, 2, 2, 2,
+     3, 2, 8, 2, 2, 2, 2, 2, 2, 2, 2, 6, 2, 6, 6,10,
+     6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 2, 2, 2, 2, 2, 2,
+     2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+     6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 2, 8, 2, 2, 6,
+     2, 6,14, 6, 6, 6,14, 6, 6, 6, 6, 6, 6, 6,14, 6,
+     6, 6,14, 6,14, 6, 6, 6, 6, 6, 6, 2, 2, 2, 2, 2,
      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1129,6 +1128,43 @@ static void num_split(json_num *x, const char *s, size_t n)
     x->exp10 += eneg ? -e : e;
 }
 
+/* Clinger's fast path: when the digits fit in 2^53 and the power of ten
+** is at most 10^22, both are exact doubles and one IEEE multiply or divide
+** rounds once, so the result is correctly rounded.  That needs doubles
+** evaluated without excess precision (FLT_EVAL_METHOD 0); 0 = not taken. */
+static int num_fast(const char *s, size_t n, double *out)
+{
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    static const double p10[] = {
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+    };
+    const char *end = s + n;
+    uint64_t m = 0;
+    int e = 0, ex = 0, neg = *s == '-', eneg = 0, nd = 0;
+    for (s += neg; s < end && (unsigned char)(*s - '0') < 10; s++, nd++)
+        m = m * 10 + (uint64_t)(*s - '0');
+    if (s < end && *s == '.')
+        for (s++; s < end && (unsigned char)(*s - '0') < 10; s++, nd++, e--)
+            m = m * 10 + (uint64_t)(*s - '0');
+    if (s < end) {                      /* the exponent: e or E */
+        eneg = *++s == '-';
+        s += *s == '-' || *s == '+';
+        for (; s < end && ex < 1000; s++)
+            ex = ex * 10 + (*s - '0');
+    }
+    e += eneg ? -ex : ex;
+    if (nd > 19 || m > ((uint64_t)1 << 53) || e < -22 || e > 22)
+        return m == 0 && nd <= 19 ? (*out = neg ? -0.0 : 0.0, 1) : 0;
+    *out = e < 0 ? (double)m / p10[-e] : (double)m * p10[e];
+    *out = neg ? -*out : *out;
+    return 1;
+#else
+    (void)s, (void)n, (void)out;
+    return 0;
+#endif
+}
+
 /* Long texts go through num_split so strtod gets a bounded copy with the
 ** same correctly rounded value; short ones are copied as they are. */
 double rcp_json_num(const rcp_json *v)
@@ -1136,8 +1172,11 @@ double rcp_json_num(const rcp_json *v)
     char buf[NUM_KEEP + 40];
     json_num x;
     size_t o = 0;
+    double d;
     if (!v || v->type != RCP_JSON_NUMBER || v->n == 0)
         return 0.0;
+    if (num_fast(v->s, v->n, &d))
+        return d;
     if (v->n < 64) {
         memcpy(buf, v->s, v->n);
         buf[v->n] = '\0';
@@ -1962,8 +2001,12 @@ static void jw_escape_byte(rcp_buf *b, unsigned char c)
 ** so the output is always valid JSON (§4.6: strings are UTF-8). */
 static void jw_string(rcp_buf *b, const char *str, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)str, *end = p + n, *run;
+    const unsigned char *p, *end, *run;
     size_t len;
+    if (!str)
+        str = "", n = 0;
+    p = (const unsigned char *)str;
+    end = p + n;
     if (rcp_buf_reserve(b, n + 2))
         return;
     rcp_buf_putc(b, '"');

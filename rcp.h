@@ -75,12 +75,15 @@ const char *rcp_code_message(int code);
 typedef void *(*rcp_alloc_fn)(void *ud, void *ptr, size_t size);
 void  rcp_set_allocator(rcp_alloc_fn fn, void *ud);
 void *rcp_malloc(size_t n);             /* NULL on failure or n == 0 */
-void *rcp_realloc(void *p, size_t n);   /* NULL on failure; p untouched */
+void *rcp_realloc(void *p, size_t n);   /* NULL on failure or n == 0;
+                                           p untouched then */
 void  rcp_free(void *p);                /* NULL is a no-op */
 
 /* A region allocator: many allocations, one release.  Each request's parse
 ** tree and scratch space live in one arena (GUIDE: "one arena per
-** request").  limit caps the bytes it may hold (0 = no cap). */
+** request").  limit caps used, the bytes handed out (padding included)
+** since the last reset; 0 = no cap.  rcp_json_parse holds its scratch
+** stacks to the same cap, so a limit bounds all memory one parse takes. */
 typedef struct rcp_arena_block rcp_arena_block;
 typedef struct rcp_arena {
     rcp_arena_block *head;
@@ -88,15 +91,18 @@ typedef struct rcp_arena {
     size_t limit;
 } rcp_arena;
 void  rcp_arena_init(rcp_arena *a, size_t limit);
-/* n bytes aligned for any scalar type; NULL when out of memory or over the
-** limit.  Owned by the arena. */
+/* n bytes aligned for any scalar type (n == 0 counts as 1); NULL when out
+** of memory or over the limit.  Owned by the arena. */
 void *rcp_arena_alloc(rcp_arena *a, size_t n);
-void  rcp_arena_reset(rcp_arena *a);    /* release all; keep one block */
+/* Release all; keep one block, sized to what the arena needed (up to
+** 8 MiB), so a stream of similar requests stops calling malloc. */
+void  rcp_arena_reset(rcp_arena *a);
 void  rcp_arena_free(rcp_arena *a);     /* release everything */
 
 /* A growable byte buffer.  Appends never fail loudly: on allocation
-** failure the buffer sets oom and ignores further appends, so a writer
-** checks once at the end. */
+** failure the buffer sets oom and ignores further appends (len stays
+** where it was), so a writer checks once at the end.  rcp_buf_free
+** releases the bytes and clears oom. */
 typedef struct rcp_buf {
     char  *data;
     size_t len, cap;
@@ -122,7 +128,10 @@ typedef enum rcp_json_type {
 **   NUMBER  s, n: the number's original text, exactly as received
 **   ARRAY   kids[0..n): the elements, in order
 **   OBJECT  kids[0..n): the members in order; each has key, keylen
-** Duplicate names are kept; lookups honour the last one. */
+**   NULL, TRUE, FALSE  s, n: the literal's text; containers: s == NULL
+** Duplicate names are kept; lookups honour the last one.  A string
+** without escapes points into the input; one with escapes is decoded into
+** the arena.  Keys are never NULL inside an object. */
 typedef struct rcp_json rcp_json;
 struct rcp_json {
     rcp_json_type type;
@@ -158,7 +167,11 @@ typedef struct rcp_json_err {
 /* Parse exactly one RFC 8259 JSON text from text[0..len).  Bytes, not a C
 ** string: a NUL byte is judged like any other.  max_depth bounds nesting
 ** (0 = RCP_JSON_MAX_DEPTH); the parser never recurses on the C stack.
-** Returns the root (owned by a) or NULL with *err filled. */
+** Strict: whitespace is space/tab/CR/LF only, no BOM, UTF-8 is validated
+** (Unicode Table 3-7), a lone \uD800-\uDFFF escape is
+** RCP_JSON_E_SURROGATE.  Returns the root (owned by a) or NULL with *err
+** filled (err may be NULL); a must not be NULL; text may be NULL if len
+** is 0.  The offset of a truncated text is len. */
 const rcp_json *rcp_json_parse(rcp_arena *a, const char *text, size_t len,
                                size_t max_depth, rcp_json_err *err);
 
@@ -167,20 +180,28 @@ const rcp_json *rcp_json_parse(rcp_arena *a, const char *text, size_t len,
 const rcp_json *rcp_json_get(const rcp_json *obj, const char *key);
 /* 1 when v is a string equal to the C string s. */
 int    rcp_json_streq(const rcp_json *v, const char *s);
-/* A number's value as a double (nearest; overflow gives +-HUGE_VAL). */
+/* A number's value as a double, correctly rounded at any length (overflow
+** gives +-HUGE_VAL, -0 stays -0); 0.0 when v is not a number. */
 double rcp_json_num(const rcp_json *v);
 /* 1 and *out when v is a number with no fractional part inside the §4.6
 ** 53-bit range (so 1e2 and 10.0 are integers, 0.5 and 1e300 are not). */
 int    rcp_json_int(const rcp_json *v, int64_t *out);
 
-/* Shortest text that reads back to exactly the same value; out has room
-** for at least 32 bytes; returns the length (no NUL written past it).
+/* Shortest text that reads back to exactly the same value (the closest
+** such when several are as short); out has room for at least
+** RCP_JSON_FMT_SIZE bytes; returns the length (no NUL is written).
+** Layout as ECMAScript's Number::toString: 3, -0, 0.1, 0.000001, 1e-7,
+** 100000000000000000000, 1e+21, 1.5e+300.
 ** A non-finite input writes a finite sentinel (§4.6): 0 for NaN and the
 ** largest finite value of the type for +-Infinity. */
+#define RCP_JSON_FMT_SIZE 32
 size_t rcp_json_fmt_double(char *out, double v);
 size_t rcp_json_fmt_float(char *out, float v);
 
-/* A streaming compact writer: one line, no BOM, commas placed for you. */
+/* A streaming compact writer: one line, no BOM, commas placed for you.
+** Strings and keys are escaped (", \, control bytes; U+2028/9 stay raw)
+** and bytes that are not UTF-8 become U+FFFD, so the output is always
+** valid JSON.  Nesting deeper than RCP_JSON_MAX_DEPTH + 15 sets b->oom. */
 typedef struct rcp_jw {
     rcp_buf      *b;
     unsigned      depth;

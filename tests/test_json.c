@@ -73,6 +73,16 @@ static const char *fmt_f(float v)
     return out;
 }
 
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
 typedef struct reject {
     const char *text;
     size_t len;                 /* 0: strlen(text) */
@@ -406,6 +416,39 @@ START_TEST(n_number_grammar_each_rule)
         {"--1", 0, RCP_JSON_E_NUMBER, 1},
     };
     check_rejects(n, N_OF(n));
+}
+END_TEST
+
+/* Messages come from one table and name the actual problem. */
+START_TEST(error_messages_are_specific)
+{
+    static const struct { const char *text, *words; } t[] = {
+        {"01", "leading zero"},
+        {"+1", "'+'"},
+        {"NaN", "NaN"},
+        {"1.", "decimal point"},
+        {"1e", "exponent"},
+        {"\xEF\xBB\xBF{}", "byte order mark"},
+        {"\"\\uD800\"", "lone surrogate"},
+        {"\"\xC0\x80\"", "overlong"},
+        {"\"\xED\xA0\x80\"", "surrogate"},
+        {"\"\xF4\x90\x80\x80\"", "U+10FFFF"},
+        {"\"\xE2\x82\"", "truncated"},
+        {"\"\x80\"", "continuation"},
+        {"\"a\nb\"", "control character"},
+        {"\"\\x\"", "escape"},
+        {"[1,2", "unterminated array"},
+        {"{\"a\" 1}", "':'"},
+        {"1 2", "after the JSON value"},
+        {"", "empty"},
+    };
+    size_t i;
+    for (i = 0; i < N_OF(t); i++) {
+        ck_assert_ptr_null(parse(t[i].text));
+        ck_assert_msg(strstr(jerr.msg, t[i].words) != NULL,
+                      "%s: message \"%s\" lacks \"%s\"", t[i].text,
+                      jerr.msg, t[i].words);
+    }
 }
 END_TEST
 
@@ -817,6 +860,35 @@ START_TEST(num_converts_correctly_rounded)
 }
 END_TEST
 
+/* The fast path and the long-text path must agree with strtod exactly. */
+START_TEST(num_matches_strtod_on_random_texts)
+{
+    int i, bad = 0;
+    for (i = 0; i < 50000; i++) {
+        char t[96];
+        int n = 0, k, nd = 1 + (int)(rng() % 24), dot = (int)(rng() % 26);
+        const rcp_json *v;
+        double want, got;
+        if (rng() & 1)
+            t[n++] = '-';
+        t[n++] = (char)('1' + rng() % 9);
+        for (k = 1; k < nd; k++) {
+            if (k == dot)
+                t[n++] = '.';
+            t[n++] = (char)('0' + rng() % 10);
+        }
+        if (rng() % 3 == 0)
+            n += sprintf(t + n, "e%d", (int)(rng() % 80) - 40);
+        t[n] = '\0';
+        want = strtod(t, NULL);
+        v = parse_n(t, (size_t)n);
+        if (!v || memcmp(&want, (got = rcp_json_num(v), &got), sizeof got))
+            bad++;
+    }
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 static int int_of(const char *text, int64_t *out)
 {
     const rcp_json *v = parse(text);
@@ -951,16 +1023,6 @@ START_TEST(writer_replaces_invalid_utf8_with_fffd)
     }
 }
 END_TEST
-
-static uint64_t rng_state = 0x9E3779B97F4A7C15u;
-
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
 
 START_TEST(writer_string_round_trips_through_the_parser)
 {
@@ -1198,6 +1260,7 @@ static Suite *make_suite(void)
     tcase_add_test(p, y_numbers_in_the_grammar);
     tcase_add_test(p, n_number_grammar_each_rule);
     tcase_add_test(p, number_text_is_kept_byte_for_byte);
+    tcase_add_test(p, error_messages_are_specific);
     tcase_add_test(p, y_each_escape_decodes);
     tcase_add_test(p, strings_without_escapes_point_into_the_input);
     tcase_add_test(p, n_only_the_defined_escapes);
@@ -1217,6 +1280,7 @@ static Suite *make_suite(void)
     tcase_add_test(acc, get_compares_decoded_names);
     tcase_add_test(acc, streq_matches_whole_strings_only);
     tcase_add_test(acc, num_converts_correctly_rounded);
+    tcase_add_test(acc, num_matches_strtod_on_random_texts);
     tcase_add_test(acc, int_accepts_exact_integers_in_53_bits);
     tcase_add_test(wr, writer_places_commas_and_stays_compact);
     tcase_add_test(wr, writer_reserialises_compact);
