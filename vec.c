@@ -234,6 +234,8 @@ double vec_sse2_flops(size_t iters)
 #include <immintrin.h>
 
 VEC_KERNELS(vec_avx2)
+size_t vec_avx2_b64enc(char *out, const float *v, size_t n);
+size_t vec_avx2_b64dec(float *out, const char *t, size_t n, uint32_t *bad);
 
 static float avx2_hsum(__m256 v)
 {
@@ -440,6 +442,103 @@ double vec_avx2_flops(size_t iters)
                                          _mm256_add_ps(a10, a11)));
     _mm256_storeu_ps(sink, a0);
     return sink[0] == 12345.0f ? 0.0 : (double)iters * 12 * 8 * 2;
+}
+
+/* f32-base64 (§7.3.1) on x86, where the bytes of a float in memory are
+** already little-endian: 24 bytes <-> 32 characters per step.  The
+** technique is Wojciech Mula's (as in Alfred Klomp's base64 library):
+** split 3 bytes into 4 sextets with multiplies, map sextets to characters
+** through range offsets; decode validates with two nibble tables. */
+static __m256i avx2_enc_reshuffle(__m256i in)
+{
+    /* each 32-bit lane gets bytes (b1 b0 b2 b1) of its 3-byte group */
+    __m256i t = _mm256_shuffle_epi8(in, _mm256_setr_epi8(
+        1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10,
+        1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10));
+    __m256i t0 = _mm256_and_si256(t, _mm256_set1_epi32(0x0fc0fc00));
+    __m256i t1 = _mm256_mulhi_epu16(t0, _mm256_set1_epi32(0x04000040));
+    __m256i t2 = _mm256_and_si256(t, _mm256_set1_epi32(0x003f03f0));
+    __m256i t3 = _mm256_mullo_epi16(t2, _mm256_set1_epi32(0x01000010));
+    return _mm256_or_si256(t1, t3);   /* one sextet per byte */
+}
+
+static __m256i avx2_enc_translate(__m256i in)
+{
+    /* offset per range: A-Z +65, a-z +71, 0-9 -4, '+' -19, '/' -16 */
+    const __m256i lut = _mm256_setr_epi8(
+        65, 71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 0, 0,
+        65, 71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 0, 0);
+    __m256i idx = _mm256_subs_epu8(in, _mm256_set1_epi8(51));
+    __m256i gt25 = _mm256_cmpgt_epi8(in, _mm256_set1_epi8(25));
+    idx = _mm256_sub_epi8(idx, gt25);
+    return _mm256_add_epi8(in, _mm256_shuffle_epi8(lut, idx));
+}
+
+/* Encodes whole 6-float steps while 4 bytes of read slack remain; returns
+** the floats consumed. */
+size_t vec_avx2_b64enc(char *out, const float *v, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)v;
+    size_t i;
+    __m256i in;
+    for (i = 0; i + 28 <= n * 4; i += 24) {
+        in = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(b + i))),
+            _mm_loadu_si128((const __m128i *)(b + i + 12)), 1);
+        _mm256_storeu_si256((__m256i *)(out + i / 3 * 4),
+                            avx2_enc_translate(avx2_enc_reshuffle(in)));
+    }
+    return i / 4;
+}
+
+/* Sextets (00aaaaaa 00bbbbbb 00cccccc 00dddddd per 32 bits) -> 24 packed
+** bytes in the low 24 of the 32. */
+static __m256i avx2_dec_reshuffle(__m256i in)
+{
+    __m256i ab = _mm256_maddubs_epi16(in, _mm256_set1_epi32(0x01400140));
+    __m256i out = _mm256_madd_epi16(ab, _mm256_set1_epi32(0x00011000));
+    out = _mm256_shuffle_epi8(out, _mm256_setr_epi8(
+        2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1,
+        2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1));
+    return _mm256_permutevar8x32_epi32(out,
+                                       _mm256_setr_epi32(0, 1, 2, 4, 5, 6,
+                                                         7, 7));
+}
+
+/* Decodes whole 6-float steps while the 32-byte store fits in out[0..n);
+** returns the floats written; *bad is nonzero when a character is not in
+** the alphabet ('=' included). */
+size_t vec_avx2_b64dec(float *out, const char *t, size_t n, uint32_t *bad)
+{
+    const __m256i lut_lo = _mm256_setr_epi8(
+        0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+        0x11, 0x11, 0x13, 0x1a, 0x1b, 0x1b, 0x1b, 0x1a,
+        0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+        0x11, 0x11, 0x13, 0x1a, 0x1b, 0x1b, 0x1b, 0x1a);
+    const __m256i lut_hi = _mm256_setr_epi8(
+        0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x04, 0x08,
+        0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10,
+        0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x04, 0x08,
+        0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10);
+    const __m256i lut_roll = _mm256_setr_epi8(
+        0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i m2f = _mm256_set1_epi8(0x2f);
+    __m256i s, hn, err = _mm256_setzero_si256();
+    unsigned char *o = (unsigned char *)out;
+    size_t j;
+    for (j = 0; j + 32 <= n * 4; j += 24, t += 32) {
+        s = _mm256_loadu_si256((const __m256i *)t);
+        hn = _mm256_and_si256(_mm256_srli_epi32(s, 4), m2f);
+        err = _mm256_or_si256(err, _mm256_and_si256(
+            _mm256_shuffle_epi8(lut_lo, _mm256_and_si256(s, m2f)),
+            _mm256_shuffle_epi8(lut_hi, hn)));
+        s = _mm256_add_epi8(s, _mm256_shuffle_epi8(lut_roll,
+                _mm256_add_epi8(_mm256_cmpeq_epi8(s, m2f), hn)));
+        _mm256_storeu_si256((__m256i *)(o + j), avx2_dec_reshuffle(s));
+    }
+    *bad = (uint32_t)!_mm256_testz_si256(err, err);
+    return j / 4;
 }
 
 /* MARK: - AVX-512 path (unit) -------------------------------------------- */
@@ -1072,6 +1171,9 @@ struct vec_ops {
     /* optional (NULL: the generic tiling over dot4x4); 0 = not handled */
     int    (*maxsim)(const float *, size_t, const float *, size_t, size_t,
                      int, float *);
+    /* optional base64 prefixes (NULL: all scalar); see vec_avx2_b64enc */
+    size_t (*b64enc)(char *, const float *, size_t);
+    size_t (*b64dec)(float *, const char *, size_t, uint32_t *);
     void   (*q8dot)(const int16_t *, const uint8_t *, size_t, size_t,
                     int32_t *);
     double (*flops)(size_t);
@@ -1079,12 +1181,12 @@ struct vec_ops {
 
 enum { VEC_F_SSE2 = 1, VEC_F_AVX2 = 2, VEC_F_AVX512 = 4, VEC_F_NEON = 8 };
 
-#define VEC_OPS(name, need, P, maxsim)                                      \
+#define VEC_OPS(name, need, P, maxsim, b64e, b64d)                          \
     { name, need, P##_dot, P##_l2sq, P##_sum, P##_scores, P##_dot4x4,      \
-      maxsim, P##_q8dot, P##_flops }
+      maxsim, b64e, b64d, P##_q8dot, P##_flops }
 
 static const struct vec_ops vec_scalar_ops =
-    VEC_OPS("scalar", 0, vec_scalar, NULL);
+    VEC_OPS("scalar", 0, vec_scalar, NULL, NULL, NULL);
 
 #if defined(RCP_HAVE_X86)
 VEC_KERNELS(vec_sse2)
@@ -1092,18 +1194,21 @@ VEC_KERNELS(vec_avx2)
 VEC_KERNELS(vec_avx512)
 int vec_avx512_maxsim(const float *qm, size_t nq, const float *dm,
                       size_t nd, size_t dim, int cosine, float *best);
+size_t vec_avx2_b64enc(char *out, const float *v, size_t n);
+size_t vec_avx2_b64dec(float *out, const char *t, size_t n, uint32_t *bad);
 static const struct vec_ops vec_sse2_ops =
-    VEC_OPS("sse2", VEC_F_SSE2, vec_sse2, NULL);
+    VEC_OPS("sse2", VEC_F_SSE2, vec_sse2, NULL, NULL, NULL);
 static const struct vec_ops vec_avx2_ops =
-    VEC_OPS("avx2", VEC_F_AVX2, vec_avx2, NULL);
+    VEC_OPS("avx2", VEC_F_AVX2, vec_avx2, NULL, vec_avx2_b64enc,
+            vec_avx2_b64dec);
 static const struct vec_ops vec_avx512_ops =
-    VEC_OPS("avx512", VEC_F_AVX512, vec_avx512,
-            vec_avx512_maxsim);
+    VEC_OPS("avx512", VEC_F_AVX512, vec_avx512, vec_avx512_maxsim,
+            vec_avx2_b64enc, vec_avx2_b64dec);
 #endif
 #if defined(RCP_HAVE_NEON)
 VEC_KERNELS(vec_neon)
 static const struct vec_ops vec_neon_ops =
-    VEC_OPS("neon", VEC_F_NEON, vec_neon, NULL);
+    VEC_OPS("neon", VEC_F_NEON, vec_neon, NULL, NULL, NULL);
 #endif
 
 /* Every path name rcp knows, best first; NULL where not built. */
@@ -1871,9 +1976,10 @@ static void vec_b64_put12(char *o, uint32_t w0, uint32_t w1, uint32_t w2)
 
 size_t rcp_vec_b64_encode(char *out, const float *v, size_t n)
 {
-    char *o = out;
-    size_t i;
-    for (i = 0; i + 3 <= n; i += 3, o += 16)
+    const struct vec_ops *ops = vec_ops();
+    size_t i = ops->b64enc ? ops->b64enc(out, v, n) : 0;
+    char *o = out + i / 3 * 16;
+    for (; i + 3 <= n; i += 3, o += 16)
         vec_b64_put12(o, vec_bits(v[i]), vec_bits(v[i + 1]),
                       vec_bits(v[i + 2]));
     if (i < n)
@@ -1963,7 +2069,10 @@ rcp_vec_b64_err rcp_vec_b64_decode(float *out, size_t dim, const char *text,
         return RCP_VEC_B64_E_PADDING;
     if (dim > SIZE_MAX / 4 || len / 4 * 3 - pads != dim * 4)
         return RCP_VEC_B64_E_LENGTH;
-    for (i = 0; i < full; i++)
+    i = vec_ops()->b64dec ? vec_ops()->b64dec(out, text, full * 3, &bad) / 3
+                          : 0;
+    bad <<= 24;
+    for (; i < full; i++)
         bad |= vec_b64_get16(out + 3 * i, text + 16 * i);
     if (bad >> 24)
         return RCP_VEC_B64_E_CHAR;

@@ -862,26 +862,40 @@ START_TEST(b64_rfc4648_vectors_and_little_endian_floats)
 }
 END_TEST
 
-START_TEST(b64_round_trips_every_length_and_bit_pattern)
+/* Random bit patterns (NaN payloads, infinities, denormals) of every
+** length 0..64 through the path's codec; its text must equal scalar's. */
+static void round_trip_on_path(const char *path)
 {
     float v[64], back[64];
-    char text[352];   /* rcp_vec_b64_len(64) = 344 */
+    char text[352], ref[352];   /* rcp_vec_b64_len(64) = 344 */
     size_t n, i, len;
     uint32_t u;
     rng_seed(13);
     for (n = 0; n <= 64; n++) {
         for (i = 0; i < n; i++) {
-            u = (uint32_t)rng_next();   /* NaN payloads, inf, denormals */
+            u = (uint32_t)rng_next();
             if (i % 5 == 0)
                 u = (uint32_t)0x7fc00001u + (uint32_t)i;
             memcpy(&v[i], &u, 4);
         }
+        use_path(path);
         len = rcp_vec_b64_encode(text, v, n);
         ck_assert_uint_eq(len, rcp_vec_b64_len(n));
         ck_assert_int_eq(rcp_vec_b64_decode(back, n, text, len),
                          RCP_VEC_B64_OK);
-        ck_assert(memcmp(back, v, n * 4) == 0);
+        ck_assert(n == 0 || memcmp(back, v, n * 4) == 0);
+        use_path("scalar");
+        ck_assert_uint_eq(rcp_vec_b64_encode(ref, v, n), len);
+        ck_assert(len == 0 || memcmp(ref, text, len) == 0);
     }
+}
+
+START_TEST(b64_round_trips_every_length_and_bit_pattern)
+{
+    size_t p;
+    for (p = 0; p < NPATHS; p++)
+        if (rcp_vec_path_available(all_paths[p]))
+            round_trip_on_path(all_paths[p]);
 }
 END_TEST
 
@@ -897,9 +911,12 @@ static rcp_vec_b64_err dec(const char *text, size_t dim)
 static void check_every_position_rejected(size_t n)
 {
     static const char badc[] = { ' ', '=', '-', '\0', '\x80', '@' };
-    float v[8] = { 1.5f, -2, 3e-3f, 7, 0.1f, -9e9f, 5, 6 }, out[8];
-    char text[48], copy[48];
-    size_t len = rcp_vec_b64_encode(text, v, n), pads = 0, i, j;
+    float v[24], out[24];
+    char text[160], copy[160];
+    size_t len, pads = 0, i, j;
+    for (i = 0; i < n; i++)
+        v[i] = (float)i * 1.37f - 9.5f;
+    len = rcp_vec_b64_encode(text, v, n);
     while (pads < len && text[len - 1 - pads] == '=')
         pads++;
     for (i = 0; i + pads < len; i++)
@@ -924,16 +941,22 @@ START_TEST(b64_rejects_bad_characters)
         "AACA\x80w==", "AACA.w==", "=ACAPw==", "AACAPwAAAEAAAE@A",
         "AACAPwAA\rEAAAEBA", "AACAPwAAAEAA\nEBA", "AACAP\xff=="
     };
-    size_t i;
+    size_t i, p;
     float out[3];
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         size_t len = strlen(bad[i]);
         ck_assert_msg(rcp_vec_b64_decode(out, len == 16 ? 3 : 1, bad[i], len)
                       == RCP_VEC_B64_E_CHAR, "%s", bad[i]);
     }
-    /* every position of full groups and of the padded tail */
-    for (i = 0; i < 6; i++)
-        check_every_position_rejected(i);
+    /* every position of full groups and of the padded tail, on every
+    ** path (avx2 and avx512 decode 32 characters at a time) */
+    for (p = 0; p < NPATHS; p++) {
+        if (!rcp_vec_path_available(all_paths[p]))
+            continue;
+        use_path(all_paths[p]);
+        for (i = 0; i <= 24; i++)
+            check_every_position_rejected(i);
+    }
     /* an embedded NUL byte is a character like any other */
     ck_assert_int_eq(rcp_vec_b64_decode(out, 1, "AAC\0Pw==", 8),
                      RCP_VEC_B64_E_CHAR);
