@@ -1815,12 +1815,13 @@ static int fmt_ndigits(uint64_t s)
     return n;
 }
 
-/* The nd digits of s into o[0..nd), two at a time from the right. */
-static void fmt_digits(char *o, uint64_t s, int nd)
+/* The nd <= 9 digits of s into o[0..nd), two at a time from the right,
+** in 32-bit arithmetic (cheaper divisions). */
+static void fmt_digits32(char *o, uint32_t s, int nd)
 {
     o += nd;
     for (; nd >= 2; nd -= 2) {
-        unsigned r = (unsigned)(s % 100);
+        uint32_t r = s % 100;
         s /= 100;
         o -= 2;
         o[0] = fmt_pairs[2 * r];
@@ -1828,6 +1829,18 @@ static void fmt_digits(char *o, uint64_t s, int nd)
     }
     if (nd)
         o[-1] = (char)('0' + s);
+}
+
+/* The nd digits of s into o[0..nd): a float's at once, a double's in a
+** high part and eight low digits. */
+static void fmt_digits(char *o, uint64_t s, int nd)
+{
+    if (nd > 9) {
+        fmt_digits32(o + nd - 8, (uint32_t)(s % 100000000u), 8);
+        s /= 100000000u;
+        nd -= 8;
+    }
+    fmt_digits32(o, (uint32_t)s, nd);
 }
 
 static size_t fmt_exponent(char *o, int e)
