@@ -660,6 +660,32 @@ START_TEST(n_non_ascii_outside_strings_is_an_unexpected_byte)
 }
 END_TEST
 
+/* i_: where RFC 8259 lets a parser choose, the choice we made (README
+** Decisions). */
+START_TEST(i_implementation_defined_choices_are_fixed)
+{
+    static const reject n[] = {
+        /* §8.1 MAY ignore a BOM: we reject it, strict and simple */
+        {"\xEF\xBB\xBF[]", 0, RCP_JSON_E_TOKEN, 0},
+        /* §8.2 unpaired surrogates: §4.6 strings are UTF-8, so rejected */
+        {"[\"\\uDEAD\"]", 0, RCP_JSON_E_SURROGATE, 2},
+    };
+    static const char *const y[] = {
+        /* §9 limits: range and precision are kept as text, never refused */
+        "1e999999", "-1e-999999",
+        "123456789012345678901234567890123456789012345678901234567890",
+        /* noncharacters are valid scalar values */
+        "\"\xEF\xBF\xBF\xEF\xB7\x90\\uFFFE\"",
+        /* §4 names SHOULD be unique: duplicates are kept */
+        "{\"a\":1,\"a\":2}",
+    };
+    check_rejects(n, N_OF(n));
+    check_accepts(y, N_OF(y));
+    ck_assert(rcp_json_num(parse("1e999999")) == HUGE_VAL);
+    ck_assert(rcp_json_num(parse("-1e-999999")) == 0.0);
+}
+END_TEST
+
 /* MARK: - parser: depth and memory -------------------------------------- */
 
 static char *nested(size_t depth, const char *open, const char *close)
@@ -1271,6 +1297,7 @@ static Suite *make_suite(void)
     tcase_add_test(p, y_utf8_boundaries_are_accepted);
     tcase_add_test(p, n_utf8_malformations_each_class);
     tcase_add_test(p, n_non_ascii_outside_strings_is_an_unexpected_byte);
+    tcase_add_test(p, i_implementation_defined_choices_are_fixed);
     tcase_add_test(p, depth_limit_is_enforced_without_recursion);
     tcase_add_test(p, depth_counts_objects_and_arrays_alike);
     tcase_add_test(p, arena_limit_bounds_a_parse);
