@@ -183,86 +183,88 @@ END_TEST
 
 #define MAXDIM 1100
 
-/* Integer data: every path, every n in 1..1100, four alignments: exact. */
-START_TEST(kernels_exact_on_integer_data_every_path_dim_alignment)
+/* Integer data: every path, every n in 0..1100, four alignments: exact. */
+static void exact_every_path(const float *x, const float *y, size_t n)
 {
-    float *a, *b;
-    size_t p, n, off, i;
-    double d, l, s;
-    rng_seed(1);
-    a = fill(MAXDIM + 4, 1);
-    b = fill(MAXDIM + 4, 1);
+    double d = 0, l = 0, s = 0;
+    size_t i, p;
+    for (i = 0; i < n; i++) {
+        d += (double)x[i] * y[i];
+        l += ((double)x[i] - y[i]) * ((double)x[i] - y[i]);
+        s += x[i];
+    }
     for (p = 0; p < NPATHS; p++) {
         if (!rcp_vec_path_available(all_paths[p]))
             continue;
         use_path(all_paths[p]);
-        for (off = 0; off < 4; off++)
-            for (n = 0; n <= MAXDIM; n++) {
-                const float *x = a + off, *y = b + (3 - off);
-                for (d = l = s = 0, i = 0; i < n; i++) {
-                    d += (double)x[i] * y[i];
-                    l += ((double)x[i] - y[i]) * ((double)x[i] - y[i]);
-                    s += x[i];
-                }
-                ck_assert_msg(rcp_vec_dot(x, y, n) == (float)d,
-                              "%s dot n=%u", all_paths[p], (unsigned)n);
-                ck_assert_msg(rcp_vec_l2sq(x, y, n) == (float)l,
-                              "%s l2sq n=%u", all_paths[p], (unsigned)n);
-                ck_assert_msg(rcp_vec_sum(x, n) == (float)s,
-                              "%s sum n=%u", all_paths[p], (unsigned)n);
-            }
+        ck_assert_msg(rcp_vec_dot(x, y, n) == (float)d, "%s dot n=%u",
+                      all_paths[p], (unsigned)n);
+        ck_assert_msg(rcp_vec_l2sq(x, y, n) == (float)l, "%s l2sq n=%u",
+                      all_paths[p], (unsigned)n);
+        ck_assert_msg(rcp_vec_sum(x, n) == (float)s, "%s sum n=%u",
+                      all_paths[p], (unsigned)n);
     }
+}
+
+START_TEST(kernels_exact_on_integer_data_every_path_dim_alignment)
+{
+    float *a, *b;
+    size_t n, off;
+    rng_seed(1);
+    a = fill(MAXDIM + 4, 1);
+    b = fill(MAXDIM + 4, 1);
+    for (off = 0; off < 4; off++)
+        for (n = 0; n <= MAXDIM; n++)
+            exact_every_path(a + off, b + (3 - off), n);
     free(a);
     free(b);
 }
 END_TEST
 
-static void compare_path_random(const char *path, const float *a,
-                                const float *b)
+/* One n and alignment: scalar's results and the bounds once, then every
+** other path against them. */
+static void compare_paths_random(const float *x, const float *y, size_t n)
 {
     float ref[3], got[3];
-    double tol_d, tol_l, tol_s, e[3];
-    size_t n, off, k;
-    for (off = 0; off < 4; off++)
-        for (n = 1; n <= MAXDIM; n++) {
-            const float *x = a + off, *y = b + (3 - off);
-            use_path("scalar");
-            ref[0] = rcp_vec_dot(x, y, n);
-            ref[1] = rcp_vec_l2sq(x, y, n);
-            ref[2] = rcp_vec_sum(x, n);
-            use_path(path);
-            got[0] = rcp_vec_dot(x, y, n);
-            got[1] = rcp_vec_l2sq(x, y, n);
-            got[2] = rcp_vec_sum(x, n);
-            for (k = 0; k < 3; k++)
-                e[k] = fabs((double)got[k] - ref[k]);
-            tol_d = 2 * gamma_n(n) * abs_dot(x, y, n);
-            /* l2sq: every path rounds a_i - b_i identically, then sums
-            ** n squares (all >= 0, so sum|.| is the result itself) */
-            tol_l = 2 * gamma_n(n) * ref[1] * (1 + 2 * gamma_n(n));
-            tol_s = 0;
-            for (k = 0; k < n; k++)
-                tol_s += fabs(x[k]);
-            tol_s *= 2 * gamma_n(n);
-            ck_assert_msg(e[0] <= tol_d, "%s dot n=%u err %g > %g", path,
-                          (unsigned)n, e[0], tol_d);
-            ck_assert_msg(e[1] <= tol_l, "%s l2sq n=%u err %g > %g", path,
-                          (unsigned)n, e[1], tol_l);
-            ck_assert_msg(e[2] <= tol_s, "%s sum n=%u err %g > %g", path,
-                          (unsigned)n, e[2], tol_s);
+    double tol[3], e;
+    size_t p, k;
+    use_path("scalar");
+    ref[0] = rcp_vec_dot(x, y, n);
+    ref[1] = rcp_vec_l2sq(x, y, n);
+    ref[2] = rcp_vec_sum(x, n);
+    tol[0] = 2 * gamma_n(n) * abs_dot(x, y, n);
+    /* l2sq: every path rounds x_i - y_i identically, then sums n squares
+    ** (all >= 0, so sum|.| is the result itself) */
+    tol[1] = 2 * gamma_n(n) * ref[1] * (1 + 2 * gamma_n(n));
+    for (tol[2] = 0, k = 0; k < n; k++)
+        tol[2] += fabs(x[k]);
+    tol[2] *= 2 * gamma_n(n);
+    for (p = 1; p < NPATHS; p++) {
+        if (!rcp_vec_path_available(all_paths[p]))
+            continue;
+        use_path(all_paths[p]);
+        got[0] = rcp_vec_dot(x, y, n);
+        got[1] = rcp_vec_l2sq(x, y, n);
+        got[2] = rcp_vec_sum(x, n);
+        for (k = 0; k < 3; k++) {
+            e = fabs((double)got[k] - ref[k]);
+            ck_assert_msg(e <= tol[k], "%s %s n=%u err %g > %g",
+                          all_paths[p], k == 0 ? "dot" : k == 1 ? "l2sq"
+                          : "sum", (unsigned)n, e, tol[k]);
         }
+    }
 }
 
 START_TEST(kernels_match_scalar_within_tolerance_random_every_dim)
 {
     float *a, *b;
-    size_t p;
+    size_t n, off;
     rng_seed(2);
     a = fill(MAXDIM + 4, 0);
     b = fill(MAXDIM + 4, 0);
-    for (p = 1; p < NPATHS; p++)
-        if (rcp_vec_path_available(all_paths[p]))
-            compare_path_random(all_paths[p], a, b);
+    for (off = 0; off < 4; off++)
+        for (n = 1; n <= MAXDIM; n++)
+            compare_paths_random(a + off, b + (3 - off), n);
     free(a);
     free(b);
 }
