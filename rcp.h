@@ -324,8 +324,9 @@ typedef struct rcp_vec_q8 {
 } rcp_vec_q8;
 /* An empty store of dimension d (1..RCP_VEC_Q8_MAX_DIM); no allocation. */
 void rcp_vec_q8_init(rcp_vec_q8 *s, size_t d);
-/* Append v (d floats) as row s->n.  0, or -1 when out of memory (store
-** unchanged).  Non-finite components are stored as 0. */
+/* Append v (d floats) as row s->n.  0, or -1 when out of memory or d is
+** not in 1..RCP_VEC_Q8_MAX_DIM (store unchanged).  Non-finite components
+** are stored as 0. */
 int  rcp_vec_q8_add(rcp_vec_q8 *s, const float *v);
 /* Overwrite row r (< s->n) with v. */
 void rcp_vec_q8_set(rcp_vec_q8 *s, size_t r, const float *v);
