@@ -85,22 +85,26 @@ $(BUILD)/vec_%.o: vec.c rcp.h
 	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) $(VEC_DEFS) -DRCP_VEC_UNIT_$* \
 	    $(VEC_FLAGS_$*) -c $< -o $@
 
-# The aarch64 NEON path and the scalar reference, tested on an x86 host
-# under qemu-user.  Check is not built for the cross target, so test_vec
-# uses tests/minicheck/check.h, a stand-in for the subset it needs.
-# Needs: apt-get install gcc-aarch64-linux-gnu qemu-user
+# vec.c on other targets, from an x86 host, under qemu-user: test_vec with
+# tests/minicheck/check.h standing in for Check (not built for them).
+#   make vec-cross-check   aarch64: the NEON path and the scalar reference
+#   make vec-be-check      s390x, big-endian: f32-base64 stays little-endian
+# Needs: apt-get install qemu-user gcc-aarch64-linux-gnu gcc-s390x-linux-gnu
 VEC_CROSS_CC  ?= aarch64-linux-gnu-gcc
 VEC_CROSS_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
-VEC_CROSS      = build/aarch64
-.PHONY: vec-cross-check
+VEC_CROSS     ?= build/aarch64
+.PHONY: vec-cross-check vec-be-check vec-objs
+vec-objs: $(BUILD)/json.o $(VEC_OBJS)
 vec-cross-check:
-	$(MAKE) CC=$(VEC_CROSS_CC) BUILD=$(VEC_CROSS) $(VEC_CROSS)/json.o \
-	    $(VEC_CROSS)/vec.o $(VEC_CROSS)/vec_neon.o
+	$(MAKE) CC="$(VEC_CROSS_CC)" BUILD=$(VEC_CROSS) vec-objs
 	@mkdir -p $(VEC_CROSS)/tests
 	$(VEC_CROSS_CC) $(CSTD) $(OPT) $(CFLAGS) $(CPPFLAGS) -Itests/minicheck \
 	    -o $(VEC_CROSS)/tests/test_vec tests/test_vec.c $(VEC_CROSS)/json.o \
-	    $(VEC_CROSS)/vec.o $(VEC_CROSS)/vec_neon.o -lm
+	    $(VEC_CROSS)/vec*.o -lm
 	$(VEC_CROSS_RUN) $(VEC_CROSS)/tests/test_vec
+vec-be-check:
+	$(MAKE) vec-cross-check VEC_CROSS_CC=s390x-linux-gnu-gcc \
+	    VEC_CROSS_RUN="qemu-s390x -L /usr/s390x-linux-gnu" VEC_CROSS=build/s390x
 
 $(BUILD)/tests/test_%: tests/test_%.c $(OBJS) tests/testutil.h
 	@mkdir -p $(dir $@)

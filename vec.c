@@ -1057,6 +1057,14 @@ double vec_neon_flops(size_t iters)
 
 /* MARK: - Scalar reference kernels --------------------------------------- */
 
+/* The reference never fuses a multiply and an add, on any compiler or CPU,
+** so RCP_SIMD=scalar gives the same bits everywhere (with IEEE binary32
+** arithmetic, FLT_EVAL_METHOD 0).  GCC in -std=c99 mode already does not
+** contract, and warns about the pragma. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 /* Four partial sums: independent chains the CPU can overlap.  This order is
 ** the reference; other paths differ from it only by rounding. */
 static float vec_scalar_dot(const float *a, const float *b, size_t n)
