@@ -11,10 +11,13 @@
 **     -DRCP_VEC_UNIT_<path> and that path's -m flags; such a unit holds only
 **     vec_<path>_* kernels.  No compiler attributes are needed, and the
 **     main object never contains an instruction the CPU might lack.
-**  2. A path is a table of seven kernels (struct vec_ops).  Everything
-**     else -- top-k, filtering, MaxSim's maxima, quantisation, re-scoring,
-**     base64 -- is portable C shared by all paths, so paths can differ only
-**     in how a kernel orders its additions.
+**  2. A path is a table of seven kernels (struct vec_ops), plus optional
+**     ones where a path measured much faster: AVX-512's MaxSim over a
+**     transposed query tile, and AVX2's base64 (also used by avx512).
+**     Everything else -- top-k, filtering, MaxSim's tiling and maxima,
+**     quantisation, re-scoring, base64 tails and validation -- is portable
+**     C shared by all paths, so float results differ between paths only in
+**     how a kernel orders its additions, and base64 not at all.
 **  3. The path is chosen once: rcp_vec_init() (RCP_SIMD, or the best the
 **     CPU and OS support), or on first use.  Asking for a path that is
 **     unknown, not built, or unsupported is an error, never a fallback.
@@ -25,7 +28,12 @@
 **     int8-range query, int32 sums that cannot overflow for d <= 65536),
 **     so every path gives bit-identical approximate scores.
 **  6. Base64 reads and writes binary32 through shifts on uint32_t, so the
-**     wire is little-endian on any host (§7.3.1).
+**     wire is little-endian on any host (§7.3.1); the SIMD base64 exists
+**     only on x86, where memory order is little-endian already.
+**  7. Measured, not guessed (tests/bench_vec.c): scans read one row at a
+**     time (interleaving four rows' streams halved the bandwidth: the
+**     prefetcher lost track), and register blocks use named accumulators
+**     (arrays of vectors stayed in memory at -O2).
 */
 #include "rcp.h"
 
