@@ -883,6 +883,8 @@ double vec_avx512_flops(size_t iters)
 #include <arm_neon.h>
 
 VEC_KERNELS(vec_neon)
+size_t vec_neon_b64enc(char *out, const float *v, size_t n);
+size_t vec_neon_b64dec(float *out, const char *t, size_t n, uint32_t *bad);
 
 float vec_neon_dot(const float *a, const float *b, size_t n)
 {
@@ -1055,6 +1057,124 @@ double vec_neon_flops(size_t iters)
                ? 0.0 : (double)iters * 16 * 4 * 2;
 }
 
+#if !defined(__ARM_BIG_ENDIAN)
+/* f32-base64 (§7.3.1) where a float's bytes in memory are little-endian:
+** 48 bytes <-> 64 characters per step.  vld3/vst4 (de)interleave the byte
+** triples and character quads, so each lane does plain shifts and a table
+** lookup (tbl over 64 or 128 bytes). */
+static const uint8_t neon_b64_alphabet[64] = {
+    'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M',
+    'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V', 'W', 'X', 'Y', 'Z',
+    'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm',
+    'n', 'o', 'p', 'q', 'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z',
+    '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '/'
+};
+
+/* ASCII -> sextet; 0xff outside the alphabet ('=' included). */
+#define F 0xff
+static const uint8_t neon_b64_value[128] = {
+    F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
+    F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
+    F, F, F, F, F, F, F, F, F, F, F, 62, F, F, F, 63,
+    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, F, F, F, F, F, F,
+    F, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, F, F, F, F, F,
+    F, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, F, F, F, F, F
+};
+#undef F
+
+static uint8x16x4_t neon_table(const uint8_t *t)
+{
+    uint8x16x4_t x;
+    x.val[0] = vld1q_u8(t);
+    x.val[1] = vld1q_u8(t + 16);
+    x.val[2] = vld1q_u8(t + 32);
+    x.val[3] = vld1q_u8(t + 48);
+    return x;
+}
+
+/* Encodes whole 12-float steps; returns the floats consumed. */
+size_t vec_neon_b64enc(char *out, const float *v, size_t n)
+{
+    const uint8_t *b = (const uint8_t *)v;
+    uint8x16x4_t tbl = neon_table(neon_b64_alphabet), c;
+    uint8x16x3_t x;
+    size_t i;
+    for (i = 0; i + 48 <= n * 4; i += 48) {
+        x = vld3q_u8(b + i);
+        c.val[0] = vshrq_n_u8(x.val[0], 2);
+        c.val[1] = vorrq_u8(vshrq_n_u8(x.val[1], 4),
+                            vandq_u8(vshlq_n_u8(x.val[0], 4),
+                                     vdupq_n_u8(0x30)));
+        c.val[2] = vorrq_u8(vshrq_n_u8(x.val[2], 6),
+                            vandq_u8(vshlq_n_u8(x.val[1], 2),
+                                     vdupq_n_u8(0x3c)));
+        c.val[3] = vandq_u8(x.val[2], vdupq_n_u8(0x3f));
+        c.val[0] = vqtbl4q_u8(tbl, c.val[0]);
+        c.val[1] = vqtbl4q_u8(tbl, c.val[1]);
+        c.val[2] = vqtbl4q_u8(tbl, c.val[2]);
+        c.val[3] = vqtbl4q_u8(tbl, c.val[3]);
+        vst4q_u8((uint8_t *)out + i / 3 * 4, c);
+    }
+    return i / 4;
+}
+
+/* Sextet of each character; bytes >= 128 look up nothing (0) and are
+** flagged through *err, like 0xff table entries. */
+static uint8x16_t neon_sextets(uint8x16_t c, uint8x16x4_t lo,
+                               uint8x16x4_t hi, uint8x16_t *err)
+{
+    uint8x16_t v = vqtbx4q_u8(vqtbl4q_u8(lo, c), hi,
+                              vsubq_u8(c, vdupq_n_u8(64)));
+    *err = vorrq_u8(*err, vorrq_u8(v, c));
+    return v;
+}
+
+/* Decodes whole 12-float steps; returns the floats written; *bad is
+** nonzero when a character is outside the alphabet. */
+size_t vec_neon_b64dec(float *out, const char *t, size_t n, uint32_t *bad)
+{
+    uint8x16x4_t lo = neon_table(neon_b64_value),
+                 hi = neon_table(neon_b64_value + 64), c;
+    uint8x16x3_t x;
+    uint8x16_t err = vdupq_n_u8(0), s0, s1, s2, s3;
+    uint8_t *o = (uint8_t *)out;
+    size_t j;
+    for (j = 0; j + 48 <= n * 4; j += 48, t += 64) {
+        c = vld4q_u8((const uint8_t *)t);
+        s0 = neon_sextets(c.val[0], lo, hi, &err);
+        s1 = neon_sextets(c.val[1], lo, hi, &err);
+        s2 = neon_sextets(c.val[2], lo, hi, &err);
+        s3 = neon_sextets(c.val[3], lo, hi, &err);
+        x.val[0] = vorrq_u8(vshlq_n_u8(s0, 2), vshrq_n_u8(s1, 4));
+        x.val[1] = vorrq_u8(vshlq_n_u8(s1, 4), vshrq_n_u8(s2, 2));
+        x.val[2] = vorrq_u8(vshlq_n_u8(s2, 6), s3);
+        vst3q_u8(o + j, x);
+    }
+    /* a valid sextet and a valid character both stay below 0x80 */
+    *bad = vmaxvq_u8(err) >= 0x80;
+    return j / 4;
+}
+#else
+size_t vec_neon_b64enc(char *out, const float *v, size_t n)
+{
+    (void)out;
+    (void)v;
+    (void)n;
+    return 0;   /* big-endian: the portable code does it all */
+}
+
+size_t vec_neon_b64dec(float *out, const char *t, size_t n, uint32_t *bad)
+{
+    (void)out;
+    (void)t;
+    (void)n;
+    *bad = 0;
+    return 0;
+}
+#endif
+
 #else /* !VEC_UNIT: the main object */
 
 #include <float.h>
@@ -1223,8 +1343,11 @@ static const struct vec_ops vec_avx512_ops =
 #endif
 #if defined(RCP_HAVE_NEON)
 VEC_KERNELS(vec_neon)
+size_t vec_neon_b64enc(char *out, const float *v, size_t n);
+size_t vec_neon_b64dec(float *out, const char *t, size_t n, uint32_t *bad);
 static const struct vec_ops vec_neon_ops =
-    VEC_OPS("neon", VEC_F_NEON, vec_neon, NULL, NULL, NULL);
+    VEC_OPS("neon", VEC_F_NEON, vec_neon, NULL, vec_neon_b64enc,
+            vec_neon_b64dec);
 #endif
 
 /* Every path name rcp knows, best first; NULL where not built. */
