@@ -1398,6 +1398,187 @@ static int embed_static(const wvec *w, const char *text, size_t len,
     return 0;
 }
 
+/* MARK: - Learned-sparse embedder (§7.4, "rcp-hash-sparse-v1") ----------- */
+
+/* SPLADE's shape without its training: each stem (the same tokens the
+** dense embedder reads) maps to vocabulary id hash(stem) mod vocabulary,
+** valued token weight x (1 + ln tf).  Ids that collide add.  Indices come
+** out strictly ascending, the order §7.4's dot product wants. */
+typedef struct sp_entry {
+    uint32_t id;
+    float    v;
+} sp_entry;
+
+static int sp_cmp(const void *a, const void *b)
+{
+    uint32_t x = ((const sp_entry *)a)->id, y = ((const sp_entry *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Sort by id and merge duplicates; returns the new count. */
+static size_t sp_merge(sp_entry *e, size_t n)
+{
+    size_t i, k = 0;
+    qsort(e, n, sizeof *e, sp_cmp);
+    for (i = 0; i < n; i++) {
+        if (k && e[k - 1].id == e[i].id)
+            e[k - 1].v += e[i].v;
+        else
+            e[k++] = e[i];
+    }
+    return k;
+}
+
+static size_t sparse_entries(const rcp_model *m, const fbag *b,
+                             const rcp_tokens *t, sp_entry *e)
+{
+    size_t i, n = 0;
+    (void)t;
+    for (i = 0; i < b->cap; i++) {
+        if (!b->key[i])
+            continue;
+        e[n].id = (uint32_t)((b->key[i] >> 32) % m->o.sparse_vocab);
+        e[n++].v = (float)fbag_value(b, i);
+    }
+    return sp_merge(e, n);
+}
+
+int rcp_model_embed_sparse(const rcp_model *m, const char *text, size_t len,
+                           int kind, uint32_t **idx, float **val, size_t *n)
+{
+    rcp_tokens t;
+    fbag b;
+    sp_entry *e = NULL;
+    size_t i, k = 0;
+    int rc = -1;
+    (void)kind;
+    *idx = NULL;
+    *val = NULL;
+    *n = 0;
+    rcp_tokens_init(&t);
+    if (rcp_tokenize(&t, text, len, RCP_TOK_DEFAULT) || fbag_init(&b, t.n)) {
+        rcp_tokens_free(&t);
+        return -1;
+    }
+    for (i = 0; i < t.n; i++) {
+        double w = token_weight(&t.v[i], t.buf);
+        if (w > 0)
+            fbag_add(&b, hash_bytes(HASH_SEED_STEM, t.buf + t.v[i].term,
+                                    t.v[i].tlen), w);
+    }
+    e = rcp_malloc((b.n + 1) * sizeof *e);
+    *idx = rcp_malloc((b.n + 1) * sizeof **idx);
+    *val = rcp_malloc((b.n + 1) * sizeof **val);
+    if (e && *idx && *val) {
+        k = sparse_entries(m, &b, &t, e);
+        for (i = 0; i < k; i++) {
+            (*idx)[i] = e[i].id;
+            (*val)[i] = e[i].v;
+        }
+        *n = k;
+        rc = 0;
+    } else {
+        rcp_free(*idx);
+        rcp_free(*val);
+        *idx = NULL;
+        *val = NULL;
+    }
+    rcp_free(e);
+    fbag_free(&b);
+    rcp_tokens_free(&t);
+    return rc;
+}
+
+uint32_t rcp_model_vocab(const rcp_model *m)
+{
+    return m->o.sparse_vocab;
+}
+
+/* MARK: - Multi-vector embedder (§7.5, "rcp-hash-multi-v1") -------------- */
+
+/* One row per token (stopwords and general-English fillers skipped): the
+** token's own hashed features (stem + n-grams, as the dense embedder)
+** plus half of each neighbour's, L2-normalised, so a row says which word
+** it is and, more faintly, what stands next to it ("boundary layer" vs
+** "layer of paint").  Compare rows by cosine (advertise "cosine"). */
+#define MULTI_CONTEXT 0.5
+
+/* The unnormalised features of token i alone, added into row with w. */
+static int token_row(const rcp_tokens *t, size_t i, double w, float *row,
+                     size_t dim)
+{
+    rcp_tokens one;
+    fbag b;
+    size_t k;
+    one = *t;
+    one.v = (rcp_token *)&t->v[i];
+    one.n = 1;
+    if (hash_features(&b, &one))
+        return -1;
+    for (k = 0; k < b.cap; k++)
+        b.sum[k] *= w;
+    project_bag(&b, row, dim);
+    fbag_free(&b);
+    return 0;
+}
+
+/* Keep the tokens with a positive weight (compacting t->v). */
+static void content_tokens(rcp_tokens *t)
+{
+    size_t i, k = 0;
+    for (i = 0; i < t->n; i++)
+        if (token_weight(&t->v[i], t->buf) > 0)
+            t->v[k++] = t->v[i];
+    t->n = k;
+}
+
+static int multi_rows(const rcp_tokens *t, float *rows, size_t dim)
+{
+    size_t i;
+    for (i = 0; i < t->n; i++) {
+        float *r = rows + i * dim;
+        if (token_row(t, i, 1.0, r, dim)
+            || (i > 0 && token_row(t, i - 1, MULTI_CONTEXT, r, dim))
+            || (i + 1 < t->n && token_row(t, i + 1, MULTI_CONTEXT, r, dim)))
+            return -1;
+        normalize(r, dim);
+    }
+    return 0;
+}
+
+int rcp_model_embed_multi(const rcp_model *m, const char *text, size_t len,
+                          int kind, float **rows, size_t *nrows)
+{
+    rcp_tokens t;
+    size_t dim = m->o.multi_dim;
+    int rc = -1;
+    (void)kind;
+    *rows = NULL;
+    *nrows = 0;
+    rcp_tokens_init(&t);
+    if (rcp_tokenize(&t, text, len, RCP_TOK_DEFAULT) == 0) {
+        content_tokens(&t);
+        *rows = rcp_malloc((t.n * dim + 1) * sizeof **rows);
+        if (*rows) {
+            memset(*rows, 0, (t.n * dim + 1) * sizeof **rows);
+            rc = multi_rows(&t, *rows, dim);
+        }
+    }
+    if (rc) {
+        rcp_free(*rows);
+        *rows = NULL;
+    } else {
+        *nrows = t.n;
+    }
+    rcp_tokens_free(&t);
+    return rc;
+}
+
+size_t rcp_model_multi_dim(const rcp_model *m)
+{
+    return m->o.multi_dim;
+}
+
 /* MARK: - Lifecycle -------------------------------------------------------- */
 
 static void set_identities(rcp_model *m)
@@ -1958,11 +2139,7 @@ static int bm25_search(const rcp_model *m, const rcp_model_query *q,
 ** kernels in one edit. */
 static double dotf(const float *a, const float *b, size_t n)
 {
-    double s = 0;
-    size_t i;
-    for (i = 0; i < n; i++)
-        s += (double)a[i] * b[i];
-    return s;
+    return rcp_vec_dot(a, b, n);
 }
 
 static int dense_search(const rcp_model *m, const rcp_model_query *q,
@@ -2124,6 +2301,8 @@ typedef struct qterm {
     double      w;              /* importance (idf or fixed) */
     double      fw;             /* fixed importance (for confidence) */
     uint32_t    kind;
+    size_t      ntri;           /* trigrams of "<word>" (near matches) */
+    uint32_t    tri[MAX_WORD_BYTES + 2];
 } qterm;
 
 typedef struct occ {
@@ -2146,15 +2325,15 @@ static size_t trigrams(const char *w, size_t n, uint32_t *out, size_t cap)
     return k;
 }
 
-/* Dice coefficient of the two words' trigram multisets. */
-static double trigram_dice(const char *a, size_t an, const char *b,
-                           size_t bn)
+/* Dice coefficient of two trigram multisets. */
+static double dice(const uint32_t *ta, size_t na, const uint32_t *tb,
+                   size_t nb)
 {
-    uint32_t ta[MAX_WORD_BYTES + 2], tb[MAX_WORD_BYTES + 2];
     unsigned char used[MAX_WORD_BYTES + 2];
-    size_t na = trigrams(a, an, ta, MAX_WORD_BYTES),
-           nb = trigrams(b, bn, tb, MAX_WORD_BYTES), i, j, common = 0;
-    memset(used, 0, sizeof used);
+    size_t i, j, common = 0;
+    if (!na || !nb || 7 * (na < nb ? na : nb) < 3 * (na > nb ? na : nb))
+        return 0.0;             /* lengths too far apart to reach 0.6 */
+    memset(used, 0, nb);
     for (i = 0; i < na; i++)
         for (j = 0; j < nb; j++)
             if (!used[j] && ta[i] == tb[j]) {
@@ -2162,22 +2341,18 @@ static double trigram_dice(const char *a, size_t an, const char *b,
                 common++;
                 break;
             }
-    return na + nb ? 2.0 * (double)common / (double)(na + nb) : 0.0;
+    return 2.0 * (double)common / (double)(na + nb);
 }
 
-/* How strongly passage token p matches query term q: 1 for the same
-** term, the trigram Dice for a near word, else 0. */
-static double match_strength(const qterm *q, const rcp_tokens *p,
-                             const rcp_token *pt)
+static int near_candidate(const qterm *q, const rcp_token *pt)
 {
-    double d;
-    if (pt->tlen == q->tlen && !memcmp(p->buf + pt->term, q->term, q->tlen))
-        return 1.0;
-    if (q->kind != RCP_TOKEN_WORD || pt->kind != RCP_TOKEN_WORD
-        || q->wlen < 4 || pt->wlen < 4)
-        return 0.0;
-    d = trigram_dice(q->word, q->wlen, p->buf + pt->word, pt->wlen);
-    return d >= NEAR_MIN ? d : 0.0;
+    return q->kind == RCP_TOKEN_WORD && pt->kind == RCP_TOKEN_WORD
+        && q->wlen >= 4 && pt->wlen >= 4;
+}
+
+static int same_term(const qterm *q, const rcp_tokens *p, const rcp_token *pt)
+{
+    return pt->tlen == q->tlen && !memcmp(p->buf + pt->term, q->term, q->tlen);
 }
 
 static double term_importance(const rcp_model *m, const char *s, size_t n,
@@ -2212,6 +2387,8 @@ static size_t distinct_qterms(const rcp_model *m, const rcp_tokens *t,
         out[n].kind = tk->kind;
         out[n].fw = token_weight(tk, t->buf);
         out[n].w = term_importance(m, out[n].term, out[n].tlen, out[n].fw);
+        out[n].ntri = trigrams(out[n].word, out[n].wlen, out[n].tri,
+                               MAX_WORD_BYTES);
         n++;
     }
     return n;
@@ -2220,21 +2397,40 @@ static size_t distinct_qterms(const rcp_model *m, const rcp_tokens *t,
 #define MAX_OCC 256             /* occurrences per term kept for proximity */
 
 /* Occurrences of each query term in the passage: o[start[i] ..
-** start[i] + cnt[i]). */
+** start[i] + cnt[i]), start[i] = i MAX_OCC.  A passage token matches a
+** term exactly (same term, strength 1) or nearly (trigram Dice of the
+** words >= NEAR_MIN, strength = Dice); its trigrams are computed at most
+** once. */
 static void find_occ(const qterm *qt, size_t nq, const rcp_tokens *p,
                      occ *o, size_t *start, size_t *cnt)
 {
-    size_t i, j, k = 0;
+    uint32_t tb[MAX_WORD_BYTES + 2];
+    size_t i, j, nb = 0;
     for (i = 0; i < nq; i++) {
-        start[i] = k;
-        for (j = 0; j < p->n; j++) {
-            double s = match_strength(&qt[i], p, &p->v[j]);
-            if (s > 0 && k - start[i] < MAX_OCC) {
-                o[k].pos = p->v[j].pos;
-                o[k++].s = s;
+        start[i] = i * MAX_OCC;
+        cnt[i] = 0;
+    }
+    for (j = 0; j < p->n; j++) {
+        const rcp_token *pt = &p->v[j];
+        int have = 0;
+        for (i = 0; i < nq; i++) {
+            double sc = 0;
+            if (cnt[i] >= MAX_OCC)
+                continue;
+            if (same_term(&qt[i], p, pt))
+                sc = 1.0;
+            else if (near_candidate(&qt[i], pt)) {
+                if (!have++)
+                    nb = trigrams(p->buf + pt->word, pt->wlen, tb,
+                                  MAX_WORD_BYTES);
+                sc = dice(qt[i].tri, qt[i].ntri, tb, nb);
+                sc = sc >= NEAR_MIN ? sc : 0.0;
+            }
+            if (sc > 0) {
+                o[start[i] + cnt[i]].pos = pt->pos;
+                o[start[i] + cnt[i]++].s = sc;
             }
         }
-        cnt[i] = k - start[i];
     }
 }
 
@@ -2320,7 +2516,7 @@ static int ce_score(const rcp_model *m, const qterm *qt, size_t nq,
         rcp_tokens_free(&p);
         return -1;
     }
-    o = rcp_malloc((nq * (p.n < MAX_OCC ? p.n : MAX_OCC) + 1) * sizeof *o);
+    o = rcp_malloc((nq * MAX_OCC + 1) * sizeof *o);
     st = rcp_malloc((nq + 1) * sizeof *st);
     cnt = rcp_malloc((nq + 1) * sizeof *cnt);
     if (o && st && cnt) {
@@ -2361,6 +2557,99 @@ static int ce_query_init(const rcp_model *m, ce_query *c, const char *q,
     }
     c->nq = distinct_qterms(m, &c->t, c->qt);
     return 0;
+}
+
+/* MARK: - Rerank methods and confidence (§7.6, §7.7.2) ------------------- */
+
+/* colbert: §7.5 MaxSim of the query's rows over the passage's, cosine. */
+static int colbert_score(const rcp_model *m, const float *qm, size_t nq,
+                         const char *text, size_t len, double *out)
+{
+    float *dm;
+    size_t nd;
+    if (rcp_model_embed_multi(m, text, len, RCP_KIND_DOCUMENT, &dm, &nd))
+        return -1;
+    *out = nq && nd ? rcp_vec_maxsim(qm, nq, dm, nd, m->o.multi_dim,
+                                     RCP_VEC_COSINE) : 0.0;
+    rcp_free(dm);
+    return 0;
+}
+
+/* A prepared query for either reranker. */
+typedef struct rr_query {
+    int       method;
+    ce_query  ce;
+    float    *qm;
+    size_t    nq;
+} rr_query;
+
+static void rr_free(rr_query *r)
+{
+    ce_query_free(&r->ce);
+    rcp_free(r->qm);
+}
+
+static int rr_init(const rcp_model *m, rr_query *r, int method,
+                   const char *q, size_t qlen)
+{
+    memset(r, 0, sizeof *r);
+    r->method = method;
+    if (ce_query_init(m, &r->ce, q, qlen))
+        return -1;
+    if (method == RCP_RERANK_COLBERT
+        && rcp_model_embed_multi(m, q, qlen, RCP_KIND_QUERY, &r->qm, &r->nq)) {
+        rr_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+/* Score and confidence of one passage. */
+static int rr_score(const rcp_model *m, const rr_query *r, const char *text,
+                    size_t len, double *score, double *conf)
+{
+    ce_out o;
+    if (ce_score(m, r->ce.qt, r->ce.nq, text, len, &o))
+        return -1;
+    *score = o.score;
+    if (conf)
+        *conf = o.conf;
+    if (r->method == RCP_RERANK_COLBERT)
+        return colbert_score(m, r->qm, r->nq, text, len, score);
+    return 0;
+}
+
+int rcp_model_rerank(const rcp_model *m, int method, const char *query,
+                     size_t qlen, const char *const *texts,
+                     const size_t *lens, size_t n, double *scores)
+{
+    rr_query r;
+    size_t i;
+    if (method != RCP_RERANK_CROSS && method != RCP_RERANK_COLBERT)
+        return -1;
+    if (rr_init(m, &r, method, query, qlen))
+        return -1;
+    for (i = 0; i < n; i++)
+        if (rr_score(m, &r, texts[i], lens[i], &scores[i], NULL)) {
+            rr_free(&r);
+            return -1;
+        }
+    rr_free(&r);
+    return 0;
+}
+
+int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
+                         const char *text, size_t len, double *out)
+{
+    ce_query cq;
+    ce_out o;
+    int rc;
+    if (ce_query_init(m, &cq, query, qlen))
+        return -1;
+    rc = ce_score(m, cq.qt, cq.nq, text, len, &o);
+    ce_query_free(&cq);
+    *out = rc ? 0 : o.conf;
+    return rc;
 }
 
 /* MARK: - Retrieval pipeline (§3, §7.7) ---------------------------------- */
@@ -2567,21 +2856,20 @@ static void sort_hits(const rcp_model *m, rcp_model_hit *h, size_t n)
 static int score_rerank(const rcp_model *m, const rcp_model_query *q,
                         rcp_model_hit *c, size_t top)
 {
-    ce_query cq;
+    rr_query r;
     size_t i;
-    if (ce_query_init(m, &cq, q->text, q->len))
+    if (rr_init(m, &r, q->rerank, q->text, q->len))
         return -1;
     for (i = 0; i < top; i++) {
         const doc *d = &m->docs[c[i].doc];
-        ce_out r;
-        if (ce_score(m, cq.qt, cq.nq, d->text, d->textlen, &r)) {
-            ce_query_free(&cq);
+        if (rr_score(m, &r, d->text, d->textlen, &c[i].rerank,
+                     &c[i].confidence)) {
+            rr_free(&r);
             return -1;
         }
-        c[i].rerank = r.score;
         c[i].has |= RCP_HIT_RERANK;
     }
-    ce_query_free(&cq);
+    rr_free(&r);
     return 0;
 }
 
@@ -2624,22 +2912,106 @@ static int rerank_hits(const rcp_model *m, const rcp_model_query *q,
     return 0;
 }
 
+/* MARK: - Diversification: MMR (§3.1) ------------------------------------- */
+
+/* Maximal Marginal Relevance (Carbonell & Goldstein 1998): pick, one at a
+** time, the pool hit maximising lambda rel - (1 - lambda) max cos(hit,
+** picked), rel being the stage score min-max normalised over the pool and
+** cos the dense vectors' cosine.  Ties: the earlier pool position (which
+** is already the id order for equal scores).  Moves the k picked hits to
+** the front of c in pick order. */
+static void mmr(const rcp_model *m, double lambda, rcp_model_hit *c,
+                size_t n, size_t k, double *best)
+{
+    size_t i, j, d = m->o.dim;
+    double lo = n ? c[0].score : 0, hi = lo;
+    for (i = 0; i < n; i++) {
+        lo = c[i].score < lo ? c[i].score : lo;
+        hi = c[i].score > hi ? c[i].score : hi;
+        best[i] = -1.0;         /* max similarity to the picked so far */
+    }
+    for (j = 0; j < k && j < n; j++) {
+        size_t pick = j;
+        double top = -HUGE_VAL;
+        rcp_model_hit t;
+        for (i = j; i < n; i++) {
+            double rel = hi > lo ? (c[i].score - lo) / (hi - lo) : 1.0;
+            double v = lambda * rel - (1 - lambda) * (j ? best[i] : 0);
+            if (v > top) {
+                top = v;
+                pick = i;
+            }
+        }
+        t = c[j], c[j] = c[pick], c[pick] = t;
+        top = best[j], best[j] = best[pick], best[pick] = top;
+        for (i = j + 1; i < n; i++) {
+            double sim = dotf(m->vecs + (size_t)c[i].doc * d,
+                              m->vecs + (size_t)c[j].doc * d, d);
+            best[i] = sim > best[i] ? sim : best[i];
+        }
+    }
+}
+
+/* §7.7.2 confidence of each returned hit (the reranker already set it
+** for the hits it scored). */
+static int fill_confidence(const rcp_model *m, const rcp_model_query *q,
+                           rcp_model_hit *h, size_t n)
+{
+    ce_query cq;
+    size_t i;
+    if (ce_query_init(m, &cq, q->text, q->len))
+        return -1;
+    for (i = 0; i < n; i++) {
+        const doc *d = &m->docs[h[i].doc];
+        ce_out o;
+        if (h[i].has & RCP_HIT_RERANK)
+            continue;
+        if (ce_score(m, cq.qt, cq.nq, d->text, d->textlen, &o)) {
+            ce_query_free(&cq);
+            return -1;
+        }
+        h[i].confidence = o.conf;
+    }
+    ce_query_free(&cq);
+    return 0;
+}
+
+/* The stages after recall, on the candidate list c[0..*n). */
+static int post_recall(const rcp_model *m, const rcp_model_query *q,
+                       rcp_model_hit *c, size_t *n)
+{
+    size_t pool = *n;
+    if (q->rerank != RCP_RERANK_NONE) {
+        if (rerank_hits(m, q, c, *n))
+            return -1;
+        if (q->rerank_top && q->rerank_top < pool)
+            pool = q->rerank_top;   /* §3.3: only reranked hits go on */
+    }
+    if (q->mmr_lambda >= 0 && pool > 0) {
+        double *best = rcp_malloc(pool * sizeof *best);
+        if (!best)
+            return -1;
+        mmr(m, q->mmr_lambda, c, pool, q->k, best);
+        rcp_free(best);
+    }
+    *n = pool < q->k ? pool : q->k;
+    return q->no_confidence ? 0 : fill_confidence(m, q, c, *n);
+}
+
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits)
 {
     rcp_model_hit *c = NULL;
-    size_t n = 0, k = q->k, cand = q->candidate_k;
+    size_t n = 0, cand = q->candidate_k;
     *nhits = 0;
-    if (cand < k)
-        cand = k;
-    if (candidates(m, q, cand, &c, &n))
-        return -1;
-    if (q->rerank != RCP_RERANK_NONE && rerank_hits(m, q, c, n)) {
+    if (cand == 0)
+        cand = q->k > 100 ? q->k : 100;     /* §7.7's example default */
+    if (cand < q->k)
+        cand = q->k;
+    if (candidates(m, q, cand, &c, &n) || post_recall(m, q, c, &n)) {
         rcp_free(c);
         return -1;
     }
-    if (n > k)
-        n = k;
     memcpy(hits, c, n * sizeof *hits);
     *nhits = n;
     rcp_free(c);

@@ -474,6 +474,22 @@ size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */
 ** vector (the model is symmetric).  0 ok, -1 out of memory. */
 int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
                     int kind, float *out);
+/* §7.4 sparse embedding ("rcp-hash-sparse-v1-<vocabulary>"): each stem
+** hashed to an id < rcp_model_vocab(m), weight = fixed token weight x (1 +
+** ln tf); no learned expansion.  *idx (strictly ascending) and *val, *n
+** entries, both owned by the caller (rcp_free them; non-NULL on success,
+** even when *n == 0).  0 ok, -1 out of memory. */
+int rcp_model_embed_sparse(const rcp_model *m, const char *text, size_t len,
+                           int kind, uint32_t **idx, float **val, size_t *n);
+uint32_t rcp_model_vocab(const rcp_model *m);  /* advertise as vocabulary */
+/* §7.5 multi-vector embedding ("rcp-hash-multi-v1-<dim>"): one row per
+** content token (stopwords skipped), each the token's hashed features plus
+** half of each neighbour's, L2-normalised; compare by cosine.  *rows is
+** nrows x rcp_model_multi_dim(m) floats, row-major, owned by the caller
+** (rcp_free).  A text without content tokens gives 0 rows.  0 / -1 OOM. */
+int rcp_model_embed_multi(const rcp_model *m, const char *text, size_t len,
+                          int kind, float **rows, size_t *nrows);
+size_t rcp_model_multi_dim(const rcp_model *m);
 
 /* §7.10 upsert: id[0..idlen) replaces any live document with that id.
 ** text and meta (serialised JSON object or NULL) are copied.  Re-adding
@@ -539,7 +555,8 @@ typedef struct rcp_model_query {
     const char *text;          /* the query, text[0..len) */
     size_t      len;
     size_t      k;             /* hits wanted (the caller clamps, §7.7) */
-    size_t      candidate_k;   /* recall depth per list; raised to k */
+    size_t      candidate_k;   /* recall depth per list, raised to k;
+                               ** 0 = max(k, 100) */
     size_t      rerank_top;    /* rerank the best N (0 = all candidates) */
     int         mode;          /* RCP_MODE_*; default hybrid */
     int         fusion;        /* RCP_FUSE_*; default RRF */
@@ -548,6 +565,7 @@ typedef struct rcp_model_query {
     double      alpha;         /* convex: weight of dense; 0.5 */
     int         rerank;        /* RCP_RERANK_*; default none */
     double      mmr_lambda;    /* < 0: no MMR; else in [0, 1] */
+    int         no_confidence; /* 1: leave hit.confidence 0 (saves work) */
     /* Optional row filter (§8): 1 keeps docno.  Called only on live
     ** documents; must not change the model. */
     int       (*accept)(void *ud, const rcp_model *m, uint32_t docno);
@@ -572,6 +590,25 @@ typedef struct rcp_model_hit {
 ** out of memory. */
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits);
+
+/* §7.6 rerank: scores[i] for texts[i] (lens[i] bytes), higher is better,
+** for method RCP_RERANK_CROSS (the joint lexical scorer: exact and near
+** matches with BM25 saturation plus term-pair proximity; >= 0, unbounded)
+** or RCP_RERANK_COLBERT (MaxSim of the multi-vector rows, cosine: in
+** [-nq, nq] for nq query rows).  0 ok, -1 out of memory or bad method. */
+int rcp_model_rerank(const rcp_model *m, int method, const char *query,
+                     size_t qlen, const char *const *texts,
+                     const size_t *lens, size_t n, double *scores);
+/* §7.7.2 confidence in [0,1], the same definition in every call and
+** independent of the corpus: 0.7 coverage + 0.3 adjacency, where
+** coverage is the share of the query's distinct content terms (each
+** weighted by the fixed token weight) found in text -- exactly (1) or as a
+** near spelling (trigram Dice >= 0.6, counted at its Dice) -- and
+** adjacency the weighted share of consecutive query term pairs that occur
+** in order within two tokens (a one-term query: adjacency = coverage).
+** 1 means every query word appears, in order, side by side. */
+int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
+                         const char *text, size_t len, double *out);
 
 /* MARK: - Server (rcp.c) §4-§13 ------------------------------------------- */
 

@@ -173,6 +173,7 @@ static void run(rcp_model *model, const config *c, rec *qs, size_t nq)
         q.fusion = c->fusion;
         q.rerank = c->rerank;
         q.rerank_top = c->rerank_top;
+        q.no_confidence = 1;
         if (rcp_model_search(model, &q, hits, &n)) {
             fprintf(stderr, "eval: search failed\n");
             exit(1);
@@ -187,7 +188,7 @@ static void run(rcp_model *model, const config *c, rec *qs, size_t nq)
         judged++;
         score_run(qn, docs, n, &m);
     }
-    printf("| %-28s | %6.4f | %7.4f | %6.4f | %6.4f | %6.4f |\n", c->label,
+    printf("| %-30s | %6.4f | %7.4f | %6.4f | %6.4f | %6.4f |\n", c->label,
            m.map / judged, m.ndcg / judged, m.p10 / judged,
            m.r100 / judged, m.mrr / judged);
     fflush(stdout);
@@ -209,6 +210,10 @@ int main(int argc, char **argv)
          RCP_RERANK_CROSS, 100},
         {"hybrid rrf + cross-enc@100", RCP_MODE_HYBRID, RCP_FUSE_RRF,
          RCP_RERANK_CROSS, 100},
+        {"hybrid convex + cross-enc@100", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
+         RCP_RERANK_CROSS, 100},
+        {"hybrid rrf + colbert@100", RCP_MODE_HYBRID, RCP_FUSE_RRF,
+         RCP_RERANK_COLBERT, 100},
     };
     rcp_model_opts o;
     rcp_model *model;
@@ -251,9 +256,9 @@ int main(int argc, char **argv)
     printf("Cranfield: %lu documents, %lu queries, depth %d, embedder %s\n\n",
            (unsigned long)nd, (unsigned long)nq, DEPTH,
            rcp_model_identity(model, RCP_EMBED_DENSE));
-    printf("| %-28s | %-6s | %-7s | %-6s | %-6s | %-6s |\n", "pipeline",
+    printf("| %-30s | %-6s | %-7s | %-6s | %-6s | %-6s |\n", "pipeline",
            "MAP", "nDCG@10", "P@10", "R@100", "MRR");
-    printf("|------------------------------|--------|---------|--------|"
+    printf("|--------------------------------|--------|---------|--------|"
            "--------|--------|\n");
     for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)
         run(model, &cfgs[i], qrys_, nq);

@@ -774,6 +774,205 @@ START_TEST(add_and_search_fail_cleanly_when_memory_runs_out)
 }
 END_TEST
 
+/* MARK: - sparse and multi-vector embedders, rerankers, MMR */
+
+START_TEST(sparse_embedding_has_ascending_ids_inside_the_vocabulary)
+{
+    rcp_model *m = new_model(16);
+    uint32_t *ix, *ix2;
+    float *v, *v2;
+    size_t n, n2, i;
+    const char *t = "shock wave shock boundary layer interaction";
+    ck_assert_int_eq(rcp_model_embed_sparse(m, t, strlen(t),
+                     RCP_KIND_DOCUMENT, &ix, &v, &n), 0);
+    ck_assert_uint_eq(n, 5);       /* shock wave boundari layer interact */
+    for (i = 0; i < n; i++) {
+        ck_assert_uint_lt(ix[i], rcp_model_vocab(m));
+        ck_assert(v[i] > 0);
+        if (i)
+            ck_assert_uint_gt(ix[i], ix[i - 1]);
+    }
+    ck_assert_int_eq(rcp_model_embed_sparse(m, t, strlen(t),
+                     RCP_KIND_QUERY, &ix2, &v2, &n2), 0);
+    ck_assert_uint_eq(n, n2);
+    ck_assert_int_eq(memcmp(ix, ix2, n * sizeof *ix), 0);
+    ck_assert_int_eq(memcmp(v, v2, n * sizeof *v), 0);
+    ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_SPARSE),
+                     "rcp-hash-sparse-v1-262144");
+    rcp_free(ix);
+    rcp_free(v);
+    rcp_free(ix2);
+    rcp_free(v2);
+    ck_assert_int_eq(rcp_model_embed_sparse(m, "", 0, RCP_KIND_QUERY,
+                     &ix, &v, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    rcp_free(ix);
+    rcp_free(v);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(multi_vector_gives_one_unit_row_per_content_token_in_context)
+{
+    rcp_model *m = new_model(16);
+    float *a, *b;
+    size_t na, nb, i, d = rcp_model_multi_dim(m);
+    double c = 0, self = 0;
+    const char *t1 = "the boundary layer of a wing";
+    const char *t2 = "a layer of paint";
+    ck_assert_int_eq(rcp_model_embed_multi(m, t1, strlen(t1),
+                     RCP_KIND_DOCUMENT, &a, &na), 0);
+    ck_assert_int_eq(rcp_model_embed_multi(m, t2, strlen(t2),
+                     RCP_KIND_DOCUMENT, &b, &nb), 0);
+    ck_assert_uint_eq(na, 3);            /* boundary layer wing */
+    ck_assert_uint_eq(nb, 2);            /* layer paint */
+    ck_assert_uint_eq(d, 128);
+    ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_MULTI),
+                     "rcp-hash-multi-v1-128");
+    for (i = 0; i < d; i++) {
+        c += (double)a[d + i] * b[i];    /* "layer" in both contexts */
+        self += (double)a[d + i] * a[d + i];
+    }
+    ck_assert(fabs(self - 1.0) < 1e-5);
+    /* the same word, recognisably, but not identical: context mixes in */
+    ck_assert_msg(c > 0.5 && c < 0.99, "cos %f", c);
+    rcp_free(a);
+    rcp_free(b);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(cross_encoder_rewards_proximity_near_matches_and_coverage)
+{
+    rcp_model *m = new_model(16);
+    const char *q = "boundary layer transition";
+    const char *p[] = {
+        "boundary layer transition on a cone",                  /* 0 */
+        "transition of the flow far from any layer or boundary", /* 1 */
+        "bondary layer transtion on a cone",                     /* 2 */
+        "the cone was painted red",                              /* 3 */
+        "boundary layer on a cone"                               /* 4 */
+    };
+    size_t lens[5], i;
+    double s[5];
+    for (i = 0; i < 5; i++)
+        lens[i] = strlen(p[i]);
+    ck_assert_int_eq(rcp_model_rerank(m, RCP_RERANK_CROSS, q, strlen(q), p,
+                                      lens, 5, s), 0);
+    ck_assert(s[0] > s[1]);          /* adjacent beats scattered */
+    ck_assert(s[2] > s[4]);          /* typos still count (near matches) */
+    ck_assert(s[0] > s[2]);          /* exact beats near */
+    ck_assert(s[4] > s[3]);          /* two of three terms beat none */
+    ck_assert(s[3] == 0.0);
+    ck_assert_int_eq(rcp_model_rerank(m, 99, q, strlen(q), p, lens, 5, s),
+                     -1);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(colbert_rerank_is_maxsim_over_multi_vectors)
+{
+    rcp_model *m = new_model(16);
+    const char *q = "boundary layer transition";
+    const char *p[] = {"boundary layer transition on a cone",
+                       "the cone was painted red"};
+    size_t lens[2] = {35, 24};
+    double s[2];
+    float *qm, *dm;
+    size_t nq, nd;
+    ck_assert_int_eq(rcp_model_rerank(m, RCP_RERANK_COLBERT, q, strlen(q), p,
+                                      lens, 2, s), 0);
+    ck_assert(s[0] > s[1]);
+    ck_assert(s[0] <= 3.0 + 1e-5);
+    rcp_model_embed_multi(m, q, strlen(q), RCP_KIND_QUERY, &qm, &nq);
+    rcp_model_embed_multi(m, p[0], lens[0], RCP_KIND_DOCUMENT, &dm, &nd);
+    ck_assert(fabs(s[0] - rcp_vec_maxsim(qm, nq, dm, nd, 128,
+                                         RCP_VEC_COSINE)) < 1e-6);
+    rcp_free(qm);
+    rcp_free(dm);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(confidence_is_in_unit_range_and_independent_of_the_corpus)
+{
+    rcp_model *m = new_model(16);
+    const char *q = "boundary layer transition";
+    double full, none, part, again;
+    ck_assert_int_eq(rcp_model_confidence(m, q, strlen(q),
+                     "boundary layer transition", 25, &full), 0);
+    ck_assert_int_eq(rcp_model_confidence(m, q, strlen(q),
+                     "red paint", 9, &none), 0);
+    ck_assert_int_eq(rcp_model_confidence(m, q, strlen(q),
+                     "transition of a layer", 21, &part), 0);
+    ck_assert(fabs(full - 1.0) < 1e-12);
+    ck_assert(none == 0.0);
+    ck_assert(part > 0.3 && part < 0.9);
+    add(m, "1", "boundary layer transition boundary layer");
+    add(m, "2", "transition transition");
+    ck_assert_int_eq(rcp_model_confidence(m, q, strlen(q),
+                     "transition of a layer", 21, &again), 0);
+    ck_assert(again == part);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(search_hits_carry_confidence_and_rerank_scores)
+{
+    rcp_model *m = new_model(0);
+    rcp_model_query q;
+    rcp_model_hit h[3];
+    size_t n, i;
+    add(m, "1", "boundary layer transition on a cone");
+    add(m, "2", "transition of the flow far from a layer");
+    add(m, "3", "heat transfer in a boundary layer");
+    rcp_model_query_init(&q);
+    q.text = "boundary layer transition";
+    q.len = strlen(q.text);
+    q.k = 3;
+    q.rerank = RCP_RERANK_CROSS;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_str_eq(hit_id(m, &h[0]), "1");
+    for (i = 0; i < n; i++) {
+        ck_assert(h[i].has & RCP_HIT_RERANK);
+        ck_assert(h[i].confidence >= 0 && h[i].confidence <= 1);
+        if (i)
+            ck_assert(h[i - 1].score >= h[i].score);
+    }
+    ck_assert(fabs(h[0].confidence - 1.0) < 1e-12);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(mmr_trades_relevance_for_novelty)
+{
+    rcp_model *m = new_model(0);
+    rcp_model_query q;
+    rcp_model_hit h[2];
+    size_t n;
+    add(m, "a", "supersonic flow over a wedge, shock angle");
+    add(m, "b", "supersonic flow over a wedge, shock angle!");
+    add(m, "c", "supersonic wind tunnel calibration");
+    rcp_model_query_init(&q);
+    q.text = "supersonic flow wedge";
+    q.len = strlen(q.text);
+    q.k = 2;
+    q.mode = RCP_MODE_DENSE;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    ck_assert_str_eq(hit_id(m, &h[1]), "b");       /* pure relevance */
+    q.mmr_lambda = 0.3;        /* the duplicate's similarity outweighs */
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(hit_id(m, &h[0]), "a");
+    ck_assert_str_eq(hit_id(m, &h[1]), "c");       /* the duplicate waits */
+    q.mmr_lambda = 1.0;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    ck_assert_str_eq(hit_id(m, &h[1]), "b");
+    rcp_model_free(m);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("model");
@@ -810,6 +1009,18 @@ static Suite *make_suite(void)
     tcase_add_test(tc, hybrid_search_fuses_both_legs_and_reports_stage_scores);
     tcase_add_test(tc, add_and_search_fail_cleanly_when_memory_runs_out);
     tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("stages");
+    tcase_add_test(tc, sparse_embedding_has_ascending_ids_inside_the_vocabulary);
+    tcase_add_test(tc,
+        multi_vector_gives_one_unit_row_per_content_token_in_context);
+    tcase_add_test(tc,
+        cross_encoder_rewards_proximity_near_matches_and_coverage);
+    tcase_add_test(tc, colbert_rerank_is_maxsim_over_multi_vectors);
+    tcase_add_test(tc,
+        confidence_is_in_unit_range_and_independent_of_the_corpus);
+    tcase_add_test(tc, search_hits_carry_confidence_and_rerank_scores);
+    tcase_add_test(tc, mmr_trades_relevance_for_novelty);
     suite_add_tcase(s, tc);
     tc = tcase_create("fusion");
     tcase_add_test(tc,
