@@ -21,6 +21,8 @@ static const char usage_top[] =
     "  serve    speak RCP/1 on stdin/stdout (see rcp serve --help)\n"
     "  json     read one JSON text on stdin; print it compact, or\n"
     "           'error at byte N: reason' on stderr and exit 1\n"
+    "  conform  run the conformance suite against any stdio server\n"
+    "           (see rcp conform --help)\n"
     "\n"
     "options:\n"
     "  --help     show this help and exit\n"
@@ -45,6 +47,9 @@ static const char usage_serve[] =
     "                      (1..4096, default 384)\n"
     "  --vectors FILE      embed with pre-trained static word vectors\n"
     "                      (word2vec/GloVe text format) instead\n"
+    "  --field NAME:TYPE   declare a filterable meta field (§8); TYPE is\n"
+    "                      keyword, text, int, float, bool or date\n"
+    "                      (RFC 3339 or epoch ms); repeatable\n"
     "  --debug             add the vendor test method x-rcp/sleep {ms}\n"
     "                      and advertise its x-rcp capability\n"
     "  --help              show this help and exit\n"
@@ -101,8 +106,11 @@ static int serve(rcp_server_opts *o, rcp_model_opts *mo)
     return rc == 0 ? 0 : 1;
 }
 
+#define MAX_FIELDS 64
+
 static int cmd_serve(int argc, char **argv)
 {
+    static rcp_field fields[MAX_FIELDS];
     rcp_server_opts o;
     rcp_model_opts mo;
     int i;
@@ -135,6 +143,15 @@ static int cmd_serve(int argc, char **argv)
                 return usage_error("serve", "--dim needs a dimension from 1 "
                                    "to 4096, not '%s'", v ? v : "");
             mo.dim = (unsigned)n;
+            i++;
+        } else if (strcmp(a, "--field") == 0) {
+            if (!v || o.nfields == MAX_FIELDS
+                || rcp_field_parse(v, &fields[o.nfields]) != 0)
+                return usage_error("serve", "--field needs NAME:TYPE with "
+                                   "TYPE keyword, text, int, float, bool or "
+                                   "date, not '%s'", v ? v : "");
+            o.fields = fields;
+            o.nfields++;
             i++;
         } else if (strcmp(a, "--vectors") == 0) {
             if (!v)
@@ -242,6 +259,8 @@ int main(int argc, char **argv)
         return cmd_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "json") == 0)
         return cmd_json(argc - 1, argv + 1);
+    if (strcmp(cmd, "conform") == 0)
+        return rcp_conform_main(argc - 1, argv + 1);
     if (cmd[0] == '-')
         return usage_error(NULL, "unknown option '%s'", cmd);
     return usage_error(NULL, "unknown command '%s'", cmd);

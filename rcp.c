@@ -60,6 +60,8 @@ enum { ST_UNINIT, ST_READY };
 #define SLEEP_MAX_MS    3600000L
 #define EMBED_BATCH_LIMIT 1024
 #define RETRIEVE_MAX_K  1000     /* §6.1 retrieve.maxK */
+#define RERANK_MAX      1000     /* §6 rerank.maxCandidates */
+#define RERANK_CHUNK    64       /* passages scored between checkpoints */
 #define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
 #define IDEM_SLOTS      256      /* §7.10 idempotency keys remembered */
 #define MAX_NOTES       8
@@ -246,9 +248,14 @@ static int has_cap(const rcp_server *s, const char *cap)
 {
     if (strcmp(cap, "x-rcp") == 0)
         return s->opts.debug;
-    if (strcmp(cap, "embed") == 0 || strcmp(cap, "index") == 0
-        || strcmp(cap, "retrieve") == 0 || strcmp(cap, "pagination") == 0)
-        return s->opts.model != NULL;
+    static const char *const engine[] = { "embed", "sparseEmbed",
+        "multiVector", "rerank", "retrieve", "index", "pagination" };
+    size_t i;
+    for (i = 0; i < sizeof engine / sizeof *engine; i++)
+        if (strcmp(cap, engine[i]) == 0)
+            return s->opts.model != NULL;
+    if (strcmp(cap, "filter") == 0)
+        return s->opts.model != NULL && s->opts.nfields > 0;
     return 0;
 }
 
@@ -298,6 +305,49 @@ static void write_embed_cap(rcp_jw *w, const rcp_model *m)
     rcp_jw_obj_end(w);
 }
 
+/* §6 sparseEmbed {identity, vocabulary}. */
+static void write_sparse_cap(rcp_jw *w, const rcp_model *m)
+{
+    rcp_jw_key(w, "sparseEmbed");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "identity");
+    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_SPARSE));
+    rcp_jw_key(w, "vocabulary");
+    rcp_jw_int(w, (int64_t)rcp_model_vocab(m));
+    rcp_jw_obj_end(w);
+}
+
+/* §6 multiVector {dimension, identity, similarity, modalities} and the
+** §7.3.1 encodings, which apply to embed/multi too. */
+static void write_multi_cap(rcp_jw *w, const rcp_model *m)
+{
+    static const char *const enc[] = { "json", "f32-base64" };
+    static const char *const text[] = { "text" };
+    rcp_jw_key(w, "multiVector");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)rcp_model_multi_dim(m));
+    rcp_jw_key(w, "identity");
+    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_MULTI));
+    rcp_jw_key(w, "similarity");
+    rcp_jw_cstr(w, "cosine");
+    write_strings(w, "modalities", text, 1);
+    write_strings(w, "encodings", enc, 2);
+    rcp_jw_obj_end(w);
+}
+
+/* §6 rerank {methods, maxCandidates}. */
+static void write_rerank_cap(rcp_jw *w)
+{
+    static const char *const methods[] = { "cross-encoder", "colbert" };
+    rcp_jw_key(w, "rerank");
+    rcp_jw_obj(w);
+    write_strings(w, "methods", methods, 2);
+    rcp_jw_key(w, "maxCandidates");
+    rcp_jw_int(w, RERANK_MAX);
+    rcp_jw_obj_end(w);
+}
+
 /* §6.1 retrieve.  Scores depend on the mode (cosine >= -1, BM25 >= 0,
 ** every fusion >= 0), so the scale is "unbounded" and -1 is the floor
 ** that holds for all of them. */
@@ -314,9 +364,11 @@ static void write_retrieve_cap(rcp_jw *w)
     rcp_jw_cstr(w, "hybrid");
     write_strings(w, "fusion", fusion, 3);
     rcp_jw_key(w, "mmr");
-    rcp_jw_bool(w, 0);
+    rcp_jw_bool(w, 1);
     rcp_jw_key(w, "rerankBuiltin");
-    rcp_jw_bool(w, 0);
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "confidence");
+    rcp_jw_bool(w, 1);
     rcp_jw_key(w, "tokenBudget");
     rcp_jw_bool(w, 1);
     rcp_jw_key(w, "deterministic");
@@ -330,13 +382,62 @@ static void write_retrieve_cap(rcp_jw *w)
     rcp_jw_obj_end(w);
 }
 
+/* §8 filter {fields: {name: type}, operators}. */
+static const char *const field_types[] = { "keyword", "text", "int",
+                                           "float", "bool", "date" };
+static const char *const filter_ops[] = { "eq", "ne", "gt", "gte", "lt",
+    "lte", "in", "nin", "contains", "exists" };
+enum { OP_EQ, OP_NE, OP_GT, OP_GTE, OP_LT, OP_LTE, OP_IN, OP_NIN,
+       OP_CONTAINS, OP_EXISTS, NOPS };
+enum { F_AND, F_OR, F_NOT, F_CMP };
+
+int rcp_field_parse(const char *spec, rcp_field *out)
+{
+    const char *colon = strrchr(spec, ':');
+    size_t i;
+    if (!colon || colon == spec)
+        return -1;
+    for (i = 0; i < sizeof field_types / sizeof *field_types; i++)
+        if (strcmp(colon + 1, field_types[i]) == 0) {
+            out->name = spec;
+            out->namelen = (size_t)(colon - spec);
+            out->type = (rcp_field_type)i;
+            return 0;
+        }
+    return -1;
+}
+
+static void write_filter_cap(rcp_jw *w, const rcp_server *s)
+{
+    size_t i;
+    rcp_jw_key(w, "filter");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "fields");
+    rcp_jw_obj(w);
+    for (i = 0; i < s->opts.nfields; i++) {
+        rcp_jw_keyn(w, s->opts.fields[i].name, s->opts.fields[i].namelen);
+        rcp_jw_cstr(w, field_types[s->opts.fields[i].type]);
+    }
+    rcp_jw_obj_end(w);
+    write_strings(w, "operators", filter_ops, NOPS);
+    rcp_jw_obj_end(w);
+}
+
 static void write_capabilities(rcp_jw *w, const rcp_server *s)
 {
     rcp_jw_obj(w);
     if (has_cap(s, "embed"))
         write_embed_cap(w, s->opts.model);
+    if (has_cap(s, "sparseEmbed"))
+        write_sparse_cap(w, s->opts.model);
+    if (has_cap(s, "multiVector"))
+        write_multi_cap(w, s->opts.model);
+    if (has_cap(s, "rerank"))
+        write_rerank_cap(w);
     if (has_cap(s, "retrieve"))
         write_retrieve_cap(w);
+    if (has_cap(s, "filter"))
+        write_filter_cap(w, s);
     if (has_cap(s, "pagination")) {
         rcp_jw_key(w, "pagination");     /* §10: retrieve pages */
         rcp_jw_obj(w);
@@ -425,11 +526,12 @@ static void apply_cancels(rcp_server *s, const rcp_json *root)
         apply_cancel(s, root);
 }
 
-static int contains(const char *p, size_t n, const char *needle)
+/* 1 when needle[0..k) occurs in p[0..n) (the empty needle always). */
+static int find_bytes(const char *p, size_t n, const char *needle, size_t k)
 {
-    size_t k = strlen(needle), i;
+    size_t i;
     for (i = 0; i + k <= n; i++)
-        if (p[i] == needle[0] && memcmp(p + i, needle, k) == 0)
+        if (memcmp(p + i, needle, k) == 0)
             return 1;
     return 0;
 }
@@ -446,7 +548,7 @@ static void scan_ahead(rcp_server *s)
         const rcp_json *root;
         if (!nl)
             return;
-        if (contains(p, (size_t)(nl - p), "notifications/cancel")) {
+        if (find_bytes(p, (size_t)(nl - p), "notifications/cancel", 20)) {
             root = rcp_json_parse(&s->scratch, p, (size_t)(nl - p), 0, &err);
             if (root)
                 apply_cancels(s, root);
@@ -747,12 +849,6 @@ static int get_str(rcp_call *c, const rcp_json *obj, const char *key,
     return 0;
 }
 
-/* §7.7: strict defaults to true. */
-static int get_strict(rcp_call *c, int *strict)
-{
-    return get_bool(c, c->params, "strict", "strict", 1, strict);
-}
-
 /* §7.7: an option this server does not offer is -32005 (error.data.option)
 ** unless the client set strict:false, in which case it is skipped and the
 ** skip is reported in usage.notes.  Returns 0 to go on without it. */
@@ -765,6 +861,39 @@ static int unsupported(rcp_call *c, int strict, const char *option,
         snprintf(c->notes[c->nnotes++], sizeof c->notes[0],
                  "ignored %s: not supported", option);
     return 0;
+}
+
+/* Match a string option against names; -1 when absent. */
+static int pick(const rcp_json *v, const char *const *names, int n)
+{
+    int i;
+    for (i = 0; v && i < n; i++)
+        if (rcp_json_streq(v, names[i]))
+            return i;
+    return -1;
+}
+
+/* An enumerated string option: *out = index in names, unchanged when
+** absent; a non-string is -32602; an unknown name follows strict. */
+static int get_enum(rcp_call *c, const rcp_json *obj, const char *key,
+                    const char *field, const char *const *names, int n,
+                    int strict, int *out)
+{
+    const rcp_json *v;
+    int rc, i;
+    if ((rc = get_str(c, obj, key, field, &v)) != 0 || !v)
+        return rc;
+    if ((i = pick(v, names, n)) >= 0) {
+        *out = i;
+        return 0;
+    }
+    return unsupported(c, strict, field, "this value is not advertised");
+}
+
+/* §7.7: strict defaults to true. */
+static int get_strict(rcp_call *c, int *strict)
+{
+    return get_bool(c, c->params, "strict", "strict", 1, strict);
 }
 
 /* kind: "query" | "document" (§7.3-§7.5). */
@@ -873,35 +1002,50 @@ static void write_vector(rcp_call *c, const float *v, size_t d, int enc,
     rcp_jw_arr_end(&c->w);
 }
 
+/* The texts of an embed-family request: "inputs" or its synonym "texts"
+** (§7.3), each a string or a text Content block, all checked first. */
+static int get_inputs(rcp_call *c, const rcp_json **in, const char **field,
+                      size_t limit)
+{
+    char f[32];
+    const char *text;
+    size_t i, len;
+    int rc;
+    *field = "inputs";
+    if (!(*in = param(c->params, "inputs"))
+        && (*in = param(c->params, "texts")) != NULL)
+        *field = "texts";
+    if (!*in || (*in)->type != RCP_JSON_ARRAY)
+        return fail(c, RCP_INVALID_PARAMS, *field, NULL,
+                    "%s must be an array of strings or Content blocks",
+                    *field);
+    if ((*in)->n > limit)      /* §4.7, §15.5: MUST enforce */
+        return fail(c, RCP_INVALID_PARAMS, *field, NULL, "%lu inputs exceed "
+                    "the batchLimit %lu", (unsigned long)(*in)->n,
+                    (unsigned long)limit);
+    for (i = 0; i < (*in)->n; i++) {
+        snprintf(f, sizeof f, "%s[%lu]", *field, (unsigned long)i);
+        if ((rc = content_text(c, &(*in)->kids[i], f, &text, &len)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* §7.3 embed {inputs | texts, kind?, encoding?} -> {vectors, encoding,
 ** dimension}.  Every input is checked before any is embedded. */
 static int m_embed(rcp_call *c)
 {
     const rcp_model *m = c->s->opts.model;
-    const char *field = "inputs", *text;
-    const rcp_json *in = param(c->params, "inputs");
+    const char *field, *text;
+    const rcp_json *in;
     size_t d = rcp_model_dim(m), i, len;
     int kind, strict, enc, rc;
-    char f[32], *b64;
+    char *b64;
     float *vec;
-    if (!in && (in = param(c->params, "texts")) != NULL)
-        field = "texts";    /* §7.3: the legacy synonym MUST be accepted */
-    if (!in || in->type != RCP_JSON_ARRAY)
-        return fail(c, RCP_INVALID_PARAMS, field, NULL,
-                    "%s must be an array of strings or Content blocks",
-                    field);
-    if ((rc = get_kind(c, &kind)) || (rc = get_strict(c, &strict))
+    if ((rc = get_inputs(c, &in, &field, EMBED_BATCH_LIMIT))
+        || (rc = get_kind(c, &kind)) || (rc = get_strict(c, &strict))
         || (rc = get_encoding(c, strict, &enc)))
         return rc;
-    if (in->n > EMBED_BATCH_LIMIT)      /* §4.7, §15.5: MUST enforce */
-        return fail(c, RCP_INVALID_PARAMS, field, NULL, "%lu inputs exceed "
-                    "embed.batchLimit %d", (unsigned long)in->n,
-                    EMBED_BATCH_LIMIT);
-    for (i = 0; i < in->n; i++) {
-        snprintf(f, sizeof f, "%s[%lu]", field, (unsigned long)i);
-        if ((rc = content_text(c, &in->kids[i], f, &text, &len)) != 0)
-            return rc;
-    }
     vec = rcp_arena_alloc(&c->s->arena, d * sizeof *vec);
     b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(d) + 1);
     if (!vec || !b64)
@@ -923,6 +1067,274 @@ static int m_embed(rcp_call *c)
     rcp_jw_key(&c->w, "dimension");
     rcp_jw_int(&c->w, (int64_t)d);
     rcp_jw_obj_end(&c->w);
+    return 0;
+}
+
+/* §4.8 query: a string, a text block, or an array of text blocks (their
+** texts joined by a space). */
+static int get_query_text(rcp_call *c, const char **text, size_t *len)
+{
+    const rcp_json *v = param(c->params, "query");
+    size_t i, n = 0, tl;
+    char f[32], *buf;
+    const char *t;
+    int rc;
+    if (!v)
+        return fail(c, RCP_INVALID_PARAMS, "query", NULL, "query is required");
+    if (v->type != RCP_JSON_ARRAY)
+        return content_text(c, v, "query", text, len);
+    for (i = 0; i < v->n; i++) {
+        snprintf(f, sizeof f, "query[%lu]", (unsigned long)i);
+        if (v->kids[i].type != RCP_JSON_OBJECT)
+            return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a Content"
+                        " block", f);
+        if ((rc = content_text(c, &v->kids[i], f, &t, &tl)) != 0)
+            return rc;
+        n += tl + 1;
+    }
+    if (!(buf = rcp_arena_alloc(&c->s->arena, n + 1)))
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    for (i = 0, n = 0; i < v->n; i++) {
+        content_text(c, &v->kids[i], "query", &t, &tl);
+        memcpy(buf + n, t, tl);
+        n += tl;
+        buf[n++] = ' ';
+    }
+    *text = buf;
+    *len = n ? n - 1 : 0;
+    return 0;
+}
+
+/* §7.4 embed/sparse {texts, kind?} -> {sparse: [{indices, values}]}. */
+static int m_embed_sparse(rcp_call *c)
+{
+    const rcp_model *m = c->s->opts.model;
+    const rcp_json *in;
+    const char *field, *text;
+    size_t i, j, n, len;
+    uint32_t *idx;
+    float *val;
+    int kind, rc;
+    if ((rc = get_inputs(c, &in, &field, EMBED_BATCH_LIMIT))
+        || (rc = get_kind(c, &kind)))
+        return rc;
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "sparse");
+    rcp_jw_arr(&c->w);
+    for (i = 0; i < in->n; i++) {
+        content_text(c, &in->kids[i], field, &text, &len);
+        if (rcp_model_embed_sparse(m, text, len, kind, &idx, &val, &n) != 0)
+            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        rcp_jw_obj(&c->w);
+        rcp_jw_key(&c->w, "indices");
+        rcp_jw_arr(&c->w);
+        for (j = 0; j < n; j++)
+            rcp_jw_int(&c->w, idx[j]);
+        rcp_jw_arr_end(&c->w);
+        rcp_jw_key(&c->w, "values");
+        rcp_jw_arr(&c->w);
+        for (j = 0; j < n; j++)
+            rcp_jw_float(&c->w, val[j]);
+        rcp_jw_arr_end(&c->w);
+        rcp_jw_obj_end(&c->w);
+        rcp_free(idx);
+        rcp_free(val);
+        if ((rc = rcp_call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
+            return fail(c, rc, NULL, NULL, "embed/sparse stopped");
+    }
+    rcp_jw_arr_end(&c->w);
+    rcp_jw_obj_end(&c->w);
+    return 0;
+}
+
+/* §7.5 embed/multi {inputs, kind?, encoding?} -> {matrices, dimension}.
+** Under f32-base64 each row is one blob of dimension x 4 bytes. */
+static int m_embed_multi(rcp_call *c)
+{
+    const rcp_model *m = c->s->opts.model;
+    const rcp_json *in;
+    const char *field, *text;
+    size_t d = rcp_model_multi_dim(m), i, j, rows, len;
+    float *mat;
+    char *b64;
+    int kind, strict, enc, rc;
+    if ((rc = get_inputs(c, &in, &field, EMBED_BATCH_LIMIT))
+        || (rc = get_kind(c, &kind)) || (rc = get_strict(c, &strict))
+        || (rc = get_encoding(c, strict, &enc)))
+        return rc;
+    if (!(b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(d) + 1)))
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "matrices");
+    rcp_jw_arr(&c->w);
+    for (i = 0; i < in->n; i++) {
+        content_text(c, &in->kids[i], field, &text, &len);
+        if (rcp_model_embed_multi(m, text, len, kind, &mat, &rows) != 0)
+            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        rcp_jw_arr(&c->w);
+        for (j = 0; j < rows; j++)
+            write_vector(c, mat + j * d, d, enc, b64);
+        rcp_jw_arr_end(&c->w);
+        rcp_free(mat);
+        if ((rc = rcp_call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
+            return fail(c, rc, NULL, NULL, "embed/multi stopped");
+    }
+    rcp_jw_arr_end(&c->w);
+    rcp_jw_key(&c->w, "encoding");
+    rcp_jw_cstr(&c->w, enc == ENC_B64 ? "f32-base64" : "json");
+    rcp_jw_key(&c->w, "dimension");
+    rcp_jw_int(&c->w, (int64_t)d);
+    rcp_jw_obj_end(&c->w);
+    return 0;
+}
+
+/* MARK: - §7.6 rerank */
+
+static const char *const rerank_methods[] = { "cross-encoder", "colbert" };
+static const int rerank_ids[] = { RCP_RERANK_CROSS, RCP_RERANK_COLBERT };
+
+/* rerank.method (default cross-encoder) and rerank.model (none offered),
+** for the rerank method and for retrieve's inline rerank. */
+static int get_rerank_method(rcp_call *c, const rcp_json *obj,
+                             const char *prefix, int strict, int *method)
+{
+    char field[32], mfield[32];
+    const rcp_json *model;
+    int i = 0, rc;
+    snprintf(field, sizeof field, "%smethod", prefix);
+    snprintf(mfield, sizeof mfield, "%smodel", prefix);
+    if ((rc = get_enum(c, obj, "method", field, rerank_methods, 2, strict,
+                       &i))
+        || (rc = get_str(c, obj, "model", mfield, &model)))
+        return rc;
+    *method = rerank_ids[i];
+    return model ? unsupported(c, strict, mfield, "no rerank models are "
+                               "advertised") : 0;
+}
+
+/* One passage: a string, a text Content block or, in the legacy
+** documents shape, an object with a string text. */
+static int passage_text(rcp_call *c, const rcp_json *v, const char *field,
+                        int legacy, const char **text, size_t *len)
+{
+    const rcp_json *t = v->type == RCP_JSON_OBJECT ? param(v, "text") : NULL;
+    if (legacy && t && !param(v, "type") && t->type == RCP_JSON_STRING) {
+        *text = t->s;
+        *len = t->n;
+        return 0;
+    }
+    return content_text(c, v, field, text, len);
+}
+
+/* Scores for every passage, a chunk at a time with a checkpoint between
+** (cancel, deadline, progress). */
+static int score_passages(rcp_call *c, int method, const char *q, size_t ql,
+                          const char **texts, const size_t *lens, size_t n,
+                          double *scores)
+{
+    size_t i, k;
+    int rc;
+    for (i = 0; i < n; i += k) {
+        k = n - i < RERANK_CHUNK ? n - i : RERANK_CHUNK;
+        if (rcp_model_rerank(c->s->opts.model, method, q, ql, texts + i,
+                             lens + i, k, scores + i) != 0)
+            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        if ((rc = rcp_call_checkpoint(c, (double)(i + k) / n, "rerank")))
+            return fail(c, rc, NULL, NULL, "rerank stopped");
+    }
+    return 0;
+}
+
+static const double *sort_scores;
+
+/* Best first; ties by the lower index (deterministic). */
+static int by_score(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    if (sort_scores[x] != sort_scores[y])
+        return sort_scores[x] > sort_scores[y] ? -1 : 1;
+    return x < y ? -1 : 1;
+}
+
+static void write_rerank_result(rcp_call *c, int legacy, const double *sc,
+                                const size_t *order, size_t n, size_t top)
+{
+    size_t i;
+    rcp_jw_obj(&c->w);
+    if (legacy) {   /* spec/README.md: {results: [{index, score}]} */
+        rcp_jw_key(&c->w, "results");
+        rcp_jw_arr(&c->w);
+        for (i = 0; i < top; i++) {
+            rcp_jw_obj(&c->w);
+            rcp_jw_key(&c->w, "index");
+            rcp_jw_int(&c->w, (int64_t)order[i]);
+            rcp_jw_key(&c->w, "score");
+            rcp_jw_double(&c->w, sc[order[i]]);
+            rcp_jw_obj_end(&c->w);
+        }
+        rcp_jw_arr_end(&c->w);
+    } else {        /* §7.6: scores[i] for passages[i]; order best first */
+        rcp_jw_key(&c->w, "scores");
+        rcp_jw_arr(&c->w);
+        for (i = 0; i < n; i++)
+            rcp_jw_double(&c->w, sc[i]);
+        rcp_jw_arr_end(&c->w);
+        rcp_jw_key(&c->w, "order");
+        rcp_jw_arr(&c->w);
+        for (i = 0; i < top; i++)
+            rcp_jw_int(&c->w, (int64_t)order[i]);
+        rcp_jw_arr_end(&c->w);
+    }
+    rcp_jw_obj_end(&c->w);
+}
+
+/* §7.6 rerank {query, passages, method?, topN?} -> {scores, order}, and
+** the legacy {query, documents, topN} -> {results} shape. */
+static int m_rerank(rcp_call *c)
+{
+    const rcp_json *ps = param(c->params, "passages");
+    const char *field = "passages", *q, **texts;
+    size_t ql, i, *order, *lens;
+    int legacy = 0, method, strict, rc;
+    int64_t top;
+    double *sc;
+    char f[40];
+    if (!ps && (ps = param(c->params, "documents")) != NULL) {
+        field = "documents";
+        legacy = 1;
+    }
+    if ((rc = get_query_text(c, &q, &ql)))
+        return rc;
+    if (!ps || ps->type != RCP_JSON_ARRAY)
+        return fail(c, RCP_INVALID_PARAMS, field, NULL,
+                    "%s must be an array of strings", field);
+    if (ps->n > RERANK_MAX)    /* §4.7, §15.5: maxCandidates */
+        return fail(c, RCP_INVALID_PARAMS, field, NULL, "%lu passages exceed"
+                    " rerank.maxCandidates %d", (unsigned long)ps->n,
+                    RERANK_MAX);
+    texts = rcp_arena_alloc(&c->s->arena, (ps->n + 1) * sizeof *texts);
+    lens = rcp_arena_alloc(&c->s->arena, (ps->n + 1) * sizeof *lens);
+    order = rcp_arena_alloc(&c->s->arena, (ps->n + 1) * sizeof *order);
+    sc = rcp_arena_alloc(&c->s->arena, (ps->n + 1) * sizeof *sc);
+    if (!texts || !lens || !order || !sc)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    for (i = 0; i < ps->n; i++) {
+        snprintf(f, sizeof f, "%s[%lu]", field, (unsigned long)i);
+        if ((rc = passage_text(c, &ps->kids[i], f, legacy, &texts[i],
+                               &lens[i])))
+            return rc;
+        order[i] = i;
+    }
+    if ((rc = get_strict(c, &strict))
+        || (rc = get_rerank_method(c, c->params, "", strict, &method))
+        || (rc = get_int(c, c->params, "topN", "topN", 1,
+                         (int64_t)RCP_INT53_MAX, (int64_t)ps->n, &top))
+        || (rc = score_passages(c, method, q, ql, texts, lens, ps->n, sc)))
+        return rc;
+    sort_scores = sc;
+    qsort(order, ps->n, sizeof *order, by_score);
+    write_rerank_result(c, legacy, sc, order, ps->n,
+                        (size_t)top < ps->n ? (size_t)top : ps->n);
     return 0;
 }
 
@@ -1138,6 +1550,366 @@ static int m_index_delete(rcp_call *c)
     return 0;
 }
 
+/* MARK: - §8 Metadata filtering (used by §7.7 retrieve) */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    int64_t era, yoe, doy, doe;
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* Read exactly n digits at *p. */
+static int digits(const char **p, const char *end, int n, int *out)
+{
+    int v = 0;
+    while (n--) {
+        if (*p >= end || **p < '0' || **p > '9')
+            return -1;
+        v = v * 10 + (*(*p)++ - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* §4.6 RFC 3339 date-time ("2017-06-12T00:00:00Z", offsets, fractions)
+** or a full-date ("2017-06-12", midnight UTC) into epoch milliseconds. */
+static int parse_rfc3339(const char *p, size_t n, int64_t *ms)
+{
+    static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30,
+                                 31 };
+    const char *e = p + n;
+    int y, mo, d, h = 0, mi = 0, sec = 0, oh = 0, om = 0, sign = 0;
+    double frac = 0, scale = 0.1;
+    if (digits(&p, e, 4, &y) || p >= e || *p++ != '-' || digits(&p, e, 2, &mo)
+        || p >= e || *p++ != '-' || digits(&p, e, 2, &d) || mo < 1
+        || mo > 12 || d < 1 || d > mdays[mo - 1]
+        || (mo == 2 && d == 29 && (y % 4 || (y % 100 == 0 && y % 400))))
+        return -1;
+    if (p < e) {
+        if ((*p != 'T' && *p != 't' && *p != ' ') || (++p, digits(&p, e, 2,
+            &h)) || p >= e || *p++ != ':' || digits(&p, e, 2, &mi)
+            || p >= e || *p++ != ':' || digits(&p, e, 2, &sec) || h > 23
+            || mi > 59 || sec > 60)
+            return -1;
+        if (p < e && *p == '.') {
+            if (++p >= e || *p < '0' || *p > '9')
+                return -1;
+            for (; p < e && *p >= '0' && *p <= '9'; p++, scale /= 10)
+                frac += (*p - '0') * scale;
+        }
+        if (p < e && (*p == 'Z' || *p == 'z'))
+            p++;
+        else if (p < e && (*p == '+' || *p == '-')) {
+            sign = *p++ == '-' ? -1 : 1;
+            if (digits(&p, e, 2, &oh) || p >= e || *p++ != ':'
+                || digits(&p, e, 2, &om) || oh > 23 || om > 59)
+                return -1;
+        } else {
+            return -1;
+        }
+    }
+    if (p != e)
+        return -1;
+    *ms = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec
+            - sign * (oh * 3600 + om * 60)) * 1000) + (int64_t)(frac * 1000);
+    return 0;
+}
+
+/* A date value: an RFC 3339 string or an integer of epoch ms (§4.6). */
+static int date_ms(const rcp_json *v, int64_t *ms)
+{
+    if (v->type == RCP_JSON_STRING)
+        return parse_rfc3339(v->s, v->n, ms);
+    return rcp_json_int(v, ms) ? 0 : -1;
+}
+
+/* §8 table: is v's JSON type compatible with the field's type?  JSON has
+** one number type, so int and float fields both take any number (an int
+** field simply never equals 2.5). */
+static int value_fits(const rcp_field *f, const rcp_json *v)
+{
+    int64_t x;
+    switch (f->type) {
+    case RCP_FIELD_KEYWORD:
+    case RCP_FIELD_TEXT:
+        return v->type == RCP_JSON_STRING;
+    case RCP_FIELD_INT:
+    case RCP_FIELD_FLOAT:
+        return v->type == RCP_JSON_NUMBER;
+    case RCP_FIELD_BOOL:
+        return v->type == RCP_JSON_TRUE || v->type == RCP_JSON_FALSE;
+    case RCP_FIELD_DATE:
+        return date_ms(v, &x) == 0;
+    }
+    return 0;
+}
+
+typedef struct fnode {
+    int             kind, op;
+    const rcp_field *field;
+    const rcp_json  *value;
+    struct fnode    *kids;
+    size_t           n;
+} fnode;
+
+static const rcp_field *find_field(const rcp_server *s, const rcp_json *name)
+{
+    size_t i;
+    for (i = 0; i < s->opts.nfields; i++)
+        if (s->opts.fields[i].namelen == name->n
+            && memcmp(s->opts.fields[i].name, name->s, name->n) == 0)
+            return &s->opts.fields[i];
+    return NULL;
+}
+
+/* §8 value shapes per operator; -32602 naming "filter.<field>". */
+static int check_value(rcp_call *c, fnode *n, const char *f)
+{
+    const rcp_json *v = n->value;
+    size_t i;
+    int ordered = n->op >= OP_GT && n->op <= OP_LTE;
+    if (n->op == OP_EXISTS)
+        return v && (v->type == RCP_JSON_TRUE || v->type == RCP_JSON_FALSE)
+            ? 0 : fail(c, RCP_INVALID_PARAMS, f, NULL, "exists takes true "
+                       "or false (§8)");
+    if (ordered && n->field->type != RCP_FIELD_INT
+        && n->field->type != RCP_FIELD_FLOAT
+        && n->field->type != RCP_FIELD_DATE)
+        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s applies to int, "
+                    "float and date fields only (§8)", filter_ops[n->op]);
+    if (!v)
+        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s needs a value (§8)",
+                    filter_ops[n->op]);
+    if (n->op == OP_IN || n->op == OP_NIN) {
+        if (v->type != RCP_JSON_ARRAY)
+            return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s takes an array "
+                        "of scalars (§8)", filter_ops[n->op]);
+        for (i = 0; i < v->n; i++)
+            if (!value_fits(n->field, &v->kids[i]))
+                return fail(c, RCP_INVALID_PARAMS, f, NULL, "a value does not"
+                            " fit the field's type %s (§8)",
+                            field_types[n->field->type]);
+        return 0;
+    }
+    return value_fits(n->field, v) ? 0 : fail(c, RCP_INVALID_PARAMS, f, NULL,
+        "the value does not fit the field's type %s (§8)",
+        field_types[n->field->type]);
+}
+
+static int compile_filter(rcp_call *c, const rcp_json *v, fnode *out,
+                          unsigned depth);
+
+/* {"and": [...]} / {"or": [...]}: nest arbitrarily; empty is -32602. */
+static int compile_list(rcp_call *c, const rcp_json *list, fnode *out,
+                        unsigned depth)
+{
+    size_t i;
+    int rc;
+    if (list->type != RCP_JSON_ARRAY || list->n == 0)
+        return fail(c, RCP_INVALID_PARAMS, "filter", NULL, "and/or take a "
+                    "non-empty array of clauses (§8)");
+    out->n = list->n;
+    out->kids = rcp_arena_alloc(&c->s->arena, list->n * sizeof *out->kids);
+    if (!out->kids)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    for (i = 0; i < list->n; i++)
+        if ((rc = compile_filter(c, &list->kids[i], &out->kids[i],
+                                 depth + 1)) != 0)
+            return rc;
+    return 0;
+}
+
+/* A leaf {field, op, value}: §8 and §15.4 -- names are checked against
+** the advertised set, never used to reach anything else. */
+static int compile_leaf(rcp_call *c, const rcp_json *v, fnode *out)
+{
+    const rcp_json *name = param(v, "field"), *op = param(v, "op");
+    char f[96];
+    int i;
+    if (!name || name->type != RCP_JSON_STRING || !op
+        || op->type != RCP_JSON_STRING)
+        return fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a clause is "
+                    "{field, op, value} or and/or/not (§8)");
+    snprintf(f, sizeof f, "filter.%.*s", (int)(name->n > 80 ? 80 : name->n),
+             name->s);
+    if (!(out->field = find_field(c->s, name)))
+        return fail(c, RCP_INVALID_PARAMS, f, NULL, "field is not in the "
+                    "advertised filter.fields (§8)");
+    if ((i = pick(op, filter_ops, NOPS)) < 0)
+        return fail(c, RCP_OPTION_UNSUPPORTED, NULL, "filter.op", "operator "
+                    "'%.*s' is not in filter.operators (§8)",
+                    (int)(op->n > 16 ? 16 : op->n), op->s);
+    out->kind = F_CMP;
+    out->op = i;
+    out->value = param(v, "value");
+    return check_value(c, out, f);
+}
+
+static int compile_filter(rcp_call *c, const rcp_json *v, fnode *out,
+                          unsigned depth)
+{
+    const rcp_json *and_ = param(v, "and"), *or_ = param(v, "or");
+    const rcp_json *not_ = param(v, "not");
+    int forms;
+    memset(out, 0, sizeof *out);
+    if (v->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a filter clause "
+                    "must be an object (§8)");
+    forms = !!and_ + !!or_ + !!not_ + !!param(v, "field");
+    if (forms != 1)
+        return fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a clause is "
+                    "exactly one of and, or, not, or {field, op, value} (§8)");
+    if (and_ || or_) {
+        out->kind = and_ ? F_AND : F_OR;
+        return compile_list(c, and_ ? and_ : or_, out, depth);
+    }
+    if (not_) {
+        out->kind = F_NOT;
+        out->n = 1;
+        if (!(out->kids = rcp_arena_alloc(&c->s->arena, sizeof *out->kids)))
+            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        return compile_filter(c, not_, out->kids, depth + 1);
+    }
+    return compile_leaf(c, v, out);
+}
+
+/* Compare a document value with a filter value of the field's type:
+** <0, 0, >0, or 2 when they cannot be compared. */
+static int compare(const rcp_field *f, const rcp_json *dv, const rcp_json *fv)
+{
+    int64_t a, b;
+    double x, y;
+    size_t n;
+    int r;
+    switch (f->type) {
+    case RCP_FIELD_KEYWORD:
+    case RCP_FIELD_TEXT:
+        if (dv->type != RCP_JSON_STRING)
+            return 2;
+        n = dv->n < fv->n ? dv->n : fv->n;
+        r = memcmp(dv->s, fv->s, n);   /* §8: case-sensitive, byte order */
+        return r ? (r < 0 ? -1 : 1) : (dv->n > fv->n) - (dv->n < fv->n);
+    case RCP_FIELD_BOOL:
+        if (dv->type != RCP_JSON_TRUE && dv->type != RCP_JSON_FALSE)
+            return 2;
+        return dv->type != fv->type;
+    case RCP_FIELD_DATE:
+        if (date_ms(dv, &a) || date_ms(fv, &b))
+            return 2;
+        return (a > b) - (a < b);
+    default:
+        if (dv->type != RCP_JSON_NUMBER)
+            return 2;
+        x = rcp_json_num(dv);
+        y = rcp_json_num(fv);
+        return (x > y) - (x < y);
+    }
+}
+
+/* One scalar document value against a leaf. */
+static int leaf_scalar(const fnode *n, const rcp_json *dv)
+{
+    int r;
+    size_t i;
+    if (n->op == OP_IN) {
+        for (i = 0; i < n->value->n; i++)
+            if (compare(n->field, dv, &n->value->kids[i]) == 0)
+                return 1;
+        return 0;
+    }
+    if (n->op == OP_CONTAINS)      /* text: substring */
+        return n->field->type == RCP_FIELD_TEXT && dv->type == RCP_JSON_STRING
+            && find_bytes(dv->s, dv->n, n->value->s, n->value->n);
+    r = compare(n->field, dv, n->value);
+    switch (n->op) {
+    case OP_EQ:  return r == 0;
+    case OP_GT:  return r == 1;
+    case OP_GTE: return r == 0 || r == 1;
+    case OP_LT:  return r == -1;
+    case OP_LTE: return r == 0 || r == -1;
+    }
+    return 0;
+}
+
+/* A leaf against a document's meta.  An array-valued field matches when
+** any element does (contains: element membership); ne and nin are the
+** negations of eq and in, so they hold for an absent field. */
+static int eval_leaf(const fnode *n, const rcp_json *meta)
+{
+    const rcp_json *dv = NULL;
+    fnode pos = *n;
+    size_t i;
+    int neg = n->op == OP_NE || n->op == OP_NIN, hit = 0;
+    for (i = 0; meta && meta->type == RCP_JSON_OBJECT && i < meta->n; i++)
+        if (meta->kids[i].keylen == n->field->namelen          /* last wins */
+            && memcmp(meta->kids[i].key, n->field->name,
+                      n->field->namelen) == 0)
+            dv = meta->kids[i].type == RCP_JSON_NULL ? NULL : &meta->kids[i];
+    if (n->op == OP_EXISTS)
+        return (dv != NULL) == (n->value->type == RCP_JSON_TRUE);
+    if (!dv)
+        return neg;
+    pos.op = n->op == OP_NE ? OP_EQ : n->op == OP_NIN ? OP_IN : n->op;
+    if (dv->type == RCP_JSON_ARRAY) {
+        if (pos.op == OP_CONTAINS)
+            pos.op = OP_EQ;
+        for (i = 0; i < dv->n && !hit; i++)
+            hit = leaf_scalar(&pos, &dv->kids[i]);
+    } else {
+        hit = leaf_scalar(&pos, dv);
+    }
+    return neg ? !hit : hit;
+}
+
+static int eval_filter(const fnode *n, const rcp_json *meta)
+{
+    size_t i;
+    switch (n->kind) {
+    case F_AND:
+        for (i = 0; i < n->n; i++)
+            if (!eval_filter(&n->kids[i], meta))
+                return 0;
+        return 1;
+    case F_OR:
+        for (i = 0; i < n->n; i++)
+            if (eval_filter(&n->kids[i], meta))
+                return 1;
+        return 0;
+    case F_NOT:
+        return !eval_filter(n->kids, meta);
+    }
+    return eval_leaf(n, meta);
+}
+
+/* The engine's row filter: parse the document's meta (into the scratch
+** arena, released per document) and evaluate the compiled tree. */
+typedef struct filter_ctx {
+    rcp_server  *s;
+    const fnode *root;
+} filter_ctx;
+
+static int accept_doc(void *ud, const rcp_model *m, uint32_t docno)
+{
+    filter_ctx *fc = ud;
+    rcp_model_docview d;
+    rcp_json_err err;
+    const rcp_json *meta = NULL;
+    int ok;
+    if (rcp_model_doc(m, docno, &d) != 0)
+        return 0;
+    if (d.meta)
+        meta = rcp_json_parse(&fc->s->scratch, d.meta, d.metalen, 0, &err);
+    ok = eval_filter(fc->root, meta);
+    rcp_arena_reset(&fc->s->scratch);
+    return ok;
+}
+
 /* MARK: - §7.7 retrieve */
 
 /* The parsed retrieve request beyond what the engine's query holds. */
@@ -1149,70 +1921,9 @@ typedef struct rq {
     int64_t budget;          /* §7.7.2 tokenBudget; 0 = none */
     size_t  offset;          /* §10 page start */
     uint64_t fp;             /* request fingerprint for cursors */
+    filter_ctx fc;           /* §8 the compiled filter, if any */
+    fnode    root;
 } rq;
-
-/* §4.8 query: a string, a text block, or an array of text blocks (their
-** texts joined by a space). */
-static int get_query(rcp_call *c, rq *r)
-{
-    const rcp_json *v = param(c->params, "query");
-    size_t i, n = 0;
-    char f[32], *buf;
-    const char *t;
-    size_t len;
-    int rc;
-    if (!v)
-        return fail(c, RCP_INVALID_PARAMS, "query", NULL, "query is required");
-    if (v->type != RCP_JSON_ARRAY)
-        return content_text(c, v, "query", &r->q.text, &r->q.len);
-    for (i = 0; i < v->n; i++) {
-        snprintf(f, sizeof f, "query[%lu]", (unsigned long)i);
-        if (v->kids[i].type != RCP_JSON_OBJECT)
-            return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a Content"
-                        " block", f);
-        if ((rc = content_text(c, &v->kids[i], f, &t, &len)) != 0)
-            return rc;
-        n += len + 1;
-    }
-    if (!(buf = rcp_arena_alloc(&c->s->arena, n + 1)))
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-    for (i = 0, n = 0; i < v->n; i++) {
-        content_text(c, &v->kids[i], "query", &t, &len);
-        memcpy(buf + n, t, len);
-        n += len;
-        buf[n++] = ' ';
-    }
-    r->q.text = buf;
-    r->q.len = n ? n - 1 : 0;
-    return 0;
-}
-
-/* Match a string option against names; -1 when absent. */
-static int pick(const rcp_json *v, const char *const *names, int n)
-{
-    int i;
-    for (i = 0; v && i < n; i++)
-        if (rcp_json_streq(v, names[i]))
-            return i;
-    return -1;
-}
-
-/* An enumerated string option: *out = index in names, unchanged when
-** absent; a non-string is -32602; an unknown name follows strict. */
-static int get_enum(rcp_call *c, const rcp_json *obj, const char *key,
-                    const char *field, const char *const *names, int n,
-                    int strict, int *out)
-{
-    const rcp_json *v;
-    int rc, i;
-    if ((rc = get_str(c, obj, key, field, &v)) != 0 || !v)
-        return rc;
-    if ((i = pick(v, names, n)) >= 0) {
-        *out = i;
-        return 0;
-    }
-    return unsupported(c, strict, field, "this value is not advertised");
-}
 
 static int get_fusion(rcp_call *c, rq *r)
 {
@@ -1249,9 +1960,7 @@ static int get_fusion(rcp_call *c, rq *r)
 static int get_unoffered(rcp_call *c, rq *r)
 {
     static const struct { const char *key; rcp_json_type type; } opt[] = {
-        { "rerank", RCP_JSON_OBJECT }, { "mmr", RCP_JSON_OBJECT },
-        { "filter", RCP_JSON_OBJECT }, { "recency", RCP_JSON_OBJECT },
-        { "rewrite", RCP_JSON_STRING } };
+        { "recency", RCP_JSON_OBJECT }, { "rewrite", RCP_JSON_STRING } };
     size_t i;
     int rc;
     for (i = 0; i < sizeof opt / sizeof *opt; i++) {
@@ -1266,6 +1975,61 @@ static int get_unoffered(rcp_call *c, rq *r)
             return rc;
     }
     return 0;
+}
+
+/* §8 filter: compiled once per request, evaluated by the engine on each
+** live document it considers. */
+static int get_filter(rcp_call *c, rq *r)
+{
+    const rcp_json *f = param(c->params, "filter");
+    int rc;
+    if (!f)
+        return 0;
+    if (f->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, "filter", NULL,
+                    "filter must be an object (§8)");
+    if (!has_cap(c->s, "filter"))
+        return unsupported(c, r->strict, "filter", "filter is not "
+                           "advertised");
+    if ((rc = compile_filter(c, f, &r->root, 0)) != 0)
+        return rc;
+    r->fc.root = &r->root;
+    r->q.accept = accept_doc;
+    r->q.ud = &r->fc;
+    return 0;
+}
+
+/* §7.7 rerank {method?, model?, topN?} | false, and mmr {lambda?}.  The
+** funnel (§3.3): k <= topN <= candidateK, clamped to maxCandidates. */
+static int get_rerank_mmr(rcp_call *c, rq *r)
+{
+    const rcp_json *rr = param(c->params, "rerank");
+    const rcp_json *mmr = param(c->params, "mmr");
+    int64_t top;
+    int rc;
+    if (rr && rr->type != RCP_JSON_FALSE) {
+        if (rr->type != RCP_JSON_OBJECT)
+            return fail(c, RCP_INVALID_PARAMS, "rerank", NULL,
+                        "rerank must be an object or false");
+        if ((rc = get_rerank_method(c, rr, "rerank.", r->strict,
+                                    &r->q.rerank))
+            || (rc = get_int(c, rr, "topN", "rerank.topN", 1,
+                             (int64_t)RCP_INT53_MAX,
+                             (int64_t)r->q.candidate_k, &top)))
+            return rc;
+        if ((size_t)top > r->q.candidate_k)
+            top = (int64_t)r->q.candidate_k;
+        if ((size_t)top < r->q.k)
+            top = (int64_t)r->q.k;
+        r->q.rerank_top = (size_t)(top < RERANK_MAX ? top : RERANK_MAX);
+    }
+    if (!mmr)
+        return 0;
+    if (mmr->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, "mmr", NULL,
+                    "mmr must be an object");
+    return get_num(c, mmr, "lambda", "mmr.lambda", 0, 1, 0.5,
+                   &r->q.mmr_lambda);
 }
 
 /* unit, level, modality: the one value each this flat text corpus has. */
@@ -1379,11 +2143,14 @@ static int get_retrieve(rcp_call *c, rq *r)
     int64_t seed;
     int rc;
     rcp_model_query_init(&r->q);
-    if ((rc = get_strict(c, &r->strict)) || (rc = get_query(c, r))
+    if ((rc = get_strict(c, &r->strict))
+        || (rc = get_query_text(c, &r->q.text, &r->q.len))
         || (rc = get_sizes(c, r))
         || (rc = get_enum(c, c->params, "mode", "mode", modes, 3, r->strict,
                           &r->q.mode))
-        || (rc = get_fusion(c, r)) || (rc = get_granularity(c, r))
+        || (rc = get_fusion(c, r)) || (rc = get_rerank_mmr(c, r))
+        || (rc = get_filter(c, r))
+        || (rc = get_granularity(c, r))
         || (rc = get_unoffered(c, r))
         || (rc = get_bool(c, c->params, "includeText", "includeText", 1,
                           &r->include_text))
@@ -1454,6 +2221,9 @@ static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
     rcp_jw_str(&c->w, d.id, d.idlen);
     rcp_jw_key(&c->w, "score");
     rcp_jw_double(&c->w, h->score);
+    rcp_jw_key(&c->w, "confidence");     /* §7.7.2: in [0,1] */
+    rcp_jw_double(&c->w, h->confidence < 0 ? 0 : h->confidence > 1 ? 1
+                  : h->confidence);
     if (r->include_text) {
         rcp_jw_key(&c->w, "text");
         rcp_jw_str(&c->w, d.text, d.textlen);
@@ -1507,7 +2277,7 @@ static void write_usage(rcp_call *c, const rq *r, double t0, size_t tokens)
     rcp_jw_key(&c->w, "candidates");
     rcp_jw_int(&c->w, (int64_t)r->q.candidate_k);
     rcp_jw_key(&c->w, "reranked");
-    rcp_jw_int(&c->w, 0);
+    rcp_jw_int(&c->w, r->q.rerank ? (int64_t)r->q.rerank_top : 0);
     rcp_jw_key(&c->w, "latencyMs");
     rcp_jw_double(&c->w, (double)(long)((now_ms() - t0) * 1000) / 1000);
     if (r->budget) {
@@ -1535,6 +2305,7 @@ static int m_retrieve(rcp_call *c)
     char *b64;
     int rc;
     memset(&r, 0, sizeof r);
+    r.fc.s = c->s;
     if ((rc = get_retrieve(c, &r)) != 0)
         return rc;
     want = r.offset + r.q.k + 1;        /* one more tells a next page */
@@ -1602,9 +2373,9 @@ static const method methods[] = {
     { "ping",            NULL,          1, m_ping },
     { "shutdown",        NULL,          1, m_shutdown },
     { "embed",           "embed",       0, m_embed },
-    { "embed/sparse",    "sparseEmbed", 0, NULL },
-    { "embed/multi",     "multiVector", 0, NULL },
-    { "rerank",          "rerank",      0, NULL },
+    { "embed/sparse",    "sparseEmbed", 0, m_embed_sparse },
+    { "embed/multi",     "multiVector", 0, m_embed_multi },
+    { "rerank",          "rerank",      0, m_rerank },
     { "retrieve",        "retrieve",    0, m_retrieve },
     { "query/transform", "transform",   0, NULL },
     { "graph",           "graph",       0, NULL },

@@ -614,6 +614,21 @@ int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
 
 typedef struct rcp_server rcp_server;
 
+/* §8: a metadata field clients may filter on, with its declared type. */
+typedef enum rcp_field_type {
+    RCP_FIELD_KEYWORD, RCP_FIELD_TEXT, RCP_FIELD_INT, RCP_FIELD_FLOAT,
+    RCP_FIELD_BOOL, RCP_FIELD_DATE
+} rcp_field_type;
+typedef struct rcp_field {
+    const char    *name;    /* a top-level key of a document's meta */
+    size_t         namelen;
+    rcp_field_type type;
+} rcp_field;
+/* "name:type" with type keyword|text|int|float|bool|date into *out (name
+** borrowed from spec: the bytes before the last ':').  0 ok, -1 malformed
+** or unknown type. */
+int rcp_field_parse(const char *spec, rcp_field *out);
+
 typedef struct rcp_server_opts {
     size_t max_line;      /* §5.1 bytes in one frame (0 = default) */
     size_t max_batch;     /* §11 members in one batch (0 = default) */
@@ -623,6 +638,9 @@ typedef struct rcp_server_opts {
                              advertises its x-rcp capability */
     rcp_model *model;     /* the engine serving the retrieval methods, or
                              NULL for none; borrowed, must outlive s */
+    const rcp_field *fields;  /* §8 filterable fields (borrowed); the
+                             filter capability is advertised when any */
+    size_t nfields;
 } rcp_server_opts;
 
 /* A new server in the uninitialised state (§13).  opts may be NULL (all
@@ -747,6 +765,13 @@ typedef struct rcp_client_opts {
 ** be NULL) when the pipes, the fork or the exec failed. */
 rcp_client *rcp_client_spawn(char *const argv[], const rcp_client_opts *opts,
                              char *err, size_t errlen);
+/* The same, but the child runs fn(ud) instead of a program (its stdin and
+** stdout are the pipes, every other descriptor above 2 is closed, its
+** return value is the exit status): an in-process peer for tests, e.g. a
+** deliberately broken server. */
+rcp_client *rcp_client_fork(int (*fn)(void *ud), void *ud,
+                            const rcp_client_opts *opts, char *err,
+                            size_t errlen);
 /* End the session: close the child's stdin (EOF = shutdown, §5.1), wait up
 ** to grace_ms for it to exit, then kill it (SIGKILL) and reap it.  Every
 ** request still pending is abandoned; every rcp_request is freed.  Returns
@@ -858,5 +883,19 @@ int rcp_code_known(int code);
 ** returns the exit status: 0 all passed and the declaration is honest,
 ** 1 a check failed or the server overclaims, 2 usage error. */
 int rcp_conform_main(int argc, char **argv);
+
+/* The suite with its I/O redirected, for tests: spawn (NULL: run the
+** command after "--") starts each server under test; out (NULL: stdout)
+** receives the report.  argv as for rcp_conform_main ("--" and the
+** command may be omitted when spawn is given). */
+typedef rcp_client *(*rcp_conform_spawn_fn)(void *ud,
+                                            const rcp_client_opts *opts,
+                                            char *err, size_t errlen);
+typedef struct rcp_conform_io {
+    rcp_conform_spawn_fn spawn;
+    void                *ud;
+    rcp_buf             *out;
+} rcp_conform_io;
+int rcp_conform_run(int argc, char **argv, const rcp_conform_io *io);
 
 #endif /* RCP_H */

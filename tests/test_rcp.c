@@ -25,10 +25,15 @@ static rcp_model *M, *M2;
 static rcp_buf OUT;
 static rcp_arena A;
 
+static rcp_field FIELDS[4];
+static size_t NFIELDS;
+
 static void make_server(int debug, size_t max_batch)
 {
     rcp_server_opts o;
     memset(&o, 0, sizeof o);
+    o.fields = FIELDS;
+    o.nfields = NFIELDS;
     o.debug = debug;
     o.max_batch = max_batch;
     o.deadline_ms = -1;
@@ -55,8 +60,20 @@ static void setup_model(void)
     setup_opts(0, 0);
 }
 
+static void setup_fields(void)
+{
+    static const char *const spec[] = { "year:int", "tags:keyword",
+                                        "title:text", "when:date" };
+    size_t i;
+    for (i = 0; i < 4; i++)
+        ck_assert_int_eq(rcp_field_parse(spec[i], &FIELDS[i]), 0);
+    NFIELDS = 4;
+    setup_model();
+}
+
 static void teardown(void)
 {
+    NFIELDS = 0;
     rcp_model_free(M);
     M = NULL;
     rcp_server_free(S);
@@ -852,7 +869,7 @@ END_TEST
 
 START_TEST(retrieve_unadvertised_options_are_32005)
 {
-    static const char *const opts[] = { "rerank", "mmr", "filter", "recency" };
+    static const char *const opts[] = { "filter", "recency" };
     char frame[256];
     size_t i;
     add_corpus();
@@ -960,6 +977,276 @@ START_TEST(retrieve_pinned_other_snapshot_is_32010_and_results_repeat)
     ask(CALL("retrieve", "{\"query\":\"shock layer\",\"k\":4,\"seed\":7}"));
     strip_latency(OUT.data);
     ck_assert_str_eq(OUT.data, a);
+}
+END_TEST
+
+/* MARK: - §7.4, §7.5 embed/sparse, embed/multi; §7.6 rerank -------------- */
+
+START_TEST(embed_sparse_gives_ascending_indices_with_values)
+{
+    const rcp_json *v, *sp;
+    size_t i;
+    init_session();
+    v = reply(CALL("embed/sparse", "{\"texts\":[\"shock tube shock\","
+                   "\"the\"],\"kind\":\"query\"}"));
+    ck_assert_uint_eq(at(v, "result.sparse")->n, 2);
+    sp = at(v, "result.sparse.0");
+    ck_assert_uint_eq(at(sp, "indices")->n, at(sp, "values")->n);
+    ck_assert_uint_ge(at(sp, "indices")->n, 2);
+    for (i = 1; i < at(sp, "indices")->n; i++)
+        ck_assert(rcp_json_num(&at(sp, "indices")->kids[i - 1])
+                  < rcp_json_num(&at(sp, "indices")->kids[i]));
+    for (i = 0; i < at(sp, "indices")->n; i++)
+        ck_assert(rcp_json_num(&at(sp, "indices")->kids[i])
+                  < (double)rcp_model_vocab(M));
+    expect_field(CALL("embed/sparse", "{\"texts\":[1]}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "texts[0]");
+}
+END_TEST
+
+START_TEST(embed_multi_gives_one_row_per_token_in_both_encodings)
+{
+    const rcp_json *v;
+    size_t d = rcp_model_multi_dim(M);
+    float row[RCP_MODEL_MAX_DIM];
+    init_session();
+    v = reply(CALL("embed/multi", "{\"inputs\":[\"shock tube flow\",\"\"]}"));
+    ck_assert_int_eq(num(v, "result.dimension"), (long long)d);
+    ck_assert_uint_eq(at(v, "result.matrices")->n, 2);
+    ck_assert_uint_eq(at(v, "result.matrices.0")->n, 3);
+    ck_assert_uint_eq(at(v, "result.matrices.0.0")->n, d);
+    ck_assert_uint_eq(at(v, "result.matrices.1")->n, 0);
+    v = reply(CALL("embed/multi", "{\"inputs\":[\"shock tube flow\"],"
+                   "\"encoding\":\"f32-base64\"}"));
+    ck_assert(is_str(v, "result.encoding", "f32-base64"));
+    ck_assert_int_eq(rcp_vec_b64_decode(row, d,
+                                        at(v, "result.matrices.0.2")->s,
+                                        at(v, "result.matrices.0.2")->n),
+                     RCP_VEC_B64_OK);
+}
+END_TEST
+
+START_TEST(rerank_scores_align_with_passages_and_order_is_best_first)
+{
+    /* §7.6: scores[i] is passages[i]; order gives indices best first */
+    const rcp_json *v, *sc;
+    init_session();
+    v = reply(CALL("rerank", "{\"query\":\"shock tube\",\"passages\":["
+                   "\"wing flutter\",\"a shock tube test\",\"tube\"]}"));
+    sc = at(v, "result.scores");
+    ck_assert_uint_eq(sc->n, 3);
+    ck_assert_int_eq(num(v, "result.order.0"), 1);
+    ck_assert(rcp_json_num(&sc->kids[1]) > rcp_json_num(&sc->kids[0]));
+    v = reply(CALL("rerank", "{\"query\":\"shock tube\",\"passages\":["
+                   "\"wing flutter\",\"a shock tube test\",\"tube\"],"
+                   "\"topN\":1,\"method\":\"colbert\"}"));
+    ck_assert_uint_eq(at(v, "result.scores")->n, 3);
+    ck_assert_uint_eq(at(v, "result.order")->n, 1);
+}
+END_TEST
+
+START_TEST(rerank_legacy_documents_get_results_shape)
+{
+    /* spec/README.md: documents -> results [{index, score}] best first */
+    const rcp_json *v;
+    init_session();
+    v = reply(CALL("rerank", "{\"query\":\"shock tube\",\"documents\":["
+                   "\"wing flutter\",{\"text\":\"a shock tube test\"},"
+                   "\"tube\"],\"topN\":2}"));
+    ck_assert_uint_eq(at(v, "result.results")->n, 2);
+    ck_assert_int_eq(num(v, "result.results.0.index"), 1);
+    ck_assert_ptr_nonnull(at(v, "result.results.0.score"));
+    ck_assert_ptr_null(at(v, "result.scores"));
+}
+END_TEST
+
+START_TEST(rerank_method_must_be_advertised)
+{
+    /* §7.6: method MUST be in rerank.methods */
+    init_session();
+    expect_field(CALL("rerank", "{\"query\":\"q\",\"passages\":[\"p\"],"
+                      "\"method\":\"llm\"}"), RCP_OPTION_UNSUPPORTED,
+                 "error.data.option", "method");
+    expect_field(CALL("rerank", "{\"query\":\"q\",\"passages\":[\"p\"],"
+                      "\"model\":\"big\"}"), RCP_OPTION_UNSUPPORTED,
+                 "error.data.option", "model");
+    expect_field(CALL("rerank", "{\"query\":\"q\"}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "passages");
+    expect_field(CALL("rerank", "{\"passages\":[\"p\"]}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "query");
+    expect_field(CALL("rerank", "{\"query\":\"q\",\"passages\":[\"p\"],"
+                      "\"topN\":0}"), RCP_INVALID_PARAMS, "error.data.field",
+                 "topN");
+}
+END_TEST
+
+START_TEST(retrieve_inline_rerank_and_mmr_report_the_funnel)
+{
+    /* §7.7 funnel: candidateK >= topN >= k; usage reports the counts */
+    const rcp_json *v;
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,\"candidateK\":"
+                   "4,\"rerank\":{\"method\":\"cross-encoder\",\"topN\":50},"
+                   "\"mmr\":{\"lambda\":0.5}}"));
+    ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
+    ck_assert_uint_eq(at(v, "result.hits")->n, 2);
+    ck_assert_int_eq(num(v, "result.usage.candidates"), 4);
+    ck_assert_int_eq(num(v, "result.usage.reranked"), 4);
+    ck_assert_ptr_nonnull(at(v, "result.hits.0.scores.rerank"));
+    ck_assert(rcp_json_num(at(v, "result.hits.0.confidence")) >= 0
+              && rcp_json_num(at(v, "result.hits.0.confidence")) <= 1);
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"mmr\":"
+                      "{\"lambda\":1.5}}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "mmr.lambda");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"rerank\":"
+                      "{\"method\":\"llm\"}}"), RCP_OPTION_UNSUPPORTED,
+                 "error.data.option", "rerank.method");
+}
+END_TEST
+
+/* MARK: - §8 filters ----------------------------------------------------- */
+
+static void add_meta_corpus(void)
+{
+    init_session();
+    ck_assert_ptr_nonnull(at(reply(CALL("index/add", "{\"documents\":["
+        "{\"id\":\"a\",\"text\":\"shock waves\",\"meta\":{\"year\":1960,"
+        "\"tags\":[\"gas\",\"wave\"],\"title\":\"Shock Waves In Gas\","
+        "\"when\":\"1960-05-01\"}},"
+        "{\"id\":\"b\",\"text\":\"shock layer\",\"meta\":{\"year\":1975,"
+        "\"tags\":\"heat\",\"when\":\"1975-01-01T12:00:00+02:00\"}},"
+        "{\"id\":\"c\",\"text\":\"shock tube\",\"meta\":{\"year\":1990,"
+        "\"when\":631152000000}},"
+        "{\"id\":\"d\",\"text\":\"shock again\"}]}")), "result.ids"));
+}
+
+/* The sorted ids a filter lets through, as "a,c". */
+static const char *ids_for(const char *filter)
+{
+    static char out[64];
+    char frame[512];
+    const rcp_json *v, *hits;
+    size_t i, j, n = 0;
+    char ids[8];
+    snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"shock\","
+             "\"k\":10,\"mode\":\"sparse\",\"filter\":%s}"), filter);
+    v = reply(frame);
+    hits = at(v, "result.hits");
+    ck_assert_msg(hits != NULL, "%s -> %s", filter, OUT.data);
+    for (i = 0; i < hits->n && n < sizeof ids; i++)
+        ids[n++] = at(&hits->kids[i], "id")->s[0];
+    for (i = 1; i < n; i++)          /* insertion sort */
+        for (j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+            char t = ids[j];
+            ids[j] = ids[j - 1];
+            ids[j - 1] = t;
+        }
+    for (i = 0, j = 0; i < n; i++) {
+        if (i)
+            out[j++] = ',';
+        out[j++] = ids[i];
+    }
+    out[j] = '\0';
+    return out;
+}
+
+START_TEST(filter_every_operator_and_combinator)
+{
+    add_meta_corpus();
+    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"eq\",\"value\":"
+                             "1975}"), "b");
+    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"ne\",\"value\":"
+                             "1975}"), "a,c,d");
+    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"gt\",\"value\":"
+                             "1975}"), "c");
+    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"gte\",\"value\":"
+                             "1975}"), "b,c");
+    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"lt\",\"value\":"
+                             "1975.5}"), "a,b");
+    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"lte\",\"value\":"
+                             "1960}"), "a");
+    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"in\",\"value\":"
+                             "[1960,1990]}"), "a,c");
+    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"nin\",\"value\":"
+                             "[1960,1990]}"), "b,d");
+    ck_assert_str_eq(ids_for("{\"field\":\"tags\",\"op\":\"contains\","
+                             "\"value\":\"wave\"}"), "a");
+    ck_assert_str_eq(ids_for("{\"field\":\"tags\",\"op\":\"eq\",\"value\":"
+                             "\"heat\"}"), "b");
+    ck_assert_str_eq(ids_for("{\"field\":\"title\",\"op\":\"contains\","
+                             "\"value\":\"Waves In\"}"), "a");
+    ck_assert_str_eq(ids_for("{\"field\":\"title\",\"op\":\"contains\","
+                             "\"value\":\"waves in\"}"), "");  /* §8 case */
+    ck_assert_str_eq(ids_for("{\"field\":\"tags\",\"op\":\"exists\","
+                             "\"value\":false}"), "c,d");
+    ck_assert_str_eq(ids_for("{\"and\":[{\"field\":\"year\",\"op\":\"gt\","
+                             "\"value\":1950},{\"or\":[{\"field\":\"tags\","
+                             "\"op\":\"eq\",\"value\":\"gas\"},{\"not\":{"
+                             "\"field\":\"year\",\"op\":\"lt\",\"value\":"
+                             "1980}}]}]}"), "a,c");
+}
+END_TEST
+
+START_TEST(filter_dates_compare_as_instants)
+{
+    /* §4.6: RFC 3339 strings and epoch ms, compared consistently */
+    add_meta_corpus();
+    ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"gte\",\"value\":"
+                             "\"1975-01-01T10:00:00Z\"}"), "b,c");
+    ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"gt\",\"value\":"
+                             "\"1975-01-01T10:00:00Z\"}"), "c");
+    ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"eq\",\"value\":"
+                             "631152000000}"), "c");
+    ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"lt\",\"value\":"
+                             "\"1990-01-01\"}"), "a,b");
+}
+END_TEST
+
+START_TEST(filter_errors_name_the_field)
+{
+    /* §8: unadvertised field / mistyped value -32602 with
+    ** error.data.field; unadvertised operator -32005; empty and/or */
+    add_meta_corpus();
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
+                      "{\"field\":\"lang\",\"op\":\"eq\",\"value\":\"en\"}}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "filter.lang");
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
+                      "{\"field\":\"year\",\"op\":\"eq\",\"value\":\"x\"}}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "filter.year");
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
+                      "{\"field\":\"tags\",\"op\":\"gt\",\"value\":\"a\"}}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "filter.tags");
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
+                      "{\"field\":\"year\",\"op\":\"in\",\"value\":1}}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "filter.year");
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
+                      "{\"field\":\"when\",\"op\":\"lt\",\"value\":"
+                      "\"1990-02-30\"}}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "filter.when");
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
+                      "{\"field\":\"year\",\"op\":\"regex\",\"value\":1}}"),
+                 RCP_OPTION_UNSUPPORTED, "error.data.option", "filter.op");
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
+                      "{\"and\":[]}}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "filter");
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
+                      "{\"or\":[{\"field\":\"year\",\"op\":\"eq\",\"value\":"
+                      "1}],\"field\":\"year\"}}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "filter");
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
+                      "{\"field\":\"year\",\"op\":\"exists\"}}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "filter.year");
+}
+END_TEST
+
+START_TEST(filter_advertises_fields_with_types_and_all_operators)
+{
+    const rcp_json *v;
+    init_session();
+    v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"info\"}");
+    ck_assert(is_str(v, "result.capabilities.filter.fields.year", "int"));
+    ck_assert(is_str(v, "result.capabilities.filter.fields.when", "date"));
+    ck_assert_uint_eq(at(v, "result.capabilities.filter.operators")->n, 10);
 }
 END_TEST
 
@@ -1425,6 +1712,7 @@ static Suite *make_suite(void)
     TCase *d = tcase_create("debug");
     TCase *io = tcase_create("stdio");
     TCase *e = tcase_create("engine");
+    TCase *f = tcase_create("filter");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_checked_fixture(d, setup_debug, teardown);
     tcase_add_test(t, envelope_id_is_echoed_byte_for_byte);
@@ -1480,10 +1768,21 @@ static Suite *make_suite(void)
     tcase_add_test(e, retrieve_token_budget_packs_hits);
     tcase_add_test(e, retrieve_cursor_pages_through_without_overlap);
     tcase_add_test(e, retrieve_pinned_other_snapshot_is_32010_and_results_repeat);
+    tcase_add_test(e, embed_sparse_gives_ascending_indices_with_values);
+    tcase_add_test(e, embed_multi_gives_one_row_per_token_in_both_encodings);
+    tcase_add_test(e, rerank_scores_align_with_passages_and_order_is_best_first);
+    tcase_add_test(e, rerank_legacy_documents_get_results_shape);
+    tcase_add_test(e, rerank_method_must_be_advertised);
+    tcase_add_test(e, retrieve_inline_rerank_and_mmr_report_the_funnel);
     tcase_add_test(e, embed_f32_base64_is_the_same_vector_little_endian);
     tcase_add_test(e, embed_unadvertised_encoding_is_32005_unless_not_strict);
     tcase_add_test(e, embed_content_blocks_are_checked_before_modality);
     tcase_add_test(e, embed_params_are_validated);
+    tcase_add_checked_fixture(f, setup_fields, teardown);
+    tcase_add_test(f, filter_every_operator_and_combinator);
+    tcase_add_test(f, filter_dates_compare_as_instants);
+    tcase_add_test(f, filter_errors_name_the_field);
+    tcase_add_test(f, filter_advertises_fields_with_types_and_all_operators);
     tcase_add_test(io, stdio_lone_request_is_answered_at_once);
     tcase_add_test(io, stdio_split_and_coalesced_frames_and_blank_lines);
     tcase_add_test(io, stdio_notification_gets_no_line);
@@ -1501,6 +1800,7 @@ static Suite *make_suite(void)
     suite_add_tcase(s, d);
     suite_add_tcase(s, io);
     suite_add_tcase(s, e);
+    suite_add_tcase(s, f);
     return s;
 }
 
