@@ -50,6 +50,9 @@ static const char usage_serve[] =
     "  --field NAME:TYPE   declare a filterable meta field (§8); TYPE is\n"
     "                      keyword, text, int, float, bool or date\n"
     "                      (RFC 3339 or epoch ms); repeatable\n"
+    "  --trust LEVEL       trust.level of every hit: trusted, community\n"
+    "                      or untrusted (default; §15.2: never label\n"
+    "                      unvetted content trusted)\n"
     "  --debug             add the vendor test method x-rcp/sleep {ms}\n"
     "                      and advertise its x-rcp capability\n"
     "  --help              show this help and exit\n"
@@ -152,6 +155,14 @@ static int cmd_serve(int argc, char **argv)
                                    "date, not '%s'", v ? v : "");
             o.fields = fields;
             o.nfields++;
+            i++;
+        } else if (strcmp(a, "--trust") == 0) {
+            if (!v || (strcmp(v, "trusted") && strcmp(v, "community")
+                       && strcmp(v, "untrusted")))
+                return usage_error("serve", "--trust needs trusted, "
+                                   "community or untrusted, not '%s'",
+                                   v ? v : "");
+            o.trust = v;
             i++;
         } else if (strcmp(a, "--vectors") == 0) {
             if (!v)

@@ -249,7 +249,8 @@ static int has_cap(const rcp_server *s, const char *cap)
     if (strcmp(cap, "x-rcp") == 0)
         return s->opts.debug;
     static const char *const engine[] = { "embed", "sparseEmbed",
-        "multiVector", "rerank", "retrieve", "index", "pagination" };
+        "multiVector", "rerank", "retrieve", "index", "pagination",
+        "citations" };
     size_t i;
     for (i = 0; i < sizeof engine / sizeof *engine; i++)
         if (strcmp(cap, engine[i]) == 0)
@@ -259,18 +260,30 @@ static int has_cap(const rcp_server *s, const char *cap)
     return 0;
 }
 
-/* §14.1: L0 needs at least one retrieval capability advertised.  Without
-** one this server proves no level, so it declares none rather than
-** overclaim (§14.5). */
+/* §14: the level this server's advertised surface proves.  L0 needs a
+** retrieval capability (§14.1 item 2); L1 adds retrieve with all three
+** modes, filter and citations (§14.2); L2 adds a selection -- here at
+** least two -- of the §14.3 surfaces.  Without a retrieval capability no
+** level is proven, so none is declared rather than overclaimed (§14.5). */
 static const char *conformance_level(const rcp_server *s)
 {
     static const char *const retrieval[] = { "embed", "rerank", "retrieve",
                                               "graph" };
-    size_t i;
+    static const char *const sota[] = { "rerank", "multiVector",
+        "sparseEmbed", "transform", "graph", "streaming", "pagination",
+        "log" };
+    size_t i, n = 0;
+    int l0 = 0;
     for (i = 0; i < sizeof retrieval / sizeof *retrieval; i++)
-        if (has_cap(s, retrieval[i]))
-            return "L0";
-    return NULL;
+        l0 |= has_cap(s, retrieval[i]);
+    if (!l0)
+        return NULL;
+    if (!has_cap(s, "retrieve") || !has_cap(s, "filter")
+        || !has_cap(s, "citations"))
+        return "L0";
+    for (i = 0; i < sizeof sota / sizeof *sota; i++)
+        n += (size_t)has_cap(s, sota[i]);
+    return n >= 2 ? "L2" : "L1";
 }
 
 static void write_strings(rcp_jw *w, const char *key,
@@ -438,6 +451,11 @@ static void write_capabilities(rcp_jw *w, const rcp_server *s)
         write_retrieve_cap(w);
     if (has_cap(s, "filter"))
         write_filter_cap(w, s);
+    if (has_cap(s, "citations")) {
+        rcp_jw_key(w, "citations");      /* §7.7: hits carry citation, trust */
+        rcp_jw_obj(w);
+        rcp_jw_obj_end(w);
+    }
     if (has_cap(s, "pagination")) {
         rcp_jw_key(w, "pagination");     /* §10: retrieve pages */
         rcp_jw_obj(w);
@@ -2209,6 +2227,78 @@ static void write_stage_scores(rcp_jw *w, const rcp_model_hit *h)
     rcp_jw_obj_end(w);
 }
 
+/* §15.2: a heuristic screen for instructions planted in content.  It is
+** advisory: a hit it passes is not thereby safe. */
+static int injection_suspected(const char *p, size_t n)
+{
+    static const char *const cues[] = {
+        "ignore previous instructions", "ignore all previous",
+        "ignore the above", "disregard previous", "disregard all prior",
+        "forget your instructions", "you are now", "new instructions:",
+        "system prompt", "do not tell the user", "reveal your prompt" };
+    size_t i, j, k;
+    for (i = 0; i < n; i++)
+        for (k = 0; k < sizeof cues / sizeof *cues; k++) {
+            const char *c = cues[k];
+            for (j = 0; c[j] && i + j < n; j++) {
+                char b = p[i + j];
+                if (b >= 'A' && b <= 'Z')
+                    b = (char)(b - 'A' + 'a');
+                if (b != c[j])
+                    break;
+            }
+            if (!c[j])
+                return 1;
+        }
+    return 0;
+}
+
+/* A string member of the document's meta (NULL meta: none). */
+static const rcp_json *meta_str(const rcp_json *meta, const char *key)
+{
+    const rcp_json *v = meta ? param(meta, key) : NULL;
+    return v && v->type == RCP_JSON_STRING ? v : NULL;
+}
+
+/* §7.7 citation {source, uri?, title?, start, end} and trust {level,
+** injectionSuspected}.  source is meta.source or else the id; the span
+** is the hit's bytes in its document.  Content is labelled at the level
+** the operator configured (--trust, default untrusted): §15.2 forbids
+** labelling unvetted content trusted. */
+static void write_citation(rcp_call *c, const rcp_model_docview *d)
+{
+    static const char *const keys[] = { "uri", "title" };
+    const rcp_json *v, *meta = NULL;
+    rcp_json_err err;
+    size_t i;
+    if (d->meta)
+        meta = rcp_json_parse(&c->s->arena, d->meta, d->metalen, 0, &err);
+    rcp_jw_key(&c->w, "citation");
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "source");
+    if ((v = meta_str(meta, "source")) != NULL)
+        rcp_jw_str(&c->w, v->s, v->n);
+    else
+        rcp_jw_str(&c->w, d->id, d->idlen);
+    for (i = 0; i < 2; i++)
+        if ((v = meta_str(meta, keys[i])) != NULL) {
+            rcp_jw_key(&c->w, keys[i]);
+            rcp_jw_str(&c->w, v->s, v->n);
+        }
+    rcp_jw_key(&c->w, "start");
+    rcp_jw_int(&c->w, 0);
+    rcp_jw_key(&c->w, "end");
+    rcp_jw_int(&c->w, (int64_t)d->textlen);
+    rcp_jw_obj_end(&c->w);
+    rcp_jw_key(&c->w, "trust");
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "level");
+    rcp_jw_cstr(&c->w, c->s->opts.trust ? c->s->opts.trust : "untrusted");
+    rcp_jw_key(&c->w, "injectionSuspected");
+    rcp_jw_bool(&c->w, injection_suspected(d->text, d->textlen));
+    rcp_jw_obj_end(&c->w);
+}
+
 /* §7.7 Hit: id, score, text, meta, per-stage scores, vector. */
 static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
                       char *b64)
@@ -2233,6 +2323,7 @@ static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
         rcp_jw_raw(&c->w, d.meta, d.metalen);
     }
     write_stage_scores(&c->w, h);
+    write_citation(c, &d);
     if (r->include_vectors) {
         rcp_jw_key(&c->w, "vector");
         write_vector(c, d.vector, rcp_model_dim(m), r->enc, b64);

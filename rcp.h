@@ -610,6 +610,111 @@ int rcp_model_rerank(const rcp_model *m, int method, const char *query,
 int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
                          const char *text, size_t len, double *out);
 
+/* MARK: - Storage (store.c) §7.7.1, §7.10, §7.11, §13.1 ------------------ */
+
+/* A durable home for a model's documents: a directory holding an
+** append-only, checksummed log (DIR/rcp.log) and a lock file (DIR/lock).
+** The file format and the crash cases are described at the top of
+** store.c.  One process, one thread per store; the store borrows the
+** model, and once a store is open every change to that model MUST go
+** through rcp_store_add / rcp_store_delete (a change made behind the
+** store's back is detected and makes the store refuse further writes). */
+typedef struct rcp_store rcp_store;
+
+/* Open (creating if needed) the store in dir and replay its log into m,
+** which must be empty.  dir is created (one level, not its parents) and
+** locked: a second open of the same dir, by this or any other process,
+** fails with "DIR: in use by process PID".  A torn tail left by a crash
+** mid-append is cut off (the file is truncated to the last whole
+** commit); corruption followed by valid data, a bad header or an unknown
+** format version is an error, never skipped.  NULL on failure with a
+** message in err[0..errlen); m may then hold part of the log (free it).
+** The store is owned by the caller; close it with rcp_store_close. */
+rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
+                          size_t errlen);
+
+/* Commit what is pending (best effort; call rcp_store_commit first to
+** learn whether that worked), release the lock, free st.  The model is
+** not freed.  NULL is a no-op. */
+void rcp_store_close(rcp_store *st);
+
+/* §7.10 upsert into the model and, when the model changed, append the
+** change to the pending commit and bump the store's version.  An
+** identical re-add (same id, text, meta) changes nothing: no record, no
+** version (§7.10 "observationally identical").  meta is a serialised
+** JSON object (NULL = none); all bytes are copied.  0 ok; -1 with
+** rcp_store_error(st) set: out of memory (nothing changed), a document
+** over 1 GiB, or the store has failed (see rcp_store_commit).  When the
+** pending commit passes 32 MiB it is committed on the spot, which
+** bounds memory during bulk loads. */
+int rcp_store_add(rcp_store *st, const char *id, size_t idlen,
+                  const char *text, size_t len, const char *meta,
+                  size_t metalen);
+
+/* §7.11 delete id from the model; *removed (may be NULL) is 1 when a live
+** document went, 0 when it was absent (no record, no version bump).
+** 0 ok, -1 as for rcp_store_add. */
+int rcp_store_delete(rcp_store *st, const char *id, size_t idlen,
+                     int *removed);
+
+/* Write what is pending as one commit and fsync it before returning, so a
+** write is durable once this returns 0 (call it before writing the
+** response of index/add and index/delete; with nothing pending it does
+** nothing and costs nothing).  May compact the log afterwards (a failed
+** compaction is not an error: the commit is safe; see rcp_store_stat).
+** -1 when writing or fsync failed: the store then refuses every later
+** write (add, delete, commit all return -1) until it is closed and
+** reopened, because after a failed fsync the kernel may have dropped the
+** data and a retry can falsely succeed.  The model keeps the failed
+** changes in memory; on disk stays every commit acknowledged before,
+** plus possibly the failed one (all of it or none of it). */
+int rcp_store_commit(rcp_store *st);
+
+/* Commit, then rewrite the log with only the live documents and the
+** version (write a new file, fsync, rename over the old, fsync the
+** directory).  Commits do this by themselves when the log is over 1 MiB
+** and more than twice the live data; tests and tools may force it.
+** 0 ok, -1 with rcp_store_error(st). */
+int rcp_store_compact(rcp_store *st);
+
+/* §7.7.1 the store's index version: bumped exactly when a write changes
+** the model, persisted in the log, restored by rcp_store_open and kept by
+** compaction, so a restarted server reports the same indexVersion.  Use
+** it instead of rcp_model_version while a store is open. */
+uint64_t rcp_store_version(const rcp_store *st);
+
+/* The last error message ("" when none).  Borrowed until the next call. */
+const char *rcp_store_error(const rcp_store *st);
+
+typedef struct rcp_store_info {
+    uint64_t version;       /* rcp_store_version */
+    uint64_t log_bytes;     /* committed bytes in DIR/rcp.log */
+    uint64_t live_bytes;    /* what a compacted log would take (estimate) */
+    uint64_t pending_bytes; /* written by the next commit */
+    uint64_t compactions;   /* done since open */
+    int      failed;        /* 1: refuses writes until reopened */
+    const char *warning;    /* last failed compaction, or ""; borrowed */
+} rcp_store_info;
+void rcp_store_stat(const rcp_store *st, rcp_store_info *out);
+
+/* Bulk-load a JSON Lines corpus: one {"id"?: string, "text": string,
+** "meta"?: object} per line (§7.10 document shape; null = absent, other
+** members ignored, blank lines skipped).  The whole file is validated
+** first: a bad line fails with "PATH:LINE: reason" and loads nothing.
+** Then every document is upserted -- through st when st is non-NULL
+** (durable: one commit at the end), else straight into m (in memory
+** only).  m may be NULL when st is given; otherwise it must be st's
+** model.  A line without an id gets "<file name>:<line>", so loading
+** the same file again replaces instead of duplicating.  progress_fd
+** (-1 = none; 2, stderr, in the server) gets one line rewritten with \r
+** as the load advances, then a newline (a file descriptor, not a FILE *,
+** keeps <stdio.h> out of this header).  Returns the number of documents,
+** or -1 with a message in err[0..errlen); after an error in the loading
+** pass (out of memory, storage) the documents before the failing line
+** stay loaded and the message says how many. */
+long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
+                          int progress_fd, char *err, size_t errlen);
+
 /* MARK: - Server (rcp.c) §4-§13 ------------------------------------------- */
 
 typedef struct rcp_server rcp_server;
@@ -641,6 +746,8 @@ typedef struct rcp_server_opts {
     const rcp_field *fields;  /* §8 filterable fields (borrowed); the
                              filter capability is advertised when any */
     size_t nfields;
+    const char *trust;    /* §15.2 trust.level of served content:
+                             "trusted", "community" or NULL = "untrusted" */
 } rcp_server_opts;
 
 /* A new server in the uninitialised state (§13).  opts may be NULL (all
