@@ -42,6 +42,7 @@
 #include "rcp.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1941,6 +1942,9 @@ typedef struct rq {
     uint64_t fp;             /* request fingerprint for cursors */
     filter_ctx fc;           /* §8 the compiled filter, if any */
     fnode    root;
+    const rcp_field *recency; /* §7.7 recency date field, or NULL */
+    double   half_life;      /* days */
+    double  *decay;          /* per hit, when recency is on */
 } rq;
 
 static int get_fusion(rcp_call *c, rq *r)
@@ -1978,7 +1982,7 @@ static int get_fusion(rcp_call *c, rq *r)
 static int get_unoffered(rcp_call *c, rq *r)
 {
     static const struct { const char *key; rcp_json_type type; } opt[] = {
-        { "recency", RCP_JSON_OBJECT }, { "rewrite", RCP_JSON_STRING } };
+        { "rewrite", RCP_JSON_STRING } };
     size_t i;
     int rc;
     for (i = 0; i < sizeof opt / sizeof *opt; i++) {
@@ -2014,6 +2018,35 @@ static int get_filter(rcp_call *c, rq *r)
     r->fc.root = &r->root;
     r->q.accept = accept_doc;
     r->q.ud = &r->fc;
+    return 0;
+}
+
+/* §7.7 recency {field, halfLifeDays}: field must be an advertised date
+** field (§4.6: "recency.field references such a field"). */
+static int get_recency(rcp_call *c, rq *r)
+{
+    const rcp_json *rec = param(c->params, "recency"), *f;
+    size_t i;
+    int rc;
+    if (!rec)
+        return 0;
+    if (rec->type != RCP_JSON_OBJECT)
+        return fail(c, RCP_INVALID_PARAMS, "recency", NULL,
+                    "recency must be an object");
+    if ((rc = get_str(c, rec, "field", "recency.field", &f))
+        || (rc = get_num(c, rec, "halfLifeDays", "recency.halfLifeDays",
+                         1e-9, 1e9, 30, &r->half_life)))
+        return rc;
+    for (i = 0; i < c->s->opts.nfields; i++)
+        if (c->s->opts.fields[i].type == RCP_FIELD_DATE)
+            break;
+    if (i == c->s->opts.nfields)
+        return unsupported(c, r->strict, "recency", "no date field is "
+                           "advertised, so recency cannot apply");
+    r->recency = f ? find_field(c->s, f) : NULL;
+    if (!r->recency || r->recency->type != RCP_FIELD_DATE)
+        return fail(c, RCP_INVALID_PARAMS, "recency.field", NULL,
+                    "recency.field must name an advertised date field");
     return 0;
 }
 
@@ -2167,7 +2200,7 @@ static int get_retrieve(rcp_call *c, rq *r)
         || (rc = get_enum(c, c->params, "mode", "mode", modes, 3, r->strict,
                           &r->q.mode))
         || (rc = get_fusion(c, r)) || (rc = get_rerank_mmr(c, r))
-        || (rc = get_filter(c, r))
+        || (rc = get_filter(c, r)) || (rc = get_recency(c, r))
         || (rc = get_granularity(c, r))
         || (rc = get_unoffered(c, r))
         || (rc = get_bool(c, c->params, "includeText", "includeText", 1,
@@ -2204,7 +2237,8 @@ static size_t count_tokens(const char *p, size_t n)
     return count;
 }
 
-static void write_stage_scores(rcp_jw *w, const rcp_model_hit *h)
+static void write_stage_scores(rcp_jw *w, const rcp_model_hit *h,
+                               double decay)
 {
     rcp_jw_key(w, "scores");
     rcp_jw_obj(w);
@@ -2223,6 +2257,10 @@ static void write_stage_scores(rcp_jw *w, const rcp_model_hit *h)
     if (h->has & RCP_HIT_RERANK) {
         rcp_jw_key(w, "rerank");
         rcp_jw_double(w, h->rerank);
+    }
+    if (decay >= 0) {
+        rcp_jw_key(w, "recency");        /* the decay factor applied */
+        rcp_jw_double(w, decay);
     }
     rcp_jw_obj_end(w);
 }
@@ -2301,7 +2339,7 @@ static void write_citation(rcp_call *c, const rcp_model_docview *d)
 
 /* §7.7 Hit: id, score, text, meta, per-stage scores, vector. */
 static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
-                      char *b64)
+                      double decay, char *b64)
 {
     const rcp_model *m = c->s->opts.model;
     rcp_model_docview d;
@@ -2322,13 +2360,86 @@ static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
         rcp_jw_key(&c->w, "meta");
         rcp_jw_raw(&c->w, d.meta, d.metalen);
     }
-    write_stage_scores(&c->w, h);
+    write_stage_scores(&c->w, h, decay);
     write_citation(c, &d);
     if (r->include_vectors) {
         rcp_jw_key(&c->w, "vector");
         write_vector(c, d.vector, rcp_model_dim(m), r->enc, b64);
     }
     rcp_jw_obj_end(&c->w);
+}
+
+/* The document's date in the recency field (epoch ms); -1 when absent. */
+static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
+{
+    rcp_model_docview d;
+    rcp_json_err err;
+    const rcp_json *meta, *v = NULL;
+    size_t i;
+    if (rcp_model_doc(c->s->opts.model, doc, &d) != 0 || !d.meta)
+        return -1;
+    meta = rcp_json_parse(&c->s->scratch, d.meta, d.metalen, 0, &err);
+    for (i = 0; meta && i < meta->n; i++)
+        if (meta->kids[i].keylen == r->recency->namelen
+            && memcmp(meta->kids[i].key, r->recency->name,
+                      r->recency->namelen) == 0)
+            v = &meta->kids[i];
+    i = v && date_ms(v, ms) == 0;
+    rcp_arena_reset(&c->s->scratch);
+    return i ? 0 : -1;
+}
+
+static const rcp_model_hit *sort_hits;
+
+static int by_adjusted(const void *a, const void *b)
+{
+    const rcp_model_hit *x = sort_hits + *(const size_t *)a;
+    const rcp_model_hit *y = sort_hits + *(const size_t *)b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* §7.7 recency: score' = (score - floor) / (max - floor) * 0.5^(age /
+** halfLifeDays), the floor being the §6.1 scoreFloor (-1).  Age counts
+** from the newest date among the candidates, so results depend only on
+** the index and the request (§7.7.1), never on the wall clock; a
+** candidate without a date counts as infinitely old. */
+static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
+{
+    int64_t *when = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *when);
+    size_t *ord = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *ord);
+    rcp_model_hit *tmp = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *tmp);
+    double *dec = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *dec);
+    double top = -1.0;
+    int64_t newest = INT64_MIN;
+    size_t i;
+    if (!when || !ord || !tmp || !dec)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    for (i = 0; i < n; i++) {
+        if (doc_date(c, r, h[i].doc, &when[i]) != 0)
+            when[i] = INT64_MIN;
+        else if (when[i] > newest)
+            newest = when[i];
+        if (h[i].score > top)
+            top = h[i].score;
+    }
+    for (i = 0; i < n; i++) {
+        double age = (double)(newest - when[i]) / 86400000.0;
+        tmp[i] = h[i];
+        tmp[i].score = when[i] == INT64_MIN ? 0 : (top > -1.0 ? (h[i].score
+            + 1.0) / (top + 1.0) : 1.0) * pow(0.5, age / r->half_life);
+        ord[i] = i;
+    }
+    sort_hits = tmp;
+    qsort(ord, n, sizeof *ord, by_adjusted);
+    for (i = 0; i < n; i++) {
+        h[i] = tmp[ord[i]];
+        dec[i] = when[ord[i]] == INT64_MIN ? 0 : pow(0.5,
+            (double)(newest - when[ord[i]]) / 86400000.0 / r->half_life);
+    }
+    r->decay = dec;
+    return 0;
 }
 
 /* Keep hits scoring at least minScore (§7.7, in the server's own scale);
@@ -2392,7 +2503,7 @@ static int m_retrieve(rcp_call *c)
     double t0 = now_ms();
     rq r;
     rcp_model_hit *hits;
-    size_t n = 0, page, want, tokens, i;
+    size_t n = 0, page, want, pool, tokens, i;
     char *b64;
     int rc;
     memset(&r, 0, sizeof r);
@@ -2402,17 +2513,20 @@ static int m_retrieve(rcp_call *c)
     want = r.offset + r.q.k + 1;        /* one more tells a next page */
     if (want > RETRIEVE_MAX_K + 1)
         want = RETRIEVE_MAX_K + 1;
-    hits = rcp_arena_alloc(&c->s->arena, want * sizeof *hits);
+    pool = r.recency && r.q.candidate_k > want ? r.q.candidate_k : want;
+    hits = rcp_arena_alloc(&c->s->arena, pool * sizeof *hits);
     b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(rcp_model_dim(m)));
     if (!hits || !b64)
         return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
     if ((rc = rcp_call_checkpoint(c, 0.0, "recall")))
         return fail(c, rc, NULL, NULL, "retrieve stopped");
-    r.q.k = want;
-    if (r.q.candidate_k < want)
-        r.q.candidate_k = want;
+    r.q.k = pool;
+    if (r.q.candidate_k < pool)
+        r.q.candidate_k = pool;
     if (rcp_model_search(m, &r.q, hits, &n) != 0)
         return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
+        return rc;
     n = apply_min_score(&r, hits, n);
     r.q.k = want - 1 - r.offset;
     page = n > r.offset ? n - r.offset : 0;
@@ -2423,7 +2537,8 @@ static int m_retrieve(rcp_call *c)
     rcp_jw_key(&c->w, "hits");
     rcp_jw_arr(&c->w);
     for (i = 0; i < page; i++)
-        write_hit(c, &r, &hits[r.offset + i], b64);
+        write_hit(c, &r, &hits[r.offset + i], r.decay ? r.decay[r.offset + i]
+                  : -1, b64);
     rcp_jw_arr_end(&c->w);
     if (r.offset + page < n && !r.budget && r.offset + page < RETRIEVE_MAX_K
         && has_cap(c->s, "pagination")) {

@@ -1276,6 +1276,31 @@ START_TEST(conformance_level_l2_with_filter_and_citations)
 }
 END_TEST
 
+START_TEST(recency_decays_by_half_life_from_the_newest_candidate)
+{
+    /* §7.7 recency: newer wins at equal relevance; undated sinks */
+    const rcp_json *v;
+    add_meta_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":4,\"mode\":"
+                   "\"sparse\",\"recency\":{\"field\":\"when\","
+                   "\"halfLifeDays\":3650}}"));
+    ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
+    ck_assert(is_str(v, "result.hits.0.id", "c"));      /* 1990 */
+    ck_assert(is_str(v, "result.hits.1.id", "b"));      /* 1975 */
+    ck_assert(is_str(v, "result.hits.2.id", "a"));      /* 1960 */
+    ck_assert(is_str(v, "result.hits.3.id", "d"));      /* undated */
+    ck_assert(rcp_json_num(at(v, "result.hits.0.scores.recency")) == 1.0);
+    ck_assert(rcp_json_num(at(v, "result.hits.1.scores.recency")) < 0.5);
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"recency\":"
+                      "{\"field\":\"year\"}}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "recency.field");
+    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"recency\":"
+                      "{\"field\":\"when\",\"halfLifeDays\":0}}"),
+                 RCP_INVALID_PARAMS, "error.data.field",
+                 "recency.halfLifeDays");
+}
+END_TEST
+
 START_TEST(filter_advertises_fields_with_types_and_all_operators)
 {
     const rcp_json *v;
@@ -1821,6 +1846,7 @@ static Suite *make_suite(void)
     tcase_add_test(f, filter_errors_name_the_field);
     tcase_add_test(f, filter_advertises_fields_with_types_and_all_operators);
     tcase_add_test(f, hits_carry_citation_and_trust);
+    tcase_add_test(f, recency_decays_by_half_life_from_the_newest_candidate);
     tcase_add_test(f, conformance_level_l2_with_filter_and_citations);
     tcase_add_test(io, stdio_lone_request_is_answered_at_once);
     tcase_add_test(io, stdio_split_and_coalesced_frames_and_blank_lines);
