@@ -12,8 +12,9 @@
 **     vec_<path>_* kernels.  No compiler attributes are needed, and the
 **     main object never contains an instruction the CPU might lack.
 **  2. A path is a table of seven kernels (struct vec_ops), plus optional
-**     ones where a path measured much faster: AVX-512's MaxSim over a
-**     transposed query tile, and AVX2's base64 (also used by avx512).
+**     ones where a path measured much faster: MaxSim over a transposed
+**     query tile (avx2, avx512) and base64 (avx2, also used by avx512;
+**     neon).
 **     Everything else -- top-k, filtering, MaxSim's tiling and maxima,
 **     quantisation, re-scoring, base64 tails and validation -- is portable
 **     C shared by all paths, so float results differ between paths only in
@@ -241,8 +242,11 @@ double vec_sse2_flops(size_t iters)
 /* MARK: - AVX2 + FMA path (unit) ----------------------------------------- */
 #elif defined(RCP_VEC_UNIT_avx2)
 #include <immintrin.h>
+#include <math.h>
 
 VEC_KERNELS(vec_avx2)
+int vec_avx2_maxsim(const float *qm, size_t nq, const float *dm, size_t nd,
+                    size_t dim, int cosine, float *best);
 size_t vec_avx2_b64enc(char *out, const float *v, size_t n);
 size_t vec_avx2_b64dec(float *out, const char *t, size_t n, uint32_t *bad);
 
@@ -452,6 +456,103 @@ double vec_avx2_flops(size_t iters)
                                          _mm256_add_ps(a10, a11)));
     _mm256_storeu_ps(sink, a0);
     return sink[0] == 12345.0f ? 0.0 : (double)iters * 12 * 8 * 2;
+}
+
+/* MaxSim as on AVX-512 (see vec_avx512_maxsim): the query tile is
+** transposed 16 rows at a time (lane i of qt[k] is q_i[k]) and each
+** document element is broadcast against 16 query lanes, 6 document rows at
+** a time: 12 accumulators + 3 of the 16 registers, 2 + 6 loads per 12
+** FMAs.  Handles nq <= 32 and dim <= AVX2_QT_DIM; else returns 0. */
+#define AVX2_QT_DIM 256
+
+#define AVX2_BMAC(r, c0, c1)                                                \
+    do {                                                                    \
+        b = _mm256_broadcast_ss(p[r] + k);                                  \
+        c0 = _mm256_fmadd_ps(t0, b, c0);                                    \
+        c1 = _mm256_fmadd_ps(t1, b, c1);                                    \
+    } while (0)
+
+#define AVX2_BMAX(r, c0, c1)                                                \
+    do {                                                                    \
+        b = _mm256_set1_ps(ds[r]);                                          \
+        m0 = _mm256_max_ps(_mm256_mul_ps(c0, b), m0);                       \
+        m1 = _mm256_max_ps(_mm256_mul_ps(c1, b), m1);                       \
+    } while (0)
+
+/* Rows past the end repeat the last one: a repeat cannot change a max. */
+static void avx2_rows6(const float *dm, size_t j, size_t nd, size_t dim,
+                       int cosine, const float **p, float *ds)
+{
+    size_t r;
+    float len;
+    for (r = 0; r < 6; r++) {
+        p[r] = dm + (j + r < nd ? j + r : nd - 1) * dim;
+        len = cosine ? sqrtf(vec_avx2_dot(p[r], p[r], dim)) : 1.0f;
+        ds[r] = len > 0.0f ? 1.0f / len : 0.0f;
+    }
+}
+
+/* Query rows [0, 16) of qm (past nq, the last row again) transposed. */
+static void avx2_qt(float *qt, const float *qm, size_t nq, size_t dim)
+{
+    size_t i, k;
+    const float *q;
+    for (i = 0; i < 16; i++) {
+        q = qm + (i < nq ? i : nq - 1) * dim;
+        for (k = 0; k < dim; k++)
+            qt[k * 16 + i] = q[k];
+    }
+}
+
+/* Maxima of the 16 transposed query rows over all documents. */
+static void avx2_maxsim16(const float *qt, const float *dm, size_t nd,
+                          size_t dim, int cosine, float *lanes)
+{
+    __m256 m0 = _mm256_set1_ps(-HUGE_VALF), m1 = m0, t0, t1, b;
+    const float *p[6];
+    float ds[6];
+    size_t j, k;
+    for (j = 0; j < nd; j += 6) {
+        __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00,
+               c20 = c00, c21 = c00, c30 = c00, c31 = c00, c40 = c00,
+               c41 = c00, c50 = c00, c51 = c00;
+        /* the next 6 rows (24 * dim bytes), 24 bytes per step (as on
+        ** AVX-512) */
+        const char *pf = j + 12 <= nd ? (const char *)(dm + (j + 6) * dim)
+                                      : NULL;
+        avx2_rows6(dm, j, nd, dim, cosine, p, ds);
+        for (k = 0; k < dim; k++) {
+            if (pf != NULL)
+                _mm_prefetch(pf + k * 24, _MM_HINT_T0);
+            t0 = _mm256_loadu_ps(qt + k * 16);
+            t1 = _mm256_loadu_ps(qt + k * 16 + 8);
+            AVX2_BMAC(0, c00, c01); AVX2_BMAC(1, c10, c11);
+            AVX2_BMAC(2, c20, c21); AVX2_BMAC(3, c30, c31);
+            AVX2_BMAC(4, c40, c41); AVX2_BMAC(5, c50, c51);
+        }
+        AVX2_BMAX(0, c00, c01); AVX2_BMAX(1, c10, c11);
+        AVX2_BMAX(2, c20, c21); AVX2_BMAX(3, c30, c31);
+        AVX2_BMAX(4, c40, c41); AVX2_BMAX(5, c50, c51);
+    }
+    _mm256_storeu_ps(lanes, m0);
+    _mm256_storeu_ps(lanes + 8, m1);
+}
+
+int vec_avx2_maxsim(const float *qm, size_t nq, const float *dm, size_t nd,
+                    size_t dim, int cosine, float *best)
+{
+    float qt[AVX2_QT_DIM * 16], lanes[16];
+    size_t h, i;
+    if (nq > 32 || dim > AVX2_QT_DIM || nq == 0 || nd == 0 || dim == 0)
+        return 0;
+    for (h = 0; h < nq; h += 16) {
+        avx2_qt(qt, qm + h * dim, nq - h, dim);
+        avx2_maxsim16(qt, dm, nd, dim, cosine, lanes);
+        for (i = 0; i < 16 && h + i < nq; i++)
+            if (lanes[i] > best[h + i])
+                best[h + i] = lanes[i];
+    }
+    return 1;
 }
 
 /* f32-base64 (§7.3.1) on x86, where the bytes of a float in memory are
@@ -789,8 +890,14 @@ int vec_avx512_maxsim(const float *qm, size_t nq, const float *dm,
                c20 = c00, c21 = c00, c30 = c00, c31 = c00, c40 = c00,
                c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00,
                c70 = c00, c71 = c00;
+        /* the next 8 rows (32 * dim bytes), 32 bytes per step: the 8
+        ** slow streams of a block do not wake the hardware prefetcher */
+        const char *pf = j + 16 <= nd ? (const char *)(dm + (j + 8) * dim)
+                                      : NULL;
         avx512_rows8(dm, j, nd, dim, cosine, p, ds);
         for (k = 0; k < dim; k++) {
+            if (pf != NULL)
+                _mm_prefetch(pf + k * 32, _MM_HINT_T0);
             t0 = _mm512_loadu_ps(qt + k * 32);
             t1 = _mm512_loadu_ps(qt + k * 32 + 16);
             AVX512_BMAC(0, c00, c01); AVX512_BMAC(1, c10, c11);
@@ -1331,12 +1438,14 @@ VEC_KERNELS(vec_avx2)
 VEC_KERNELS(vec_avx512)
 int vec_avx512_maxsim(const float *qm, size_t nq, const float *dm,
                       size_t nd, size_t dim, int cosine, float *best);
+int vec_avx2_maxsim(const float *qm, size_t nq, const float *dm, size_t nd,
+                    size_t dim, int cosine, float *best);
 size_t vec_avx2_b64enc(char *out, const float *v, size_t n);
 size_t vec_avx2_b64dec(float *out, const char *t, size_t n, uint32_t *bad);
 static const struct vec_ops vec_sse2_ops =
     VEC_OPS("sse2", VEC_F_SSE2, vec_sse2, NULL, NULL, NULL);
 static const struct vec_ops vec_avx2_ops =
-    VEC_OPS("avx2", VEC_F_AVX2, vec_avx2, NULL, vec_avx2_b64enc,
+    VEC_OPS("avx2", VEC_F_AVX2, vec_avx2, vec_avx2_maxsim, vec_avx2_b64enc,
             vec_avx2_b64dec);
 static const struct vec_ops vec_avx512_ops =
     VEC_OPS("avx512", VEC_F_AVX512, vec_avx512, vec_avx512_maxsim,
