@@ -1,16 +1,23 @@
 /*
 ** bench_vec.c -- speed of vec.c, each figure next to a limit measured in
-** the same run, for the path in use and for scalar.  Medians of several
-** runs; the machine may be shared, so read the ratios.
+** the same run, for the path in use (RCP_SIMD forces one) and for scalar.
 **
-**   read bandwidth   one thread summing 1 GiB (the best path's sum kernel)
+**   read bandwidth   one thread summing 1 GiB with the best path's sum
 **   f32 scan         1 000 000 x 384, top 10: GB/s / bandwidth (>= 0.8)
 **   q8 scan          same corpus, 8-bit store, top 10 re-scored exactly:
 **                    speed-up over the f32 scan (>= 3)
-**   MaxSim           32 query x 256 document rows x 128 dims, 256 documents:
-**                    GFLOP/s / the path's register-only FMA peak (>= 0.5)
-**   base64           encode and decode of 16 MiB of floats, GB/s of binary
-**                    (>= 1)
+**   MaxSim           32 query x 256 document rows x 128 dims, 256 documents
+**                    (32 MiB, streamed from memory): GFLOP/s / the path's
+**                    register-only multiply-add loop (>= 0.5)
+**   base64           encode and decode of 16 MiB of floats, GB/s counted
+**                    in bytes of floats (>= 1)
+**
+** The machine is shared, so every ratio is taken inside one round from
+** measurements made back to back (a neighbour's load hits both sides),
+** and the table shows medians of RUNS rounds.  "scalar" is the portable
+** C as the compiler built it: GCC vectorises its 4 partial sums with the
+** baseline SSE2, while its multiply-add loop stays scalar, so its ratio to
+** its own "peak" can exceed 1.
 */
 #include <stdint.h>
 #include <stdio.h>
