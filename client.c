@@ -1208,9 +1208,26 @@ static void close_pair(int p[2])
     p[0] = p[1] = -1;
 }
 
-/* In the child: wire the pipes to 0/1/2 and exec; on failure report
-** errno through the status pipe. */
-static void child(char *const argv[], int in[2], int out[2], int err[2],
+/* A forked peer that runs a function shares our memory but must not keep
+** our other pipes open (their servers would never see EOF). */
+static void close_others(void)
+{
+    long max = sysconf(_SC_OPEN_MAX), fd;
+    if (max < 0 || max > 65536)
+        max = 65536;
+    for (fd = 3; fd < max; fd++)
+        close((int)fd);
+}
+
+typedef struct peer {
+    char *const *argv;              /* a program, or */
+    int (*fn)(void *ud);            /* a function in the forked child */
+    void *ud;
+} peer;
+
+/* In the child: wire the pipes to 0/1/2 and exec (or run the function);
+** on exec failure report errno through the status pipe. */
+static void child(const peer *pr, int in[2], int out[2], int err[2],
                   int st[2], rcp_client_stderr mode)
 {
     sigset_t none;
@@ -1232,7 +1249,11 @@ static void child(char *const argv[], int in[2], int out[2], int err[2],
     if (in[0] > 2) close(in[0]);
     if (out[1] > 2) close(out[1]);
     if (err[1] > 2) close(err[1]);
-    execvp(argv[0], argv);
+    if (pr->fn) {
+        close_others();                  /* the status pipe too: "exec ok" */
+        _exit(pr->fn(pr->ud));
+    }
+    execvp(pr->argv[0], pr->argv);
     e = errno;
     if (write(st[1], &e, sizeof e) < 0)
         _exit(127);
@@ -1300,17 +1321,12 @@ static int exec_status(int st[2])
     return n == (ssize_t)sizeof e ? e : 0;
 }
 
-rcp_client *rcp_client_spawn(char *const argv[], const rcp_client_opts *opts,
-                             char *err, size_t errlen)
+static rcp_client *start(const peer *pr, const rcp_client_opts *opts,
+                         char *err, size_t errlen)
 {
     int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ep[2] = { -1, -1 };
     int st[2] = { -1, -1 }, e;
     rcp_client *c;
-    if (!argv || !argv[0]) {
-        if (err && errlen)
-            snprintf(err, errlen, "no server command given");
-        return NULL;
-    }
     if (!(c = client_alloc(opts))) {
         errmsg(err, errlen, "client", ENOMEM);
         return NULL;
@@ -1328,7 +1344,7 @@ rcp_client *rcp_client_spawn(char *const argv[], const rcp_client_opts *opts,
         goto fail;
     }
     if (c->pid == 0)
-        child(argv, in, out, ep, st, c->opts.err);
+        child(pr, in, out, ep, st, c->opts.err);
     close(in[0]);
     close(out[1]);
     if (ep[1] >= 0)
@@ -1337,7 +1353,7 @@ rcp_client *rcp_client_spawn(char *const argv[], const rcp_client_opts *opts,
     c->out_fd = out[0];
     c->err_fd = ep[0];
     if ((e = exec_status(st)) != 0) {
-        errmsg(err, errlen, argv[0], e);
+        errmsg(err, errlen, pr->argv ? pr->argv[0] : "peer", e);
         waitpid(c->pid, NULL, 0);
         client_free(c);
         return NULL;
@@ -1350,6 +1366,37 @@ fail:
     close_pair(st);
     client_free(c);
     return NULL;
+}
+
+rcp_client *rcp_client_spawn(char *const argv[], const rcp_client_opts *opts,
+                             char *err, size_t errlen)
+{
+    peer pr;
+    if (!argv || !argv[0]) {
+        if (err && errlen)
+            snprintf(err, errlen, "no server command given");
+        return NULL;
+    }
+    pr.argv = argv;
+    pr.fn = NULL;
+    pr.ud = NULL;
+    return start(&pr, opts, err, errlen);
+}
+
+rcp_client *rcp_client_fork(int (*fn)(void *ud), void *ud,
+                            const rcp_client_opts *opts, char *err,
+                            size_t errlen)
+{
+    peer pr;
+    if (!fn) {
+        if (err && errlen)
+            snprintf(err, errlen, "no peer function given");
+        return NULL;
+    }
+    pr.argv = NULL;
+    pr.fn = fn;
+    pr.ud = ud;
+    return start(&pr, opts, err, errlen);
 }
 
 void rcp_client_eof(rcp_client *c)

@@ -1,0 +1,1051 @@
+/*
+** test_client.c -- the id-correlating client (client.c) against scripted
+** peers that misbehave in every way seed 002 lists, and the conformance
+** suite (conformance/conform.c) against deliberately broken servers: the
+** suite must catch each break, and pass the same checks on the unbroken
+** server (the control), so no check is vacuous.
+**
+** A scripted peer is a function run in a forked child (rcp_client_fork)
+** that reads request lines and writes canned frames.  A broken server is
+** the real protocol core (rcp_server_handle) with one mutation applied to
+** what it writes.  The check data is read from $RCP_CONFORMANCE, else
+** ./conformance (make runs tests from the repository root).
+*/
+#include "../rcp.h"
+#include "testutil.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define WAIT_MS 5000
+
+/* MARK: - Scripted peers ------------------------------------------------- */
+
+/* A script: read `read` request lines, then write `write` (may be NULL),
+** then pause `pause_ms`; a step with read < 0 ends it. */
+typedef struct step {
+    int         read;
+    const char *write;
+    int         pause_ms;
+} step;
+
+static int read_line(void)
+{
+    char ch;
+    ssize_t n;
+    while ((n = read(0, &ch, 1)) == 1)
+        if (ch == '\n')
+            return 1;
+    return 0;
+}
+
+static void write_all(const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(1, p, n);
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static int play_script(void *ud)
+{
+    const step *s;
+    for (s = ud; s->read >= 0; s++) {
+        int i;
+        for (i = 0; i < s->read; i++)
+            if (!read_line())
+                return 0;
+        if (s->write)
+            write_all(s->write, strlen(s->write));
+        if (s->pause_ms)
+            poll(NULL, 0, s->pause_ms);
+    }
+    while (read_line())                  /* then wait for EOF */
+        ;
+    return 0;
+}
+
+static rcp_client *peer(const step *script)
+{
+    char err[128];
+    rcp_client *c = rcp_client_fork(play_script, (void *)script, NULL, err,
+                                    sizeof err);
+    ck_assert_msg(c != NULL, "fork: %s", err);
+    return c;
+}
+
+static long result_v(const rcp_request *r)
+{
+    int64_t v = -1;
+    ck_assert_int_eq(rcp_request_state_get(r), RCP_REQ_DONE);
+    ck_assert(rcp_json_int(rcp_json_get(rcp_request_result(r), "v"), &v));
+    return (long)v;
+}
+
+/* MARK: - Pairing by id (seed 002) --------------------------------------- */
+
+START_TEST(pairs_out_of_order_responses_by_id)
+{
+    static const step s[] = {
+        { 3, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"v\":3}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"v\":2}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_request *r1 = rcp_client_request(c, "ping", NULL, 0);
+    rcp_request *r2 = rcp_client_request(c, "ping", "{}", 0);
+    rcp_request *r3 = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_uint_eq(rcp_client_wait_all(c, WAIT_MS), 0);
+    ck_assert_int_eq(result_v(r1), 1);
+    ck_assert_int_eq(result_v(r2), 2);
+    ck_assert_int_eq(result_v(r3), 3);
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->pairs, 3);
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->batch_unknown_id_response,
+                      0);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(batch_reply_in_any_order_pairs_by_id)
+{
+    static const step s[] = {
+        { 1, "[{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"v\":2}},"
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"v\":3}},"
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}}]\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_request *r[3];
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    int i;
+    ck_assert_int_eq(rcp_client_batch_begin(c), 0);
+    for (i = 0; i < 3; i++)
+        r[i] = rcp_client_request(c, "ping", NULL, WAIT_MS);
+    ck_assert_int_eq(rcp_client_batch_end(c), 0);
+    ck_assert_uint_eq(rcp_client_wait_all(c, WAIT_MS), 0);
+    for (i = 0; i < 3; i++)
+        ck_assert_int_eq(result_v(r[i]), i + 1);
+    ck_assert_uint_eq(m->batches, 1);
+    ck_assert_uint_eq(m->batch_size_sum, 3);
+    ck_assert_uint_eq(m->batch_response_count_mismatch, 0);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(batch_notifications_shorten_the_reply_without_mismatch)
+{
+    static const step s[] = {
+        { 1, "[{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"v\":2}},"
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}}]\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    rcp_request *a, *b;
+    rcp_client_batch_begin(c);
+    a = rcp_client_request(c, "ping", NULL, WAIT_MS);
+    ck_assert_int_eq(rcp_client_notify(c, "notifications/x", "{}"), 0);
+    b = rcp_client_request(c, "ping", NULL, WAIT_MS);
+    rcp_client_batch_end(c);
+    ck_assert_uint_eq(rcp_client_wait_all(c, WAIT_MS), 0);
+    ck_assert_int_eq(result_v(a), 1);
+    ck_assert_int_eq(result_v(b), 2);
+    ck_assert_uint_eq(m->batch_size_sum, 3);
+    ck_assert_uint_eq(m->batch_response_count_mismatch, 0);
+    ck_assert_uint_eq(m->batch_missing_response, 0);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(batch_short_reply_counts_mismatch_and_missing)
+{
+    static const step s[] = {
+        { 1, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}},"
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"v\":3}}]\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    rcp_request *r[3];
+    int i;
+    rcp_client_batch_begin(c);
+    for (i = 0; i < 3; i++)
+        r[i] = rcp_client_request(c, "ping", NULL, 300);
+    rcp_client_batch_end(c);
+    ck_assert_int_eq(rcp_client_wait(c, r[1], WAIT_MS), RCP_REQ_TIMEOUT);
+    ck_assert_int_eq(result_v(r[0]), 1);
+    ck_assert_int_eq(result_v(r[2]), 3);
+    ck_assert_uint_eq(m->batch_missing_response, 1);
+    ck_assert_uint_eq(m->batch_response_count_mismatch, 1);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(notifications_interleaved_are_delivered_not_paired)
+{
+    static const step s[] = {
+        { 1, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+             "\"params\":{\"progressToken\":\"t\",\"progress\":0.5}}\n"
+             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/log\","
+             "\"params\":{\"level\":\"info\",\"message\":\"m\"}}\n"
+             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x-future\"}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    rcp_request *r = rcp_client_request(c, "retrieve", "{}", 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_DONE);
+    ck_assert_int_eq(result_v(r), 1);
+    ck_assert_uint_eq(m->notifications, 3);
+    ck_assert_uint_eq(m->progress, 1);
+    ck_assert_uint_eq(m->logs, 1);
+    ck_assert_uint_eq(m->unknown_notifications, 1);
+    ck_assert_uint_eq(m->batch_unknown_id_response, 0);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+static int seen_notes;
+static void count_note(void *ud, const rcp_json *msg)
+{
+    (void)ud;
+    (void)msg;
+    seen_notes++;
+}
+
+START_TEST(notification_callback_sees_each_unpaired_frame)
+{
+    static const step s[] = {
+        { 1, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/log\"}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":77,\"result\":{}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client_opts o;
+    rcp_client *c;
+    rcp_request *r;
+    memset(&o, 0, sizeof o);
+    o.on_notify = count_note;
+    seen_notes = 0;
+    c = rcp_client_fork(play_script, (void *)s, &o, NULL, 0);
+    ck_assert(c != NULL);
+    r = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_DONE);
+    ck_assert_int_eq(seen_notes, 2);     /* the log, the unknown id 77 */
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(null_id_error_is_counted_never_paired)
+{
+    static const step s[] = {
+        { 1, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"
+             "\"message\":\"Parse error\"}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_DONE);
+    ck_assert_int_eq(result_v(r), 1);
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->batch_null_id_response, 1);
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->batch_unknown_id_response,
+                      0);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(unknown_fields_and_meta_are_tolerated)
+{
+    static const step s[] = {
+        { 1, "{\"jsonrpc\":\"2.0\",\"x-vendor\":[1],\"id\":1,\"result\":"
+             "{\"v\":1,\"_meta\":{\"traceId\":\"t\"},\"future\":{}}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_DONE);
+    ck_assert_int_eq(result_v(r), 1);
+    ck_assert_uint_eq(rcp_request_flags(r), 0);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(unknown_error_code_is_a_generic_failure_of_its_sign)
+{
+    static const step s[] = {
+        { 2, "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":4711,"
+             "\"message\":\"new\"}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32099,"
+             "\"message\":\"future\",\"data\":{\"x\":1}}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_request *a = rcp_client_request(c, "ping", NULL, 0);
+    rcp_request *b = rcp_client_request(c, "ping", NULL, 0);
+    int code = 0;
+    ck_assert_uint_eq(rcp_client_wait_all(c, WAIT_MS), 0);
+    ck_assert(rcp_request_error(a, &code));
+    ck_assert_int_eq(code, -32099);
+    ck_assert(!rcp_code_known(code));
+    ck_assert(rcp_request_flags(a) & RCP_RESP_UNKNOWN_CODE);
+    ck_assert(rcp_request_result(a) == NULL);
+    ck_assert(rcp_request_error(b, &code));
+    ck_assert_int_eq(code, 4711);
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->unknown_error_code, 2);
+    ck_assert(rcp_code_known(RCP_CONFLICT));
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+/* MARK: - What a broken peer does ---------------------------------------- */
+
+START_TEST(duplicate_response_is_detected)
+{
+    static const step s[] = {
+        { 1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":9}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_DONE);
+    while (m->responses < 2 && rcp_client_pump(c, WAIT_MS) > 0)
+        ;
+    ck_assert_int_eq(result_v(r), 1);    /* the first one stands */
+    ck_assert_uint_eq(m->duplicate_response, 1);
+    ck_assert_uint_eq(m->batch_unknown_id_response, 1);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(unknown_id_is_detected_and_the_request_goes_missing)
+{
+    static const step s[] = {
+        { 1, "{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{\"v\":99}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 300);
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_TIMEOUT);
+    ck_assert_uint_eq(m->batch_unknown_id_response, 1);
+    ck_assert_uint_eq(m->batch_missing_response, 1);
+    ck_assert_uint_eq(m->duplicate_response, 0);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(numeric_id_echoed_as_string_pairs_with_nothing)
+{
+    static const step s[] = {
+        { 1, "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":{\"v\":1}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 300);
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_TIMEOUT);
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->batch_unknown_id_response,
+                      1);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(late_response_is_paired_and_discarded)
+{
+    static const step s[] = {
+        { 1, NULL, 400 },
+        { 0, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"v\":2}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 100), *r2;
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_TIMEOUT);
+    r2 = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_int_eq(rcp_client_wait(c, r2, WAIT_MS), RCP_REQ_DONE);
+    ck_assert_int_eq(result_v(r2), 2);
+    ck_assert_int_eq(rcp_request_state_get(r), RCP_REQ_TIMEOUT);
+    ck_assert(rcp_request_response(r) == NULL);
+    ck_assert_uint_eq(m->late_response, 1);
+    ck_assert_uint_eq(m->batch_unknown_id_response, 0);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(malformed_responses_are_flagged)
+{
+    static const step s[] = {
+        { 4, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":"
+             "{\"code\":-32600,\"message\":\"m\"}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":2}\n"
+             "{\"jsonrpc\":\"1.0\",\"id\":3,\"result\":{}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":\"x\"}}\n",
+          0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    rcp_request *r[4];
+    int i;
+    for (i = 0; i < 4; i++)
+        r[i] = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_uint_eq(rcp_client_wait_all(c, WAIT_MS), 0);
+    ck_assert(rcp_request_flags(r[0]) & RCP_RESP_BOTH);
+    ck_assert(rcp_request_flags(r[1]) & RCP_RESP_NEITHER);
+    ck_assert(rcp_request_flags(r[2]) & RCP_RESP_BAD_JSONRPC);
+    ck_assert(rcp_request_flags(r[3]) & RCP_RESP_BAD_ERROR);
+    ck_assert_uint_eq(m->both_result_error, 1);
+    ck_assert_uint_eq(m->neither_result_error, 1);
+    ck_assert_uint_eq(m->bad_jsonrpc, 1);
+    ck_assert_uint_eq(m->bad_error_object, 1);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(garbage_blank_lines_and_bom_are_counted)
+{
+    static const step s[] = {
+        { 1, "\n  \nnot json\n\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":7}\n"
+             "[]\n42\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"v\":1}}\n",
+          0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_DONE);
+    ck_assert_uint_eq(m->blank_lines, 2);
+    ck_assert_uint_eq(m->bom, 1);
+    ck_assert_uint_eq(m->unparseable, 2);    /* "not json", the BOM line */
+    ck_assert_uint_eq(m->not_a_message, 2);  /* [] and 42 */
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(frame_split_across_writes_is_one_frame)
+{
+    static const step s[] = {
+        { 1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"res", 50 },
+        { 0, "ult\":{\"v\":1}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_DONE);
+    ck_assert_int_eq(result_v(r), 1);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(transport_death_abandons_requests_in_flight)
+{
+    static const step s[] = { { 1, NULL, 0 }, { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 0);
+    rcp_client_eof(c);                   /* the peer sees EOF and exits */
+    ck_assert_int_eq(rcp_client_wait(c, r, WAIT_MS), RCP_REQ_ABANDONED);
+    ck_assert(!rcp_client_alive(c));
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->batch_missing_response, 1);
+    ck_assert_int_eq(rcp_client_close(c, 1000), 0);
+}
+END_TEST
+
+static int exit_at_once(void *ud)
+{
+    (void)ud;
+    return 3;
+}
+
+START_TEST(writing_to_a_dead_server_is_an_error_not_sigpipe)
+{
+    char big[65536];
+    rcp_client *c = rcp_client_fork(exit_at_once, NULL, NULL, NULL, 0);
+    int status = 0, i, failed = 0;
+    ck_assert(c != NULL);
+    ck_assert(rcp_client_wait_exit(c, WAIT_MS, &status));
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+    memset(big, ' ', sizeof big);
+    for (i = 0; i < 64 && !failed; i++)
+        failed = rcp_client_send_raw(c, big, sizeof big) != 0;
+    ck_assert(failed);                   /* and we are still alive */
+    ck_assert(rcp_client_request(c, "ping", NULL, 0) == NULL);
+    rcp_client_close(c, 100);
+}
+END_TEST
+
+START_TEST(spawn_reports_a_missing_program)
+{
+    char *argv[] = { "/nonexistent/rcp-server", NULL };
+    char err[256];
+    rcp_client *c = rcp_client_spawn(argv, NULL, err, sizeof err);
+    ck_assert(c == NULL);
+    ck_assert_msg(strstr(err, "/nonexistent/rcp-server") != NULL, "%s", err);
+}
+END_TEST
+
+/* MARK: - Ids ------------------------------------------------------------ */
+
+START_TEST(ids_are_unique_among_requests_in_flight)
+{
+    static const step s[] = { { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_request *e = rcp_client_expect(c, "2", 1, 0);
+    rcp_request *a = rcp_client_request(c, "ping", NULL, 0);
+    rcp_request *b = rcp_client_request(c, "ping", NULL, 0);
+    const char *id;
+    size_t n;
+    ck_assert(e != NULL);
+    id = rcp_request_id(a, &n);
+    ck_assert(n == 1 && id[0] == '1');
+    id = rcp_request_id(b, &n);
+    ck_assert(n == 1 && id[0] == '3');
+    ck_assert(rcp_client_expect(c, "3", 1, 0) == NULL);  /* in flight */
+    ck_assert(rcp_client_expect(c, "\"3\"", 3, 0) != NULL);
+    ck_assert(rcp_client_expect(c, "3.0", 3, 0) == NULL); /* same value */
+    ck_assert(rcp_client_expect(c, "null", 4, 0) == NULL);
+    ck_assert_uint_eq(rcp_client_pending(c), 4);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+START_TEST(freed_pending_request_keeps_its_id_and_drops_the_reply)
+{
+    static const step s[] = {
+        { 1, NULL, 100 },
+        { 0, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", 0 },
+        { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    rcp_request *r = rcp_client_request(c, "ping", NULL, 0);
+    rcp_request_free(c, r);
+    ck_assert(rcp_client_expect(c, "1", 1, 0) == NULL);  /* reserved */
+    while (m->responses < 1 && rcp_client_pump(c, WAIT_MS) > 0)
+        ;
+    ck_assert_uint_eq(m->responses, 1);
+    ck_assert_uint_eq(m->batch_unknown_id_response, 0);
+    ck_assert_uint_eq(rcp_client_pending(c), 0);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+static int id_eq(const char *a, const char *b)
+{
+    rcp_arena ar;
+    rcp_json_err err;
+    const rcp_json *x, *y;
+    int eq;
+    rcp_arena_init(&ar, 0);
+    x = rcp_json_parse(&ar, a, strlen(a), 0, &err);
+    y = rcp_json_parse(&ar, b, strlen(b), 0, &err);
+    ck_assert(x && y);
+    eq = rcp_id_equal(x, y);
+    rcp_arena_free(&ar);
+    return eq;
+}
+
+START_TEST(ids_compare_by_json_type_and_exact_value)
+{
+    ck_assert(id_eq("100", "1e2"));
+    ck_assert(id_eq("100", "100.000"));
+    ck_assert(id_eq("0.1", "1e-1"));
+    ck_assert(id_eq("-0", "0"));
+    ck_assert(id_eq("-12.50", "-1.25E1"));
+    ck_assert(id_eq("\"a\\u0000b\"", "\"a\\u0000b\""));
+    ck_assert(!id_eq("1", "\"1\""));
+    ck_assert(!id_eq("9007199254740993", "9007199254740992"));
+    ck_assert(!id_eq("-1", "1"));
+    ck_assert(!id_eq("\"a\"", "\"a \""));
+    ck_assert(id_eq("null", "null"));
+    ck_assert(!id_eq("true", "true"));   /* never an id */
+}
+END_TEST
+
+START_TEST(metrics_json_uses_the_seed_names)
+{
+    static const step s[] = { { -1, NULL, 0 } };
+    rcp_client *c = peer(s);
+    rcp_buf b;
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *j;
+    static const char *const names[] = { "batch.size",
+        "batch.response_count_mismatch", "batch.unknown_id_response",
+        "batch.missing_response", "batch.pair_latency",
+        "batch.null_id_response" };
+    size_t i;
+    rcp_buf_init(&b);
+    rcp_arena_init(&a, 0);
+    rcp_client_metrics_json(c, &b);
+    j = rcp_json_parse(&a, b.data, b.len, 0, &err);
+    ck_assert(j != NULL);
+    for (i = 0; i < sizeof names / sizeof *names; i++)
+        ck_assert_msg(rcp_json_get(j, names[i]) != NULL, "%s", names[i]);
+    rcp_arena_free(&a);
+    rcp_buf_free(&b);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
+/* MARK: - Against the real server ---------------------------------------- */
+
+START_TEST(real_server_pipelined_and_batched)
+{
+    const char *bin = getenv("RCP_BIN");
+    char *argv[4];
+    rcp_client *c;
+    rcp_request *r[6];
+    int i;
+    if (!bin)
+        return;                          /* only under make */
+    argv[0] = (char *)bin;
+    argv[1] = "serve";
+    argv[2] = "--debug";
+    argv[3] = NULL;
+    c = rcp_client_spawn(argv, NULL, NULL, 0);
+    ck_assert(c != NULL);
+    r[0] = rcp_client_request(c, "initialize", "{\"protocolVersion\":1}",
+                              WAIT_MS);
+    ck_assert_int_eq(rcp_client_wait(c, r[0], WAIT_MS), RCP_REQ_DONE);
+    r[1] = rcp_client_request(c, "x-rcp/sleep", "{\"ms\":50}", WAIT_MS);
+    r[2] = rcp_client_request(c, "ping", "{\"nonce\":2}", WAIT_MS);
+    rcp_client_batch_begin(c);
+    r[3] = rcp_client_request(c, "ping", "{\"nonce\":3}", WAIT_MS);
+    rcp_client_notify(c, "notifications/x", NULL);
+    r[4] = rcp_client_request(c, "no/such", NULL, WAIT_MS);
+    rcp_client_batch_end(c);
+    r[5] = rcp_client_request(c, "ping", "{\"nonce\":5}", WAIT_MS);
+    ck_assert_uint_eq(rcp_client_wait_all(c, WAIT_MS), 0);
+    for (i = 0; i < 6; i++) {
+        int code = 0;
+        if (i == 4) {
+            ck_assert(rcp_request_error(r[i], &code));
+            ck_assert_int_eq(code, RCP_UNKNOWN_METHOD);
+        } else {
+            ck_assert_msg(rcp_request_result(r[i]) != NULL, "request %d", i);
+        }
+    }
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->
+                      batch_response_count_mismatch, 0);
+    ck_assert_int_eq(rcp_client_close(c, WAIT_MS), 0);
+}
+END_TEST
+
+/* MARK: - The suite proves itself: broken servers ------------------------ */
+
+enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
+       B_SWAP_IDS, B_DROP_ID_2, B_STRING_IDS, B_EMPTY_ARRAY, B_DUPLICATE,
+       B_RESULT_AND_ERROR, B_OVERCLAIM, B_WEDGE, B_STDOUT_NOISE };
+
+static int is_notification(const rcp_json *m)
+{
+    return m->type == RCP_JSON_OBJECT && !rcp_json_get(m, "id")
+        && rcp_json_get(m, "method");
+}
+
+/* Re-serialise a response object with one change. */
+static void write_mutated(rcp_jw *w, const rcp_json *m, int mode,
+                          const rcp_json *other_id)
+{
+    size_t i;
+    rcp_jw_obj(w);
+    for (i = 0; i < m->n; i++) {
+        const rcp_json *k = &m->kids[i];
+        rcp_jw_keyn(w, k->key, k->keylen);
+        if (k->keylen == 2 && memcmp(k->key, "id", 2) == 0) {
+            if (mode == B_STRING_IDS && k->type == RCP_JSON_NUMBER)
+                rcp_jw_str(w, k->s, k->n);
+            else if (mode == B_SWAP_IDS && other_id)
+                rcp_jw_value(w, other_id);
+            else
+                rcp_jw_value(w, k);
+        } else {
+            rcp_jw_value(w, k);
+        }
+    }
+    if (mode == B_RESULT_AND_ERROR && rcp_json_get(m, "result"))
+        rcp_jw_raw(w, "\"error\":{\"code\":-32603,\"message\":\"x\"}", 37);
+    rcp_jw_obj_end(w);
+}
+
+static int dropped(const rcp_json *m, int mode)
+{
+    const rcp_json *id = rcp_json_get(m, "id");
+    return mode == B_DROP_ID_2 && id && id->type == RCP_JSON_NUMBER
+        && id->n == 1 && id->s[0] == '2';
+}
+
+/* The server's output line, mutated. */
+static void mutate_line(rcp_buf *o, const rcp_json *in, const char *p,
+                        size_t n, int mode)
+{
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *r;
+    rcp_jw w;
+    size_t i, k, extra = 0, start = o->len;
+    rcp_arena_init(&a, 0);
+    r = rcp_json_parse(&a, p, n, 0, &err);
+    rcp_jw_init(&w, o);
+    if (r && r->type == RCP_JSON_ARRAY) {
+        rcp_jw_arr(&w);
+        for (i = 0; i < r->n; i++)
+            if (!dropped(&r->kids[i], mode))
+                write_mutated(&w, &r->kids[i], mode, r->n > 1 ?
+                              rcp_json_get(&r->kids[(i + 1) % r->n], "id")
+                              : NULL);
+        for (k = 0; mode == B_BATCH_ENTRY_FOR_NOTIFICATION && in
+             && in->type == RCP_JSON_ARRAY && k < in->n; k++)
+            extra += is_notification(&in->kids[k]);
+        for (k = 0; k < extra; k++)
+            rcp_jw_raw(&w, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}",
+                       38);
+        rcp_jw_arr_end(&w);
+    } else if (r && !dropped(r, mode)) {
+        write_mutated(&w, r, mode, NULL);
+    }
+    if (o->len > start)
+        rcp_buf_putc(o, '\n');
+    rcp_arena_free(&a);
+}
+
+/* What the broken server writes for one input frame, given what the real
+** core wrote (out). */
+static void mutate(int mode, const char *line, size_t len, rcp_buf *out,
+                   rcp_buf *dst)
+{
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *in;
+    size_t pos = 0;
+    rcp_arena_init(&a, 0);
+    in = rcp_json_parse(&a, line, len, 0, &err);
+    if (mode == B_EMPTY_ARRAY && in && in->type == RCP_JSON_ARRAY
+        && in->n == 0) {
+        rcp_buf_puts(dst, "[]\n");
+        out->len = 0;
+    } else if (out->len == 0) {
+        if (in && mode == B_ANSWER_NOTIFICATIONS && is_notification(in))
+            rcp_buf_puts(dst, "{\"jsonrpc\":\"2.0\",\"id\":null,"
+                         "\"result\":{}}\n");
+        if (in && mode == B_BATCH_ENTRY_FOR_NOTIFICATION
+            && in->type == RCP_JSON_ARRAY && in->n > 0)
+            rcp_buf_puts(dst, "[{\"jsonrpc\":\"2.0\",\"id\":null,"
+                         "\"result\":{}}]\n");
+    }
+    while (pos < out->len) {
+        char *nl = memchr(out->data + pos, '\n', out->len - pos);
+        size_t n = (size_t)(nl - (out->data + pos)), start = dst->len;
+        if (mode == B_OVERCLAIM) {
+            rcp_buf_put(dst, out->data + pos, n);
+            rcp_buf_putc(dst, '\n');
+        } else {
+            mutate_line(dst, in, out->data + pos, n, mode);
+        }
+        if (mode == B_DUPLICATE)
+            rcp_buf_put(dst, dst->data + start, dst->len - start);
+        pos += n + 1;
+    }
+    if (mode == B_STDOUT_NOISE)
+        rcp_buf_puts(dst, "debug: handled a frame\n");
+    rcp_arena_free(&a);
+}
+
+/* B_OVERCLAIM: the core with one capability faked and L2 declared. */
+static void overclaim(rcp_buf *b)
+{
+    const char *caps = "\"capabilities\":{";
+    char *p;
+    rcp_buf t;
+    size_t at;
+    rcp_buf_putc(b, '\0');               /* for strstr */
+    b->len--;
+    if (b->oom || !b->len || !(p = strstr(b->data, caps)))
+        return;
+    rcp_buf_init(&t);
+    at = (size_t)(p - b->data) + strlen(caps);
+    rcp_buf_put(&t, b->data, at);
+    rcp_buf_puts(&t, "\"graph\":{\"ops\":[\"local\"]},");
+    rcp_buf_put(&t, b->data + at, b->len - at);
+    rcp_buf_putc(&t, '\0');
+    t.len--;
+    if ((p = strstr(t.data, "\"_meta\":{\"conformance\":\"")) != NULL)
+        p[25] = '2';
+    else if ((p = strstr(t.data, "\"capabilities\":")) != NULL) {
+        /* no declaration at all: add one before capabilities */
+        rcp_buf u;
+        rcp_buf_init(&u);
+        rcp_buf_put(&u, t.data, (size_t)(p - t.data));
+        rcp_buf_puts(&u, "\"_meta\":{\"conformance\":\"L2\"},");
+        rcp_buf_put(&u, p, t.len - (size_t)(p - t.data));
+        rcp_buf_free(&t);
+        t = u;
+    }
+    b->len = 0;
+    rcp_buf_put(b, t.data, t.len);
+    rcp_buf_free(&t);
+}
+
+static int broken_server(void *ud)
+{
+    int mode = *(const int *)ud, frames = 0;
+    rcp_server_opts o;
+    rcp_server *s;
+    rcp_buf in, out, dst;
+    char chunk[65536];
+    ssize_t n;
+    memset(&o, 0, sizeof o);
+    o.debug = 1;
+    s = rcp_server_new(&o);
+    rcp_buf_init(&in);
+    rcp_buf_init(&out);
+    rcp_buf_init(&dst);
+    while (s && (n = read(0, chunk, sizeof chunk)) > 0) {
+        size_t pos = 0;
+        rcp_buf_put(&in, chunk, (size_t)n);
+        for (;;) {
+            char *nl = memchr(in.data + pos, '\n', in.len - pos);
+            size_t len;
+            int done;
+            if (!nl)
+                break;
+            len = (size_t)(nl - (in.data + pos));
+            if (mode == B_WEDGE && ++frames > 3)
+                for (;;)
+                    pause();
+            out.len = dst.len = 0;
+            done = rcp_server_handle(s, in.data + pos, len, &out);
+            if (mode == B_OVERCLAIM)
+                overclaim(&out);
+            mutate(mode, in.data + pos, len, &out, &dst);
+            write_all(dst.data, dst.len);
+            pos += len + 1;
+            if (done)
+                goto end;
+        }
+        memmove(in.data, in.data + pos, in.len - pos);
+        in.len -= pos;
+    }
+end:
+    rcp_buf_free(&in);
+    rcp_buf_free(&out);
+    rcp_buf_free(&dst);
+    rcp_server_free(s);
+    return 0;
+}
+
+static rcp_client *spawn_broken(void *ud, const rcp_client_opts *o,
+                                char *err, size_t errlen)
+{
+    return rcp_client_fork(broken_server, ud, o, err, errlen);
+}
+
+/* Run the suite (--json) on a broken server; the report, parsed. */
+static const rcp_json *suite(rcp_arena *a, rcp_buf *out, int *mode,
+                             const char *only, int *rc)
+{
+    char *argv[8];
+    rcp_conform_io io;
+    rcp_json_err err;
+    const rcp_json *j;
+    int argc = 0;
+    argv[argc++] = "conform";
+    argv[argc++] = "--json";
+    argv[argc++] = "--timeout";          /* the peer is in-process: fast */
+    argv[argc++] = "500";
+    if (only) {
+        argv[argc++] = "--only";
+        argv[argc++] = (char *)only;
+    }
+    argv[argc] = NULL;
+    io.spawn = spawn_broken;
+    io.ud = mode;
+    io.out = out;
+    *rc = rcp_conform_run(argc, argv, &io);
+    j = rcp_json_parse(a, out->data, out->len, 0, &err);
+    ck_assert_msg(j != NULL, "report is not JSON: %.*s", (int)out->len,
+                  out->data);
+    return j;
+}
+
+static const char *status_of(const rcp_json *report, const char *id)
+{
+    const rcp_json *cs = rcp_json_get(report, "checks");
+    static char st[16];
+    size_t i;
+    for (i = 0; cs && i < cs->n; i++)
+        if (rcp_json_streq(rcp_json_get(&cs->kids[i], "id"), id)) {
+            const rcp_json *s = rcp_json_get(&cs->kids[i], "status");
+            snprintf(st, sizeof st, "%.*s", (int)s->n, s->s);
+            return st;
+        }
+    return "absent";
+}
+
+/* The check fails on the broken server and passes on the control. */
+static void caught(int mode, const char *only, const char *check_id)
+{
+    rcp_arena a;
+    rcp_buf out;
+    const rcp_json *j;
+    int rc, control = B_NONE;
+    rcp_arena_init(&a, 0);
+    rcp_buf_init(&out);
+    j = suite(&a, &out, &mode, only, &rc);
+    ck_assert_msg(strcmp(status_of(j, check_id), "fail") == 0,
+                  "%s was not caught: %s", check_id, status_of(j, check_id));
+    ck_assert_int_eq(rc, 1);
+    out.len = 0;
+    rcp_arena_reset(&a);
+    j = suite(&a, &out, &control, only, &rc);
+    ck_assert_msg(strcmp(status_of(j, check_id), "pass") == 0,
+                  "control: %s is %s", check_id, status_of(j, check_id));
+    rcp_buf_free(&out);
+    rcp_arena_free(&a);
+}
+
+START_TEST(suite_catches_an_answered_notification)
+{
+    caught(B_ANSWER_NOTIFICATIONS, "s04-notification-unanswered",
+           "s04-notification-unanswered");
+}
+END_TEST
+
+START_TEST(suite_catches_a_batch_entry_for_a_notification)
+{
+    caught(B_BATCH_ENTRY_FOR_NOTIFICATION, "s11-notifications-no-entry",
+           "s11-notifications-no-entry");
+    caught(B_BATCH_ENTRY_FOR_NOTIFICATION, "s11-only-notifications",
+           "s11-only-notifications");
+}
+END_TEST
+
+START_TEST(suite_catches_swapped_ids)
+{
+    caught(B_SWAP_IDS, "s11-ids-kept", "s11-ids-kept");
+}
+END_TEST
+
+START_TEST(suite_catches_a_dropped_response)
+{
+    caught(B_DROP_ID_2, "s11-one-array", "s11-one-array");
+    caught(B_DROP_ID_2, "s04-pipelined-all-answered",
+           "s04-pipelined-all-answered");
+}
+END_TEST
+
+START_TEST(suite_catches_a_numeric_id_echoed_as_a_string)
+{
+    caught(B_STRING_IDS, "s04-id-number-echoed", "s04-id-number-echoed");
+    caught(B_STRING_IDS, "s04-id-type-kept", "s04-id-type-kept");
+}
+END_TEST
+
+START_TEST(suite_catches_an_empty_array_reply)
+{
+    caught(B_EMPTY_ARRAY, "s11-empty-array", "s11-empty-array");
+}
+END_TEST
+
+START_TEST(suite_catches_a_duplicate_response)
+{
+    caught(B_DUPLICATE, "s04-id-string-echoed", "s04-id-string-echoed");
+}
+END_TEST
+
+START_TEST(suite_catches_result_with_error_on_the_wire)
+{
+    caught(B_RESULT_AND_ERROR, "s12-result-xor-error",
+           "s12-result-xor-error");
+}
+END_TEST
+
+START_TEST(suite_catches_non_protocol_output_on_stdout)
+{
+    caught(B_STDOUT_NOISE, "5.1", "s05-stdout-protocol-only");
+}
+END_TEST
+
+START_TEST(suite_reports_an_overclaim_and_fails)
+{
+    rcp_arena a;
+    rcp_buf out;
+    const rcp_json *j;
+    int rc, mode = B_OVERCLAIM;
+    rcp_arena_init(&a, 0);
+    rcp_buf_init(&out);
+    j = suite(&a, &out, &mode, NULL, &rc);
+    ck_assert_int_eq(rc, 1);
+    ck_assert(rcp_json_streq(rcp_json_get(j, "declaredLevel"), "L2"));
+    ck_assert(rcp_json_get(j, "declarationHonest")->type == RCP_JSON_FALSE);
+    ck_assert_str_eq(status_of(j, "s14-declaration-honest"), "fail");
+    ck_assert_str_eq(status_of(j, "s07-graph-op-unadvertised"), "fail");
+    rcp_buf_free(&out);
+    rcp_arena_free(&a);
+}
+END_TEST
+
+START_TEST(suite_survives_a_wedged_server)
+{
+    rcp_arena a;
+    rcp_buf out;
+    const rcp_json *j;
+    int rc, mode = B_WEDGE;
+    rcp_arena_init(&a, 0);
+    rcp_buf_init(&out);
+    j = suite(&a, &out, &mode, "s04-id-string-echoed", &rc);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_str_eq(status_of(j, "s04-id-string-echoed"), "fail");
+    rcp_buf_free(&out);
+    rcp_arena_free(&a);
+}
+END_TEST
+
+/* MARK: - Suite ---------------------------------------------------------- */
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("client");
+    TCase *t = tcase_create("pairing");
+    TCase *b = tcase_create("broken-peers");
+    TCase *x = tcase_create("suite-proves-itself");
+    tcase_set_timeout(t, 60);
+    tcase_set_timeout(b, 60);
+    tcase_set_timeout(x, 120);
+    tcase_add_test(t, pairs_out_of_order_responses_by_id);
+    tcase_add_test(t, batch_reply_in_any_order_pairs_by_id);
+    tcase_add_test(t, batch_notifications_shorten_the_reply_without_mismatch);
+    tcase_add_test(t, batch_short_reply_counts_mismatch_and_missing);
+    tcase_add_test(t, notifications_interleaved_are_delivered_not_paired);
+    tcase_add_test(t, notification_callback_sees_each_unpaired_frame);
+    tcase_add_test(t, null_id_error_is_counted_never_paired);
+    tcase_add_test(t, unknown_fields_and_meta_are_tolerated);
+    tcase_add_test(t, unknown_error_code_is_a_generic_failure_of_its_sign);
+    tcase_add_test(t, ids_are_unique_among_requests_in_flight);
+    tcase_add_test(t, freed_pending_request_keeps_its_id_and_drops_the_reply);
+    tcase_add_test(t, ids_compare_by_json_type_and_exact_value);
+    tcase_add_test(t, metrics_json_uses_the_seed_names);
+    tcase_add_test(t, real_server_pipelined_and_batched);
+    tcase_add_test(b, duplicate_response_is_detected);
+    tcase_add_test(b, unknown_id_is_detected_and_the_request_goes_missing);
+    tcase_add_test(b, numeric_id_echoed_as_string_pairs_with_nothing);
+    tcase_add_test(b, late_response_is_paired_and_discarded);
+    tcase_add_test(b, malformed_responses_are_flagged);
+    tcase_add_test(b, garbage_blank_lines_and_bom_are_counted);
+    tcase_add_test(b, frame_split_across_writes_is_one_frame);
+    tcase_add_test(b, transport_death_abandons_requests_in_flight);
+    tcase_add_test(b, writing_to_a_dead_server_is_an_error_not_sigpipe);
+    tcase_add_test(b, spawn_reports_a_missing_program);
+    tcase_add_test(x, suite_catches_an_answered_notification);
+    tcase_add_test(x, suite_catches_a_batch_entry_for_a_notification);
+    tcase_add_test(x, suite_catches_swapped_ids);
+    tcase_add_test(x, suite_catches_a_dropped_response);
+    tcase_add_test(x, suite_catches_a_numeric_id_echoed_as_a_string);
+    tcase_add_test(x, suite_catches_an_empty_array_reply);
+    tcase_add_test(x, suite_catches_a_duplicate_response);
+    tcase_add_test(x, suite_catches_result_with_error_on_the_wire);
+    tcase_add_test(x, suite_catches_non_protocol_output_on_stdout);
+    tcase_add_test(x, suite_reports_an_overclaim_and_fails);
+    tcase_add_test(x, suite_survives_a_wedged_server);
+    suite_add_tcase(s, t);
+    suite_add_tcase(s, b);
+    suite_add_tcase(s, x);
+    return s;
+}
+
+TEST_MAIN(make_suite)
