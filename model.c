@@ -2107,30 +2107,201 @@ static void bm25_accumulate(const rcp_model *m, const term *t, double w,
     }
 }
 
-/* BM25 top t->k over accepted documents, term at a time. */
-static int bm25_search(const rcp_model *m, const rcp_model_query *q,
-                       const rcp_tokens *tk, topk *out)
+/* A weighted query term: BM25 sums w x idf x the tf part. */
+typedef struct wterm {
+    uint32_t tid;
+    double   w;
+} wterm;
+
+/* BM25 top out->k over accepted documents, term at a time. */
+static int bm25_weighted(const rcp_model *m, const rcp_model_query *q,
+                         const wterm *qt, size_t n, topk *out)
+{
+    double *acc = rcp_malloc((m->ndocs + 1) * sizeof *acc);
+    size_t i;
+    if (!acc)
+        return -1;
+    memset(acc, 0, (m->ndocs + 1) * sizeof *acc);
+    for (i = 0; i < n; i++)
+        bm25_accumulate(m, &m->terms[qt[i].tid],
+                        qt[i].w * bm25_idf(m, &m->terms[qt[i].tid]), acc);
+    for (i = 0; i < m->ndocs; i++)
+        if (acc[i] > 0 && accepted(m, q, (uint32_t)i))
+            topk_push(m, out, (uint32_t)i, acc[i]);
+    rcp_free(acc);
+    return 0;
+}
+
+/* The query's known terms weighted by their count; *out (rcp_free). */
+static int query_wterms(const rcp_model *m, const rcp_tokens *tk,
+                        wterm **out, size_t *n)
 {
     uint32_t *tid = rcp_malloc((tk->n + 1) * sizeof *tid);
     uint32_t *qtf = rcp_malloc((tk->n + 1) * sizeof *qtf);
-    double *acc = rcp_malloc((m->ndocs + 1) * sizeof *acc);
-    size_t i, n;
-    int rc = -1;
-    if (tid && qtf && acc) {
-        memset(acc, 0, (m->ndocs + 1) * sizeof *acc);
-        n = query_terms(m, tk, tid, qtf);
-        for (i = 0; i < n; i++)
-            bm25_accumulate(m, &m->terms[tid[i]],
-                            qtf[i] * bm25_idf(m, &m->terms[tid[i]]), acc);
-        for (i = 0; i < m->ndocs; i++)
-            if (acc[i] > 0 && accepted(m, q, (uint32_t)i))
-                topk_push(m, out, (uint32_t)i, acc[i]);
-        rc = 0;
+    size_t i;
+    *out = rcp_malloc((tk->n + 1) * sizeof **out);
+    *n = 0;
+    if (tid && qtf && *out) {
+        *n = query_terms(m, tk, tid, qtf);
+        for (i = 0; i < *n; i++) {
+            (*out)[i].tid = tid[i];
+            (*out)[i].w = qtf[i];
+        }
     }
     rcp_free(tid);
     rcp_free(qtf);
-    rcp_free(acc);
+    if (!tid || !qtf || !*out) {
+        rcp_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static int bm25_search(const rcp_model *m, const rcp_model_query *q,
+                       const rcp_tokens *tk, topk *out)
+{
+    wterm *qt;
+    size_t n;
+    int rc;
+    if (query_wterms(m, tk, &qt, &n))
+        return -1;
+    rc = bm25_weighted(m, q, qt, n, out);
+    rcp_free(qt);
     return rc;
+}
+
+/* MARK: - Lexical feedback: RM3 ------------------------------------------- */
+
+/* RM3 (Lavrenko & Croft 2001; Abdul-Jaleel et al. 2004) with Anserini's
+** defaults: the relevance model P(t|R) = sum over the top feedback
+** documents (opts.prf_docs, 10) of score(d) tf(t,d)/|d|, its RM3_TERMS
+** best terms, mixed half and half with the query's own distribution. */
+#define RM3_TERMS 10
+#define RM3_ORIG  0.5
+
+static int wterm_by_tid(const void *a, const void *b)
+{
+    uint32_t x = ((const wterm *)a)->tid, y = ((const wterm *)b)->tid;
+    return x < y ? -1 : x > y;
+}
+
+static int wterm_by_weight(const void *a, const void *b)
+{
+    const wterm *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w > y->w ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Sort by tid, add up equal tids; returns the new count. */
+static size_t wterm_merge(wterm *v, size_t n)
+{
+    size_t i, k = 0;
+    qsort(v, n, sizeof *v, wterm_by_tid);
+    for (i = 0; i < n; i++) {
+        if (k && v[k - 1].tid == v[i].tid)
+            v[k - 1].w += v[i].w;
+        else
+            v[k++] = v[i];
+    }
+    return k;
+}
+
+/* Append wd tf(t,d)/|d| for every word token of document docno. */
+static int rm3_doc(const rcp_model *m, uint32_t docno, double wd,
+                   wterm **v, size_t *n, size_t *cap)
+{
+    const doc *d = &m->docs[docno];
+    rcp_tokens tk;
+    size_t i;
+    rcp_tokens_init(&tk);
+    if (rcp_tokenize(&tk, d->text, d->textlen, m->o.tok_flags)) {
+        rcp_tokens_free(&tk);
+        return -1;
+    }
+    for (i = 0; i < tk.n; i++) {
+        const char *s = tk.buf + tk.v[i].term;
+        size_t len = tk.v[i].tlen, sl;
+        if (tk.v[i].kind == RCP_TOKEN_NUM)
+            continue;
+        sl = sidx_find(&m->tix, m, term_eq, s, len, hash_bytes(1, s, len));
+        if (!m->tix.slot[sl])
+            continue;
+        if (grow((void **)v, cap, *n + 1, sizeof **v)) {
+            rcp_tokens_free(&tk);
+            return -1;
+        }
+        (*v)[*n].tid = m->tix.slot[sl] - 1;
+        (*v)[(*n)++].w = wd / (double)tk.n;
+    }
+    rcp_tokens_free(&tk);
+    return 0;
+}
+
+/* L1-normalise v[0..n). */
+static void wterm_norm(wterm *v, size_t n)
+{
+    double s = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        s += v[i].w;
+    for (i = 0; s > 0 && i < n; i++)
+        v[i].w /= s;
+}
+
+/* The expanded query: *out = RM3_ORIG P(t|Q) + (1 - RM3_ORIG) P(t|R). */
+static int rm3_expand(const rcp_model *m, const wterm *qt, size_t nq,
+                      const rcp_model_hit *top, size_t ntop, wterm **out,
+                      size_t *nout)
+{
+    wterm *v = NULL;
+    size_t n = 0, cap = 0, i, nr;
+    double ssum = 0;
+    if (ntop > m->o.prf_docs)
+        ntop = m->o.prf_docs;
+    for (i = 0; i < ntop; i++)
+        ssum += top[i].score;
+    for (i = 0; i < ntop && ssum > 0; i++)
+        if (rm3_doc(m, top[i].doc, top[i].score / ssum, &v, &n, &cap))
+            goto fail;
+    nr = wterm_merge(v, n);
+    qsort(v, nr, sizeof *v, wterm_by_weight);
+    nr = nr < RM3_TERMS ? nr : RM3_TERMS;
+    wterm_norm(v, nr);
+    for (i = 0; i < nr; i++)
+        v[i].w *= 1 - RM3_ORIG;
+    if (grow((void **)&v, &cap, nr + nq + 1, sizeof *v))
+        goto fail;
+    memcpy(v + nr, qt, nq * sizeof *qt);
+    wterm_norm(v + nr, nq);
+    for (i = nr; i < nr + nq; i++)
+        v[i].w *= RM3_ORIG;
+    *nout = wterm_merge(v, nr + nq);
+    *out = v;
+    return 0;
+fail:
+    rcp_free(v);
+    return -1;
+}
+
+/* BM25 with the query expanded from the first lexical list sl[0..sn). */
+static int bm25_feedback(const rcp_model *m, const rcp_model_query *q,
+                         const rcp_model_hit *sl, size_t sn, topk *out)
+{
+    rcp_tokens tk;
+    wterm *qt = NULL, *ex = NULL;
+    size_t nq = 0, nx = 0;
+    int rc;
+    rcp_tokens_init(&tk);
+    rc = rcp_tokenize(&tk, q->text, q->len, m->o.tok_flags)
+         || query_wterms(m, &tk, &qt, &nq)
+         || rm3_expand(m, qt, nq, sl, sn, &ex, &nx)
+         || bm25_weighted(m, q, ex, nx, out);
+    rcp_free(qt);
+    rcp_free(ex);
+    rcp_tokens_free(&tk);
+    return rc ? -1 : 0;
 }
 
 /* MARK: - Dense recall ------------------------------------------------------ */
@@ -2725,6 +2896,8 @@ static int recall(const rcp_model *m, const rcp_model_query *q, int dense,
         if (!rc && seed)
             rocchio(m, qv, seed, nseed);
         rc = rc || dense_search(m, q, qv, &t);
+    } else if (!rc && seed) {
+        rc = bm25_feedback(m, q, seed, nseed, &t);
     } else if (!rc) {
         rc = rcp_tokenize(&tk, q->text, q->len, m->o.tok_flags)
              || bm25_search(m, q, &tk, &t);
@@ -2803,6 +2976,20 @@ static int fuse_lists(const rcp_model *m, const rcp_model_query *q,
 }
 
 /* Recall (and fuse): the candidate list, best first, at most c long. */
+/* Replace the lexical list *sl by its RM3-expanded second pass. */
+static int relexical(const rcp_model *m, const rcp_model_query *q, size_t c,
+                     rcp_model_hit **sl, size_t *sn)
+{
+    rcp_model_hit *s2;
+    size_t n2;
+    if (recall(m, q, 0, *sl, *sn, c, &s2, &n2))
+        return -1;
+    rcp_free(*sl);
+    *sl = s2;
+    *sn = n2;
+    return 0;
+}
+
 static int candidates(const rcp_model *m, const rcp_model_query *q,
                       size_t c, rcp_model_hit **out, size_t *n)
 {
@@ -2813,10 +3000,13 @@ static int candidates(const rcp_model *m, const rcp_model_query *q,
         return recall(m, q, 1, NULL, 0, c, out, n);
     if (q->mode == RCP_MODE_SPARSE)
         return recall(m, q, 0, NULL, 0, c, out, n);
-    /* hybrid: the lexical list first, so the dense leg can take feedback
-    ** from it and find what the words alone missed */
+    /* hybrid: a first lexical pass, whose top documents give both legs
+    ** their feedback (Rocchio for the dense query, RM3 for the lexical
+    ** one), so each finds what the query's own words missed */
     rc = recall(m, q, 0, NULL, 0, c, &sl, &sn)
-         || recall(m, q, 1, sl, sn, c, &dl, &dn);
+         || recall(m, q, 1, sl, m->o.prf_docs ? sn : 0, c, &dl, &dn);
+    if (!rc && m->o.prf_docs)
+        rc = relexical(m, q, c, &sl, &sn);
     *out = rc ? NULL : rcp_malloc((dn + sn + 1) * sizeof **out);
     rc = rc || !*out
          || fuse_lists(m, q, dl, dn, sl, sn, c, *out, n);

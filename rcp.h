@@ -439,9 +439,12 @@ typedef struct rcp_model_opts {
     uint32_t    sparse_vocab; /* embed/sparse vocabulary size; 2^18 */
     unsigned    tok_flags;    /* the index's tokenizer; RCP_TOK_DEFAULT */
     double      k1, b;        /* BM25; 1.2 and 0.75 */
-    /* Hybrid recall: the dense leg's query moves towards the centroid of
-    ** the top prf_docs lexical hits with weight prf_beta (Rocchio; the
-    ** SMART defaults 10 and 0.75).  prf_docs 0 turns it off. */
+    /* Hybrid recall takes feedback from the top prf_docs hits of a first
+    ** BM25 pass: the dense query moves towards their centroid with weight
+    ** prf_beta (Rocchio; SMART's 0.75) and the lexical query is expanded
+    ** by RM3 (10 terms, original weight 0.5; Anserini's defaults).
+    ** Default 10 documents; 0 turns feedback off in both legs.  Modes
+    ** "dense" and "sparse" never use feedback. */
     unsigned    prf_docs;
     double      prf_beta;
     /* A word2vec/GloVe text file ("word v1 .. vD" per line, optional

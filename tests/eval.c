@@ -2,14 +2,16 @@
 ** eval.c -- retrieval quality of the built-in engine on Cranfield 1400
 ** (spec Appendix F).  `make eval` runs it on ../shared/data/cranfield:
 **
-**   build/rel/tests/eval DIR [--dim N] [--vectors FILE]
+**   build/rel/tests/eval DIR [--dim N] [--vectors FILE] [--prf N]
 **
 ** Indexes .T + .W of cran.all.1400 under the document's .I number, runs
 ** all 225 queries of cran.qry (numbered 1..225 by their order in the file,
 ** as cranqrel numbers them) at depth 1000 and prints MAP, nDCG@10 (graded
 ** gain 5 - code for codes 1..4; -1 is not relevant), P@10, R@100 and MRR
 ** for each pipeline configuration.  Nothing here is tuned per query: every
-** configuration uses the engine's defaults unless its label says so.
+** configuration uses the engine's defaults unless its label says so
+** ("no feedback": opts.prf_docs = 0, the ablation of hybrid feedback).
+** --prf N sets the feedback depth of the main rows.
 */
 #include <math.h>
 #include <stdio.h>
@@ -215,6 +217,12 @@ int main(int argc, char **argv)
         {"hybrid rrf + colbert@100", RCP_MODE_HYBRID, RCP_FUSE_RRF,
          RCP_RERANK_COLBERT, 100},
     };
+    static const config nofb[] = {
+        {"hybrid rrf, no feedback", RCP_MODE_HYBRID, RCP_FUSE_RRF,
+         RCP_RERANK_NONE, 0},
+        {"hybrid convex, no feedback", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
+         RCP_RERANK_NONE, 0},
+    };
     rcp_model_opts o;
     rcp_model *model;
     char err[256], id[32], *s;
@@ -222,7 +230,7 @@ int main(int argc, char **argv)
     int a;
     if (argc < 2) {
         fprintf(stderr, "usage: eval CRANFIELD_DIR [--dim N] "
-                "[--vectors FILE]\n");
+                "[--vectors FILE] [--prf N]\n");
         return 2;
     }
     rcp_model_opts_init(&o);
@@ -231,6 +239,8 @@ int main(int argc, char **argv)
             o.dim = (unsigned)atoi(argv[a + 1]);
         else if (!strcmp(argv[a], "--vectors"))
             o.vectors_path = argv[a + 1];
+        else if (!strcmp(argv[a], "--prf"))
+            o.prf_docs = (unsigned)atoi(argv[a + 1]);
     }
     if (!(model = rcp_model_new(&o, err, sizeof err))) {
         fprintf(stderr, "eval: %s\n", err);
@@ -262,6 +272,19 @@ int main(int argc, char **argv)
            "--------|--------|\n");
     for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)
         run(model, &cfgs[i], qrys_, nq);
+    rcp_model_free(model);
+    /* ablation: the same hybrids without pseudo-relevance feedback */
+    o.prf_docs = 0;
+    if (!(model = rcp_model_new(&o, err, sizeof err)))
+        return 1;
+    for (i = 0; i < nd; i++) {
+        snprintf(id, sizeof id, "%d", docs_[i].num);
+        if (rcp_model_add(model, id, strlen(id), docs_[i].text,
+                          docs_[i].len, NULL, 0))
+            return 1;
+    }
+    for (i = 0; i < sizeof nofb / sizeof nofb[0]; i++)
+        run(model, &nofb[i], qrys_, nq);
     rcp_model_free(model);
     return 0;
 }

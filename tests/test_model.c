@@ -581,6 +581,54 @@ START_TEST(search_honours_the_accept_filter_in_every_mode)
 }
 END_TEST
 
+static int sparse_has(const rcp_model *m, const rcp_model_hit *h, size_t n,
+                      const char *id)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!strcmp(hit_id(m, &h[i]), id))
+            return (h[i].has & RCP_HIT_SPARSE) != 0;
+    return 0;
+}
+
+START_TEST(hybrid_feedback_expands_the_lexical_query_from_the_top_hits)
+{
+    /* RM3: "tube" co-occurs with "shock" in the top document, so the
+    ** expanded lexical pass finds document 2, which lacks "shock" */
+    rcp_model_opts o;
+    rcp_model *fb, *plain;
+    rcp_model_hit h[8];
+    size_t n;
+    char err[64];
+    static const char *const docs[][2] = {
+        {"1", "shock tube experiments measure shock speed in a tube"},
+        {"2", "tube flow diagnostics with schlieren photography"},
+        {"3", "cantilever plate vibration"},
+        {"4", "ice accretion on rotor blades"},
+        {"5", "wind tunnel wall interference"}
+    };
+    int i;
+    rcp_model_opts_init(&o);
+    fb = rcp_model_new(&o, err, sizeof err);
+    o.prf_docs = 0;
+    plain = rcp_model_new(&o, err, sizeof err);
+    for (i = 0; i < 5; i++) {
+        add(fb, docs[i][0], docs[i][1]);
+        add(plain, docs[i][0], docs[i][1]);
+    }
+    n = search(fb, "shock", RCP_MODE_HYBRID, h, 8);
+    ck_assert(sparse_has(fb, h, n, "2"));
+    ck_assert_str_eq(hit_id(fb, &h[0]), "1");
+    n = search(plain, "shock", RCP_MODE_HYBRID, h, 8);
+    ck_assert(!sparse_has(plain, h, n, "2"));
+    /* mode "sparse" is plain BM25, feedback or not */
+    n = search(fb, "shock", RCP_MODE_SPARSE, h, 8);
+    ck_assert_uint_eq(n, 1);
+    rcp_model_free(fb);
+    rcp_model_free(plain);
+}
+END_TEST
+
 /* MARK: - fusion (§16.3) */
 
 static rcp_fuse_list list(const rcp_fuse_item *it, size_t n, double w,
@@ -1007,6 +1055,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, equal_scores_rank_by_smaller_id);
     tcase_add_test(tc, search_honours_the_accept_filter_in_every_mode);
     tcase_add_test(tc, hybrid_search_fuses_both_legs_and_reports_stage_scores);
+    tcase_add_test(tc,
+        hybrid_feedback_expands_the_lexical_query_from_the_top_hits);
     tcase_add_test(tc, add_and_search_fail_cleanly_when_memory_runs_out);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
