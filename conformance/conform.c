@@ -71,7 +71,7 @@ typedef struct wire_rule {
 } wire_rule;
 
 enum { W_JSON, W_BOM, W_JSONRPC, W_XOR, W_ERROBJ, W_RANGE, W_RESULT,
-       W_LOG, W_PROGRESS, W_STDERR, W_INTSTR, W_COUNT };
+       W_LOG, W_PROGRESS, W_STDERR, W_INTSTR, W_CONTENT, W_COUNT };
 
 typedef struct session {
     rcp_client *c;
@@ -518,6 +518,52 @@ static int write_capkey(runner *R, rcp_jw *w, const char *ptr)
     return -1;
 }
 
+/* "$capkeywhere:/pointer=value": the first name at pointer whose value is
+** the string value, e.g. an advertised filter field of type int. */
+static int write_capkey_where(runner *R, rcp_jw *w, const char *spec)
+{
+    char ptr[256];
+    const char *eq = strchr(spec, '=');
+    const rcp_json *c;
+    size_t i;
+    if (!eq || (size_t)(eq - spec) >= sizeof ptr)
+        return -1;
+    memcpy(ptr, spec, (size_t)(eq - spec));
+    ptr[eq - spec] = '\0';
+    c = R->caps ? jptr(R->caps, ptr) : NULL;
+    for (i = 0; c && c->type == RCP_JSON_OBJECT && i < c->n; i++)
+        if (rcp_json_streq(&c->kids[i], eq + 1)) {
+            rcp_jw_str(w, c->kids[i].key, c->kids[i].keylen);
+            return 0;
+        }
+    return -1;
+}
+
+static int write_value(runner *R, rcp_jw *w, const rcp_json *v, long n);
+
+/* {"$array": {"count": N or "$cap:/p", "plus": k, "item": V}}: an array
+** of count + k copies of V, e.g. one input more than embed.batchLimit. */
+static int write_array(runner *R, rcp_jw *w, const rcp_json *spec, long n)
+{
+    const rcp_json *cnt = rcp_json_get(spec, "count");
+    const rcp_json *item = rcp_json_get(spec, "item");
+    int64_t count = 0;
+    long i, total;
+    if (cnt && cnt->type == RCP_JSON_STRING && strncmp(cnt->s, "$cap:", 5)
+        == 0)
+        cnt = R->caps ? jptr(R->caps, cnt->s + 5) : NULL;
+    if (!cnt || !item || !rcp_json_int(cnt, &count) || count < 0
+        || count > 1000000)
+        return -1;
+    total = (long)count + jlong(rcp_json_get(spec, "plus"), 0);
+    rcp_jw_arr(w);
+    for (i = 0; i < total; i++)
+        if (write_value(R, w, item, n) != 0)
+            return -1;
+    rcp_jw_arr_end(w);
+    return 0;
+}
+
 /* Serialise a data value, replacing "$cap:/pointer" by the server's
 ** capability value, "$capkey:/pointer" by a name found there, "$n" by the
 ** generator's counter n.  -1 when a reference is not advertised. */
@@ -533,6 +579,12 @@ static int write_value(runner *R, rcp_jw *w, const rcp_json *v, long n)
     }
     if (v->type == RCP_JSON_STRING && strncmp(v->s, "$capkey:", 8) == 0)
         return write_capkey(R, w, v->s + 8);
+    if (v->type == RCP_JSON_STRING
+        && strncmp(v->s, "$capkeywhere:", 13) == 0)
+        return write_capkey_where(R, w, v->s + 13);
+    if (v->type == RCP_JSON_OBJECT && v->n == 1
+        && rcp_json_get(v, "$array"))
+        return write_array(R, w, rcp_json_get(v, "$array"), n);
     if (v->type == RCP_JSON_STRING && strcmp(v->s, "$n") == 0 && n >= 0) {
         rcp_jw_int(w, n);
         return 0;
@@ -965,6 +1017,49 @@ static int pred_items(pctx *x, const rcp_json *p, const rcp_json *v,
     return 1;
 }
 
+/* A number, or "$cap:/pointer" to one; *ok 0 when there is none. */
+static double pred_real(pctx *x, const rcp_json *v, int *ok)
+{
+    const rcp_json *c = v;
+    if (v && v->type == RCP_JSON_STRING && strncmp(v->s, "$cap:", 5) == 0)
+        c = x->R->caps ? jptr(x->R->caps, v->s + 5) : NULL;
+    *ok = c && c->type == RCP_JSON_NUMBER;
+    return *ok ? rcp_json_num(c) : 0;
+}
+
+/* "minimum" / "maximum": bounds on a number; "b64len": the string is the
+** base64 text of that many binary32 values (§7.3.1: dimension x 4
+** bytes, padded). */
+static int pred_numbers(pctx *x, const rcp_json *p, const rcp_json *v,
+                        const char *ptr, rcp_buf *why)
+{
+    const rcp_json *q;
+    double bound;
+    int ok;
+    if ((q = rcp_json_get(p, "minimum")) || (q = rcp_json_get(p, "maximum"))) {
+        int lo = rcp_json_get(p, "minimum") == q;
+        bound = pred_real(x, q, &ok);
+        if (!ok || !v || v->type != RCP_JSON_NUMBER)
+            return fail_at(why, ptr, "should be a number (bound given)", v);
+        if (lo ? rcp_json_num(v) < bound : rcp_json_num(v) > bound) {
+            buf_printf(why, "%s is below/above its bound %g: ", ptr, bound);
+            buf_json(why, v, 40);
+            return 0;
+        }
+    }
+    if ((q = rcp_json_get(p, "b64len"))) {
+        long floats = pred_count(x, q, &ok);
+        size_t want = 4 * (((size_t)floats * 4 + 2) / 3);
+        if (!ok || !v || v->type != RCP_JSON_STRING || v->n != want) {
+            buf_printf(why, "%s should be %lu base64 characters (%ld "
+                       "floats): ", ptr, (unsigned long)want, floats);
+            buf_json(why, v, 40);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* One predicate {"pointer": P, op: arg, ...} against root. */
 static int pred(pctx *x, const rcp_json *root, const rcp_json *p,
                 rcp_buf *why)
@@ -1015,8 +1110,16 @@ static int pred(pctx *x, const rcp_json *root, const rcp_json *p,
             return fail_at(why, ptr, "should have at least one of the keys "
                            "listed", q);
     }
-    if (!pred_items(x, p, v, ptr, why))
+    if (!pred_items(x, p, v, ptr, why) || !pred_numbers(x, p, v, ptr, why))
         return 0;
+    if ((q = rcp_json_get(p, "hasValue"))) {
+        size_t i;
+        int ok = 0;
+        for (i = 0; v && v->type == RCP_JSON_OBJECT && i < v->n; i++)
+            ok |= json_equal(&v->kids[i], q);
+        if (!ok)
+            return fail_at(why, ptr, "has no member whose value is", q);
+    }
     if ((q = rcp_json_get(p, "anyOf"))) {    /* alternatives, same root */
         size_t i;
         rcp_buf w;
@@ -1338,6 +1441,28 @@ static void show_got(rcp_buf *why, rcp_client *c)
         rcp_buf_puts(why, "(nothing)");
 }
 
+/* Why a server stopped answering: its exit, and the end of its stderr
+** (a crash report or a sanitizer's is what the reader needs). */
+static void show_server(rcp_buf *why, rcp_client *c)
+{
+    int status = 0;
+    size_t n;
+    const char *err;
+    rcp_buf_puts(why, "\n      server:   ");
+    if (!rcp_client_wait_exit(c, 200, &status))
+        rcp_buf_puts(why, "still running, not answering (wedged)");
+    else if (WIFSIGNALED(status))
+        buf_printf(why, "killed by signal %d", WTERMSIG(status));
+    else
+        buf_printf(why, "exited with status %d", WEXITSTATUS(status));
+    err = rcp_client_stderr_text(c, &n);
+    if (n) {
+        size_t from = n > SHOW_BYTES ? n - SHOW_BYTES : 0;
+        rcp_buf_puts(why, "\n      stderr:   ");
+        buf_show(why, err + from, n - from, SHOW_BYTES);
+    }
+}
+
 /* Play the "send" steps.  0, or -1 (reason in why). */
 static int play(runner *R, rcp_client *c, const rcp_json *steps, int tmo,
                 rcp_buf *why)
@@ -1481,8 +1606,10 @@ static void run_data_check(runner *R, check *k, rcp_client *c)
             ok = judge(&x, ex, &soft, &why);
     } else {
         ok = settle_down(R, c, ex, tmo, &g, &why) == 0;
-        if (!ok)
+        if (!ok) {
             R->aborted = 1;
+            rcp_buf_puts(&why, "; ");
+        }
         x.R = R;
         x.g = &g;
         if (judge(&x, ex, &soft, &why) == 0)
@@ -1499,6 +1626,8 @@ static void run_data_check(runner *R, check *k, rcp_client *c)
         if (ex)
             describe_expect(&k->why, ex);
         show_got(&k->why, c);
+        if (R->aborted)
+            show_server(&k->why, c);
     }
     rcp_free(g.v);
     rcp_buf_free(&why);
@@ -1514,6 +1643,31 @@ static void wire_note(runner *R, int rule, const char *check_id,
         return;
     buf_printf(&w->example, "      %s (during %s): ", what, check_id);
     buf_show(&w->example, line, n, SHOW_BYTES);
+}
+
+/* §4.8: a non-text Content block (type image/audio/blob carrying data or
+** uri) needs a mimeType and never carries both data and uri. */
+static int content_bad(const rcp_json *v, unsigned depth)
+{
+    size_t i;
+    if (depth > 64)
+        return 0;
+    if (v->type == RCP_JSON_OBJECT) {
+        const rcp_json *t = rcp_json_get(v, "type");
+        int data = rcp_json_get(v, "data") != NULL;
+        int uri = rcp_json_get(v, "uri") != NULL;
+        if ((rcp_json_streq(t, "image") || rcp_json_streq(t, "audio")
+             || rcp_json_streq(t, "blob")) && (data || uri)) {
+            const rcp_json *mt = rcp_json_get(v, "mimeType");
+            if (!mt || mt->type != RCP_JSON_STRING || (data && uri))
+                return 1;
+        }
+    }
+    if (v->type == RCP_JSON_OBJECT || v->type == RCP_JSON_ARRAY)
+        for (i = 0; i < v->n; i++)
+            if (content_bad(&v->kids[i], depth + 1))
+                return 1;
+    return 0;
 }
 
 static void wire_message(runner *R, const rcp_json *m, const char *cid,
@@ -1575,10 +1729,14 @@ static void wire_message(runner *R, const rcp_json *m, const char *cid,
         size_t i;
         for (i = 0; i < sizeof ints / sizeof *ints; i++) {
             pv = rcp_json_get(res, ints[i]);
-            if (pv && pv->type == RCP_JSON_STRING)
+            if (pv && !rcp_json_int(pv, &v))
                 wire_note(R, W_INTSTR, cid, f->line, f->len, "an integer "
-                          "sent as a string");
+                          "field that is not a JSON integer within 2^53");
         }
+        if (content_bad(res, 0))
+            wire_note(R, W_CONTENT, cid, f->line, f->len, "a non-text "
+                      "Content block without mimeType, or with both data "
+                      "and uri");
     }
 }
 
@@ -1639,7 +1797,8 @@ static const struct {
     { W_ERROBJ, "wire_error_object" }, { W_RANGE, "wire_reserved_codes" },
     { W_RESULT, "wire_result_object" }, { W_LOG, "wire_no_unsolicited_log" },
     { W_PROGRESS, "wire_progress_token" }, { W_STDERR, "wire_stderr" },
-    { W_INTSTR, "wire_integers_not_strings" }
+    { W_INTSTR, "wire_integers_not_strings" },
+    { W_CONTENT, "wire_content_blocks" }
 };
 
 static int wire_rule_of(const char *code)
