@@ -35,10 +35,14 @@
 **     failure becomes -1 (RCP_MODEL_ENOMEM) and leaves the model as it was
 **     before the call.
 */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "rcp.h"
 
@@ -1116,6 +1120,11 @@ struct rcp_model {
     uint64_t total_len;         /* tokens in live documents */
     size_t   live_postings, dead_postings;
     uint64_t version;
+    /* durable storage (rcp_model_open_store); store_fd -1 when none */
+    int      store_fd, replaying, defer_sync;
+    char    *store_dir;
+    uint64_t log_size, log_records;
+    size_t   torn_bytes;
 };
 
 void rcp_model_opts_init(rcp_model_opts *o)
@@ -1627,6 +1636,7 @@ rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
         return NULL;
     }
     memset(m, 0, sizeof *m);
+    m->store_fd = -1;
     m->o = *opts;
     m->o.vectors_path = NULL;           /* not kept: the caller owns it */
     if (opts->vectors_path && wv_load(m, opts->vectors_path, err, errlen)) {
@@ -1668,6 +1678,9 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->vecs);
     rcp_free(m->livebits);
     wv_free(&m->wv);
+    if (m->store_fd >= 0)
+        close(m->store_fd);
+    rcp_free(m->store_dir);
     rcp_free(m);
 }
 
@@ -1704,6 +1717,434 @@ int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
     if (m->wv.n)
         return embed_static(&m->wv, text, len, out);
     return embed_hash(text, len, out, m->o.dim);
+}
+
+/* MARK: - Durable storage: an append-only log -------------------------------- */
+
+/* DIR/rcp.log holds the corpus as a sequence of records after an 8-byte
+** magic.  A record is  u32 payload length, u32 CRC-32 of the payload,
+** payload (integers little-endian, written byte by byte):
+**   ADD     u8 1, u32 idlen, id, u32 textlen, text, u32 metalen + 1
+**           (0: no meta), meta
+**   DELETE  u8 2, u32 idlen, id
+**   VERSION u8 3, u32 lo, u32 hi  (the version the following records
+**           start from; written first by compaction)
+** Invariants:
+**  S1. A mutation is applied in memory only after its record is written
+**      (and, unless deferred, fsync'ed): rcp_model_add/_delete returning
+**      success means the change is on disk (§7.10's retry semantics rely
+**      on it; issue 4: fsync before the response).
+**  S2. Opening replays every complete record whose CRC matches, and
+**      truncates the file at the first one that does not (a torn tail from
+**      a crash mid-write); nothing before it is ever rewritten in place.
+**  S3. Compaction writes DIR/rcp.log.new (live documents + VERSION),
+**      fsyncs it, renames it over rcp.log and fsyncs DIR: a crash at any
+**      moment leaves either the old log or the new one, both complete.
+**  S4. Replay reproduces the version counter, so a restarted server
+**      serves the same indexVersion and the same results. */
+#define LOG_MAGIC "RCPLOG1\n"
+#define LOG_ADD 1
+#define LOG_DEL 2
+#define LOG_VER 3
+
+static uint32_t crc32_bytes(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    size_t i;
+    int k;
+    for (i = 0; i < n; i++) {
+        c ^= p[i];
+        for (k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+static void put32(rcp_buf *b, uint32_t v)
+{
+    unsigned char x[4];
+    x[0] = (unsigned char)v;
+    x[1] = (unsigned char)(v >> 8);
+    x[2] = (unsigned char)(v >> 16);
+    x[3] = (unsigned char)(v >> 24);
+    rcp_buf_put(b, x, 4);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16
+         | (uint32_t)p[3] << 24;
+}
+
+static void put_bytes(rcp_buf *b, const char *s, size_t n)
+{
+    put32(b, (uint32_t)n);
+    if (n)
+        rcp_buf_put(b, s, n);
+}
+
+/* Frame the payload b->data[8..] in place: length and CRC in bytes 0..8. */
+static void frame(rcp_buf *b)
+{
+    uint32_t n = (uint32_t)(b->len - 8);
+    uint32_t c = crc32_bytes((const unsigned char *)b->data + 8, n);
+    int i;
+    for (i = 0; i < 4; i++) {
+        b->data[i] = (char)(n >> (8 * i));
+        b->data[4 + i] = (char)(c >> (8 * i));
+    }
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Build one framed record in b. */
+static void record(rcp_buf *b, int type, const char *id, size_t idlen,
+                   const char *text, size_t len, const char *meta,
+                   size_t metalen)
+{
+    rcp_buf_put(b, "\0\0\0\0\0\0\0\0", 8);
+    rcp_buf_putc(b, (char)type);
+    put_bytes(b, id, idlen);
+    if (type == LOG_ADD) {
+        put_bytes(b, text, len);
+        put32(b, meta ? (uint32_t)metalen + 1 : 0);
+        if (meta && metalen)
+            rcp_buf_put(b, meta, metalen);
+    }
+    if (!b->oom)
+        frame(b);
+}
+
+/* S1: append one record; on failure cut the file back so no partial
+** record stays behind (replay would drop it anyway, S2). */
+static int store_log(rcp_model *m, int type, const char *id, size_t idlen,
+                     const char *text, size_t len, const char *meta,
+                     size_t metalen)
+{
+    rcp_buf b;
+    int rc = -1;
+    if (m->store_fd < 0 || m->replaying)
+        return 0;
+    if (idlen > UINT32_MAX || len > UINT32_MAX || metalen >= UINT32_MAX)
+        return -1;
+    rcp_buf_init(&b);
+    record(&b, type, id, idlen, text, len, meta, metalen);
+    if (!b.oom && write_all(m->store_fd, b.data, b.len) == 0
+        && (m->defer_sync || fsync(m->store_fd) == 0))
+        rc = 0;
+    if (rc == 0) {
+        m->log_size += b.len;
+        m->log_records++;
+    } else if (ftruncate(m->store_fd, (off_t)m->log_size) == 0) {
+        lseek(m->store_fd, (off_t)m->log_size, SEEK_SET);
+    }
+    rcp_buf_free(&b);
+    return rc;
+}
+
+typedef struct logrec {
+    int         type;
+    const char *id, *text, *meta;
+    size_t      idlen, len, metalen;
+    uint64_t    ver;
+} logrec;
+
+/* Take a u32-prefixed byte string at p[*at..n). */
+static int take_bytes(const unsigned char *p, size_t n, size_t *at,
+                      const char **s, size_t *len)
+{
+    if (n - *at < 4)
+        return -1;
+    *len = get32(p + *at);
+    *at += 4;
+    if (n - *at < *len)
+        return -1;
+    *s = (const char *)p + *at;
+    *at += *len;
+    return 0;
+}
+
+static int parse_payload(const unsigned char *p, size_t n, logrec *r)
+{
+    size_t at = 1, ml;
+    memset(r, 0, sizeof *r);
+    if (n < 1)
+        return -1;
+    r->type = p[0];
+    if (r->type == LOG_VER) {
+        if (n != 9)
+            return -1;
+        r->ver = (uint64_t)get32(p + 1) | (uint64_t)get32(p + 5) << 32;
+        return 0;
+    }
+    if ((r->type != LOG_ADD && r->type != LOG_DEL)
+        || take_bytes(p, n, &at, &r->id, &r->idlen))
+        return -1;
+    if (r->type == LOG_DEL)
+        return at == n ? 0 : -1;
+    if (take_bytes(p, n, &at, &r->text, &r->len) || n - at < 4)
+        return -1;
+    ml = get32(p + at);
+    at += 4;
+    if (ml && (n - at != ml - 1))
+        return -1;
+    r->meta = ml ? (const char *)p + at : NULL;
+    r->metalen = ml ? ml - 1 : 0;
+    return ml || at == n ? 0 : -1;
+}
+
+/* The next complete, CRC-valid record at s[at..n): its payload length,
+** or -1 when there is none (end of file or a torn/corrupt tail, S2). */
+static long next_record(const unsigned char *s, size_t n, size_t at,
+                        logrec *r)
+{
+    uint32_t len;
+    if (n - at < 8)
+        return -1;
+    len = get32(s + at);
+    if (n - at - 8 < len
+        || crc32_bytes(s + at + 8, len) != get32(s + at + 4)
+        || parse_payload(s + at + 8, len, r))
+        return -1;
+    return (long)len;
+}
+
+/* Apply the log s[8..n); *good is where the valid prefix ends. */
+static int replay(rcp_model *m, const unsigned char *s, size_t n,
+                  size_t *good)
+{
+    size_t at = 8;
+    logrec r;
+    long len;
+    int rc = 0;
+    m->replaying = 1;
+    while (rc == 0 && (len = next_record(s, n, at, &r)) >= 0) {
+        if (r.type == LOG_VER)
+            m->version = r.ver;
+        else if (r.type == LOG_DEL)
+            rc = rcp_model_delete(m, r.id, r.idlen) < 0 ? -1 : 0;
+        else
+            rc = rcp_model_add(m, r.id, r.idlen, r.text, r.len, r.meta,
+                               r.metalen);
+        at += 8 + (size_t)len;
+        m->log_records++;
+    }
+    m->replaying = 0;
+    *good = at;
+    return rc;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = rcp_malloc(a + b + 2);
+    if (p) {
+        memcpy(p, dir, a);
+        p[a] = '/';
+        memcpy(p + a + 1, name, b + 1);
+    }
+    return p;
+}
+
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY), rc;
+    if (fd < 0)
+        return -1;
+    rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+/* A new log at path: magic, VERSION v0, then an ADD per live document. */
+static int write_compact(const rcp_model *m, const char *path, size_t *size)
+{
+    rcp_buf b;
+    size_t i;
+    int fd, rc = -1;
+    uint64_t v0 = m->version - m->live;
+    unsigned char ver[9];
+    rcp_buf_init(&b);
+    rcp_buf_put(&b, LOG_MAGIC, 8);
+    rcp_buf_put(&b, "\0\0\0\0\0\0\0\0", 8);
+    ver[0] = LOG_VER;
+    for (i = 0; i < 4; i++) {
+        ver[1 + i] = (unsigned char)(v0 >> (8 * i));
+        ver[5 + i] = (unsigned char)(v0 >> (32 + 8 * i));
+    }
+    rcp_buf_put(&b, ver, 9);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || b.oom) {
+        rcp_buf_free(&b);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    {
+        rcp_buf fb;
+        fb.data = b.data + 8;
+        fb.len = b.len - 8;
+        frame(&fb);
+    }
+    rc = write_all(fd, b.data, b.len);
+    *size = b.len;
+    for (i = 0; rc == 0 && i < m->ndocs; i++) {
+        const doc *d = &m->docs[i];
+        if (!d->live)
+            continue;
+        b.len = 0;
+        record(&b, LOG_ADD, d->id, d->idlen, d->text, d->textlen, d->meta,
+               d->metalen);
+        rc = b.oom ? -1 : write_all(fd, b.data, b.len);
+        *size += b.len;
+    }
+    rc = rc || fsync(fd);
+    rc = close(fd) || rc;
+    rcp_buf_free(&b);
+    return rc ? -1 : 0;
+}
+
+int rcp_model_compact(rcp_model *m)
+{
+    char *path, *tmp;
+    size_t size = 0;
+    int fd, rc = -1;
+    if (m->store_fd < 0)
+        return 0;
+    path = path_join(m->store_dir, "rcp.log");
+    tmp = path_join(m->store_dir, "rcp.log.new");
+    if (path && tmp && write_compact(m, tmp, &size) == 0
+        && rename(tmp, path) == 0 && fsync_dir(m->store_dir) == 0
+        && (fd = open(path, O_RDWR)) >= 0) {
+        close(m->store_fd);
+        m->store_fd = fd;
+        lseek(fd, 0, SEEK_END);
+        m->log_size = size;
+        m->log_records = m->live + 1;
+        rc = 0;
+    } else if (tmp) {
+        remove(tmp);
+    }
+    rcp_free(path);
+    rcp_free(tmp);
+    return rc;
+}
+
+/* Compact when dead records outnumber live ones by far: bounded cost per
+** mutation on average, and a restart replays O(live) records. */
+static void maybe_compact(rcp_model *m)
+{
+    if (m->store_fd >= 0 && !m->replaying && m->log_records > 1024
+        && m->log_records > 4 * (uint64_t)(m->live + 1))
+        rcp_model_compact(m);
+}
+
+/* Create DIR's log (magic only) or check the one there; the whole file's
+** bytes in *s, *n. */
+static int store_read(const char *dir, const char *path, int *fd,
+                      char **s, size_t *n, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "store: cannot create %s", dir);
+        return -1;
+    }
+    *fd = open(path, O_RDWR | O_CREAT, 0600);
+    if (*fd < 0 || !(*s = read_file(path, n))) {
+        snprintf(err, errlen, "store: cannot open %s", path);
+        return -1;
+    }
+    /* a file shorter than the magic is a creation torn by a crash */
+    if (*n < 8 && !memcmp(*s, LOG_MAGIC, *n)) {
+        if (ftruncate(*fd, 0) || write_all(*fd, LOG_MAGIC, 8) || fsync(*fd)
+            || fsync_dir(dir)) {
+            snprintf(err, errlen, "store: cannot initialise %s", path);
+            return -1;
+        }
+        memcpy(*s, LOG_MAGIC, 8);
+        *n = 8;
+    }
+    if (*n < 8 || memcmp(*s, LOG_MAGIC, 8)) {
+        snprintf(err, errlen, "store: %s is not an rcp log", path);
+        return -1;
+    }
+    return 0;
+}
+
+int rcp_model_open_store(rcp_model *m, const char *dir, char *err,
+                         size_t errlen)
+{
+    char *path, *s = NULL;
+    size_t n = 0, good = 8;
+    int fd = -1;
+    if (errlen)
+        err[0] = 0;
+    if (m->store_fd >= 0 || m->ndocs) {
+        snprintf(err, errlen, "store: the model must be new and empty");
+        return -1;
+    }
+    path = path_join(dir, "rcp.log");
+    m->store_dir = path_join(dir, "");
+    if (!path || !m->store_dir
+        || store_read(dir, path, &fd, &s, &n, err, errlen)) {
+        if (path && m->store_dir && !err[0])
+            snprintf(err, errlen, "store: out of memory");
+        goto fail;
+    }
+    if (replay(m, (const unsigned char *)s, n, &good)) {
+        snprintf(err, errlen, "store: out of memory while replaying");
+        goto fail;
+    }
+    m->torn_bytes = n - good;
+    /* S2: drop a torn tail so new records follow the last good one */
+    if (good < n && (ftruncate(fd, (off_t)good) || fsync(fd))) {
+        snprintf(err, errlen, "store: cannot truncate the torn tail");
+        goto fail;
+    }
+    lseek(fd, (off_t)good, SEEK_SET);
+    m->store_fd = fd;
+    m->log_size = good;
+    m->store_dir[strlen(m->store_dir) - 1] = 0;     /* drop the '/' */
+    rcp_free(s);
+    rcp_free(path);
+    maybe_compact(m);
+    return 0;
+fail:
+    if (fd >= 0)
+        close(fd);
+    rcp_free(s);
+    rcp_free(path);
+    rcp_free(m->store_dir);
+    m->store_dir = NULL;
+    return -1;
+}
+
+void rcp_model_defer_sync(rcp_model *m, int on)
+{
+    m->defer_sync = on;
+}
+
+int rcp_model_sync(rcp_model *m)
+{
+    if (m->store_fd < 0)
+        return 0;
+    return fsync(m->store_fd) == 0 ? 0 : -1;
+}
+
+size_t rcp_model_torn_bytes(const rcp_model *m)
+{
+    return m->torn_bytes;
 }
 
 /* MARK: - Index: add, delete (§7.10, §7.11) ------------------------------- */
@@ -1875,6 +2316,14 @@ static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
     return 0;
 }
 
+/* Undo a build_doc that will not be committed. */
+static void unbuild_doc(rcp_model *m, doc *d)
+{
+    unpost(m, d->terms, d->nterms);
+    rcp_free(d->id);
+    doc_release(d);
+}
+
 static int same_doc(const rcp_model *m, const char *id, size_t idlen,
                     const char *text, size_t len, const char *meta,
                     size_t metalen)
@@ -1909,6 +2358,11 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
         return -1;
     }
     rcp_tokens_free(&tk);
+    /* S1: on disk before it is visible (and before the caller acks) */
+    if (store_log(m, LOG_ADD, id, idlen, text, len, meta, metalen)) {
+        unbuild_doc(m, &d);
+        return -1;
+    }
     old = find_doc(m, id, idlen);
     /* §7.10: re-adding an id MUST replace, never duplicate */
     if (old >= 0 && m->docs[old].live)
@@ -1925,6 +2379,7 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
     m->live_postings += d.nterms;
     m->version++;
     sweep(m);
+    maybe_compact(m);
     return 0;
 }
 
@@ -1934,9 +2389,12 @@ int rcp_model_delete(rcp_model *m, const char *id, size_t idlen)
     /* §7.11: deleting an absent id is not an error; it counts 0 */
     if (d < 0 || !m->docs[d].live)
         return 0;
+    if (store_log(m, LOG_DEL, id, idlen, NULL, 0, NULL, 0))
+        return -1;
     kill_doc(m, (uint32_t)d);
     m->version++;
     sweep(m);
+    maybe_compact(m);
     return 1;
 }
 
