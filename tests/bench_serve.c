@@ -7,11 +7,15 @@
 **     machine, measured in the same run) and their ratio;
 **   - the round-trip latency of a lone ping (write one, wait for its
 **     answer): proves a lone request is written at once, not when a
-**     buffer fills.
+**     buffer fills;
+**   - end to end through the protocol: index/add of a synthetic corpus
+**     (documents/s) and pipelined retrieve requests/s per mode, next to
+**     ping requests/s (the protocol's own ceiling) from the same run.
 */
 #include "rcp.h"
 
 #include <poll.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +141,167 @@ static double lone_ping_us(const char *bin)
     return median(lat, 201);
 }
 
+/* A deterministic synthetic corpus: Zipf-like words from a fixed
+** vocabulary (xorshift), ~100 words a document. */
+static uint64_t rng = 88172645463325252u;
+
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void word(char *out, size_t *len)
+{
+    static const char cons[] = "bcdfghklmnprstvz", vow[] = "aeiou";
+    uint64_t r = next_rand();
+    unsigned rank = (unsigned)(1.0 / ((double)(r % 100000) / 100000.0
+                                      + 1e-5));   /* ~Zipf */
+    int syl = 2 + rank % 3, i;
+    for (i = 0; i < syl; i++) {
+        out[(*len)++] = cons[(rank >> (i * 4)) & 15];
+        out[(*len)++] = vow[(rank / 16 + i) % 5];
+    }
+}
+
+static char *make_adds(long ndocs, long per_call, size_t *len)
+{
+    size_t cap = (size_t)ndocs * 1100 + 4096, n = 0;
+    char *buf = malloc(cap);
+    long d, w;
+    if (!buf)
+        exit(1);
+    for (d = 0; d < ndocs; d++) {
+        if (d % per_call == 0)
+            n += (size_t)sprintf(buf + n, "%s{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+                                 "\"method\":\"index/add\",\"params\":"
+                                 "{\"documents\":[", d ? "]}}\n" : "", d);
+        else
+            buf[n++] = ',';
+        n += (size_t)sprintf(buf + n, "{\"id\":\"d%ld\",\"text\":\"", d);
+        for (w = 0; w < 100; w++) {
+            if (w)
+                buf[n++] = ' ';
+            word(buf, &n);
+        }
+        buf[n++] = '"';
+        buf[n++] = '}';
+    }
+    n += (size_t)sprintf(buf + n, "]}}\n");
+    *len = n;
+    return buf;
+}
+
+static char *make_queries(long n, const char *mode, size_t *len)
+{
+    size_t cap = (size_t)n * 200, k = 0;
+    char *buf = malloc(cap);
+    long i, w;
+    if (!buf)
+        exit(1);
+    for (i = 0; i < n; i++) {
+        k += (size_t)sprintf(buf + k, "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+                             "\"method\":\"retrieve\",\"params\":{"
+                             "\"query\":\"", i);
+        for (w = 0; w < 2 + i % 4; w++) {
+            if (w)
+                buf[k++] = ' ';
+            word(buf, &k);
+        }
+        k += (size_t)sprintf(buf + k, "\",\"k\":10,\"mode\":\"%s\","
+                             "\"includeText\":false}}\n", mode);
+    }
+    *len = k;
+    return buf;
+}
+
+/* Write buf from a child (so the pipes never deadlock) and count `lines`
+** answers; returns the seconds it took. */
+static double exchange(int to, int from, const char *buf, size_t len,
+                       long lines)
+{
+    static char in[1 << 16];
+    long seen = 0;
+    double t0 = now_s();
+    int status;
+    pid_t wr = fork();
+    if (wr == 0) {
+        size_t off;
+        close(from);
+        for (off = 0; off < len;) {
+            ssize_t n = write(to, buf + off, len - off);
+            if (n <= 0)
+                _exit(1);
+            off += (size_t)n;
+        }
+        _exit(0);
+    }
+    while (seen < lines) {
+        ssize_t n = read(from, in, sizeof in), i;
+        if (n <= 0)
+            break;
+        for (i = 0; i < n; i++)
+            seen += in[i] == '\n';
+    }
+    waitpid(wr, &status, 0);
+    if (seen < lines) {
+        fprintf(stderr, "bench: only %ld of %ld lines came back\n", seen,
+                lines);
+        exit(1);
+    }
+    return now_s() - t0;
+}
+
+static void bench_retrieve(const char *bin)
+{
+    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":\"i\",\"method\":"
+        "\"initialize\",\"params\":{\"protocolVersion\":1}}\n";
+    static const char *const modes[] = { "sparse", "dense", "hybrid" };
+    const long ndocs = 100000, per_call = 1000, nq = 300;
+    char *argv[3], *adds, *q;
+    size_t alen, qlen, plen = 0;
+    double add_s, t[3];
+    int to, from, status, m, r;
+    long i;
+    pid_t srv;
+    char *pings = malloc((size_t)nq * 64);
+    if (!pings)
+        exit(1);
+    for (i = 0; i < nq; i++)
+        plen += (size_t)sprintf(pings + plen, "{\"jsonrpc\":\"2.0\",\"id\":"
+                                "%ld,\"method\":\"ping\"}\n", i);
+    argv[0] = (char *)bin;
+    argv[1] = "serve";
+    argv[2] = NULL;
+    srv = spawn(argv, &to, &from);
+    adds = make_adds(ndocs, per_call, &alen);
+    exchange(to, from, init, sizeof init - 1, 1);
+    add_s = exchange(to, from, adds, alen, ndocs / per_call);
+    printf("end to end over stdio, %ld documents of 100 words "
+           "(median of 3 runs of %ld requests):\n", ndocs, nq);
+    printf("  index/add      %9.0f documents/s (%.1f MB/s of JSON, calls "
+           "of %ld)\n", ndocs / add_s, alen / add_s / 1e6, per_call);
+    for (m = 0; m < 3; m++) {
+        q = make_queries(nq, modes[m], &qlen);
+        for (r = 0; r < 3; r++)
+            t[r] = exchange(to, from, q, qlen, nq);
+        printf("  retrieve %-6s %9.0f requests/s  %8.1f us each\n", modes[m],
+               nq / median(t, 3), median(t, 3) / nq * 1e6);
+        free(q);
+    }
+    for (r = 0; r < 3; r++)
+        t[r] = exchange(to, from, pings, plen, nq);
+    printf("  ping (limit)   %9.0f requests/s  (same server, same run)\n",
+           nq / median(t, 3));
+    close(to);
+    close(from);
+    waitpid(srv, &status, 0);
+    free(adds);
+    free(pings);
+}
+
 int main(void)
 {
     const char *bin = getenv("RCP_BIN") ? getenv("RCP_BIN") : "./rcp";
@@ -172,6 +337,7 @@ int main(void)
     printf("  target      %10.0f requests/s\n", 1.5e6);
     printf("stdio ping, lone request round trip: %.1f us median of 201\n",
            lone_ping_us(bin));
+    bench_retrieve(bin);
     free(stream);
     return 0;
 }
