@@ -2272,7 +2272,7 @@ static int coverage(runner *R)
     char *path = path_join(R->dir, "coverage.json");
     const rcp_json *root = path ? load_json(R, path) : NULL;
     const rcp_json *reqs = root ? rcp_json_get(root, "requirements") : NULL;
-    size_t i, k, checked = 0, unobs = 0, bad = 0;
+    size_t i, k, checked = 0, unobs = 0, bad = 0, clients = 0;
     rcp_buf *o = &R->out;
     rcp_free(path);
     if (!reqs || reqs->type != RCP_JSON_ARRAY)
@@ -2302,16 +2302,18 @@ static int coverage(runner *R)
             rcp_buf_puts(o, why);
             rcp_buf_putc(o, '\n');
             unobs++;
+            clients += jbool(rcp_json_get(q, "client"), 0);
         } else {
             rcp_buf_puts(o, "    NOT COVERED\n");
             bad++;
         }
     }
     buf_printf(o, "\n%lu requirements (MUST / MUST NOT / REQUIRED): %lu "
-               "checked on the wire, %lu not observable from outside, %lu "
-               "uncovered or naming a missing check\n",
-               (unsigned long)reqs->n, (unsigned long)checked,
-               (unsigned long)unobs, (unsigned long)bad);
+               "checked on the wire, %lu not observable from outside (%lu "
+               "of them duties of clients), %lu uncovered or naming a "
+               "missing check\n", (unsigned long)reqs->n,
+               (unsigned long)checked, (unsigned long)unobs,
+               (unsigned long)clients, (unsigned long)bad);
     return bad ? 1 : 0;
 }
 
