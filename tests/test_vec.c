@@ -16,6 +16,9 @@
 ** dropped terms are caught by the exact tests: integer-valued data has
 ** exact products and partial sums (|sum| < 2^24), so there every path
 ** must equal the exact result bit for bit, for every n and alignment.
+** MaxSim inherits the bound (a maximum moves by at most the largest error
+** among its candidates; see ref_maxsim), and the 8-bit store's dots are
+** exact integers, so its scores are compared bit for bit across paths.
 */
 #include <math.h>
 #include <stdint.h>
