@@ -25,7 +25,7 @@ SAN_CFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
              -fno-sanitize-recover=all
 
 # --- library objects -------------------------------------------------------
-LIB_SRCS = $(wildcard json.c rcp.c client.c model.c conformance/conform.c)
+LIB_SRCS = $(wildcard json.c rcp.c client.c model.c store.c conformance/conform.c)
 LIB_OBJS = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 
 # --- vec.c: one source, compiled once per instruction set ------------------

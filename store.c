@@ -1,0 +1,1502 @@
+/*
+** store.c -- durable storage for the built-in engine (issue 4, "Storage:
+** embedded, durable, crash-safe"): an append-only, checksummed log in a
+** directory the server owns, replayed into the model at start-up.
+**
+** Why a file of its own: file formats, fsync, crash recovery and
+** compaction are a different concern from ranking, and POSIX calls belong
+** only at the storage and transport edges (GUIDE.md); model.c stays pure
+** C99 and knows nothing of files.
+**
+** NOTES ON THE DESIGN
+**
+** Files in DIR
+**
+**   DIR/lock         empty; carries a POSIX record lock (fcntl F_SETLK)
+**                    while a store is open; the kernel drops it when the
+**                    process dies, even by kill -9, so it never goes stale
+**   DIR/rcp.log      the log: a header, then frames
+**   DIR/rcp.log.new  exists only while the log is created or compacted;
+**                    rcp_store_open deletes a leftover one
+**
+** The log, format version 1.  Every integer is little-endian and is
+** written and read byte by byte with shifts, so the file means the same
+** on every machine whatever its endianness or alignment rules.
+**
+**   header, 36 bytes
+**      0  8  magic 89 'R' 'C' 'P' 'L' 'O' 'G' 0A (the 0x89 and the
+**            newline catch text-mode and 7-bit transfers, as in PNG)
+**      8  4  format version: 1 (a reader refuses any other)
+**     12  4  flags: 0 (a reader refuses any other value)
+**     16  8  base version: the store's version before the first record
+**     24  8  salt: random bytes, new for every file written
+**     32  4  CRC-32C of bytes 0..31
+**
+**   frame = one commit, 12 + n bytes
+**      0  4  marker FF 'R' 'C' 'F' (0xFF never occurs in UTF-8, so ids,
+**            texts and metas can never hold a marker)
+**      4  4  n: payload bytes, 1 .. MAX_FRAME
+**      8  4  CRC-32C of salt[0..8) || bytes 4..7 || payload
+**     12  n  payload: records back to back, nothing else
+**
+**   records (u8, u32, u64 little-endian; "bytes" = u32 length + bytes)
+**     ADD  01  version u64, id bytes, text bytes, hasmeta u8, meta bytes
+**     DEL  02  version u64, id bytes
+**     DOC  03  id bytes, text bytes, hasmeta u8, meta bytes
+**   ADD (§7.10 upsert) and DEL (§7.11) carry the version they produce;
+**   DOC is a live document written by compaction, version unchanged.
+**   hasmeta 0 means "no meta" (then the meta bytes are empty); 1 means a
+**   serialised JSON object, kept byte for byte.
+**
+** Invariants
+**
+**  1. Bytes [0, size) of rcp.log are a valid header followed by whole,
+**     valid frames, and every commit that returned 0 lies inside them and
+**     was fsynced before it returned (§13.1: an acknowledged write is on
+**     disk before its response exists).
+**  2. Bytes past size can only come from the one commit in flight when
+**     the process died: a commit starts writing only after the previous
+**     one's fsync returned, and after a failed commit nothing is written.
+**  3. ADD and DEL versions are consecutive: base + 1, base + 2, ...
+**     Replaying the log into an empty model rebuilds the same live
+**     documents (ids, texts, metas, relative order) and the same version.
+**  4. The store's version bumps exactly when the model's does: st->mver
+**     remembers the model's version after the store's own last change,
+**     so a change made behind the store's back is caught, not lost.
+**  5. rcp.log is never rewritten in place; compaction builds rcp.log.new
+**     and renames it over rcp.log.
+**
+** Crash cases, and why each is safe
+**
+**  A. Death during a commit (write or fsync not yet returned).  The bytes
+**     past size hold some subset of one frame.  It fails its length or
+**     CRC check and, because nothing was written after it, no valid frame
+**     follows; open truncates the file there.  That commit had not
+**     returned, so it was never acknowledged: nothing acknowledged is lost.
+**  B. Damage in the middle (a media error, a stray write): a frame fails
+**     and a valid frame follows it.  Case A cannot produce that, so open
+**     reports both byte offsets and leaves the file as it is.  A damaged
+**     LAST frame looks exactly like case A and is dropped: the limit of
+**     any log, and only that commit is at stake.
+**  C. Forged frames: texts are stored verbatim, so a client can send bytes
+**     laid out like a frame.  The CRC covers the file's random salt,
+**     which never leaves the file, so such bytes never pass for a frame
+**     when open scans a damaged tail for valid frames (case B).
+**  D. Death while creating the log: the header goes to rcp.log.new, is
+**     fsynced and renamed to rcp.log, and the directory is fsynced.  So
+**     rcp.log is either absent (a new store) or starts with a whole header.
+**  E. Death during compaction: before the rename, rcp.log is the old,
+**     complete log (the .new file is deleted by the next open); after it,
+**     rcp.log is the new file, complete and fsynced.  The directory is
+**     fsynced before anything is appended to the new file, so a commit is
+**     never acknowledged in a file the directory could still forget.
+**  F. A write or fsync fails: the store refuses every later write until it
+**     is reopened (after a failed fsync Linux may drop the dirty pages and
+**     report the next fsync as a success, so retrying proves nothing).
+**     On disk: every acknowledged commit, plus the failed one whole or not
+**     at all (case A).  The model keeps the failed change in memory.
+**  G. Two servers on one DIR: the lock refuses the second.  Record locks
+**     belong to a process, and closing ANY descriptor of the lock file
+**     drops them, so open also keeps a list of the stores this process has
+**     open (by the lock file's device and inode) and never opens the lock
+**     file of a store it already holds.
+**
+** Lifecycle: rcp_store_open (mkdir, lock, create or read the header,
+** replay, cut a torn tail) -> rcp_store_add / rcp_store_delete (apply to
+** the model, append to the pending frame) -> rcp_store_commit (write the
+** frame, fsync; maybe compact) -> ... -> rcp_store_close.  A failed commit
+** moves the store to "failed" (case F); only close leaves that state.
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rcp.h"
+
+/* MARK: - Constants ------------------------------------------------------ */
+
+#define LOG_FORMAT   1u
+#define HDR_SIZE     36u
+#define FRAME_HDR    12u
+#define SALT_SIZE    8u
+#define MAX_RECORD   (1ul << 30)     /* one document's id + text + meta */
+#define BATCH_BYTES  (32ul << 20)    /* a pending commit is flushed here */
+#define MAX_FRAME    (MAX_RECORD + BATCH_BYTES + 64u)
+#define COMPACT_MIN  (1ul << 20)     /* never compact a log under 1 MiB */
+#define KEEP_BUF     (1ul << 20)     /* pending buffer kept between commits */
+#define MAX_LINE     MAX_RECORD      /* a JSON Lines line */
+
+enum { REC_ADD = 1, REC_DEL = 2, REC_DOC = 3 };
+/* Fixed bytes of each record besides its id, text and meta. */
+#define DOC_FIXED (1u + 4u + 4u + 1u + 4u)
+#define ADD_FIXED (DOC_FIXED + 8u)
+#define DEL_FIXED (1u + 8u + 4u)
+
+static const unsigned char log_magic[8] = {
+    0x89, 'R', 'C', 'P', 'L', 'O', 'G', 0x0A
+};
+static const unsigned char frame_mark[4] = { 0xFF, 'R', 'C', 'F' };
+
+/* MARK: - Portable integers and CRC-32C ---------------------------------- */
+
+static void enc32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+static void enc64(unsigned char *p, uint64_t v)
+{
+    enc32(p, (uint32_t)v);
+    enc32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t dec32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16
+         | (uint32_t)p[3] << 24;
+}
+
+static uint64_t dec64(const unsigned char *p)
+{
+    return (uint64_t)dec32(p) | (uint64_t)dec32(p + 4) << 32;
+}
+
+/* CRC-32C (Castagnoli, reflected 0x82F63B78): the checksum of iSCSI,
+** ext4 and LevelDB, stronger than CRC-32 on the short bursts storage
+** errors produce.  The table is built on first use (single-threaded). */
+static uint32_t crc_table[256];
+
+static void crc_init(void)
+{
+    uint32_t i, k, c;
+    for (i = 0; i < 256; i++) {
+        for (c = i, k = 0; k < 8; k++)
+            c = c & 1 ? c >> 1 ^ 0x82F63B78u : c >> 1;
+        crc_table[i] = c;
+    }
+}
+
+/* Chainable: crc32c(crc32c(0, a), b) == crc32c(0, a || b). */
+static uint32_t crc32c(uint32_t crc, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    if (!crc_table[1])
+        crc_init();
+    crc = ~crc;
+    while (n--)
+        crc = crc_table[(crc ^ *p++) & 0xFF] ^ crc >> 8;
+    return ~crc;
+}
+
+/* MARK: - A byte buffer and a record cursor ------------------------------ */
+
+/* The pending frame.  Not rcp_buf: a failed append there is sticky, and a
+** pending commit must survive an out-of-memory error intact. */
+typedef struct pbuf {
+    unsigned char *p;
+    size_t len, cap;
+} pbuf;
+
+static int pbuf_reserve(pbuf *b, size_t extra)
+{
+    size_t cap = b->cap ? b->cap : 4096;
+    unsigned char *q;
+    if (b->cap - b->len >= extra)
+        return 0;
+    if (extra > ((size_t)-1 >> 2) - b->len)
+        return -1;
+    while (cap - b->len < extra)
+        cap *= 2;
+    if (!(q = rcp_realloc(b->p, cap)))
+        return -1;
+    b->p = q;
+    b->cap = cap;
+    return 0;
+}
+
+static void pbuf_free(pbuf *b)
+{
+    rcp_free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* Appends into reserved room. */
+static void put_u8(pbuf *b, unsigned v)
+{
+    b->p[b->len++] = (unsigned char)v;
+}
+
+static void put_u32(pbuf *b, uint32_t v)
+{
+    enc32(b->p + b->len, v);
+    b->len += 4;
+}
+
+static void put_u64(pbuf *b, uint64_t v)
+{
+    enc64(b->p + b->len, v);
+    b->len += 8;
+}
+
+static void put_bytes(pbuf *b, const void *p, size_t n)
+{
+    put_u32(b, (uint32_t)n);
+    if (n)
+        memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+/* id, text, hasmeta, meta: the tail shared by ADD and DOC. */
+static void put_doc(pbuf *b, const char *id, size_t idlen, const char *text,
+                    size_t len, const char *meta, size_t metalen)
+{
+    put_bytes(b, id, idlen);
+    put_bytes(b, text, len);
+    put_u8(b, meta != NULL);
+    put_bytes(b, meta, meta ? metalen : 0);
+}
+
+/* A decoded record; the pointers borrow the frame's payload. */
+typedef struct rec {
+    unsigned type;
+    uint64_t version;
+    const char *id, *text, *meta;
+    size_t idlen, len, metalen;
+} rec;
+
+typedef struct cur {
+    const unsigned char *p;
+    size_t n, pos;
+} cur;
+
+static int get_u8(cur *c, unsigned *v)
+{
+    if (c->n - c->pos < 1)
+        return -1;
+    *v = c->p[c->pos++];
+    return 0;
+}
+
+static int get_u64(cur *c, uint64_t *v)
+{
+    if (c->n - c->pos < 8)
+        return -1;
+    *v = dec64(c->p + c->pos);
+    c->pos += 8;
+    return 0;
+}
+
+static int get_bytes(cur *c, const char **s, size_t *n)
+{
+    uint32_t k;
+    if (c->n - c->pos < 4)
+        return -1;
+    k = dec32(c->p + c->pos);
+    c->pos += 4;
+    if (c->n - c->pos < k)
+        return -1;
+    *s = (const char *)c->p + c->pos;
+    *n = k;
+    c->pos += k;
+    return 0;
+}
+
+static int get_doc(cur *c, rec *r)
+{
+    unsigned has;
+    if (get_bytes(c, &r->id, &r->idlen) || get_bytes(c, &r->text, &r->len)
+        || get_u8(c, &has) || has > 1
+        || get_bytes(c, &r->meta, &r->metalen) || (!has && r->metalen))
+        return -1;
+    if (!has)
+        r->meta = NULL;
+    return 0;
+}
+
+static int rec_parse(cur *c, rec *r)
+{
+    if (get_u8(c, &r->type))
+        return -1;
+    r->version = 0;
+    switch (r->type) {
+    case REC_ADD:
+        return get_u64(c, &r->version) || get_doc(c, r) ? -1 : 0;
+    case REC_DEL:
+        r->text = r->meta = NULL;
+        r->len = r->metalen = 0;
+        return get_u64(c, &r->version) || get_bytes(c, &r->id, &r->idlen)
+            ? -1 : 0;
+    case REC_DOC:
+        return get_doc(c, r);
+    default:
+        return -1;
+    }
+}
+
+/* MARK: - The store ------------------------------------------------------ */
+
+struct rcp_store {
+    rcp_model *m;                 /* borrowed */
+    char      *dir, *logpath, *newpath, *lockpath;
+    int        fd, dfd, lockfd;   /* log, directory, lock file */
+    dev_t      ldev;              /* the lock file's identity (case G) */
+    ino_t      lino;
+    pid_t      owner;             /* the process that opened it */
+    rcp_store *next;              /* stores open in this process */
+    unsigned char salt[SALT_SIZE];
+    uint64_t   version;           /* §7.7.1 indexVersion */
+    uint64_t   mver;              /* model version after our last change */
+    uint64_t   size;              /* committed bytes of rcp.log */
+    uint64_t   live;              /* bytes a compacted log would take */
+    uint64_t   compact_at;        /* no compaction below (after a failure) */
+    uint64_t   compactions;
+    pbuf       pending;           /* frame header + records, or empty */
+    int        failed;            /* case F: refuses writes */
+    char       err[512];
+    char       warn[512];
+};
+
+static rcp_store *open_stores;
+
+static int st_fail(rcp_store *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->err, sizeof st->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* "PATH: what: strerror(errno)". */
+static int st_sys(rcp_store *st, const char *what, const char *path)
+{
+    return st_fail(st, "%s: %s: %s", path, what, strerror(errno));
+}
+
+static void say(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !errlen)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static char *join(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = rcp_malloc(a + b + 2);
+    if (!p)
+        return NULL;
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, name, b + 1);
+    return p;
+}
+
+/* MARK: - POSIX I/O: whole reads and writes, fsync ----------------------- */
+
+static int write_at(int fd, const void *data, size_t n, uint64_t off)
+{
+    const char *p = data;
+    ssize_t w;
+    while (n) {
+        w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Up to n bytes at off; *got < n only at end of file. */
+static int read_at(int fd, void *data, size_t n, uint64_t off, size_t *got)
+{
+    char *p = data;
+    ssize_t r;
+    *got = 0;
+    while (*got < n) {
+        r = pread(fd, p + *got, n - *got, (off_t)(off + *got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        *got += (size_t)r;
+    }
+    return 0;
+}
+
+static int sync_fd(int fd)
+{
+    while (fsync(fd) != 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
+/* fsync of a directory makes its entries (a created or renamed file)
+** durable.  Some systems cannot sync a directory and say EINVAL; there is
+** nothing stronger to do there. */
+static int sync_dirfd(int dfd)
+{
+    if (sync_fd(dfd) == 0 || errno == EINVAL)
+        return 0;
+    return -1;
+}
+
+static int sync_dir(rcp_store *st)
+{
+    return sync_dirfd(st->dfd) ? st_sys(st, "fsync", st->dir) : 0;
+}
+
+/* Random salt for a new file (case C).  /dev/urandom when it can be read;
+** else a mix of the time, the clock, the pid and a counter -- not
+** cryptographic, only unknown to clients. */
+static void new_salt(unsigned char *salt)
+{
+    static uint64_t counter;
+    uint64_t x;
+    size_t got = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read_at(fd, salt, SALT_SIZE, 0, &got) || got != SALT_SIZE)
+            got = 0;
+        close(fd);
+    }
+    if (got == SALT_SIZE)
+        return;
+    x = (uint64_t)time(NULL) ^ (uint64_t)clock() << 20
+      ^ (uint64_t)getpid() << 40 ^ ++counter * 0x9E3779B97F4A7C15u;
+    x ^= x >> 31;                          /* splitmix64 finaliser */
+    x *= 0xBF58476D1CE4E5B9u;
+    x ^= x >> 27;
+    enc64(salt, x * 0x94D049BB133111EBu);
+}
+
+/* MARK: - Header and frames ---------------------------------------------- */
+
+static void header_encode(unsigned char *h, uint64_t base,
+                          const unsigned char *salt)
+{
+    memcpy(h, log_magic, 8);
+    enc32(h + 8, LOG_FORMAT);
+    enc32(h + 12, 0);
+    enc64(h + 16, base);
+    memcpy(h + 24, salt, SALT_SIZE);
+    enc32(h + 32, crc32c(0, h, 32));
+}
+
+static int read_header(rcp_store *st)
+{
+    unsigned char h[HDR_SIZE];
+    size_t got;
+    if (read_at(st->fd, h, HDR_SIZE, 0, &got))
+        return st_sys(st, "read", st->logpath);
+    if (got < HDR_SIZE || memcmp(h, log_magic, 8))
+        return st_fail(st, "%s: not an rcp store log (bad header)",
+                       st->logpath);
+    if (crc32c(0, h, 32) != dec32(h + 32))
+        return st_fail(st, "%s: corrupt header (checksum mismatch)",
+                       st->logpath);
+    if (dec32(h + 8) != LOG_FORMAT || dec32(h + 12) != 0)
+        return st_fail(st, "%s: log format %lu (flags %lu); this build "
+                       "reads format %u only", st->logpath,
+                       (unsigned long)dec32(h + 8),
+                       (unsigned long)dec32(h + 12), LOG_FORMAT);
+    st->version = dec64(h + 16);
+    memcpy(st->salt, h + 24, SALT_SIZE);
+    return 0;
+}
+
+static uint32_t frame_crc(const unsigned char *salt, const unsigned char *f,
+                          size_t n)
+{
+    uint32_t crc = crc32c(0, salt, SALT_SIZE);
+    crc = crc32c(crc, f + 4, 4);
+    return crc32c(crc, f + FRAME_HDR, n);
+}
+
+/* Fill in the frame header of b (which starts with FRAME_HDR bytes). */
+static void frame_seal(pbuf *b, const unsigned char *salt)
+{
+    memcpy(b->p, frame_mark, 4);
+    enc32(b->p + 4, (uint32_t)(b->len - FRAME_HDR));
+    enc32(b->p + 8, frame_crc(salt, b->p, b->len - FRAME_HDR));
+}
+
+/* Is there a valid frame at off (of a file of end bytes)?  1 yes, with
+** the frame in buf->p[0..FRAME_HDR + *n); 0 no (short, wrong marker,
+** impossible length, bad CRC); -1 read error or out of memory. */
+static int read_frame(rcp_store *st, uint64_t off, uint64_t end, pbuf *buf,
+                      size_t *n)
+{
+    unsigned char h[FRAME_HDR];
+    size_t got;
+    uint32_t len;
+    if (end - off < FRAME_HDR + 1)
+        return 0;
+    if (read_at(st->fd, h, FRAME_HDR, off, &got))
+        return st_sys(st, "read", st->logpath);
+    len = dec32(h + 4);
+    if (got < FRAME_HDR || memcmp(h, frame_mark, 4) || len == 0
+        || len > MAX_FRAME || len > end - off - FRAME_HDR)
+        return 0;
+    buf->len = 0;
+    if (pbuf_reserve(buf, FRAME_HDR + (size_t)len))
+        return st_fail(st, "%s: out of memory reading a %lu-byte frame",
+                       st->logpath, (unsigned long)len);
+    memcpy(buf->p, h, FRAME_HDR);
+    if (read_at(st->fd, buf->p + FRAME_HDR, len, off + FRAME_HDR, &got))
+        return st_sys(st, "read", st->logpath);
+    if (got < len || frame_crc(st->salt, buf->p, len) != dec32(h + 8))
+        return 0;
+    *n = len;
+    return 1;
+}
+
+/* Case B: the offset of the first valid frame after the bad one at off.
+** 1 found (*at), 0 none, -1 error.  Reads in chunks that overlap by
+** three bytes so a marker split across two reads is still seen. */
+static int find_frame(rcp_store *st, uint64_t off, uint64_t end, pbuf *tmp,
+                      uint64_t *at)
+{
+    unsigned char chunk[16384];
+    uint64_t pos = off + 1;
+    size_t want, got, i, n;
+    int r;
+    while (pos + FRAME_HDR < end) {
+        want = end - pos < sizeof chunk ? (size_t)(end - pos) : sizeof chunk;
+        if (read_at(st->fd, chunk, want, pos, &got))
+            return st_sys(st, "read", st->logpath);
+        for (i = 0; i + 4 <= got; i++) {
+            if (chunk[i] != 0xFF || memcmp(chunk + i, frame_mark, 4))
+                continue;
+            if ((r = read_frame(st, pos + i, end, tmp, &n)) != 0) {
+                *at = pos + i;
+                return r;
+            }
+        }
+        if (got < 4)
+            break;
+        pos += got - 3;
+    }
+    return 0;
+}
+
+/* MARK: - Replay (rcp_store_open) ---------------------------------------- */
+
+/* Bytes id's live document would take as a DOC record; 0 when absent. */
+static uint64_t doc_bytes(const rcp_store *st, const char *id, size_t idlen)
+{
+    long d = rcp_model_find(st->m, id, idlen);
+    rcp_model_docview v;
+    if (d < 0 || rcp_model_doc(st->m, (uint32_t)d, &v))
+        return 0;
+    return DOC_FIXED + (uint64_t)v.idlen + v.textlen + v.metalen;
+}
+
+static int apply_rec(rcp_store *st, const rec *r, uint64_t at)
+{
+    uint64_t old;
+    /* invariant 3: a gap or repeat means a damaged or foreign log */
+    if (r->type != REC_DOC && r->version != st->version + 1)
+        return st_fail(st, "%s: corrupt log: the frame at byte %llu holds "
+                       "version %llu after version %llu", st->logpath,
+                       (unsigned long long)at,
+                       (unsigned long long)r->version,
+                       (unsigned long long)st->version);
+    old = doc_bytes(st, r->id, r->idlen);
+    if (r->type == REC_DEL ? rcp_model_delete(st->m, r->id, r->idlen) < 0
+        : rcp_model_add(st->m, r->id, r->idlen, r->text, r->len, r->meta,
+                        r->metalen) != 0)
+        return st_fail(st, "%s: the model refused a write while replaying "
+                       "the log (out of memory?)", st->logpath);
+    st->live = st->live - old + doc_bytes(st, r->id, r->idlen);
+    if (r->type != REC_DOC)
+        st->version = r->version;
+    return 0;
+}
+
+static int apply_frame(rcp_store *st, const unsigned char *payload,
+                       size_t n, uint64_t at)
+{
+    cur c;
+    rec r;
+    c.p = payload;
+    c.n = n;
+    c.pos = 0;
+    while (c.pos < c.n) {
+        /* the CRC held, so a bad record is a bad writer, not a crash */
+        if (rec_parse(&c, &r))
+            return st_fail(st, "%s: corrupt log: malformed record in the "
+                           "frame at byte %llu", st->logpath,
+                           (unsigned long long)at);
+        if (apply_rec(st, &r, at))
+            return -1;
+    }
+    return 0;
+}
+
+/* The log is valid up to off but not to end: case A (cut it off) or B
+** (report it, touch nothing). */
+static int cut_tail(rcp_store *st, uint64_t off, uint64_t end, pbuf *tmp)
+{
+    uint64_t at = 0;
+    int r = find_frame(st, off, end, tmp, &at);
+    if (r < 0)
+        return -1;
+    if (r > 0)
+        return st_fail(st, "%s: corrupt log: the frame at byte %llu is "
+                       "damaged but a valid frame follows at byte %llu; "
+                       "not opening it (restore a backup, or truncate the "
+                       "file to %llu bytes to keep what precedes)",
+                       st->logpath, (unsigned long long)off,
+                       (unsigned long long)at, (unsigned long long)off);
+    if (ftruncate(st->fd, (off_t)off) || sync_fd(st->fd))
+        return st_sys(st, "truncate", st->logpath);
+    snprintf(st->warn, sizeof st->warn, "%s: dropped a torn tail of %llu "
+             "bytes at byte %llu (a commit cut short by a crash, never "
+             "acknowledged)", st->logpath, (unsigned long long)(end - off),
+             (unsigned long long)off);
+    return 0;
+}
+
+static int replay(rcp_store *st)
+{
+    struct stat sb;
+    uint64_t off = HDR_SIZE, end;
+    size_t n = 0;
+    pbuf buf = { NULL, 0, 0 };
+    int r = 1;
+    if (fstat(st->fd, &sb))
+        return st_sys(st, "stat", st->logpath);
+    end = (uint64_t)sb.st_size;
+    st->live = HDR_SIZE + FRAME_HDR;
+    while (off < end && (r = read_frame(st, off, end, &buf, &n)) == 1) {
+        if (apply_frame(st, buf.p + FRAME_HDR, n, off)) {
+            r = -1;
+            break;
+        }
+        off += FRAME_HDR + n;
+    }
+    if (r >= 0 && off < end)
+        r = cut_tail(st, off, end, &buf);
+    pbuf_free(&buf);
+    if (r < 0)
+        return -1;
+    st->size = off;
+    st->mver = rcp_model_version(st->m);
+    return 0;
+}
+
+/* MARK: - Directory, lock, log file (rcp_store_open) --------------------- */
+
+/* fsync the parent of a directory we just created, so the new directory
+** itself survives a crash. */
+static int sync_parent(rcp_store *st)
+{
+    size_t n = strlen(st->dir);
+    char *parent;
+    int fd, rc = 0;
+    while (n > 1 && st->dir[n - 1] == '/')
+        n--;
+    while (n > 0 && st->dir[n - 1] != '/')
+        n--;
+    while (n > 1 && st->dir[n - 1] == '/')
+        n--;
+    if (!(parent = n ? rcp_malloc(n + 1) : join(".", "")))
+        return st_fail(st, "%s: out of memory", st->dir);
+    if (n) {
+        memcpy(parent, st->dir, n);
+        parent[n] = 0;
+    }
+    fd = open(parent, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || sync_dirfd(fd))
+        rc = st_sys(st, "fsync", parent);
+    if (fd >= 0)
+        close(fd);
+    rcp_free(parent);
+    return rc;
+}
+
+static int make_dir(rcp_store *st)
+{
+    struct stat sb;
+    int created = mkdir(st->dir, 0777) == 0;
+    if (!created && errno != EEXIST)
+        return st_sys(st, "cannot create the store directory", st->dir);
+    if (stat(st->dir, &sb) || !S_ISDIR(sb.st_mode))
+        return st_fail(st, "%s: not a directory", st->dir);
+    st->dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (st->dfd < 0)
+        return st_sys(st, "open", st->dir);
+    return created ? sync_parent(st) : 0;
+}
+
+static int registered(dev_t dev, ino_t ino)
+{
+    const rcp_store *s;
+    /* a forked child inherits this list but not the locks */
+    for (s = open_stores; s; s = s->next)
+        if (s->ldev == dev && s->lino == ino && s->owner == getpid())
+            return 1;
+    return 0;
+}
+
+static int lock_busy(rcp_store *st)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(st->lockfd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+        return st_fail(st, "%s: in use by process %ld (a store directory "
+                       "belongs to one server at a time)", st->dir,
+                       (long)fl.l_pid);
+    return st_fail(st, "%s: in use by another process", st->dir);
+}
+
+/* Case G: one process owns DIR. */
+static int lock_dir(rcp_store *st)
+{
+    struct stat sb;
+    struct flock fl;
+    if (stat(st->lockpath, &sb) == 0 && registered(sb.st_dev, sb.st_ino))
+        return st_fail(st, "%s: in use by process %ld (this one: the "
+                       "store is already open)", st->dir, (long)getpid());
+    st->lockfd = open(st->lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (st->lockfd < 0 || fstat(st->lockfd, &sb))
+        return st_sys(st, "open", st->lockpath);
+    st->ldev = sb.st_dev;
+    st->lino = sb.st_ino;
+    st->owner = getpid();
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    while (fcntl(st->lockfd, F_SETLK, &fl) != 0) {
+        if (errno == EACCES || errno == EAGAIN)
+            return lock_busy(st);
+        if (errno != EINTR)
+            return st_sys(st, "lock", st->lockpath);
+    }
+    return 0;
+}
+
+/* Case D: a log appears whole or not at all. */
+static int create_log(rcp_store *st)
+{
+    unsigned char h[HDR_SIZE], salt[SALT_SIZE];
+    int fd, e;
+    new_salt(salt);
+    header_encode(h, 0, salt);
+    fd = open(st->newpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return st_sys(st, "create", st->newpath);
+    if (write_at(fd, h, HDR_SIZE, 0) || sync_fd(fd)) {
+        e = errno;
+        close(fd);
+        (void)unlink(st->newpath);
+        errno = e;
+        return st_sys(st, "write", st->newpath);
+    }
+    close(fd);
+    if (rename(st->newpath, st->logpath))
+        return st_sys(st, "rename", st->newpath);
+    return sync_dir(st);
+}
+
+static int open_log(rcp_store *st)
+{
+    /* case D/E: a leftover .new never holds anything rcp.log lacks */
+    if (unlink(st->newpath) && errno != ENOENT)
+        return st_sys(st, "remove", st->newpath);
+    st->fd = open(st->logpath, O_RDWR | O_CLOEXEC);
+    if (st->fd < 0 && errno == ENOENT) {
+        if (create_log(st))
+            return -1;
+        st->fd = open(st->logpath, O_RDWR | O_CLOEXEC);
+    }
+    if (st->fd < 0)
+        return st_sys(st, "open", st->logpath);
+    return read_header(st);
+}
+
+static void store_free(rcp_store *st)
+{
+    rcp_store **pp;
+    for (pp = &open_stores; *pp; pp = &(*pp)->next)
+        if (*pp == st) {
+            *pp = st->next;
+            break;
+        }
+    if (st->fd >= 0)
+        close(st->fd);
+    if (st->dfd >= 0)
+        close(st->dfd);
+    if (st->lockfd >= 0)
+        close(st->lockfd);   /* last: releases the lock */
+    pbuf_free(&st->pending);
+    rcp_free(st->dir);
+    rcp_free(st->logpath);
+    rcp_free(st->newpath);
+    rcp_free(st->lockpath);
+    rcp_free(st);
+}
+
+static rcp_store *store_new(const char *dir, rcp_model *m)
+{
+    rcp_store *st = rcp_malloc(sizeof *st);
+    size_t n = strlen(dir);
+    if (!st)
+        return NULL;
+    memset(st, 0, sizeof *st);
+    st->m = m;
+    st->fd = st->dfd = st->lockfd = -1;
+    if ((st->dir = rcp_malloc(n + 1)) != NULL)
+        memcpy(st->dir, dir, n + 1);
+    st->logpath = join(dir, "rcp.log");
+    st->newpath = join(dir, "rcp.log.new");
+    st->lockpath = join(dir, "lock");
+    if (!st->dir || !st->logpath || !st->newpath || !st->lockpath) {
+        store_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+/* MARK: - Compaction ----------------------------------------------------- */
+
+/* Write b as a frame at *off of fd; empty b writes nothing. */
+static int flush_frame(rcp_store *st, pbuf *b, int fd,
+                       const unsigned char *salt, uint64_t *off)
+{
+    if (b->len <= FRAME_HDR)
+        return 0;
+    frame_seal(b, salt);
+    if (write_at(fd, b->p, b->len, *off))
+        return st_sys(st, "write", st->newpath);
+    *off += b->len;
+    b->len = 0;
+    return 0;
+}
+
+static int snap_doc(rcp_store *st, pbuf *b, const rcp_model_docview *v,
+                    int fd, const unsigned char *salt, uint64_t *off)
+{
+    size_t need = DOC_FIXED + v->idlen + v->textlen + v->metalen;
+    if (b->len && b->len + need > BATCH_BYTES
+        && flush_frame(st, b, fd, salt, off))
+        return -1;
+    if (pbuf_reserve(b, need + FRAME_HDR))
+        return st_fail(st, "%s: out of memory", st->newpath);
+    if (!b->len)
+        b->len = FRAME_HDR;
+    put_u8(b, REC_DOC);
+    put_doc(b, v->id, v->idlen, v->text, v->textlen, v->meta, v->metalen);
+    return 0;
+}
+
+/* The live documents, in docno (arrival) order, under base version
+** st->version.  Docnos are dense and never reused (model.c, note 4), so
+** the scan ends once every live document was seen. */
+static int write_snapshot(rcp_store *st, int fd, const unsigned char *salt,
+                          uint64_t *size)
+{
+    unsigned char h[HDR_SIZE];
+    pbuf b = { NULL, 0, 0 };
+    size_t left = rcp_model_count(st->m);
+    uint64_t docno;
+    rcp_model_docview v;
+    int rc = 0;
+    *size = HDR_SIZE;
+    header_encode(h, st->version, salt);
+    if (write_at(fd, h, HDR_SIZE, 0))
+        return st_sys(st, "write", st->newpath);
+    for (docno = 0; left && docno <= 0xFFFFFFFFu && !rc; docno++)
+        if (rcp_model_doc(st->m, (uint32_t)docno, &v) == 0) {
+            left--;
+            rc = snap_doc(st, &b, &v, fd, salt, size);
+        }
+    if (!rc)
+        rc = flush_frame(st, &b, fd, salt, size);
+    pbuf_free(&b);
+    return rc;
+}
+
+/* Give up a compaction before the rename: the old log stays. */
+static int abandon(rcp_store *st, int fd)
+{
+    close(fd);
+    (void)unlink(st->newpath);
+    return -1;
+}
+
+/* Case E.  Precondition: nothing pending. */
+static int compact(rcp_store *st)
+{
+    unsigned char salt[SALT_SIZE];
+    uint64_t size;
+    int fd;
+    new_salt(salt);
+    fd = open(st->newpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return st_sys(st, "create", st->newpath);
+    if (write_snapshot(st, fd, salt, &size))
+        return abandon(st, fd);
+    if (sync_fd(fd)) {
+        st_sys(st, "fsync", st->newpath);
+        return abandon(st, fd);
+    }
+    if (rename(st->newpath, st->logpath)) {
+        st_sys(st, "rename", st->newpath);
+        return abandon(st, fd);
+    }
+    close(st->fd);
+    st->fd = fd;
+    memcpy(st->salt, salt, SALT_SIZE);
+    st->size = st->live = size;
+    st->compactions++;
+    if (sync_dir(st)) {
+        /* the rename may not be durable: appending now could put an
+        ** acknowledged commit in a file a crash forgets (case E) */
+        st->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static void maybe_compact(rcp_store *st)
+{
+    if (st->size < COMPACT_MIN || st->size / 2 <= st->live
+        || st->size < st->compact_at)
+        return;
+    if (compact(st) == 0) {
+        st->compact_at = 0;
+        return;
+    }
+    snprintf(st->warn, sizeof st->warn, "compaction failed: %.480s",
+             st->err);
+    if (!st->failed)
+        st->err[0] = 0;   /* the commit itself succeeded */
+    st->compact_at = st->size + COMPACT_MIN;   /* retry after 1 MiB more */
+}
+
+/* MARK: - Public: open, close, commit ------------------------------------ */
+
+rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
+                          size_t errlen)
+{
+    rcp_store *st;
+    if (!dir || !*dir || !m) {
+        say(err, errlen, "rcp_store_open: no directory or no model");
+        return NULL;
+    }
+    if (rcp_model_count(m)) {
+        say(err, errlen, "%s: the model must be empty (the store replays "
+            "its log into it)", dir);
+        return NULL;
+    }
+    if (!(st = store_new(dir, m))) {
+        say(err, errlen, "%s: out of memory", dir);
+        return NULL;
+    }
+    if (make_dir(st) || lock_dir(st) || open_log(st) || replay(st)) {
+        say(err, errlen, "%s", st->err);
+        store_free(st);
+        return NULL;
+    }
+    st->next = open_stores;
+    open_stores = st;
+    maybe_compact(st);
+    return st;
+}
+
+/* Case F: the first failure is kept as the message of every refusal. */
+static int poison(rcp_store *st, const char *what)
+{
+    st->failed = 1;
+    return st_fail(st, "%s: %s: %s; the store takes no more writes until "
+                   "it is reopened", st->logpath, what, strerror(errno));
+}
+
+int rcp_store_commit(rcp_store *st)
+{
+    if (st->failed)
+        return -1;
+    if (!st->pending.len)
+        return 0;
+    frame_seal(&st->pending, st->salt);
+    if (write_at(st->fd, st->pending.p, st->pending.len, st->size))
+        return poison(st, "commit failed writing");
+    if (sync_fd(st->fd))
+        return poison(st, "commit failed in fsync");
+    st->size += st->pending.len;
+    st->pending.len = 0;
+    if (st->pending.cap > KEEP_BUF)
+        pbuf_free(&st->pending);
+    maybe_compact(st);
+    return 0;
+}
+
+void rcp_store_close(rcp_store *st)
+{
+    if (!st)
+        return;
+    (void)rcp_store_commit(st);
+    store_free(st);
+}
+
+int rcp_store_compact(rcp_store *st)
+{
+    if (rcp_store_commit(st))
+        return -1;
+    if (compact(st))
+        return -1;
+    st->compact_at = 0;
+    return 0;
+}
+
+uint64_t rcp_store_version(const rcp_store *st)
+{
+    return st->version;
+}
+
+const char *rcp_store_error(const rcp_store *st)
+{
+    return st->err;
+}
+
+void rcp_store_stat(const rcp_store *st, rcp_store_info *out)
+{
+    out->version = st->version;
+    out->log_bytes = st->size;
+    out->live_bytes = st->live;
+    out->pending_bytes = st->pending.len;
+    out->compactions = st->compactions;
+    out->failed = st->failed;
+    out->warning = st->warn;
+}
+
+/* MARK: - Public: writes (§7.10, §7.11) ---------------------------------- */
+
+/* Writes are refused after a failure (case F) and when the model changed
+** behind the store's back (invariant 4: persisting on from here would
+** lose that change at the next restart). */
+static int writable(rcp_store *st)
+{
+    if (st->failed)
+        return -1;
+    if (rcp_model_version(st->m) != st->mver) {
+        st->failed = 1;
+        return st_fail(st, "%s: the model was changed outside the store "
+                       "(every write must go through rcp_store_add or "
+                       "rcp_store_delete); the store takes no more writes",
+                       st->dir);
+    }
+    return 0;
+}
+
+/* Room for a record of n bytes in the pending frame, reserved before the
+** model changes so that encoding it cannot fail afterwards. */
+static int pending_room(rcp_store *st, uint64_t n)
+{
+    size_t need;
+    if (n > MAX_RECORD)
+        return st_fail(st, "a document of %llu bytes is over the store's "
+                       "limit of %lu", (unsigned long long)n, MAX_RECORD);
+    need = (size_t)n + (st->pending.len ? 0 : FRAME_HDR);
+    if (pbuf_reserve(&st->pending, need))
+        return st_fail(st, "out of memory");
+    return 0;
+}
+
+/* The first record of a commit starts its frame. */
+static void pending_begin(rcp_store *st, unsigned type)
+{
+    if (!st->pending.len)
+        st->pending.len = FRAME_HDR;
+    put_u8(&st->pending, type);
+}
+
+/* After a record was appended: bounded memory for bulk loads. */
+static int pending_check(rcp_store *st)
+{
+    st->mver = rcp_model_version(st->m);
+    return st->pending.len >= BATCH_BYTES ? rcp_store_commit(st) : 0;
+}
+
+int rcp_store_add(rcp_store *st, const char *id, size_t idlen,
+                  const char *text, size_t len, const char *meta,
+                  size_t metalen)
+{
+    uint64_t old;
+    if (!meta)
+        metalen = 0;
+    if (writable(st) || pending_room(st, (uint64_t)ADD_FIXED + idlen + len
+                                     + metalen))
+        return -1;
+    old = doc_bytes(st, id, idlen);
+    if (rcp_model_add(st->m, id, idlen, text, len, meta, metalen))
+        return st_fail(st, "out of memory adding a document");
+    if (rcp_model_version(st->m) == st->mver)
+        return 0;   /* §7.10: an identical re-add is one add: no record */
+    st->version++;
+    pending_begin(st, REC_ADD);
+    put_u64(&st->pending, st->version);
+    put_doc(&st->pending, id, idlen, text, len, meta, metalen);
+    st->live = st->live - old + doc_bytes(st, id, idlen);
+    return pending_check(st);
+}
+
+int rcp_store_delete(rcp_store *st, const char *id, size_t idlen,
+                     int *removed)
+{
+    uint64_t old;
+    int r;
+    if (removed)
+        *removed = 0;
+    if (writable(st) || pending_room(st, (uint64_t)DEL_FIXED + idlen))
+        return -1;
+    old = doc_bytes(st, id, idlen);
+    if ((r = rcp_model_delete(st->m, id, idlen)) < 0)
+        return st_fail(st, "the model refused the deletion");
+    if (r == 0)
+        return 0;   /* §7.11: absent is not an error, and changes nothing */
+    if (removed)
+        *removed = 1;
+    st->version++;
+    pending_begin(st, REC_DEL);
+    put_u64(&st->pending, st->version);
+    put_bytes(&st->pending, id, idlen);
+    st->live -= old;
+    return pending_check(st);
+}
+
+/* MARK: - JSON Lines bulk load ------------------------------------------- */
+
+typedef struct jdoc {
+    const char *id, *text, *meta;
+    size_t idlen, len, metalen;
+} jdoc;
+
+typedef struct loader {
+    const char *path, *name;   /* name: the file name without directories */
+    FILE       *f;
+    pbuf        line;
+    unsigned long lineno;
+    rcp_arena   arena;
+    rcp_buf     meta, id;
+    char       *err;
+    size_t      errlen;
+    int         pfd;           /* progress */
+    size_t      shown;         /* length of the progress line on screen */
+} loader;
+
+static int lfail(loader *ld, const char *fmt, ...)
+{
+    va_list ap;
+    if (!ld->err || !ld->errlen)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(ld->err, ld->errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The next line, without its \n or \r\n, in ld->line: 1, 0 at the end of
+** the file, -1 on error.  Byte by byte, so a NUL is judged like any other
+** byte (fgets would hide what follows it). */
+static int read_line(loader *ld)
+{
+    int ch;
+    ld->line.len = 0;
+    while ((ch = getc_unlocked(ld->f)) != EOF && ch != '\n') {
+        if (ld->line.len >= MAX_LINE)
+            return lfail(ld, "%s:%lu: line longer than %lu bytes", ld->path,
+                         ld->lineno + 1, MAX_LINE);
+        if (pbuf_reserve(&ld->line, 1))
+            return lfail(ld, "%s:%lu: out of memory", ld->path,
+                         ld->lineno + 1);
+        ld->line.p[ld->line.len++] = (unsigned char)ch;
+    }
+    if (ferror(ld->f))
+        return lfail(ld, "%s: read error: %s", ld->path, strerror(errno));
+    if (ch == EOF && ld->line.len == 0)
+        return 0;
+    ld->lineno++;
+    if (ld->line.len && ld->line.p[ld->line.len - 1] == '\r')
+        ld->line.len--;
+    return 1;
+}
+
+/* Where the JSON starts: after a UTF-8 BOM on line 1 (RFC 8259 §8.1
+** lets a parser ignore one); -1 for a blank line. */
+static long line_start(const loader *ld)
+{
+    size_t i = 0;
+    if (ld->lineno == 1 && ld->line.len >= 3
+        && !memcmp(ld->line.p, "\xEF\xBB\xBF", 3))
+        i = 3;
+    while (i < ld->line.len && (ld->line.p[i] == ' '
+                                || ld->line.p[i] == '\t'))
+        i++;
+    return i == ld->line.len ? -1 : (long)i;
+}
+
+/* A member, with JSON null meaning absent (§4.6, as rcp.c reads params). */
+static const rcp_json *member(const rcp_json *obj, const char *key)
+{
+    const rcp_json *v = rcp_json_get(obj, key);
+    return v && v->type == RCP_JSON_NULL ? NULL : v;
+}
+
+static int check_doc(loader *ld, const rcp_json *v)
+{
+    const rcp_json *id = member(v, "id"), *text = member(v, "text");
+    const rcp_json *meta = member(v, "meta");
+    const char *why = NULL;
+    if (v->type != RCP_JSON_OBJECT)
+        why = "not a JSON object (want {\"id\", \"text\", \"meta\"})";
+    else if (!text)
+        why = "\"text\" is missing";
+    else if (text->type != RCP_JSON_STRING)
+        why = "\"text\" must be a string";
+    else if (id && id->type != RCP_JSON_STRING)
+        why = "\"id\" must be a string";
+    else if (meta && meta->type != RCP_JSON_OBJECT)
+        why = "\"meta\" must be an object";
+    return why ? lfail(ld, "%s:%lu: %s", ld->path, ld->lineno, why) : 0;
+}
+
+/* A line without an id gets "<file name>:<line>" (see rcp.h). */
+static int fill_doc(loader *ld, const rcp_json *v, jdoc *d)
+{
+    const rcp_json *id = member(v, "id"), *meta = member(v, "meta");
+    const rcp_json *text = member(v, "text");
+    char num[32];
+    rcp_jw w;
+    ld->meta.len = ld->id.len = 0;
+    if (meta) {
+        rcp_jw_init(&w, &ld->meta);
+        rcp_jw_value(&w, meta);   /* as rcp.c serialises index/add meta */
+    }
+    if (!id) {
+        snprintf(num, sizeof num, ":%lu", ld->lineno);
+        rcp_buf_puts(&ld->id, ld->name);
+        rcp_buf_puts(&ld->id, num);
+    }
+    if (ld->meta.oom || ld->id.oom)
+        return lfail(ld, "%s:%lu: out of memory", ld->path, ld->lineno);
+    d->id = id ? id->s : ld->id.data;
+    d->idlen = id ? id->n : ld->id.len;
+    d->text = text->s;
+    d->len = text->n;
+    d->meta = meta ? ld->meta.data : NULL;
+    d->metalen = meta ? ld->meta.len : 0;
+    return 0;
+}
+
+/* Parse and check the line at column start; 0 and *d, or -1. */
+static int parse_line(loader *ld, size_t start, jdoc *d)
+{
+    const rcp_json *v;
+    rcp_json_err je;
+    rcp_arena_reset(&ld->arena);
+    v = rcp_json_parse(&ld->arena, (const char *)ld->line.p + start,
+                       ld->line.len - start, 0, &je);
+    if (!v && je.code == RCP_JSON_E_NOMEM)
+        return lfail(ld, "%s:%lu: out of memory", ld->path, ld->lineno);
+    if (!v)
+        return lfail(ld, "%s:%lu: invalid JSON at column %lu: %s", ld->path,
+                     ld->lineno, (unsigned long)(start + je.offset + 1),
+                     je.msg);
+    return check_doc(ld, v) || fill_doc(ld, v, d) ? -1 : 0;
+}
+
+/* Pass 1: every line checked, nothing loaded.  The document count. */
+static long validate_pass(loader *ld)
+{
+    long n = 0, start;
+    jdoc d;
+    int r;
+    while ((r = read_line(ld)) == 1) {
+        if ((start = line_start(ld)) < 0)
+            continue;
+        if (parse_line(ld, (size_t)start, &d))
+            return -1;
+        n++;
+    }
+    return r < 0 ? -1 : n;
+}
+
+static void show(loader *ld, const char *text, size_t n)
+{
+    ssize_t w;
+    while (n) {
+        w = write(ld->pfd, text, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;          /* progress is best effort */
+        text += w;
+        n -= (size_t)w;
+    }
+}
+
+/* The progress line, rewritten in place; final adds a newline. */
+static void progress(loader *ld, unsigned long done, unsigned long total,
+                     unsigned long changed, int final)
+{
+    char line[512];
+    int n;
+    size_t len;
+    if (ld->pfd < 0)
+        return;
+    if (final)
+        n = snprintf(line, sizeof line, "\rloaded %s: %lu documents (%lu "
+                     "new or changed)", ld->name, done, changed);
+    else
+        n = snprintf(line, sizeof line, "\rloading %s: %lu/%lu documents "
+                     "(%lu%%)", ld->name, done, total,
+                     total ? done * 100 / total : 100);
+    len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    while (len < ld->shown && len < sizeof line - 2)
+        line[len++] = ' ';    /* blank out a longer previous line */
+    ld->shown = len;
+    if (final)
+        line[len++] = '\n';
+    show(ld, line, len);
+}
+
+static int put_one(loader *ld, rcp_store *st, rcp_model *m, const jdoc *d,
+                   unsigned long *changed)
+{
+    uint64_t before = st ? rcp_store_version(st) : rcp_model_version(m);
+    if (st ? rcp_store_add(st, d->id, d->idlen, d->text, d->len, d->meta,
+                           d->metalen)
+           : rcp_model_add(m, d->id, d->idlen, d->text, d->len, d->meta,
+                           d->metalen))
+        return lfail(ld, "%s:%lu: %s", ld->path, ld->lineno,
+                     st ? rcp_store_error(st) : "out of memory");
+    *changed += (st ? rcp_store_version(st) : rcp_model_version(m))
+              != before;
+    return 0;
+}
+
+/* Pass 2: the same lines again (re-checked: the file may have changed),
+** each upserted; one commit at the end. */
+static long load_pass(loader *ld, rcp_store *st, rcp_model *m,
+                      unsigned long total)
+{
+    unsigned long done = 0, changed = 0, step = total / 100 + 1;
+    long start;
+    jdoc d;
+    int r;
+    while ((r = read_line(ld)) == 1) {
+        if ((start = line_start(ld)) < 0)
+            continue;
+        if (parse_line(ld, (size_t)start, &d)
+            || put_one(ld, st, m, &d, &changed))
+            return -1;
+        if (++done % step == 0)
+            progress(ld, done, total, changed, 0);
+    }
+    if (r < 0)
+        return -1;
+    if (st && rcp_store_commit(st))
+        return lfail(ld, "%s: %s", ld->path, rcp_store_error(st));
+    progress(ld, done, total, changed, 1);
+    return (long)done;
+}
+
+static void loader_close(loader *ld)
+{
+    if (ld->f)
+        fclose(ld->f);
+    pbuf_free(&ld->line);
+    rcp_arena_free(&ld->arena);
+    rcp_buf_free(&ld->meta);
+    rcp_buf_free(&ld->id);
+}
+
+static int loader_open(loader *ld, const char *path, int pfd, char *err,
+                       size_t errlen)
+{
+    const char *slash = strrchr(path, '/');
+    memset(ld, 0, sizeof *ld);
+    ld->path = path;
+    ld->name = slash ? slash + 1 : path;
+    ld->err = err;
+    ld->errlen = errlen;
+    ld->pfd = pfd;
+    rcp_arena_init(&ld->arena, 0);
+    rcp_buf_init(&ld->meta);
+    rcp_buf_init(&ld->id);
+    if (!(ld->f = fopen(path, "rb")))
+        return lfail(ld, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* After an error in pass 2 the loaded prefix is committed, so memory and
+** disk agree, and the message says how much went in. */
+static void load_failed(loader *ld, rcp_store *st, rcp_model *m,
+                        uint64_t count0)
+{
+    size_t n = ld->err ? strlen(ld->err) : 0;
+    uint64_t now;
+    if (st)
+        (void)rcp_store_commit(st);
+    now = rcp_model_count(m);
+    if (ld->err && n < ld->errlen)
+        snprintf(ld->err + n, ld->errlen - n, " (loading stopped there; "
+                 "the model went from %llu to %llu documents)",
+                 (unsigned long long)count0, (unsigned long long)now);
+    if (ld->pfd >= 0 && ld->shown)
+        show(ld, "\n", 1);
+}
+
+long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
+                          int progress_fd, char *err, size_t errlen)
+{
+    loader ld;
+    long total, n = -1;
+    uint64_t count0;
+    if (!path || (!st && !m) || (st && m && m != st->m)) {
+        say(err, errlen, "rcp_store_load_jsonl: no file, or a model that "
+            "is not the store's");
+        return -1;
+    }
+    if (st)
+        m = st->m;
+    if (loader_open(&ld, path, progress_fd, err, errlen) == 0
+        && (total = validate_pass(&ld)) >= 0) {
+        rewind(ld.f);
+        ld.lineno = 0;
+        count0 = rcp_model_count(m);
+        if ((n = load_pass(&ld, st, m, (unsigned long)total)) < 0)
+            load_failed(&ld, st, m, count0);
+    }
+    loader_close(&ld);
+    return n;
+}
