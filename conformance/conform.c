@@ -1259,18 +1259,47 @@ static void describe_expect(rcp_buf *b, const rcp_json *ex)
 }
 
 /* Judge one spec (with id n for ranges) against the responses. */
-static int judge_spec(pctx *x, const rcp_json *spec, long n, int *soft,
-                      rcp_buf *why)
+/* The first unused response whose id the spec accepts. */
+static msg *find_msg(got *g, const rcp_json *spec)
 {
-    got *g = x->g;
+    size_t i;
+    for (i = 0; i < g->n; i++)
+        if (!g->v[i].used && spec_id_ok(spec, rcp_json_get(g->v[i].j, "id"),
+                                        -1))
+            return &g->v[i];
+    return NULL;
+}
+
+/* For "idRange": v[n - lo] is the first unused response with the integer
+** id n, or NULL -- one pass, so a 5000-member batch stays linear. */
+static msg **range_index(got *g, long lo, long hi)
+{
+    msg **v;
+    size_t i, span;
+    if (hi < lo || hi - lo > 1000000)
+        return NULL;
+    span = (size_t)(hi - lo) + 1;
+    v = rcp_malloc(span * sizeof *v);
+    if (!v)
+        return NULL;
+    memset(v, 0, span * sizeof *v);
+    for (i = 0; i < g->n; i++) {
+        int64_t id;
+        if (!g->v[i].used && rcp_json_int(rcp_json_get(g->v[i].j, "id"), &id)
+            && rcp_json_get(g->v[i].j, "id")->type == RCP_JSON_NUMBER
+            && id >= lo && id <= hi && !v[id - lo])
+            v[id - lo] = &g->v[i];
+    }
+    return v;
+}
+
+/* Judge the response m (NULL: missing) against spec (id n for ranges). */
+static int judge_spec(pctx *x, const rcp_json *spec, long n, msg *m,
+                      int *soft, rcp_buf *why)
+{
     const rcp_json *where = rcp_json_get(spec, "where");
     const char *in = cstr(rcp_json_get(spec, "in"), NULL);
-    size_t i, k;
-    msg *m = NULL;
-    for (i = 0; i < g->n && !m; i++)
-        if (!g->v[i].used && spec_id_ok(spec, rcp_json_get(g->v[i].j, "id"),
-                                        n))
-            m = &g->v[i];
+    size_t k;
     if (!m) {
         rcp_buf_puts(why, "missing: ");
         describe_spec(why, spec, n);
@@ -1362,10 +1391,15 @@ static int judge(pctx *x, const rcp_json *ex, int *soft, rcp_buf *why)
     }
     for (i = 0; rs && i < rs->n; i++) {
         if (spec_range(&rs->kids[i], &lo, &hi)) {
-            for (n = lo; n <= hi; n++)
-                if (!judge_spec(x, &rs->kids[i], n, soft, why))
-                    return 0;
-        } else if (!judge_spec(x, &rs->kids[i], -1, soft, why)) {
+            msg **idx = range_index(x->g, lo, hi);
+            int ok = idx != NULL;
+            for (n = lo; ok && n <= hi; n++)
+                ok = judge_spec(x, &rs->kids[i], n, idx[n - lo], soft, why);
+            rcp_free(idx);
+            if (!ok)
+                return 0;
+        } else if (!judge_spec(x, &rs->kids[i], -1,
+                               find_msg(x->g, &rs->kids[i]), soft, why)) {
             return 0;
         }
     }
@@ -1388,7 +1422,7 @@ static int judge(pctx *x, const rcp_json *ex, int *soft, rcp_buf *why)
 
 /* Are the responses the expectation names all there (by id)?  With
 ** anyOf: those of any alternative that names at least one. */
-static int arrived(const got *g, const rcp_json *ex)
+static int arrived(got *g, const rcp_json *ex)
 {
     const rcp_json *rs = rcp_json_get(ex, "responses"), *any;
     size_t i, k;
@@ -1402,14 +1436,19 @@ static int arrived(const got *g, const rcp_json *ex)
         return 0;
     }
     for (i = 0; rs && i < rs->n; i++) {
-        int have_range = spec_range(&rs->kids[i], &lo, &hi);
-        if (!have_range)
-            lo = hi = -1;
-        for (n = lo; n <= hi; n++) {
+        if (spec_range(&rs->kids[i], &lo, &hi)) {
+            msg **idx = range_index(g, lo, hi);
+            int all = idx != NULL;
+            for (n = lo; all && n <= hi; n++)
+                all = idx[n - lo] != NULL;
+            rcp_free(idx);
+            if (!all)
+                return 0;
+        } else {
             int found = 0;
             for (k = 0; k < g->n && !found; k++)
                 found = spec_id_ok(&rs->kids[i],
-                                   rcp_json_get(g->v[k].j, "id"), n);
+                                   rcp_json_get(g->v[k].j, "id"), -1);
             if (!found)
                 return 0;
         }
