@@ -36,6 +36,11 @@ static const char usage_serve[] =
     "shutdown request ends the server (exit 0).\n"
     "\n"
     "options:\n"
+    "  --data DIR          keep the corpus durably in DIR (created and\n"
+    "                      locked; every acknowledged write is fsynced)\n"
+    "  --corpus FILE       bulk-load a JSON Lines corpus, one\n"
+    "                      {\"id\",\"text\",\"meta\"} per line, before serving;\n"
+    "                      a bad line is reported and nothing is loaded\n"
     "  --max-line BYTES    largest frame accepted; a longer line is\n"
     "                      answered -32013 and discarded (default 16777216)\n"
     "  --max-batch N       most members in one batch; more is -32602\n"
@@ -82,31 +87,50 @@ static long parse_count(const char *s, long min, long max)
     return v;
 }
 
-static int serve(rcp_server_opts *o, rcp_model_opts *mo)
+/* The engine, its durable store (--data) and the bulk load (--corpus),
+** in that order, before the first frame is read. */
+static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
+                       const char *data, const char *corpus)
 {
-    char err[256];
+    char err[512];
+    o->model = rcp_model_new(mo, err, sizeof err);
+    if (!o->model) {
+        fprintf(stderr, "rcp serve: %s\n", err);
+        return -1;
+    }
+    if (data && !(o->store = rcp_store_open(data, o->model, err,
+                                            sizeof err))) {
+        fprintf(stderr, "rcp serve: --data %s\n", err);
+        return -1;
+    }
+    if (corpus && rcp_store_load_jsonl(o->store, o->model, corpus,
+                                       STDERR_FILENO, err, sizeof err) < 0) {
+        fprintf(stderr, "rcp serve: --corpus %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int serve(rcp_server_opts *o, rcp_model_opts *mo, const char *data,
+                 const char *corpus)
+{
     const char *verr;
-    rcp_server *s;
-    int rc;
+    rcp_server *s = NULL;
+    int rc = 1;
     if (rcp_vec_init(NULL, &verr) != 0) {
         fprintf(stderr, "rcp serve: RCP_SIMD: %s\n", verr);
         return 2;
     }
-    o->model = rcp_model_new(mo, err, sizeof err);
-    if (!o->model) {
-        fprintf(stderr, "rcp serve: %s\n", err);
-        return 1;
+    if (open_engine(o, mo, data, corpus) == 0) {
+        if ((s = rcp_server_new(o)) == NULL)
+            fputs("rcp serve: out of memory\n", stderr);
+        else
+            rc = rcp_server_run(s, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
     }
-    s = rcp_server_new(o);
-    if (!s) {
-        fputs("rcp serve: out of memory\n", stderr);
-        rcp_model_free(o->model);
-        return 1;
-    }
-    rc = rcp_server_run(s, STDIN_FILENO, STDOUT_FILENO);
     rcp_server_free(s);
+    rcp_store_close(o->store);
     rcp_model_free(o->model);
-    return rc == 0 ? 0 : 1;
+    return rc;
 }
 
 #define MAX_FIELDS 64
@@ -116,6 +140,7 @@ static int cmd_serve(int argc, char **argv)
     static rcp_field fields[MAX_FIELDS];
     rcp_server_opts o;
     rcp_model_opts mo;
+    const char *data = NULL, *corpus = NULL;
     int i;
     memset(&o, 0, sizeof o);
     o.deadline_ms = -1;
@@ -156,6 +181,11 @@ static int cmd_serve(int argc, char **argv)
             o.fields = fields;
             o.nfields++;
             i++;
+        } else if (strcmp(a, "--data") == 0 || strcmp(a, "--corpus") == 0) {
+            if (!v)
+                return usage_error("serve", "%s needs a path", a);
+            *(a[2] == 'd' ? &data : &corpus) = v;
+            i++;
         } else if (strcmp(a, "--trust") == 0) {
             if (!v || (strcmp(v, "trusted") && strcmp(v, "community")
                        && strcmp(v, "untrusted")))
@@ -180,7 +210,7 @@ static int cmd_serve(int argc, char **argv)
             return usage_error("serve", "unknown option '%s'", a);
         }
     }
-    return serve(&o, &mo);
+    return serve(&o, &mo, data, corpus);
 }
 
 /* Read all of stdin as bytes (NULs included). */

@@ -1359,6 +1359,25 @@ static int m_rerank(rcp_call *c)
 
 /* MARK: - §7.10, §7.11 index/add and index/delete */
 
+/* §7.7.1 the index version: the store's when documents are durable (it
+** survives restarts), else the model's. */
+static uint64_t index_version(const rcp_server *s)
+{
+    return s->opts.store ? rcp_store_version(s->opts.store)
+                         : rcp_model_version(s->opts.model);
+}
+
+/* §7.10, §13.1: an acknowledged write is on disk before its response is
+** written.  A failed fsync leaves the store refusing writes until it is
+** reopened, so the error is BackendUnavailable. */
+static int commit_write(rcp_call *c)
+{
+    if (!c->s->opts.store || rcp_store_commit(c->s->opts.store) == 0)
+        return 0;
+    return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "the write could not"
+                " be made durable: %s", rcp_store_error(c->s->opts.store));
+}
+
 static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
 {
     size_t i;
@@ -1471,10 +1490,16 @@ static int add_document(rcp_call *c, const rcp_json *d)
         mt = mb.data;
         mn = mb.len;
     }
-    if (mb.oom || rcp_model_add(c->s->opts.model, ids, idn, text->s, text->n,
-                                mt, mn) != 0)
-        rc = fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory adding "
-                  "a document");
+    if (mb.oom)
+        rc = fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    else if (c->s->opts.store ? rcp_store_add(c->s->opts.store, ids, idn,
+                                              text->s, text->n, mt, mn)
+             : rcp_model_add(c->s->opts.model, ids, idn, text->s, text->n,
+                             mt, mn))
+        rc = fail(c, c->s->opts.store ? RCP_BACKEND_UNAVAILABLE
+                  : RCP_INTERNAL_ERROR, NULL, NULL, "adding a document: %s",
+                  c->s->opts.store ? rcp_store_error(c->s->opts.store)
+                  : "out of memory");
     else
         rcp_jw_str(&c->w, ids, idn);
     rcp_buf_free(&mb);
@@ -1529,11 +1554,14 @@ static int m_index_add(rcp_call *c)
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "ids");
     rcp_jw_arr(&c->w);
-    for (i = 0; i < docs->n; i++) {
-        if ((rc = add_document(c, &docs->kids[i])) != 0)
-            return rc;
+    for (i = 0, rc = 0; i < docs->n && rc == 0; i++) {
+        rc = add_document(c, &docs->kids[i]);
         (void)rcp_call_checkpoint(c, (double)(i + 1) / docs->n, "index");
     }
+    /* what was applied is made durable even when a later document failed,
+    ** so memory and disk never disagree */
+    if (commit_write(c) != 0 || rc != 0)
+        return rc ? rc : RCP_BACKEND_UNAVAILABLE;
     rcp_jw_arr_end(&c->w);
     rcp_jw_obj_end(&c->w);
     if (key && !c->s->resp.oom)
@@ -1550,6 +1578,7 @@ static int m_index_delete(rcp_call *c)
     size_t i;
     int64_t deleted = 0;
     char f[32];
+    int rc;
     if (!ids || ids->type != RCP_JSON_ARRAY)
         return fail(c, RCP_INVALID_PARAMS, "ids", NULL,
                     "ids must be an array of strings");
@@ -1559,9 +1588,23 @@ static int m_index_delete(rcp_call *c)
             return fail(c, RCP_INVALID_PARAMS, f, NULL,
                         "%s must be a string", f);
     }
-    for (i = 0; i < ids->n; i++)
-        deleted += rcp_model_delete(c->s->opts.model, ids->kids[i].s,
-                                    ids->kids[i].n) == 1;
+    for (i = 0; i < ids->n; i++) {
+        int removed;
+        if (c->s->opts.store) {
+            if (rcp_store_delete(c->s->opts.store, ids->kids[i].s,
+                                 ids->kids[i].n, &removed) != 0)
+                break;
+        } else {
+            removed = rcp_model_delete(c->s->opts.model, ids->kids[i].s,
+                                       ids->kids[i].n);
+        }
+        deleted += removed == 1;
+    }
+    if ((rc = commit_write(c)) != 0)
+        return rc;
+    if (i < ids->n)
+        return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "deleting: %s",
+                    rcp_store_error(c->s->opts.store));
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "deleted");
     rcp_jw_int(&c->w, deleted);
@@ -2158,7 +2201,7 @@ static int get_snapshot(rcp_call *c, rq *r)
     unsigned long off;
     int rc;
     snprintf(now, sizeof now, "v%llu",
-             (unsigned long long)rcp_model_version(c->s->opts.model));
+             (unsigned long long)index_version(c->s));
     if ((rc = get_str(c, c->params, "indexVersion", "indexVersion", &iv))
         || (rc = get_str(c, c->params, "cursor", "cursor", &cur)))
         return rc;
@@ -2179,7 +2222,7 @@ static int get_snapshot(rcp_call *c, rq *r)
         || fp != (unsigned long long)r->fp)
         return fail(c, RCP_INVALID_PARAMS, "cursor", NULL, "not a cursor "
                     "this server issued for this request (§10)");
-    if (ver != (unsigned long long)rcp_model_version(c->s->opts.model))
+    if (ver != (unsigned long long)index_version(c->s))
         return fail(c, RCP_NOT_FOUND, NULL, NULL, "the cursor expired: the "
                     "index changed since it was issued (§10, §12)");
     r->offset = off;
@@ -2546,7 +2589,7 @@ static int m_retrieve(rcp_call *c)
         rcp_jw_key(&c->w, "nextCursor");
         rcp_jw_str(&c->w, cur, (size_t)snprintf(cur, sizeof cur,
                    "c1.v%llu.%lu.%llx",
-                   (unsigned long long)rcp_model_version(m),
+                   (unsigned long long)index_version(c->s),
                    (unsigned long)(r.offset + page),
                    (unsigned long long)r.fp));
     }
@@ -2556,7 +2599,7 @@ static int m_retrieve(rcp_call *c)
     }
     rcp_jw_key(&c->w, "indexVersion");
     rcp_jw_str(&c->w, b64, (size_t)sprintf(b64, "v%llu",
-               (unsigned long long)rcp_model_version(m)));
+               (unsigned long long)index_version(c->s)));
     write_usage(c, &r, t0, tokens);
     rcp_jw_obj_end(&c->w);
     return 0;

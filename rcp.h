@@ -770,6 +770,8 @@ typedef struct rcp_server_opts {
     const rcp_field *fields;  /* §8 filterable fields (borrowed); the
                              filter capability is advertised when any */
     size_t nfields;
+    rcp_store *store;     /* durable home of the model's documents
+                             (borrowed), or NULL to keep them in memory */
     const char *trust;    /* §15.2 trust.level of served content:
                              "trusted", "community" or NULL = "untrusted" */
 } rcp_server_opts;

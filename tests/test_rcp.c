@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1475,7 +1476,8 @@ static const char *bin(void)
     return b ? b : "./rcp";
 }
 
-static void start(proc *p, const char *a1, const char *a2, const char *a3)
+static void start4(proc *p, const char *a1, const char *a2, const char *a3,
+                   const char *a4)
 {
     int to[2], from[2];
     ck_assert_int_eq(pipe(to), 0);
@@ -1489,7 +1491,7 @@ static void start(proc *p, const char *a1, const char *a2, const char *a3)
         dup2(null, 2);
         close(to[1]);
         close(from[0]);
-        execl(bin(), bin(), "serve", a1, a2, a3, (char *)NULL);
+        execl(bin(), bin(), "serve", a1, a2, a3, a4, (char *)NULL);
         _exit(127);
     }
     close(to[0]);
@@ -1498,6 +1500,11 @@ static void start(proc *p, const char *a1, const char *a2, const char *a3)
     p->out = from[0];
     p->len = 0;
     signal(SIGPIPE, SIG_IGN);
+}
+
+static void start(proc *p, const char *a1, const char *a2, const char *a3)
+{
+    start4(p, a1, a2, a3, NULL);
 }
 
 static void send_raw(proc *p, const char *s, size_t n)
@@ -1718,6 +1725,129 @@ START_TEST(deadline_elapses_in_flight_is_32014)
 }
 END_TEST
 
+/* MARK: - durable storage through the server (--data, --corpus) ---------- */
+
+static char *temp_dir(char *buf, size_t n)
+{
+    snprintf(buf, n, "/tmp/rcp-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(buf));
+    return buf;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(storage_restart_serves_the_same_version_and_results)
+{
+    /* issue 4: restart serves the same indexVersion and the same results */
+    char dir[64], data[80], first[4096];
+    proc p;
+    const char *l;
+    static const char q[] = "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+        "\"retrieve\",\"params\":{\"query\":\"shock tube\",\"k\":3}}\n";
+    snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
+    start(&p, "--data", data, NULL);
+    send_str(&p, INIT "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"index/add\","
+             "\"params\":{\"documents\":[{\"id\":\"a\",\"text\":\"shock tube\"},"
+             "{\"id\":\"b\",\"text\":\"wing flutter\"},{\"text\":\"shock\"}]}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"index/delete\","
+             "\"params\":{\"ids\":[\"b\"]}}\n");
+    send_str(&p, q);
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(l = next_line(&p, 10000));
+    snprintf(first, sizeof first, "%s", l);
+    strip_latency(first);
+    ck_assert_int_eq(finish(&p), 0);
+    start(&p, "--data", data, NULL);
+    send_str(&p, INIT);
+    send_str(&p, q);
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(l = next_line(&p, 10000));
+    strip_latency((char *)l);
+    ck_assert_str_eq(l, first);
+    ck_assert_int_eq(finish(&p), 0);
+    remove_dir(dir);
+}
+END_TEST
+
+START_TEST(storage_kill_9_mid_write_loses_nothing_acknowledged)
+{
+    /* issue 4 / §7.10 / §13.1: an acknowledged index/add is on disk before
+    ** its response; kill -9 at a random moment, reopen, all acked docs are
+    ** there and the store opens */
+    char dir[64], data[80], frame[256];
+    int round;
+    unsigned seed = 12345;
+    snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
+    for (round = 0; round < 3; round++) {
+        proc p;
+        long acked = 0, i, stop;
+        const char *l;
+        seed = seed * 1103515245u + 12345u;
+        stop = 20 + (long)(seed >> 16) % 80;
+        start(&p, "--data", data, NULL);
+        send_str(&p, INIT);
+        ck_assert_ptr_nonnull(next_line(&p, 10000));
+        for (i = 0; i < 200; i++) {
+            snprintf(frame, sizeof frame, "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+                     "\"method\":\"index/add\",\"params\":{\"documents\":[{"
+                     "\"id\":\"r%d-%ld\",\"text\":\"crash test round %d "
+                     "document %ld\"}]}}\n", i, round, i, round, i);
+            send_str(&p, frame);
+            if (i == stop) {
+                kill(p.pid, SIGKILL);    /* the write may be mid-flight */
+                break;
+            }
+            ck_assert_ptr_nonnull(l = next_line(&p, 10000));
+            ck_assert_ptr_nonnull(strstr(l, "\"ids\""));
+            acked = i + 1;
+        }
+        finish(&p);
+        start(&p, "--data", data, NULL);
+        send_str(&p, INIT);
+        ck_assert_ptr_nonnull(next_line(&p, 10000));
+        for (i = 0; i < acked; i++) {
+            snprintf(frame, sizeof frame, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+                     "\"method\":\"index/delete\",\"params\":{\"ids\":["
+                     "\"r%d-%ld\"]}}\n", round, i);
+            send_str(&p, frame);
+            ck_assert_ptr_nonnull(l = next_line(&p, 10000));
+            ck_assert_msg(strstr(l, "\"deleted\":1") != NULL,
+                          "acknowledged r%d-%ld lost: %s", round, i, l);
+        }
+        ck_assert_int_eq(finish(&p), 0);
+    }
+    remove_dir(dir);
+}
+END_TEST
+
+START_TEST(corpus_bad_line_is_reported_and_nothing_loads)
+{
+    char dir[64], path[96], cmd[400], out[1024];
+    FILE *f;
+    size_t n;
+    snprintf(path, sizeof path, "%s/c.jsonl", temp_dir(dir, sizeof dir));
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"id\":\"x\",\"text\":\"fine\"}\n\n{\"id\":\"y\"}\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s serve --corpus '%s' </dev/null 2>&1",
+             bin(), path);
+    f = popen(cmd, "r");
+    n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    ck_assert_int_ne(pclose(f), 0);
+    ck_assert_msg(strstr(out, "c.jsonl:3") != NULL, "%s", out);
+    remove_dir(dir);
+}
+END_TEST
+
 /* MARK: - command line --------------------------------------------------- */
 
 static int run_cmd(const char *args, const char *input, char *out,
@@ -1858,6 +1988,9 @@ static Suite *make_suite(void)
     tcase_add_test(io, cancel_in_flight_request_gets_exactly_one_32006);
     tcase_add_test(io, cancel_unknown_or_answered_id_is_a_no_op);
     tcase_add_test(io, deadline_elapses_in_flight_is_32014);
+    tcase_add_test(io, storage_restart_serves_the_same_version_and_results);
+    tcase_add_test(io, storage_kill_9_mid_write_loses_nothing_acknowledged);
+    tcase_add_test(io, corpus_bad_line_is_reported_and_nothing_loads);
     tcase_add_test(io, cli_help_version_and_usage_errors);
     tcase_add_test(io, cli_json_prints_compact_or_error_at_byte);
     tcase_set_timeout(io, 60);
