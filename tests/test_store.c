@@ -25,17 +25,9 @@
 
 /* MARK: - helpers -------------------------------------------------------- */
 
-static char TMP[64];     /* the test's mkdtemp directory */
-static char DB[96];      /* TMP/db: the store directory */
-static char LOG[128];    /* DB/rcp.log */
-
-static void setup(void)
-{
-    strcpy(TMP, "/tmp/rcp-store-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(TMP));
-    snprintf(DB, sizeof DB, "%s/db", TMP);
-    snprintf(LOG, sizeof LOG, "%s/rcp.log", DB);
-}
+static char TMP[96];     /* the test's mkdtemp directory */
+static char DB[128];     /* TMP/db: the store directory */
+static char LOG[160];    /* DB/rcp.log */
 
 static void rm_rf(const char *path)
 {
@@ -57,6 +49,30 @@ static void rm_rf(const char *path)
     } else {
         unlink(path);
     }
+}
+
+/* Each test case gets a base directory, made and removed by Check's
+** parent process (unchecked fixtures), so even a test that fails half-way
+** leaves nothing behind; each test works in a fresh directory inside. */
+static char BASE[64];
+
+static void base_setup(void)
+{
+    strcpy(BASE, "/tmp/rcp-store-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(BASE));
+}
+
+static void base_teardown(void)
+{
+    rm_rf(BASE);
+}
+
+static void setup(void)
+{
+    snprintf(TMP, sizeof TMP, "%s/t-XXXXXX", BASE);
+    ck_assert_ptr_nonnull(mkdtemp(TMP));
+    snprintf(DB, sizeof DB, "%s/db", TMP);
+    snprintf(LOG, sizeof LOG, "%s/rcp.log", DB);
 }
 
 static void teardown(void)
@@ -1167,6 +1183,7 @@ static Suite *make_suite(void)
     TCase *all[] = { rt, dmg, cmp, crash, lock, jl };
     size_t i;
     for (i = 0; i < sizeof all / sizeof all[0]; i++) {
+        tcase_add_unchecked_fixture(all[i], base_setup, base_teardown);
         tcase_add_checked_fixture(all[i], setup, teardown);
         tcase_set_timeout(all[i], 300);
         suite_add_tcase(s, all[i]);
