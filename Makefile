@@ -155,17 +155,22 @@ $(BUILD)/tests/eval: tests/eval.c $(OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(OBJS) $(LDLIBS)
 
-# A short stdio session: each request (->) and what the server wrote (<-).
+# The worked session of the README's quick start (after the spec's
+# Appendix D): the server starts on the sample corpus (the project's own
+# writing), and each request (->) is shown with what came back (<-).
+DEMO_SERVE = ./rcp serve --corpus tests/sample-corpus.jsonl \
+             --field file:keyword --field section:text --field kind:keyword
 DEMO = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"client":{"name":"demo","version":"1"}}}' \
-       '{"jsonrpc":"2.0","id":2,"method":"ping","params":{"nonce":"hello"}}' \
-       '[{"jsonrpc":"2.0","id":3,"method":"info"},{"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":99}},{"jsonrpc":"2.0","id":4,"method":"no/such"}]' \
+       '{"jsonrpc":"2.0","id":2,"method":"retrieve","params":{"query":"what happens to a batch that holds only notifications","k":2,"mode":"hybrid","rerank":{"method":"cross-encoder","topN":20},"filter":{"field":"file","op":"eq","value":"README.md"},"_meta":{"progressToken":"t2"}}}' \
+       '{"jsonrpc":"2.0","id":3,"method":"index/add","params":{"documents":[{"id":"note-1","text":"The demo wrote this note: an acknowledged index/add is searchable at once.","meta":{"file":"NOTES.md","kind":"note"}}]}}' \
+       '{"jsonrpc":"2.0","id":4,"method":"retrieve","params":{"query":"which note did the demo write","k":1,"filter":{"field":"kind","op":"eq","value":"note"}}}' \
        '{"jsonrpc":"2.0","id":5,"method":"shutdown","params":{}}'
 demo: SHELL := /bin/bash
 demo: rcp
-	@coproc SRV { ./rcp serve; }; \
+	@coproc SRV { $(DEMO_SERVE); }; \
 	for f in $(DEMO); do \
 	  printf -- '-> %s\n' "$$f"; printf '%s\n' "$$f" >&$${SRV[1]}; \
-	  while read -t 0.5 -r line <&$${SRV[0]}; do printf '<- %s\n' "$$line"; done; \
+	  while read -t 1 -r line <&$${SRV[0]}; do printf '<- %s\n' "$$line"; done; \
 	done; wait
 
 clean:
