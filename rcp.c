@@ -2753,9 +2753,9 @@ static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
     write_error(&s->resp, id, rc, c.field, c.option, c.detail);
 }
 
-/* §4.5: a notification is never answered.  The one RCP/1 defines for a
-** server to act on, cancel, was applied on arrival (apply_cancels); any
-** other notification (any notifications/ name) or an unknown method is silently ignored. */
+/* §4.5: a notification is never answered.  Cancel, the one RCP/1 defines
+** for a server to act on, is applied here or on arrival (apply_cancels);
+** any other notification, known or not, is silently ignored. */
 static void notify(rcp_server *s, const rcp_json *msg)
 {
     apply_cancel(s, msg);

@@ -5,12 +5,13 @@
 ** Read it like the spec: version and limits, error codes, the allocator
 ** hook, then one labelled group per source file:
 **
-**   MARK: - Core      allocator, arena, growable buffer      (json.c)
-**   MARK: - JSON      RFC 8259 parser and compact writer      (json.c)  §4.6
-**   MARK: - Vectors   kernels, SIMD dispatch, codecs, top-k   (vec.c)   §7.3-7.5
-**   MARK: - Engine    the built-in retrieval engine           (model.c) §7.7, §8
-**   MARK: - Server    the protocol and the stdio transport    (rcp.c)   §4-§13
-**   MARK: - Client    an id-correlating client                (client.c) §4.7, §11
+**   Core     allocator, arena, growable buffer    json.c
+**   JSON     RFC 8259 parser, compact writer      json.c    §4.6
+**   Vectors  kernels, SIMD dispatch, codecs       vec.c     §7.3-§7.5
+**   Engine   the built-in retrieval engine        model.c   §7.7, §8
+**   Storage  durable, crash-safe documents        store.c   §7.10, §13.1
+**   Server   the protocol, the stdio transport    rcp.c     §4-§13
+**   Client   an id-correlating client             client.c  §4.7, §11
 **
 ** Ownership: every function says who owns what it returns.  "Borrowed"
 ** means the pointer lives as long as the object it came from.  No function

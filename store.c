@@ -1371,8 +1371,8 @@ static void progress(loader *ld, unsigned long done, unsigned long total,
     char line[512];
     int n;
     size_t len;
-    if (ld->pfd < 0)
-        return;
+    if (ld->pfd < 0 || (!final && !isatty(ld->pfd)))
+        return;     /* a log file gets the final line only */
     if (final)
         n = snprintf(line, sizeof line, "\rloaded %s: %lu documents (%lu "
                      "new or changed)", ld->name, done, changed);

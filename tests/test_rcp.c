@@ -1752,8 +1752,9 @@ START_TEST(storage_restart_serves_the_same_version_and_results)
     snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
     start(&p, "--data", data, NULL);
     send_str(&p, INIT "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"index/add\","
-             "\"params\":{\"documents\":[{\"id\":\"a\",\"text\":\"shock tube\"},"
-             "{\"id\":\"b\",\"text\":\"wing flutter\"},{\"text\":\"shock\"}]}}\n"
+             "\"params\":{\"documents\":[{\"id\":\"a\",\"text\":"
+             "\"shock tube\"},{\"id\":\"b\",\"text\":\"wing flutter\"},"
+             "{\"text\":\"shock\"}]}}\n"
              "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"index/delete\","
              "\"params\":{\"ids\":[\"b\"]}}\n");
     send_str(&p, q);
@@ -1921,7 +1922,8 @@ static Suite *make_suite(void)
     tcase_add_test(t, notification_cancel_with_an_id_is_invalid_request);
     tcase_add_test(t, lifecycle_requests_before_initialize_get_32001);
     tcase_add_test(t, lifecycle_info_ping_shutdown_callable_before_initialize);
-    tcase_add_test(t, lifecycle_failed_negotiation_leaves_session_uninitialized);
+    tcase_add_test(t,
+                   lifecycle_failed_negotiation_leaves_session_uninitialized);
     tcase_add_test(t, lifecycle_invalid_initialize_params_leave_uninitialized);
     tcase_add_test(t, lifecycle_version_negotiates_to_the_minimum);
     tcase_add_test(t, lifecycle_second_initialize_is_invalid_request);
@@ -1933,7 +1935,8 @@ static Suite *make_suite(void)
     tcase_add_test(t, gating_meta_deadline_and_token_are_validated);
     tcase_add_test(t, ping_echoes_any_nonce_exactly);
     tcase_add_test(t, ping_rejects_a_nonce_that_is_not_string_or_number);
-    tcase_add_test(t, batch_one_response_per_request_and_none_for_notifications);
+    tcase_add_test(t,
+                   batch_one_response_per_request_and_none_for_notifications);
     tcase_add_test(t, batch_only_notifications_returns_nothing);
     tcase_add_test(t, batch_empty_array_is_one_non_array_invalid_request);
     tcase_add_test(t, batch_malformed_member_gets_null_id_entry_others_run);
@@ -1959,10 +1962,12 @@ static Suite *make_suite(void)
     tcase_add_test(e, retrieve_include_text_vectors_and_min_score);
     tcase_add_test(e, retrieve_token_budget_packs_hits);
     tcase_add_test(e, retrieve_cursor_pages_through_without_overlap);
-    tcase_add_test(e, retrieve_pinned_other_snapshot_is_32010_and_results_repeat);
+    tcase_add_test(e,
+                   retrieve_pinned_other_snapshot_is_32010_and_results_repeat);
     tcase_add_test(e, embed_sparse_gives_ascending_indices_with_values);
     tcase_add_test(e, embed_multi_gives_one_row_per_token_in_both_encodings);
-    tcase_add_test(e, rerank_scores_align_with_passages_and_order_is_best_first);
+    tcase_add_test(e,
+                   rerank_scores_align_with_passages_and_order_is_best_first);
     tcase_add_test(e, rerank_legacy_documents_get_results_shape);
     tcase_add_test(e, rerank_method_must_be_advertised);
     tcase_add_test(e, retrieve_inline_rerank_and_mmr_report_the_funnel);
