@@ -32,21 +32,39 @@
 **     fusion, §16.3) summed weight, then the byte-wise smaller id, so
 **     results never depend on insertion or hash order.
 **  7. Allocation goes only through rcp_malloc/rcp_realloc/rcp_free; every
-**     failure becomes -1 (RCP_MODEL_ENOMEM) and leaves the model as it was
-**     before the call.
+**     failure becomes -1 and leaves the model as it was before the call
+**     (an add builds everything first, then commits with steps that
+**     cannot fail).  Files are store.c's business: this file does no I/O
+**     but reading a word-vector file at start-up.
+**  8. Scores are never compared across stages, only ranks or normalised
+**     scores (§16.3): the dense leg's floor is -1 (cosine), the lexical
+**     leg's 0 (BM25 with a non-negative idf).  Feedback (Rocchio, RM3)
+**     belongs to hybrid recall only; "dense" and "sparse" are the plain
+**     scorers whose scale §6.1 advertises.
+**  9. confidence is a fixed function of (query, passage) -- no corpus
+**     statistic, no normalisation over the result set -- so a threshold
+**     means the same in every call (§7.7.2).
+**
+** THE LIFE OF A DOCUMENT (state: the function that moves it)
+**
+**   absent  --rcp_model_add-->     live     (post, embed)
+**   live    --rcp_model_add-->     dead + a new live docno  (upsert)
+**   live    --rcp_model_delete-->  dead     (df/N/length drop)
+**   dead    --sweep-->             gone from postings (dead > live)
+**
+** THE PIPELINE (rcp_model_search): candidates (recall: dense | sparse |
+** hybrid = BM25 pass -> feedback -> dense + BM25/RM3 -> fuse) -> rerank
+** (cross-encoder or colbert over the top N, cascaded with the recall rank
+** by RRF) -> MMR -> confidence for the hits returned.
 */
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "rcp.h"
 
-/* MARK: - Small utilities ------------------------------------------------ */
+/* MARK: - Small utilities ------------------------------------------------- */
 
 /* Grow *p (element size sz) so it holds at least need elements. */
 static int grow(void **p, size_t *cap, size_t need, size_t sz)
@@ -91,7 +109,7 @@ static uint64_t hash_bytes(uint64_t seed, const void *p, size_t n)
     return mix64(h);
 }
 
-/* MARK: - UTF-8 and character classes ------------------------------------ */
+/* MARK: - UTF-8 and character classes ------------------------------------- */
 
 /* Decode one code point at s[*i..n); advance *i.  An invalid sequence
 ** yields U+FFFD and consumes one byte (§4.6 says input is valid; this is
@@ -205,7 +223,7 @@ static int char_class(uint32_t c)
     return is_sep_nonascii(c) ? CC_SEP : CC_WORD;
 }
 
-/* MARK: - Case folding ------------------------------------------------- */
+/* MARK: - Case folding ---------------------------------------------------- */
 
 /* Latin Extended-A (U+0100-017F): pairs, upper case first, except where
 ** the block shifts parity (0139-0148, 0179-017E) and a few singletons. */
@@ -293,7 +311,7 @@ static int fold_cp(uint32_t c, uint32_t out[2])
     return 1;
 }
 
-/* MARK: - English stopwords ---------------------------------------------- */
+/* MARK: - English stopwords ----------------------------------------------- */
 
 /* The usual English function-word list (close to the Snowball/NLTK one):
 ** sorted, so lookup is a binary search.  Content words are never here. */
@@ -320,11 +338,17 @@ static int in_list(const char *const *list, size_t count, const char *w,
                    size_t n)
 {
     size_t lo = 0, hi = count;
+    if (n == 0)
+        return 0;
     while (lo < hi) {
-        size_t mid = (lo + hi) / 2, sl = strlen(list[mid]);
-        int c = memcmp(w, list[mid], n < sl ? n : sl);
-        if (c == 0)
-            c = n < sl ? -1 : n > sl ? 1 : 0;
+        size_t mid = (lo + hi) / 2, sl;
+        int c = (unsigned char)w[0] - (unsigned char)list[mid][0];
+        if (c == 0) {           /* most probes differ at the first byte */
+            sl = strlen(list[mid]);
+            c = memcmp(w, list[mid], n < sl ? n : sl);
+            if (c == 0)
+                c = n < sl ? -1 : n > sl ? 1 : 0;
+        }
         if (c == 0)
             return 1;
         if (c < 0)
@@ -340,7 +364,7 @@ int rcp_stopword(const char *w, size_t n)
     return in_list(stopwords, sizeof stopwords / sizeof stopwords[0], w, n);
 }
 
-/* MARK: - Porter stemmer ------------------------------------------------- */
+/* MARK: - Porter stemmer -------------------------------------------------- */
 
 /* M.F. Porter, "An algorithm for suffix stripping", Program 14(3) 130-137,
 ** 1980: the published rules exactly (ABLI -> ABLE in step 2, no LOGI rule;
@@ -405,14 +429,18 @@ static int cvc(const stemmer *z, int i)
     return ch != 'w' && ch != 'x' && ch != 'y';
 }
 
-static int ends(stemmer *z, const char *s)
+/* Does b[0..k] end with s[0..len)?  Sets j to the stem's end if so.  The
+** last letter is tested first: most suffix tests fail right there. */
+static int ends_n(stemmer *z, const char *s, int len)
 {
-    int len = (int)strlen(s);
-    if (len > z->k + 1 || memcmp(z->b + z->k - len + 1, s, (size_t)len))
+    if (len > z->k + 1 || z->b[z->k] != s[len - 1]
+        || memcmp(z->b + z->k - len + 1, s, (size_t)len))
         return 0;
     z->j = z->k - len;
     return 1;
 }
+
+#define ends(z, lit) ends_n((z), (lit), (int)sizeof(lit) - 1)
 
 static void setto(stemmer *z, const char *s)
 {
@@ -466,59 +494,63 @@ static void step1c(stemmer *z)
 /* A rule table: suffix -> replacement, grouped by the letter the switch
 ** in Porter's code keys on; the first suffix that matches is the longest
 ** and is the only one tried, whether or not its condition holds. */
-typedef struct rule { const char *suf, *rep; } rule;
+typedef struct rule {
+    const char *suf;
+    int         len;
+    const char *rep;
+} rule;
+
+#define R(suf, rep) {suf, (int)sizeof(suf) - 1, rep}
 
 static const rule step2_rules[] = {
-    {"ational", "ate"}, {"tional", "tion"}, {"enci", "ence"},
-    {"anci", "ance"}, {"izer", "ize"}, {"abli", "able"}, {"alli", "al"},
-    {"entli", "ent"}, {"eli", "e"}, {"ousli", "ous"}, {"ization", "ize"},
-    {"ation", "ate"}, {"ator", "ate"}, {"alism", "al"}, {"iveness", "ive"},
-    {"fulness", "ful"}, {"ousness", "ous"}, {"aliti", "al"},
-    {"iviti", "ive"}, {"biliti", "ble"}, {NULL, NULL}
+    R("ational", "ate"), R("tional", "tion"), R("enci", "ence"),
+    R("anci", "ance"), R("izer", "ize"), R("abli", "able"), R("alli", "al"),
+    R("entli", "ent"), R("eli", "e"), R("ousli", "ous"), R("ization", "ize"),
+    R("ation", "ate"), R("ator", "ate"), R("alism", "al"), R("iveness", "ive"),
+    R("fulness", "ful"), R("ousness", "ous"), R("aliti", "al"),
+    R("iviti", "ive"), R("biliti", "ble"), {NULL, 0, NULL}
 };
 
 static const rule step3_rules[] = {
-    {"icate", "ic"}, {"ative", ""}, {"alize", "al"}, {"iciti", "ic"},
-    {"ical", "ic"}, {"ful", ""}, {"ness", ""}, {NULL, NULL}
+    R("icate", "ic"), R("ative", ""), R("alize", "al"), R("iciti", "ic"),
+    R("ical", "ic"), R("ful", ""), R("ness", ""), {NULL, 0, NULL}
 };
 
 /* Longest first within each shared ending, as Porter's switch orders. */
-static const char *const step4_sufs[] = {
-    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement",
-    "ment", "ent", "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize",
-    NULL
+static const rule step4_rules[] = {
+    R("al", ""), R("ance", ""), R("ence", ""), R("er", ""), R("ic", ""),
+    R("able", ""), R("ible", ""), R("ant", ""), R("ement", ""),
+    R("ment", ""), R("ent", ""), R("ion", ""), R("ou", ""), R("ism", ""),
+    R("ate", ""), R("iti", ""), R("ous", ""), R("ive", ""), R("ize", ""),
+    {NULL, 0, NULL}
 };
+
+/* The longest suffix of the table that b ends with, or -1; j set. */
+static int longest_rule(stemmer *z, const rule *r)
+{
+    int i, best = -1;
+    for (i = 0; r[i].suf; i++)
+        if ((best < 0 || r[i].len > r[best].len)
+            && ends_n(z, r[i].suf, r[i].len))
+            best = i;
+    if (best >= 0)
+        ends_n(z, r[best].suf, r[best].len);
+    return best;
+}
 
 static void apply_rules(stemmer *z, const rule *r)
 {
-    int i, best = -1, bestlen = 0;
-    for (i = 0; r[i].suf; i++) {
-        int len = (int)strlen(r[i].suf);
-        if (len > bestlen && ends(z, r[i].suf)) {
-            best = i;
-            bestlen = len;
-        }
-    }
-    if (best >= 0) {
-        ends(z, r[best].suf);
+    int best = longest_rule(z, r);
+    if (best >= 0)
         replace_m0(z, r[best].rep);
-    }
 }
 
 static void step4(stemmer *z)
 {
-    int i, best = -1, bestlen = 0;
-    for (i = 0; step4_sufs[i]; i++) {
-        int len = (int)strlen(step4_sufs[i]);
-        if (len > bestlen && ends(z, step4_sufs[i])) {
-            best = i;
-            bestlen = len;
-        }
-    }
+    int best = longest_rule(z, step4_rules);
     if (best < 0)
         return;
-    ends(z, step4_sufs[best]);
-    if (!strcmp(step4_sufs[best], "ion")
+    if (!strcmp(step4_rules[best].suf, "ion")
         && (z->j < 0 || (z->b[z->j] != 's' && z->b[z->j] != 't')))
         return;
     if (measure(z) > 1)
@@ -563,7 +595,7 @@ size_t rcp_stem_porter(char *w, size_t n)
     return (size_t)z.k + 1;
 }
 
-/* MARK: - Tokenizer ------------------------------------------------------ */
+/* MARK: - Tokenizer ------------------------------------------------------- */
 
 #define MAX_WORD_BYTES 128      /* longer runs are cut at a code point */
 
@@ -738,7 +770,7 @@ int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
     return 0;
 }
 
-/* MARK: - Feature bags (the hashed embedders' working set) --------------- */
+/* MARK: - Feature bags (the hashed embedders' working set) ---------------- */
 
 /* A bag of hashed features: key -> (summed weight, count).  Open
 ** addressing, power-of-two capacity, key 0 reserved for "empty". */
@@ -760,7 +792,7 @@ static void fbag_free(fbag *b)
 static int fbag_init(fbag *b, size_t expect)
 {
     size_t cap = 64;
-    while (cap < expect * 2)
+    while (cap < expect + expect / 3)   /* load <= 3/4 */
         cap *= 2;
     memset(b, 0, sizeof *b);
     b->key = rcp_malloc(cap * sizeof *b->key);
@@ -776,7 +808,7 @@ static int fbag_init(fbag *b, size_t expect)
 }
 
 /* The caller sized the bag for every feature it will add (expect), so
-** the table never fills past one half. */
+** the table never fills past three quarters. */
 static void fbag_add(fbag *b, uint64_t h, double w)
 {
     size_t i;
@@ -799,10 +831,10 @@ static void fbag_add(fbag *b, uint64_t h, double w)
 static double fbag_value(const fbag *b, size_t i)
 {
     double c = b->cnt[i];
-    return b->sum[i] / c * (1.0 + log(c));
+    return c == 1 ? b->sum[i] : b->sum[i] / c * (1.0 + log(c));
 }
 
-/* MARK: - Hashed n-gram embedder (dense, "rcp-hash-ngram-v1") ------------ */
+/* MARK: - Hashed n-gram embedder (dense, "rcp-hash-ngram-v1") ------------- */
 
 /* The fixed model.  Every text is tokenized with RCP_TOK_DEFAULT (the
 ** embedder's own setting, whatever the index uses).  Each token gives
@@ -1001,25 +1033,31 @@ static void normalize(float *v, size_t n)
         v[i] = (float)(v[i] * s);
 }
 
+/* The hashed embedding of tokens made with RCP_TOK_DEFAULT. */
+static int embed_tokens(const rcp_tokens *t, float *out, size_t dim)
+{
+    fbag b;
+    memset(out, 0, dim * sizeof *out);
+    if (hash_features(&b, t))
+        return -1;
+    project_bag(&b, out, dim);
+    normalize(out, dim);
+    fbag_free(&b);
+    return 0;
+}
+
 static int embed_hash(const char *text, size_t len, float *out, size_t dim)
 {
     rcp_tokens t;
-    fbag b;
-    int rc = -1;
-    memset(out, 0, dim * sizeof *out);
+    int rc;
     rcp_tokens_init(&t);
-    if (rcp_tokenize(&t, text, len, RCP_TOK_DEFAULT) == 0
-        && hash_features(&b, &t) == 0) {
-        project_bag(&b, out, dim);
-        normalize(out, dim);
-        fbag_free(&b);
-        rc = 0;
-    }
+    rc = rcp_tokenize(&t, text, len, RCP_TOK_DEFAULT)
+         || embed_tokens(&t, out, dim);
     rcp_tokens_free(&t);
-    return rc;
+    return rc ? -1 : 0;
 }
 
-/* MARK: - String-keyed open-addressing tables ---------------------------- */
+/* MARK: - String-keyed open-addressing tables ----------------------------- */
 
 /* Slots hold entry index + 1 (0 = empty); entries keep their own key and
 ** hash, so the table is just an index.  Entries are never removed (a
@@ -1116,15 +1154,12 @@ struct rcp_model {
     size_t   veccap;
     unsigned char *livebits;    /* bit docno set while live */
     size_t   livecap;
+    uint32_t *dlen;             /* docs[docno].len, packed for BM25 */
+    size_t   dlencap;
     size_t   live;
     uint64_t total_len;         /* tokens in live documents */
     size_t   live_postings, dead_postings;
     uint64_t version;
-    /* durable storage (rcp_model_open_store); store_fd -1 when none */
-    int      store_fd, replaying, defer_sync;
-    char    *store_dir;
-    uint64_t log_size, log_records;
-    size_t   torn_bytes;
 };
 
 void rcp_model_opts_init(rcp_model_opts *o)
@@ -1407,7 +1442,7 @@ static int embed_static(const wvec *w, const char *text, size_t len,
     return 0;
 }
 
-/* MARK: - Learned-sparse embedder (§7.4, "rcp-hash-sparse-v1") ----------- */
+/* MARK: - Learned-sparse embedder (§7.4, "rcp-hash-sparse-v1") ------------ */
 
 /* SPLADE's shape without its training: each stem (the same tokens the
 ** dense embedder reads) maps to vocabulary id hash(stem) mod vocabulary,
@@ -1503,7 +1538,7 @@ uint32_t rcp_model_vocab(const rcp_model *m)
     return m->o.sparse_vocab;
 }
 
-/* MARK: - Multi-vector embedder (§7.5, "rcp-hash-multi-v1") -------------- */
+/* MARK: - Multi-vector embedder (§7.5, "rcp-hash-multi-v1") --------------- */
 
 /* One row per token (stopwords and general-English fillers skipped): the
 ** token's own hashed features (stem + n-grams, as the dense embedder)
@@ -1588,7 +1623,7 @@ size_t rcp_model_multi_dim(const rcp_model *m)
     return m->o.multi_dim;
 }
 
-/* MARK: - Lifecycle -------------------------------------------------------- */
+/* MARK: - Lifecycle ------------------------------------------------------- */
 
 static void set_identities(rcp_model *m)
 {
@@ -1636,7 +1671,6 @@ rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
         return NULL;
     }
     memset(m, 0, sizeof *m);
-    m->store_fd = -1;
     m->o = *opts;
     m->o.vectors_path = NULL;           /* not kept: the caller owns it */
     if (opts->vectors_path && wv_load(m, opts->vectors_path, err, errlen)) {
@@ -1677,10 +1711,8 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->tix.slot);
     rcp_free(m->vecs);
     rcp_free(m->livebits);
+    rcp_free(m->dlen);
     wv_free(&m->wv);
-    if (m->store_fd >= 0)
-        close(m->store_fd);
-    rcp_free(m->store_dir);
     rcp_free(m);
 }
 
@@ -1717,434 +1749,6 @@ int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
     if (m->wv.n)
         return embed_static(&m->wv, text, len, out);
     return embed_hash(text, len, out, m->o.dim);
-}
-
-/* MARK: - Durable storage: an append-only log -------------------------------- */
-
-/* DIR/rcp.log holds the corpus as a sequence of records after an 8-byte
-** magic.  A record is  u32 payload length, u32 CRC-32 of the payload,
-** payload (integers little-endian, written byte by byte):
-**   ADD     u8 1, u32 idlen, id, u32 textlen, text, u32 metalen + 1
-**           (0: no meta), meta
-**   DELETE  u8 2, u32 idlen, id
-**   VERSION u8 3, u32 lo, u32 hi  (the version the following records
-**           start from; written first by compaction)
-** Invariants:
-**  S1. A mutation is applied in memory only after its record is written
-**      (and, unless deferred, fsync'ed): rcp_model_add/_delete returning
-**      success means the change is on disk (§7.10's retry semantics rely
-**      on it; issue 4: fsync before the response).
-**  S2. Opening replays every complete record whose CRC matches, and
-**      truncates the file at the first one that does not (a torn tail from
-**      a crash mid-write); nothing before it is ever rewritten in place.
-**  S3. Compaction writes DIR/rcp.log.new (live documents + VERSION),
-**      fsyncs it, renames it over rcp.log and fsyncs DIR: a crash at any
-**      moment leaves either the old log or the new one, both complete.
-**  S4. Replay reproduces the version counter, so a restarted server
-**      serves the same indexVersion and the same results. */
-#define LOG_MAGIC "RCPLOG1\n"
-#define LOG_ADD 1
-#define LOG_DEL 2
-#define LOG_VER 3
-
-static uint32_t crc32_bytes(const unsigned char *p, size_t n)
-{
-    uint32_t c = 0xFFFFFFFFu;
-    size_t i;
-    int k;
-    for (i = 0; i < n; i++) {
-        c ^= p[i];
-        for (k = 0; k < 8; k++)
-            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-    }
-    return ~c;
-}
-
-static void put32(rcp_buf *b, uint32_t v)
-{
-    unsigned char x[4];
-    x[0] = (unsigned char)v;
-    x[1] = (unsigned char)(v >> 8);
-    x[2] = (unsigned char)(v >> 16);
-    x[3] = (unsigned char)(v >> 24);
-    rcp_buf_put(b, x, 4);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16
-         | (uint32_t)p[3] << 24;
-}
-
-static void put_bytes(rcp_buf *b, const char *s, size_t n)
-{
-    put32(b, (uint32_t)n);
-    if (n)
-        rcp_buf_put(b, s, n);
-}
-
-/* Frame the payload b->data[8..] in place: length and CRC in bytes 0..8. */
-static void frame(rcp_buf *b)
-{
-    uint32_t n = (uint32_t)(b->len - 8);
-    uint32_t c = crc32_bytes((const unsigned char *)b->data + 8, n);
-    int i;
-    for (i = 0; i < 4; i++) {
-        b->data[i] = (char)(n >> (8 * i));
-        b->data[4 + i] = (char)(c >> (8 * i));
-    }
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Build one framed record in b. */
-static void record(rcp_buf *b, int type, const char *id, size_t idlen,
-                   const char *text, size_t len, const char *meta,
-                   size_t metalen)
-{
-    rcp_buf_put(b, "\0\0\0\0\0\0\0\0", 8);
-    rcp_buf_putc(b, (char)type);
-    put_bytes(b, id, idlen);
-    if (type == LOG_ADD) {
-        put_bytes(b, text, len);
-        put32(b, meta ? (uint32_t)metalen + 1 : 0);
-        if (meta && metalen)
-            rcp_buf_put(b, meta, metalen);
-    }
-    if (!b->oom)
-        frame(b);
-}
-
-/* S1: append one record; on failure cut the file back so no partial
-** record stays behind (replay would drop it anyway, S2). */
-static int store_log(rcp_model *m, int type, const char *id, size_t idlen,
-                     const char *text, size_t len, const char *meta,
-                     size_t metalen)
-{
-    rcp_buf b;
-    int rc = -1;
-    if (m->store_fd < 0 || m->replaying)
-        return 0;
-    if (idlen > UINT32_MAX || len > UINT32_MAX || metalen >= UINT32_MAX)
-        return -1;
-    rcp_buf_init(&b);
-    record(&b, type, id, idlen, text, len, meta, metalen);
-    if (!b.oom && write_all(m->store_fd, b.data, b.len) == 0
-        && (m->defer_sync || fsync(m->store_fd) == 0))
-        rc = 0;
-    if (rc == 0) {
-        m->log_size += b.len;
-        m->log_records++;
-    } else if (ftruncate(m->store_fd, (off_t)m->log_size) == 0) {
-        lseek(m->store_fd, (off_t)m->log_size, SEEK_SET);
-    }
-    rcp_buf_free(&b);
-    return rc;
-}
-
-typedef struct logrec {
-    int         type;
-    const char *id, *text, *meta;
-    size_t      idlen, len, metalen;
-    uint64_t    ver;
-} logrec;
-
-/* Take a u32-prefixed byte string at p[*at..n). */
-static int take_bytes(const unsigned char *p, size_t n, size_t *at,
-                      const char **s, size_t *len)
-{
-    if (n - *at < 4)
-        return -1;
-    *len = get32(p + *at);
-    *at += 4;
-    if (n - *at < *len)
-        return -1;
-    *s = (const char *)p + *at;
-    *at += *len;
-    return 0;
-}
-
-static int parse_payload(const unsigned char *p, size_t n, logrec *r)
-{
-    size_t at = 1, ml;
-    memset(r, 0, sizeof *r);
-    if (n < 1)
-        return -1;
-    r->type = p[0];
-    if (r->type == LOG_VER) {
-        if (n != 9)
-            return -1;
-        r->ver = (uint64_t)get32(p + 1) | (uint64_t)get32(p + 5) << 32;
-        return 0;
-    }
-    if ((r->type != LOG_ADD && r->type != LOG_DEL)
-        || take_bytes(p, n, &at, &r->id, &r->idlen))
-        return -1;
-    if (r->type == LOG_DEL)
-        return at == n ? 0 : -1;
-    if (take_bytes(p, n, &at, &r->text, &r->len) || n - at < 4)
-        return -1;
-    ml = get32(p + at);
-    at += 4;
-    if (ml && (n - at != ml - 1))
-        return -1;
-    r->meta = ml ? (const char *)p + at : NULL;
-    r->metalen = ml ? ml - 1 : 0;
-    return ml || at == n ? 0 : -1;
-}
-
-/* The next complete, CRC-valid record at s[at..n): its payload length,
-** or -1 when there is none (end of file or a torn/corrupt tail, S2). */
-static long next_record(const unsigned char *s, size_t n, size_t at,
-                        logrec *r)
-{
-    uint32_t len;
-    if (n - at < 8)
-        return -1;
-    len = get32(s + at);
-    if (n - at - 8 < len
-        || crc32_bytes(s + at + 8, len) != get32(s + at + 4)
-        || parse_payload(s + at + 8, len, r))
-        return -1;
-    return (long)len;
-}
-
-/* Apply the log s[8..n); *good is where the valid prefix ends. */
-static int replay(rcp_model *m, const unsigned char *s, size_t n,
-                  size_t *good)
-{
-    size_t at = 8;
-    logrec r;
-    long len;
-    int rc = 0;
-    m->replaying = 1;
-    while (rc == 0 && (len = next_record(s, n, at, &r)) >= 0) {
-        if (r.type == LOG_VER)
-            m->version = r.ver;
-        else if (r.type == LOG_DEL)
-            rc = rcp_model_delete(m, r.id, r.idlen) < 0 ? -1 : 0;
-        else
-            rc = rcp_model_add(m, r.id, r.idlen, r.text, r.len, r.meta,
-                               r.metalen);
-        at += 8 + (size_t)len;
-        m->log_records++;
-    }
-    m->replaying = 0;
-    *good = at;
-    return rc;
-}
-
-static char *path_join(const char *dir, const char *name)
-{
-    size_t a = strlen(dir), b = strlen(name);
-    char *p = rcp_malloc(a + b + 2);
-    if (p) {
-        memcpy(p, dir, a);
-        p[a] = '/';
-        memcpy(p + a + 1, name, b + 1);
-    }
-    return p;
-}
-
-static int fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY), rc;
-    if (fd < 0)
-        return -1;
-    rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
-/* A new log at path: magic, VERSION v0, then an ADD per live document. */
-static int write_compact(const rcp_model *m, const char *path, size_t *size)
-{
-    rcp_buf b;
-    size_t i;
-    int fd, rc = -1;
-    uint64_t v0 = m->version - m->live;
-    unsigned char ver[9];
-    rcp_buf_init(&b);
-    rcp_buf_put(&b, LOG_MAGIC, 8);
-    rcp_buf_put(&b, "\0\0\0\0\0\0\0\0", 8);
-    ver[0] = LOG_VER;
-    for (i = 0; i < 4; i++) {
-        ver[1 + i] = (unsigned char)(v0 >> (8 * i));
-        ver[5 + i] = (unsigned char)(v0 >> (32 + 8 * i));
-    }
-    rcp_buf_put(&b, ver, 9);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0 || b.oom) {
-        rcp_buf_free(&b);
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    {
-        rcp_buf fb;
-        fb.data = b.data + 8;
-        fb.len = b.len - 8;
-        frame(&fb);
-    }
-    rc = write_all(fd, b.data, b.len);
-    *size = b.len;
-    for (i = 0; rc == 0 && i < m->ndocs; i++) {
-        const doc *d = &m->docs[i];
-        if (!d->live)
-            continue;
-        b.len = 0;
-        record(&b, LOG_ADD, d->id, d->idlen, d->text, d->textlen, d->meta,
-               d->metalen);
-        rc = b.oom ? -1 : write_all(fd, b.data, b.len);
-        *size += b.len;
-    }
-    rc = rc || fsync(fd);
-    rc = close(fd) || rc;
-    rcp_buf_free(&b);
-    return rc ? -1 : 0;
-}
-
-int rcp_model_compact(rcp_model *m)
-{
-    char *path, *tmp;
-    size_t size = 0;
-    int fd, rc = -1;
-    if (m->store_fd < 0)
-        return 0;
-    path = path_join(m->store_dir, "rcp.log");
-    tmp = path_join(m->store_dir, "rcp.log.new");
-    if (path && tmp && write_compact(m, tmp, &size) == 0
-        && rename(tmp, path) == 0 && fsync_dir(m->store_dir) == 0
-        && (fd = open(path, O_RDWR)) >= 0) {
-        close(m->store_fd);
-        m->store_fd = fd;
-        lseek(fd, 0, SEEK_END);
-        m->log_size = size;
-        m->log_records = m->live + 1;
-        rc = 0;
-    } else if (tmp) {
-        remove(tmp);
-    }
-    rcp_free(path);
-    rcp_free(tmp);
-    return rc;
-}
-
-/* Compact when dead records outnumber live ones by far: bounded cost per
-** mutation on average, and a restart replays O(live) records. */
-static void maybe_compact(rcp_model *m)
-{
-    if (m->store_fd >= 0 && !m->replaying && m->log_records > 1024
-        && m->log_records > 4 * (uint64_t)(m->live + 1))
-        rcp_model_compact(m);
-}
-
-/* Create DIR's log (magic only) or check the one there; the whole file's
-** bytes in *s, *n. */
-static int store_read(const char *dir, const char *path, int *fd,
-                      char **s, size_t *n, char *err, size_t errlen)
-{
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "store: cannot create %s", dir);
-        return -1;
-    }
-    *fd = open(path, O_RDWR | O_CREAT, 0600);
-    if (*fd < 0 || !(*s = read_file(path, n))) {
-        snprintf(err, errlen, "store: cannot open %s", path);
-        return -1;
-    }
-    /* a file shorter than the magic is a creation torn by a crash */
-    if (*n < 8 && !memcmp(*s, LOG_MAGIC, *n)) {
-        if (ftruncate(*fd, 0) || write_all(*fd, LOG_MAGIC, 8) || fsync(*fd)
-            || fsync_dir(dir)) {
-            snprintf(err, errlen, "store: cannot initialise %s", path);
-            return -1;
-        }
-        memcpy(*s, LOG_MAGIC, 8);
-        *n = 8;
-    }
-    if (*n < 8 || memcmp(*s, LOG_MAGIC, 8)) {
-        snprintf(err, errlen, "store: %s is not an rcp log", path);
-        return -1;
-    }
-    return 0;
-}
-
-int rcp_model_open_store(rcp_model *m, const char *dir, char *err,
-                         size_t errlen)
-{
-    char *path, *s = NULL;
-    size_t n = 0, good = 8;
-    int fd = -1;
-    if (errlen)
-        err[0] = 0;
-    if (m->store_fd >= 0 || m->ndocs) {
-        snprintf(err, errlen, "store: the model must be new and empty");
-        return -1;
-    }
-    path = path_join(dir, "rcp.log");
-    m->store_dir = path_join(dir, "");
-    if (!path || !m->store_dir
-        || store_read(dir, path, &fd, &s, &n, err, errlen)) {
-        if (path && m->store_dir && !err[0])
-            snprintf(err, errlen, "store: out of memory");
-        goto fail;
-    }
-    if (replay(m, (const unsigned char *)s, n, &good)) {
-        snprintf(err, errlen, "store: out of memory while replaying");
-        goto fail;
-    }
-    m->torn_bytes = n - good;
-    /* S2: drop a torn tail so new records follow the last good one */
-    if (good < n && (ftruncate(fd, (off_t)good) || fsync(fd))) {
-        snprintf(err, errlen, "store: cannot truncate the torn tail");
-        goto fail;
-    }
-    lseek(fd, (off_t)good, SEEK_SET);
-    m->store_fd = fd;
-    m->log_size = good;
-    m->store_dir[strlen(m->store_dir) - 1] = 0;     /* drop the '/' */
-    rcp_free(s);
-    rcp_free(path);
-    maybe_compact(m);
-    return 0;
-fail:
-    if (fd >= 0)
-        close(fd);
-    rcp_free(s);
-    rcp_free(path);
-    rcp_free(m->store_dir);
-    m->store_dir = NULL;
-    return -1;
-}
-
-void rcp_model_defer_sync(rcp_model *m, int on)
-{
-    m->defer_sync = on;
-}
-
-int rcp_model_sync(rcp_model *m)
-{
-    if (m->store_fd < 0)
-        return 0;
-    return fsync(m->store_fd) == 0 ? 0 : -1;
-}
-
-size_t rcp_model_torn_bytes(const rcp_model *m)
-{
-    return m->torn_bytes;
 }
 
 /* MARK: - Index: add, delete (§7.10, §7.11) ------------------------------- */
@@ -2281,12 +1885,24 @@ static int reserve_doc(rcp_model *m)
              sizeof *m->vecs))
         return -1;
     m->veccap = rows;
-    if (grow((void **)&m->livebits, &bits, m->ndocs / 8 + 1, 1))
+    if (grow((void **)&m->livebits, &bits, m->ndocs / 8 + 1, 1)
+        || grow((void **)&m->dlen, &m->dlencap, m->ndocs + 1,
+                sizeof *m->dlen))
         return -1;
     if (bits > m->livecap)
         memset(m->livebits + m->livecap, 0, bits - m->livecap);
     m->livecap = bits;
     return 0;
+}
+
+/* The document's vector, reusing the index's tokens when the index
+** tokenizes exactly as the embedder does (the default). */
+static int embed_doc(const rcp_model *m, const char *text, size_t len,
+                     const rcp_tokens *tk, float *out)
+{
+    if (!m->wv.n && m->o.tok_flags == RCP_TOK_DEFAULT)
+        return embed_tokens(tk, out, m->o.dim);
+    return rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, out);
 }
 
 /* Fill d (owned copies, postings, vector) for docno; nothing visible
@@ -2300,8 +1916,7 @@ static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
     d->text = dup_bytes(text, len);
     d->meta = meta ? dup_bytes(meta, metalen) : NULL;
     if (!d->id || !d->text || (meta && !d->meta)
-        || rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT,
-                           m->vecs + m->ndocs * m->o.dim)
+        || embed_doc(m, text, len, tk, m->vecs + m->ndocs * m->o.dim)
         || post_doc(m, (uint32_t)m->ndocs, tk, &d->terms, &d->nterms)) {
         rcp_free(d->id);
         doc_release(d);
@@ -2314,14 +1929,6 @@ static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
     d->len = (uint32_t)tk->n;
     d->live = 1;
     return 0;
-}
-
-/* Undo a build_doc that will not be committed. */
-static void unbuild_doc(rcp_model *m, doc *d)
-{
-    unpost(m, d->terms, d->nterms);
-    rcp_free(d->id);
-    doc_release(d);
 }
 
 static int same_doc(const rcp_model *m, const char *id, size_t idlen,
@@ -2358,11 +1965,6 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
         return -1;
     }
     rcp_tokens_free(&tk);
-    /* S1: on disk before it is visible (and before the caller acks) */
-    if (store_log(m, LOG_ADD, id, idlen, text, len, meta, metalen)) {
-        unbuild_doc(m, &d);
-        return -1;
-    }
     old = find_doc(m, id, idlen);
     /* §7.10: re-adding an id MUST replace, never duplicate */
     if (old >= 0 && m->docs[old].live)
@@ -2374,12 +1976,12 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
         m->ids.n++;
     m->ids.slot[slot] = docno + 1;
     m->livebits[docno >> 3] |= (unsigned char)(1u << (docno & 7));
+    m->dlen[docno] = d.len;
     m->live++;
     m->total_len += d.len;
     m->live_postings += d.nterms;
     m->version++;
     sweep(m);
-    maybe_compact(m);
     return 0;
 }
 
@@ -2389,12 +1991,9 @@ int rcp_model_delete(rcp_model *m, const char *id, size_t idlen)
     /* §7.11: deleting an absent id is not an error; it counts 0 */
     if (d < 0 || !m->docs[d].live)
         return 0;
-    if (store_log(m, LOG_DEL, id, idlen, NULL, 0, NULL, 0))
-        return -1;
     kill_doc(m, (uint32_t)d);
     m->version++;
     sweep(m);
-    maybe_compact(m);
     return 1;
 }
 
@@ -2420,7 +2019,7 @@ long rcp_model_find(const rcp_model *m, const char *id, size_t idlen)
     return d >= 0 && m->docs[d].live ? d : -1;
 }
 
-/* MARK: - Ranking: candidates and top-k ---------------------------------- */
+/* MARK: - Ranking: candidates and top-k ----------------------------------- */
 
 typedef struct cand {
     uint32_t doc;
@@ -2508,7 +2107,7 @@ static int accepted(const rcp_model *m, const rcp_model_query *q,
     return m->docs[docno].live && (!q->accept || q->accept(q->ud, m, docno));
 }
 
-/* MARK: - Sparse recall: BM25 -------------------------------------------- */
+/* MARK: - Sparse recall: BM25 --------------------------------------------- */
 
 /* Robertson-Sparck Jones idf with the +1 inside the log (Lucene's form):
 ** never negative, so a BM25 score is >= 0 and the floor §6.1 advertises
@@ -2558,10 +2157,11 @@ static void bm25_accumulate(const rcp_model *m, const term *t, double w,
         avgdl = 1.0;
     for (i = 0; i < t->n; i++) {
         const posting *p = &t->p[i];
-        double tf = p->tf, dl = m->docs[p->doc].len;
-        if (!m->docs[p->doc].live)
+        double tf = p->tf, dl = m->dlen[p->doc];
+        if (!((m->livebits[p->doc >> 3] >> (p->doc & 7)) & 1))
             continue;
-        acc[p->doc] += w * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
+        acc[p->doc] += w * tf * (k1 + 1)
+                       / (tf + k1 * (1 - b + b * dl / avgdl));
     }
 }
 
@@ -2762,7 +2362,7 @@ static int bm25_feedback(const rcp_model *m, const rcp_model_query *q,
     return rc ? -1 : 0;
 }
 
-/* MARK: - Dense recall ------------------------------------------------------ */
+/* MARK: - Dense recall ---------------------------------------------------- */
 
 /* The one place the engine computes a dot product, so it moves to vec.c's
 ** kernels in one edit. */
@@ -2771,17 +2371,53 @@ static double dotf(const float *a, const float *b, size_t n)
     return rcp_vec_dot(a, b, n);
 }
 
+/* The SIMD scan of vec.c keeps the best k + slack by (score, row); the
+** engine's order is (score, id).  Every document scoring above the k-th
+** best is in the scan's list, and so is every one tied with it unless
+** the list's worst score equals that k-th score -- then (a tie wider than
+** the slack, e.g. many duplicate texts) the exact loop runs instead.
+** Returns 1 when it produced the answer. */
+#define SCAN_SLACK 32
+
+static int dense_scan(const rcp_model *m, const float *qv, topk *out)
+{
+    rcp_vec_hit *h;
+    rcp_vec_topk t;
+    size_t i, n, k2 = out->k + SCAN_SLACK;
+    int ok;
+    if (!out->k || !(h = rcp_malloc(k2 * sizeof *h)))
+        return 0;
+    rcp_vec_topk_init(&t, h, k2);
+    rcp_vec_scan(&t, qv, m->vecs, m->o.dim, 0, m->ndocs, m->livebits);
+    n = rcp_vec_topk_sort(&t);
+    ok = n < k2 || n <= out->k || h[n - 1].score < h[out->k - 1].score;
+    for (i = 0; ok && i < n; i++)
+        topk_push(m, out, (uint32_t)h[i].row, h[i].score);
+    rcp_free(h);
+    return ok;
+}
+
 static int dense_search(const rcp_model *m, const rcp_model_query *q,
                         const float *qv, topk *out)
 {
+    if (!q->accept && dense_scan(m, qv, out))
+        return 0;
     size_t i, d = m->o.dim;
-    for (i = 0; i < m->ndocs; i++)
-        if (accepted(m, q, (uint32_t)i))
-            topk_push(m, out, (uint32_t)i, dotf(qv, m->vecs + i * d, d));
+    for (i = 0; i < m->ndocs; i++) {
+        double sc;
+        if (!((m->livebits[i >> 3] >> (i & 7)) & 1)
+            || (q->accept && !q->accept(q->ud, m, (uint32_t)i)))
+            continue;
+        sc = dotf(qv, m->vecs + i * d, d);
+        /* below the worst kept: cannot enter (ties still go through) */
+        if (out->n == out->k && out->k && sc < out->h[0].score)
+            continue;
+        topk_push(m, out, (uint32_t)i, sc);
+    }
     return 0;
 }
 
-/* MARK: - Fusion (§16.3) ------------------------------------------------- */
+/* MARK: - Fusion (§16.3) -------------------------------------------------- */
 
 typedef struct fctx {
     rcp_fused *f;
@@ -2905,7 +2541,7 @@ long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
     return (long)n;
 }
 
-/* MARK: - Cross-encoder reranker (§7.6) ------------------------------------ */
+/* MARK: - Cross-encoder reranker (§7.6) ----------------------------------- */
 
 /* "cross-encoder" here is a joint scorer over (query, passage), not a
 ** neural network: it reads both token streams together and scores
@@ -3188,7 +2824,7 @@ static int ce_query_init(const rcp_model *m, ce_query *c, const char *q,
     return 0;
 }
 
-/* MARK: - Rerank methods and confidence (§7.6, §7.7.2) ------------------- */
+/* MARK: - Rerank methods and confidence (§7.6, §7.7.2) -------------------- */
 
 /* colbert: §7.5 MaxSim of the query's rows over the passage's, cosine. */
 static int colbert_score(const rcp_model *m, const float *qm, size_t nq,
@@ -3281,7 +2917,7 @@ int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
     return rc;
 }
 
-/* MARK: - Retrieval pipeline (§3, §7.7) ---------------------------------- */
+/* MARK: - Retrieval pipeline (§3, §7.7) ----------------------------------- */
 
 void rcp_model_query_init(rcp_model_query *q)
 {

@@ -502,8 +502,7 @@ size_t rcp_model_multi_dim(const rcp_model *m);
 int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
                   const char *text, size_t len, const char *meta,
                   size_t metalen);
-/* §7.11: 1 when a live document was removed, 0 when absent, -1 when the
-** store (below) could not record the deletion (nothing changed). */
+/* §7.11: 1 when a live document was removed, 0 when absent. */
 int rcp_model_delete(rcp_model *m, const char *id, size_t idlen);
 size_t   rcp_model_count(const rcp_model *m);    /* live documents */
 /* Bumped by every add/delete that changed something (for indexVersion). */
@@ -517,26 +516,6 @@ typedef struct rcp_model_docview {
 } rcp_model_docview;
 int  rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out);
 long rcp_model_find(const rcp_model *m, const char *id, size_t idlen);
-
-/* --- Durable storage: DIR/rcp.log, an append-only CRC-checked log --- */
-
-/* Keep m's corpus in dir (created if absent) and load what is there.
-** From then on rcp_model_add/_delete return success only once their
-** record is written and fsync'ed (so a caller may ack), and -1 (model
-** unchanged) if it cannot be.  A torn tail left by a crash is dropped
-** (rcp_model_torn_bytes says how much); the log is compacted (write new,
-** fsync, rename) when dead records dominate.  m must be new and empty.
-** 0 ok; -1 with err[0..errlen) set, after which only rcp_model_free is
-** safe. */
-int rcp_model_open_store(rcp_model *m, const char *dir, char *err,
-                         size_t errlen);
-/* Bulk loads: with on = 1, add/delete write their records but skip the
-** fsync; rcp_model_sync (0 ok, -1 failed) makes everything written so far
-** durable and MUST precede any acknowledgement. */
-void   rcp_model_defer_sync(rcp_model *m, int on);
-int    rcp_model_sync(rcp_model *m);
-int    rcp_model_compact(rcp_model *m);   /* 0 ok (or no store), -1 */
-size_t rcp_model_torn_bytes(const rcp_model *m);
 
 /* --- §16.3 fusion of ranked lists (usable on its own) --- */
 
