@@ -924,8 +924,7 @@ static const rcp_json *same_as(pctx *x, const rcp_json *spec)
 static int fail_at(rcp_buf *why, const char *ptr, const char *what,
                    const rcp_json *v)
 {
-    if (*ptr)
-        buf_printf(why, "%s ", ptr);
+    buf_printf(why, *ptr ? "%s " : " ", ptr);
     buf_printf(why, "%s: ", what);
     buf_json(why, v, SHOW_BYTES / 2);
     return 0;
@@ -1188,6 +1187,24 @@ static int outcome_ok(const rcp_json *want, const rcp_json *m)
     return err && !res && json_equal(rcp_json_get(err, "code"), want);
 }
 
+/* "result", "error -32600", "result or error -32006". */
+static void describe_outcome(rcp_buf *b, const rcp_json *o)
+{
+    size_t i;
+    if (o->type == RCP_JSON_ARRAY) {
+        for (i = 0; i < o->n; i++) {
+            if (i)
+                rcp_buf_puts(b, " or ");
+            describe_outcome(b, &o->kids[i]);
+        }
+    } else if (o->type == RCP_JSON_STRING) {
+        rcp_buf_puts(b, "result");
+    } else {
+        rcp_buf_puts(b, "error ");
+        buf_json(b, o, 40);
+    }
+}
+
 static void describe_spec(rcp_buf *b, const rcp_json *spec, long n)
 {
     const rcp_json *o = rcp_json_get(spec, "outcome");
@@ -1204,12 +1221,8 @@ static void describe_spec(rcp_buf *b, const rcp_json *spec, long n)
     rcp_buf_puts(b, " -> ");
     if (!o)
         rcp_buf_puts(b, "any outcome");
-    else if (o->type == RCP_JSON_STRING)
-        rcp_buf_puts(b, "result");
-    else {
-        rcp_buf_puts(b, "error ");
-        buf_json(b, o, 60);
-    }
+    else
+        describe_outcome(b, o);
     if (in)
         buf_printf(b, " (%s)", strcmp(in, "batch") == 0 ? "inside a batch "
                    "array" : "a single non-array response");

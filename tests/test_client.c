@@ -638,6 +638,10 @@ static int is_notification(const rcp_json *m)
         && rcp_json_get(m, "method");
 }
 
+static const char null_result[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}";
+static const char both[] = "\"error\":{\"code\":-32603,\"message\":\"x\"}";
+
 /* Re-serialise a response object with one change. */
 static void write_mutated(rcp_jw *w, const rcp_json *m, int mode,
                           const rcp_json *other_id)
@@ -659,7 +663,7 @@ static void write_mutated(rcp_jw *w, const rcp_json *m, int mode,
         }
     }
     if (mode == B_RESULT_AND_ERROR && rcp_json_get(m, "result"))
-        rcp_jw_raw(w, "\"error\":{\"code\":-32603,\"message\":\"x\"}", 37);
+        rcp_jw_raw(w, both, strlen(both));
     rcp_jw_obj_end(w);
 }
 
@@ -693,8 +697,7 @@ static void mutate_line(rcp_buf *o, const rcp_json *in, const char *p,
              && in->type == RCP_JSON_ARRAY && k < in->n; k++)
             extra += is_notification(&in->kids[k]);
         for (k = 0; k < extra; k++)
-            rcp_jw_raw(&w, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}",
-                       38);
+            rcp_jw_raw(&w, null_result, strlen(null_result));
         rcp_jw_arr_end(&w);
     } else if (r && !dropped(r, mode)) {
         write_mutated(&w, r, mode, NULL);
