@@ -224,15 +224,28 @@ static int valid_id(const rcp_json *id)
     return id && (id->type == RCP_JSON_STRING || id->type == RCP_JSON_NUMBER);
 }
 
-/* §4.7: "same JSON type and value" -- numbers compare by value so that a
-** cancel naming 1.0 finds request 1. */
+/* §4.7: "same JSON type and value".  Numbers compare by value where a
+** double holds it exactly: integers within 2^53 (so a cancel naming 1.0
+** finds request 1) and fractions; integers beyond 2^53 only by their
+** text, so 9007199254740993 never names 9007199254740992. */
 static int same_id(const rcp_json *a, const rcp_json *b)
 {
+    int64_t x, y;
+    int ix, iy;
+    double p, q;
     if (a->type != b->type)
         return 0;
     if (a->n == b->n && memcmp(a->s, b->s, a->n) == 0)
         return 1;
-    return a->type == RCP_JSON_NUMBER && rcp_json_num(a) == rcp_json_num(b);
+    if (a->type != RCP_JSON_NUMBER)
+        return 0;
+    ix = rcp_json_int(a, &x);
+    iy = rcp_json_int(b, &y);
+    if (ix || iy)
+        return ix && iy && x == y;
+    p = rcp_json_num(a);
+    q = rcp_json_num(b);
+    return p == q && p != floor(p);
 }
 
 static int has_prefix(const rcp_json *v, const char *prefix)

@@ -1449,6 +1449,25 @@ START_TEST(batch_cancel_member_cancels_a_sibling)
 }
 END_TEST
 
+START_TEST(cancel_matches_ids_by_exact_value)
+{
+    /* §4.7 same type and value: 1.0 names 1; ...992 never names ...993 */
+    const rcp_json *v;
+    init_session();
+    v = reply("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-rcp/sleep\","
+              "\"params\":{\"ms\":60000}},{\"jsonrpc\":\"2.0\",\"method\":"
+              "\"notifications/cancel\",\"params\":{\"id\":1.0}}]");
+    ck_assert_int_eq(num(v, "0.error.code"), RCP_CANCELLED);
+    v = reply("[{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":"
+              "\"x-rcp/sleep\",\"params\":{\"ms\":1}},{\"jsonrpc\":\"2.0\","
+              "\"method\":\"notifications/cancel\",\"params\":{\"id\":"
+              "9007199254740992}},{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":"
+              "\"x-rcp/sleep\",\"params\":{\"ms\":1}}]");
+    ck_assert_int_eq(num(v, "0.result.slept"), 1);
+    ck_assert_int_eq(num(v, "1.result.slept"), 1);   /* "1" is not 1 */
+}
+END_TEST
+
 START_TEST(batch_member_error_never_fails_the_others)
 {
     const rcp_json *v = reply(
@@ -1946,6 +1965,7 @@ static Suite *make_suite(void)
     tcase_add_test(d, deadline_already_elapsed_is_32014);
     tcase_add_test(d, batch_over_the_cap_is_32602);
     tcase_add_test(d, batch_cancel_member_cancels_a_sibling);
+    tcase_add_test(d, cancel_matches_ids_by_exact_value);
     tcase_add_checked_fixture(e, setup_model, teardown);
     tcase_add_test(e, embed_one_normalized_vector_per_input_in_order);
     tcase_add_test(e, embed_accepts_legacy_texts_and_text_blocks);
