@@ -1463,6 +1463,8 @@ static int sp_cmp(const void *a, const void *b)
 static size_t sp_merge(sp_entry *e, size_t n)
 {
     size_t i, k = 0;
+    if (n == 0)
+        return 0;
     qsort(e, n, sizeof *e, sp_cmp);
     for (i = 0; i < n; i++) {
         if (k && e[k - 1].id == e[i].id)
@@ -2256,6 +2258,8 @@ static int wterm_by_weight(const void *a, const void *b)
 static size_t wterm_merge(wterm *v, size_t n)
 {
     size_t i, k = 0;
+    if (n == 0)
+        return 0;               /* v may be NULL: qsort must not see it */
     qsort(v, n, sizeof *v, wterm_by_tid);
     for (i = 0; i < n; i++) {
         if (k && v[k - 1].tid == v[i].tid)
@@ -2324,7 +2328,8 @@ static int rm3_expand(const rcp_model *m, const wterm *qt, size_t nq,
         if (rm3_doc(m, top[i].doc, top[i].score / ssum, &v, &n, &cap))
             goto fail;
     nr = wterm_merge(v, n);
-    qsort(v, nr, sizeof *v, wterm_by_weight);
+    if (nr)
+        qsort(v, nr, sizeof *v, wterm_by_weight);
     nr = nr < RM3_TERMS ? nr : RM3_TERMS;
     wterm_norm(v, nr);
     for (i = 0; i < nr; i++)
@@ -2536,7 +2541,8 @@ long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
         rcp_free(c.f);
         return -1;
     }
-    qsort(c.f, n, sizeof *c.f, fused_cmp);
+    if (n)
+        qsort(c.f, n, sizeof *c.f, fused_cmp);
     *out = c.f;
     return (long)n;
 }

@@ -569,6 +569,34 @@ START_TEST(dense_ties_wider_than_the_scan_keep_the_id_order)
 }
 END_TEST
 
+START_TEST(every_mode_answers_an_empty_index_and_a_query_without_matches)
+{
+    rcp_model *m = new_model(16);
+    rcp_model_query q;
+    rcp_model_hit h[4];
+    size_t n;
+    int mode, rr;
+    for (rr = RCP_RERANK_NONE; rr <= RCP_RERANK_COLBERT; rr++)
+        for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_HYBRID; mode++) {
+            rcp_model_query_init(&q);
+            q.text = "zzz qqq";
+            q.len = 7;
+            q.k = 4;
+            q.mode = mode;
+            q.rerank = rr;
+            q.mmr_lambda = 0.5;
+            ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+            ck_assert_uint_eq(n, 0);
+        }
+    add(m, "a", "wing flow");
+    for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_HYBRID; mode++) {
+        ck_assert_int_eq(search(m, "zzz", mode, h, 4) <= 1, 1);
+        ck_assert_int_eq(search(m, "", mode, h, 4) <= 1, 1);
+    }
+    rcp_model_free(m);
+}
+END_TEST
+
 static int not_b(void *ud, const rcp_model *m, uint32_t docno)
 {
     rcp_model_docview v;
@@ -1075,6 +1103,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, delete_is_idempotent_and_counts_only_removals);
     tcase_add_test(tc, many_deletes_sweep_postings_and_keep_results);
     tcase_add_test(tc, equal_scores_rank_by_smaller_id);
+    tcase_add_test(tc,
+        every_mode_answers_an_empty_index_and_a_query_without_matches);
     tcase_add_test(tc, dense_ties_wider_than_the_scan_keep_the_id_order);
     tcase_add_test(tc, search_honours_the_accept_filter_in_every_mode);
     tcase_add_test(tc, hybrid_search_fuses_both_legs_and_reports_stage_scores);
