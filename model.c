@@ -2384,7 +2384,28 @@ static double dotf(const float *a, const float *b, size_t n)
 ** Returns 1 when it produced the answer. */
 #define SCAN_SLACK 32
 
-static int dense_scan(const rcp_model *m, const float *qv, topk *out)
+/* A search in progress: the caller's query plus the checkpoint's verdict.
+** Every query the pipeline functions see is the q of a run (made by
+** rcp_model_search), so ckpt can reach the run from it. */
+typedef struct run {
+    rcp_model_query q;          /* first member: &run == &run.q */
+    int             stop;       /* nonzero: what the checkpoint returned */
+} run;
+
+/* Call the checkpoint; nonzero (sticky) means stop. */
+static int ckpt(const rcp_model_query *q, double progress, const char *stage,
+                const rcp_model_hit *partial, size_t n)
+{
+    run *r = (run *)(void *)q;
+    if (!r->stop && q->checkpoint)
+        r->stop = q->checkpoint(q->ud, progress, stage, partial, n);
+    return r->stop;
+}
+
+#define SCAN_CHUNK 65536        /* rows between checkpoints */
+
+static int dense_scan(const rcp_model *m, const rcp_model_query *q,
+                      const float *qv, topk *out)
 {
     rcp_vec_hit *h;
     rcp_vec_topk t;
@@ -2393,23 +2414,34 @@ static int dense_scan(const rcp_model *m, const float *qv, topk *out)
     if (!out->k || !(h = rcp_malloc(k2 * sizeof *h)))
         return 0;
     rcp_vec_topk_init(&t, h, k2);
-    rcp_vec_scan(&t, qv, m->vecs, m->o.dim, 0, m->ndocs, m->livebits);
+    for (i = 0; i < m->ndocs; i += SCAN_CHUNK) {
+        size_t end = m->ndocs - i > SCAN_CHUNK ? i + SCAN_CHUNK : m->ndocs;
+        if (i && ckpt(q, 0.25 + 0.2 * (double)i / (double)m->ndocs,
+                      "recall", NULL, 0))
+            break;
+        rcp_vec_scan(&t, qv, m->vecs, m->o.dim, i, end, m->livebits);
+    }
     n = rcp_vec_topk_sort(&t);
     ok = n < k2 || n <= out->k || h[n - 1].score < h[out->k - 1].score;
     for (i = 0; ok && i < n; i++)
         topk_push(m, out, (uint32_t)h[i].row, h[i].score);
     rcp_free(h);
-    return ok;
+    return ok || ((run *)(void *)q)->stop;
 }
 
+/* Dense top out->k; -1 when the checkpoint stopped it. */
 static int dense_search(const rcp_model *m, const rcp_model_query *q,
                         const float *qv, topk *out)
 {
-    if (!q->accept && dense_scan(m, qv, out))
-        return 0;
     size_t i, d = m->o.dim;
+    if (!q->accept && dense_scan(m, q, qv, out))
+        return ckpt(q, 0.45, "recall", NULL, 0) ? -1 : 0;
     for (i = 0; i < m->ndocs; i++) {
         double sc;
+        if (i && i % SCAN_CHUNK == 0
+            && ckpt(q, 0.25 + 0.2 * (double)i / (double)m->ndocs, "recall",
+                    NULL, 0))
+            return -1;
         if (!((m->livebits[i >> 3] >> (i & 7)) & 1)
             || (q->accept && !q->accept(q->ud, m, (uint32_t)i)))
             continue;
@@ -3104,6 +3136,7 @@ static int candidates(const rcp_model *m, const rcp_model_query *q,
     ** their feedback (Rocchio for the dense query, RM3 for the lexical
     ** one), so each finds what the query's own words missed */
     rc = recall(m, q, 0, NULL, 0, c, &sl, &sn)
+         || ckpt(q, 0.2, "recall", NULL, 0)
          || recall(m, q, 1, sl, m->o.prf_docs ? sn : 0, c, &dl, &dn);
     if (!rc && m->o.prf_docs)
         rc = relexical(m, q, c, &sl, &sn);
@@ -3152,8 +3185,10 @@ static int score_rerank(const rcp_model *m, const rcp_model_query *q,
         return -1;
     for (i = 0; i < top; i++) {
         const doc *d = &m->docs[c[i].doc];
-        if (rr_score(m, &r, d->text, d->textlen, &c[i].rerank,
-                     &c[i].confidence)) {
+        if ((i % 16 == 0 && ckpt(q, 0.5 + 0.4 * (double)i / (double)top,
+                                 "rerank", NULL, 0))
+            || rr_score(m, &r, d->text, d->textlen, &c[i].rerank,
+                        &c[i].confidence)) {
             rr_free(&r);
             return -1;
         }
@@ -3278,8 +3313,9 @@ static int post_recall(const rcp_model *m, const rcp_model_query *q,
             pool = q->rerank_top;   /* §3.3: only reranked hits go on */
     }
     if (q->mmr_lambda >= 0 && pool > 0) {
-        double *best = rcp_malloc(pool * sizeof *best);
-        if (!best)
+        double *best;
+        if (ckpt(q, 0.9, "diversify", NULL, 0)
+            || !(best = rcp_malloc(pool * sizeof *best)))
             return -1;
         mmr(m, q->mmr_lambda, c, pool, q->k, best);
         rcp_free(best);
@@ -3291,16 +3327,24 @@ static int post_recall(const rcp_model *m, const rcp_model_query *q,
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits)
 {
+    run r;
     rcp_model_hit *c = NULL;
     size_t n = 0, cand = q->candidate_k;
+    int rc;
     *nhits = 0;
+    r.q = *q;
+    r.stop = 0;
     if (cand == 0)
         cand = q->k > 100 ? q->k : 100;     /* §7.7's example default */
     if (cand < q->k)
         cand = q->k;
-    if (candidates(m, q, cand, &c, &n) || post_recall(m, q, c, &n)) {
+    rc = ckpt(&r.q, 0.0, "recall", NULL, 0)
+         || candidates(m, &r.q, cand, &c, &n)
+         || ckpt(&r.q, 0.5, "recall", c, n)
+         || post_recall(m, &r.q, c, &n);
+    if (rc) {
         rcp_free(c);
-        return -1;
+        return r.stop ? r.stop : -1;
     }
     memcpy(hits, c, n * sizeof *hits);
     *nhits = n;

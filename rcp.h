@@ -555,6 +555,18 @@ long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
 enum { RCP_MODE_DENSE, RCP_MODE_SPARSE, RCP_MODE_HYBRID };
 enum { RCP_RERANK_NONE, RCP_RERANK_CROSS, RCP_RERANK_COLBERT };
 
+#define RCP_HIT_DENSE  1u
+#define RCP_HIT_SPARSE 2u
+#define RCP_HIT_FUSED  4u
+#define RCP_HIT_RERANK 8u
+typedef struct rcp_model_hit {
+    uint32_t doc;           /* docno: see rcp_model_doc */
+    double   score;         /* the last stage's score */
+    double   dense, sparse, fused, rerank; /* per stage, valid per `has` */
+    unsigned has;           /* RCP_HIT_* bits */
+    double   confidence;    /* [0,1], see rcp_model_confidence */
+} rcp_model_hit;
+
 typedef struct rcp_model_query {
     const char *text;          /* the query, text[0..len) */
     size_t      len;
@@ -573,25 +585,22 @@ typedef struct rcp_model_query {
     /* Optional row filter (§8): 1 keeps docno.  Called only on live
     ** documents; must not change the model. */
     int       (*accept)(void *ud, const rcp_model *m, uint32_t docno);
-    void       *ud;
+    /* Optional checkpoint (§9 progress, §7.14 cancellation, deadlines):
+    ** called between stages and every 65536 rows of a scan, with progress
+    ** in [0, 1) rising, the stage ("recall", "rerank", "diversify") and,
+    ** once recall is done, the candidates so far (best first, borrowed for
+    ** the call; NULL before).  A nonzero return stops the search, and
+    ** rcp_model_search returns that value (so use one other than -1). */
+    int       (*checkpoint)(void *ud, double progress, const char *stage,
+                            const rcp_model_hit *partial, size_t npartial);
+    void       *ud;            /* passed to accept and checkpoint */
 } rcp_model_query;
 void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
 
-#define RCP_HIT_DENSE  1u
-#define RCP_HIT_SPARSE 2u
-#define RCP_HIT_FUSED  4u
-#define RCP_HIT_RERANK 8u
-typedef struct rcp_model_hit {
-    uint32_t doc;           /* docno: see rcp_model_doc */
-    double   score;         /* the last stage's score */
-    double   dense, sparse, fused, rerank; /* per stage, valid per `has` */
-    unsigned has;           /* RCP_HIT_* bits */
-    double   confidence;    /* [0,1], see rcp_model_confidence */
-} rcp_model_hit;
 
 /* Run recall -> fuse -> rerank -> MMR for q; hits[] has room for q->k.
 ** *nhits <= q->k, best first; ties broken by the smaller id.  0 ok, -1
-** out of memory. */
+** out of memory, or the nonzero value q->checkpoint returned. */
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits);
 

@@ -678,6 +678,59 @@ START_TEST(hybrid_feedback_expands_the_lexical_query_from_the_top_hits)
 }
 END_TEST
 
+typedef struct ck_log {
+    double last;
+    int    calls, partial_seen, stop_at_rerank;
+    char   stages[256];
+} ck_log;
+
+static int checkpoint_cb(void *ud, double progress, const char *stage,
+                         const rcp_model_hit *partial, size_t n)
+{
+    ck_log *l = ud;
+    ck_assert(progress >= l->last && progress < 1.0);
+    l->last = progress;
+    l->calls++;
+    if (partial && n)
+        l->partial_seen = 1;
+    if (strlen(l->stages) + strlen(stage) + 2 < sizeof l->stages) {
+        strcat(l->stages, stage);
+        strcat(l->stages, " ");
+    }
+    return l->stop_at_rerank && !strcmp(stage, "rerank") ? -32006 : 0;
+}
+
+START_TEST(search_checkpoint_reports_rising_progress_and_can_stop_it)
+{
+    rcp_model *m = new_model(16);
+    rcp_model_query q;
+    rcp_model_hit h[3];
+    ck_log l;
+    size_t n = 99;
+    add(m, "a", "wing flow");
+    add(m, "b", "flow over a wing");
+    memset(&l, 0, sizeof l);
+    rcp_model_query_init(&q);
+    q.text = "wing";
+    q.len = 4;
+    q.k = 2;
+    q.rerank = RCP_RERANK_CROSS;
+    q.mmr_lambda = 0.5;
+    q.checkpoint = checkpoint_cb;
+    q.ud = &l;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert(l.partial_seen);
+    ck_assert_msg(strstr(l.stages, "recall") && strstr(l.stages, "rerank")
+                  && strstr(l.stages, "diversify"), "%s", l.stages);
+    memset(&l, 0, sizeof l);
+    l.stop_at_rerank = 1;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), -32006);
+    ck_assert_uint_eq(n, 0);
+    rcp_model_free(m);
+}
+END_TEST
+
 /* MARK: - fusion (§16.3) */
 
 static rcp_fuse_list list(const rcp_fuse_item *it, size_t n, double w,
@@ -1125,6 +1178,8 @@ static Suite *make_suite(void)
         confidence_is_in_unit_range_and_independent_of_the_corpus);
     tcase_add_test(tc, search_hits_carry_confidence_and_rerank_scores);
     tcase_add_test(tc, mmr_trades_relevance_for_novelty);
+    tcase_add_test(tc,
+        search_checkpoint_reports_rising_progress_and_can_stop_it);
     suite_add_tcase(s, tc);
     tc = tcase_create("fusion");
     tcase_add_test(tc,
