@@ -597,6 +597,25 @@ START_TEST(every_mode_answers_an_empty_index_and_a_query_without_matches)
 }
 END_TEST
 
+START_TEST(dense_recall_finds_misspelt_queries_that_bm25_misses)
+{
+    rcp_model *m = new_model(0);
+    rcp_model_hit h[3];
+    add(m, "1", "aerodynamic heating of slender wings");
+    add(m, "2", "buckling of cylindrical shells under torsion");
+    add(m, "3", "noise from jet engines at take-off");
+    ck_assert_uint_eq(search(m, "aerodynamc heatng", RCP_MODE_SPARSE, h, 3),
+                      0);
+    ck_assert_uint_ge(search(m, "aerodynamc heatng", RCP_MODE_DENSE, h, 3),
+                      1);
+    ck_assert_str_eq(hit_id(m, &h[0]), "1");
+    ck_assert_uint_ge(search(m, "aerodynamc heatng", RCP_MODE_HYBRID, h, 3),
+                      1);
+    ck_assert_str_eq(hit_id(m, &h[0]), "1");
+    rcp_model_free(m);
+}
+END_TEST
+
 static int not_b(void *ud, const rcp_model *m, uint32_t docno)
 {
     rcp_model_docview v;
@@ -1159,6 +1178,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc,
         every_mode_answers_an_empty_index_and_a_query_without_matches);
     tcase_add_test(tc, dense_ties_wider_than_the_scan_keep_the_id_order);
+    tcase_add_test(tc, dense_recall_finds_misspelt_queries_that_bm25_misses);
     tcase_add_test(tc, search_honours_the_accept_filter_in_every_mode);
     tcase_add_test(tc, hybrid_search_fuses_both_legs_and_reports_stage_scores);
     tcase_add_test(tc,
