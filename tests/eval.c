@@ -10,7 +10,8 @@
 ** gain 5 - code for codes 1..4; -1 is not relevant), P@10, R@100 and MRR
 ** for each pipeline configuration.  Nothing here is tuned per query: every
 ** configuration uses the engine's defaults unless its label says so
-** ("no feedback": opts.prf_docs = 0, the ablation of hybrid feedback).
+** ("no feedback": opts.prf_docs = 0, the ablation of hybrid feedback;
+** "lexical leg alone": the hybrid's BM25+RM3 list with dense weight 0).
 ** --prf N sets the feedback depth of the main rows.
 */
 #include <math.h>
@@ -155,6 +156,7 @@ typedef struct config {
     const char *label;
     int mode, fusion, rerank;
     size_t rerank_top;
+    int no_dense;           /* hybrid with dense weight 0: BM25 + RM3 */
 } config;
 
 static void run(rcp_model *model, const config *c, rec *qs, size_t nq)
@@ -176,6 +178,8 @@ static void run(rcp_model *model, const config *c, rec *qs, size_t nq)
         q.rerank = c->rerank;
         q.rerank_top = c->rerank_top;
         q.no_confidence = 1;
+        if (c->no_dense)
+            q.w_dense = 0;
         if (rcp_model_search(model, &q, hits, &n)) {
             fprintf(stderr, "eval: search failed\n");
             exit(1);
@@ -201,27 +205,29 @@ static rec docs_[MAXD + 8], qrys_[MAXQ];
 int main(int argc, char **argv)
 {
     static const config cfgs[] = {
-        {"sparse (BM25)", RCP_MODE_SPARSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0},
-        {"dense", RCP_MODE_DENSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0},
-        {"hybrid rrf", RCP_MODE_HYBRID, RCP_FUSE_RRF, RCP_RERANK_NONE, 0},
+        {"sparse (BM25)", RCP_MODE_SPARSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0},
+        {"dense", RCP_MODE_DENSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0},
+        {"hybrid rrf", RCP_MODE_HYBRID, RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0},
         {"hybrid convex", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
-         RCP_RERANK_NONE, 0},
+         RCP_RERANK_NONE, 0, 0},
         {"hybrid weighted", RCP_MODE_HYBRID, RCP_FUSE_WEIGHTED,
-         RCP_RERANK_NONE, 0},
+         RCP_RERANK_NONE, 0, 0},
         {"sparse + cross-encoder@100", RCP_MODE_SPARSE, RCP_FUSE_RRF,
-         RCP_RERANK_CROSS, 100},
+         RCP_RERANK_CROSS, 100, 0},
         {"hybrid rrf + cross-enc@100", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-         RCP_RERANK_CROSS, 100},
+         RCP_RERANK_CROSS, 100, 0},
         {"hybrid convex + cross-enc@100", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
-         RCP_RERANK_CROSS, 100},
+         RCP_RERANK_CROSS, 100, 0},
         {"hybrid rrf + colbert@100", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-         RCP_RERANK_COLBERT, 100},
+         RCP_RERANK_COLBERT, 100, 0},
+        {"lexical leg alone (BM25+RM3)", RCP_MODE_HYBRID, RCP_FUSE_RRF,
+         RCP_RERANK_NONE, 0, 1},
     };
     static const config nofb[] = {
         {"hybrid rrf, no feedback", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-         RCP_RERANK_NONE, 0},
+         RCP_RERANK_NONE, 0, 0},
         {"hybrid convex, no feedback", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
-         RCP_RERANK_NONE, 0},
+         RCP_RERANK_NONE, 0, 0},
     };
     rcp_model_opts o;
     rcp_model *model;
