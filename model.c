@@ -770,6 +770,95 @@ int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
     return 0;
 }
 
+/* MARK: - Chunking (§7.10 "chunk") ---------------------------------------- */
+
+/* Does a sentence end between byte a and byte b (the gap between two
+** tokens)?  . ! ? and their CJK full-width forms, or a blank line. */
+static int sentence_gap(const char *s, size_t a, size_t b)
+{
+    size_t i;
+    int nl = 0;
+    for (i = a; i < b; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '.' || c == '!' || c == '?')
+            return 1;
+        if (c == '\n' && ++nl == 2)
+            return 1;
+        if (c == 0xE3 && i + 2 < b && (unsigned char)s[i + 1] == 0x80
+            && (unsigned char)s[i + 2] == 0x82)
+            return 1;                               /* 。 */
+        if (c == 0xEF && i + 2 < b && (unsigned char)s[i + 1] == 0xBC
+            && ((unsigned char)s[i + 2] == 0x81
+                || (unsigned char)s[i + 2] == 0x9F))
+            return 1;                               /* ！ ？ */
+    }
+    return 0;
+}
+
+/* Where the chunk starting at token s ends (exclusive): max tokens on,
+** pulled back to the last sentence end in its second half if any. */
+static size_t chunk_end(const rcp_tokens *t, const char *text, size_t len,
+                        size_t s, size_t max)
+{
+    size_t e = s + max, i;
+    if (e >= t->n)
+        return t->n;
+    for (i = e; i > s + max / 2; i--) {
+        size_t gap_end = i < t->n ? t->v[i].start : len;
+        if (sentence_gap(text, t->v[i - 1].end, gap_end))
+            return i;
+    }
+    return e;
+}
+
+static int push_span(rcp_span **v, size_t *n, size_t *cap, size_t a,
+                     size_t b)
+{
+    if (grow((void **)v, cap, *n + 1, sizeof **v))
+        return -1;
+    (*v)[*n].start = a;
+    (*v)[(*n)++].end = b;
+    return 0;
+}
+
+int rcp_model_chunk(const char *text, size_t len, size_t max_tokens,
+                    size_t overlap, rcp_span **spans, size_t *n)
+{
+    rcp_tokens t;
+    size_t cap = 0, s = 0, e;
+    int rc = 0;
+    *spans = NULL;
+    *n = 0;
+    if (max_tokens == 0)
+        return -1;
+    if (overlap >= max_tokens)
+        overlap = max_tokens - 1;
+    rcp_tokens_init(&t);
+    if (rcp_tokenize(&t, text, len, 0)) {
+        rcp_tokens_free(&t);
+        return -1;
+    }
+    if (t.n == 0)
+        rc = push_span(spans, n, &cap, 0, len);
+    while (rc == 0 && s < t.n) {
+        e = chunk_end(&t, text, len, s, max_tokens);
+        /* a chunk runs to the next one's first token (or the text's end),
+        ** so its closing punctuation stays with it */
+        rc = push_span(spans, n, &cap, s ? t.v[s].start : 0,
+                       e < t.n ? t.v[e].start : len);
+        if (e >= t.n)
+            break;
+        s = e - overlap > s ? e - overlap : e;
+    }
+    rcp_tokens_free(&t);
+    if (rc) {
+        rcp_free(*spans);
+        *spans = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
 /* MARK: - Feature bags (the hashed embedders' working set) ---------------- */
 
 /* A bag of hashed features: key -> (summed weight, count).  Open

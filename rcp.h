@@ -424,6 +424,20 @@ size_t rcp_stem_porter(char *w, size_t n);
 /* 1 when w[0..n) (folded) is on the built-in English stopword list. */
 int rcp_stopword(const char *w, size_t n);
 
+/* §7.10 server-side chunking: split text[0..len) into spans of at most
+** max_tokens tokens (as rcp_tokenize counts them with flags 0; a CJK
+** bigram counts one), ending at a sentence end (. ! ? 。 ！ ？ or a blank
+** line) when one falls in the second half of the span, consecutive
+** chunks sharing overlap tokens (< max_tokens).  The spans cover the text
+** from byte 0 to len, each running to the next one's first token; a text
+** without tokens is one span.  *spans (rcp_free) has *n entries.  0 ok,
+** -1 out of memory or max_tokens 0. */
+typedef struct rcp_span {
+    size_t start, end;      /* byte offsets [start, end) */
+} rcp_span;
+int rcp_model_chunk(const char *text, size_t len, size_t max_tokens,
+                    size_t overlap, rcp_span **spans, size_t *n);
+
 /* --- The model: embedders + index + retrieval pipeline --- */
 
 #define RCP_MODEL_DEFAULT_DIM       384u

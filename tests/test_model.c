@@ -750,6 +750,87 @@ START_TEST(search_checkpoint_reports_rising_progress_and_can_stop_it)
 }
 END_TEST
 
+/* MARK: - chunking */
+
+static size_t count_toks(const char *s, size_t n)
+{
+    rcp_tokens t;
+    size_t k;
+    rcp_tokens_init(&t);
+    ck_assert_int_eq(rcp_tokenize(&t, s, n, 0), 0);
+    k = t.n;
+    rcp_tokens_free(&t);
+    return k;
+}
+
+START_TEST(chunks_end_at_sentences_and_tile_the_text)
+{
+    const char *text = "One two three four five. Six seven eight nine ten. "
+                       "Eleven twelve thirteen fourteen fifteen. Sixteen "
+                       "seventeen eighteen nineteen twenty.";
+    rcp_span *sp;
+    size_t n, i, at = 0;
+    ck_assert_int_eq(rcp_model_chunk(text, strlen(text), 12, 0, &sp, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    for (i = 0; i < n; i++) {
+        ck_assert_uint_eq(sp[i].start, at);          /* no gap, no overlap */
+        ck_assert_uint_le(count_toks(text + sp[i].start,
+                                     sp[i].end - sp[i].start), 12);
+        at = sp[i].end;
+    }
+    ck_assert_uint_eq(at, strlen(text));
+    /* the first chunk stops after "ten." (10 tokens), not mid-sentence */
+    ck_assert(!strncmp(text + sp[1].start, "Eleven", 6));
+    rcp_free(sp);
+}
+END_TEST
+
+START_TEST(chunks_overlap_by_the_requested_tokens)
+{
+    const char *text = "a1 b2 c3 d4 e5 f6 g7 h8 i9 j10 k11 l12 m13 n14";
+    rcp_span *sp;
+    size_t n;
+    ck_assert_int_eq(rcp_model_chunk(text, strlen(text), 6, 2, &sp, &n), 0);
+    ck_assert_uint_eq(n, 3);                 /* a..f, e..j, i..n */
+    ck_assert(!strncmp(text + sp[1].start, "e5", 2));
+    ck_assert(!strncmp(text + sp[2].start, "i9", 2));
+    ck_assert_uint_eq(sp[2].end, strlen(text));
+    rcp_free(sp);
+    ck_assert_int_eq(rcp_model_chunk(text, strlen(text), 0, 0, &sp, &n), -1);
+}
+END_TEST
+
+START_TEST(chunking_text_without_tokens_gives_one_span)
+{
+    rcp_span *sp;
+    size_t n;
+    ck_assert_int_eq(rcp_model_chunk("", 0, 8, 0, &sp, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(sp[0].start, 0);
+    ck_assert_uint_eq(sp[0].end, 0);
+    rcp_free(sp);
+    ck_assert_int_eq(rcp_model_chunk(" ... ", 5, 8, 0, &sp, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(sp[0].end, 5);
+    rcp_free(sp);
+}
+END_TEST
+
+START_TEST(chunking_cuts_cjk_at_the_ideographic_full_stop)
+{
+    /* 東京大学。京都大学 : bigrams 東京 京大 大学 | 京都 都大 大学 */
+    const char *text = "\xE6\x9D\xB1\xE4\xBA\xAC\xE5\xA4\xA7\xE5\xAD\xA6"
+                       "\xE3\x80\x82"
+                       "\xE4\xBA\xAC\xE9\x83\xBD\xE5\xA4\xA7\xE5\xAD\xA6";
+    rcp_span *sp;
+    size_t n;
+    ck_assert_int_eq(rcp_model_chunk(text, strlen(text), 4, 0, &sp, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(sp[0].end, 15);       /* after 。 */
+    rcp_free(sp);
+}
+END_TEST
+
 /* MARK: - fusion (§16.3) */
 
 static rcp_fuse_list list(const rcp_fuse_item *it, size_t n, double w,
@@ -1200,6 +1281,12 @@ static Suite *make_suite(void)
     tcase_add_test(tc, mmr_trades_relevance_for_novelty);
     tcase_add_test(tc,
         search_checkpoint_reports_rising_progress_and_can_stop_it);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("chunk");
+    tcase_add_test(tc, chunks_end_at_sentences_and_tile_the_text);
+    tcase_add_test(tc, chunks_overlap_by_the_requested_tokens);
+    tcase_add_test(tc, chunking_text_without_tokens_gives_one_span);
+    tcase_add_test(tc, chunking_cuts_cjk_at_the_ideographic_full_stop);
     suite_add_tcase(s, tc);
     tc = tcase_create("fusion");
     tcase_add_test(tc,
