@@ -1565,10 +1565,9 @@ static size_t sp_merge(sp_entry *e, size_t n)
 }
 
 static size_t sparse_entries(const rcp_model *m, const fbag *b,
-                             const rcp_tokens *t, sp_entry *e)
+                             sp_entry *e)
 {
     size_t i, n = 0;
-    (void)t;
     for (i = 0; i < b->cap; i++) {
         if (!b->key[i])
             continue;
@@ -1605,7 +1604,7 @@ int rcp_model_embed_sparse(const rcp_model *m, const char *text, size_t len,
     *idx = rcp_malloc((b.n + 1) * sizeof **idx);
     *val = rcp_malloc((b.n + 1) * sizeof **val);
     if (e && *idx && *val) {
-        k = sparse_entries(m, &b, &t, e);
+        k = sparse_entries(m, &b, e);
         for (i = 0; i < k; i++) {
             (*idx)[i] = e[i].id;
             (*val)[i] = e[i].v;
