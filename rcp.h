@@ -613,8 +613,14 @@ void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
 
 
 /* Run recall -> fuse -> rerank -> MMR for q; hits[] has room for q->k.
-** *nhits <= q->k, best first; ties broken by the smaller id.  0 ok, -1
-** out of memory, or the nonzero value q->checkpoint returned. */
+** *nhits <= q->k, best first; ties broken by the smaller id.  hit.score is
+** the last stage's: BM25 (sparse), cosine (dense), the fused score
+** (hybrid), or with a reranker the cascade's RRF of recall rank and rerank
+** rank (hit.rerank keeps the reranker's own score).  With MMR the order is
+** MMR's selection order and score stays the relevance score, so scores
+** need not fall monotonically.  With rerank_top < k only the reranked
+** hits are returned (§3.3 funnel: the caller clamps).  0 ok, -1 out of
+** memory, or the nonzero value q->checkpoint returned. */
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits);
 
