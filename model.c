@@ -44,13 +44,21 @@
 **  9. confidence is a fixed function of (query, passage) -- no corpus
 **     statistic, no normalisation over the result set -- so a threshold
 **     means the same in every call (§7.7.2).
+** 10. Every change makes a new version (rcp_model_version).  A document is
+**     visible at versions [vadd, vdel); the statistics (N, tokens) of the
+**     last snapshot_keep versions are kept in a ring, and df at a pinned
+**     version is counted from the postings, so a search pinned to a
+**     retained version returns exactly what it returned then (§7.7.1).
+** 11. A dead document keeps its text and postings while a retained
+**     version can see it (vdel + keep > version); sweep drops it after.
 **
 ** THE LIFE OF A DOCUMENT (state: the function that moves it)
 **
 **   absent  --rcp_model_add-->     live     (post, embed)
 **   live    --rcp_model_add-->     dead + a new live docno  (upsert)
 **   live    --rcp_model_delete-->  dead     (df/N/length drop)
-**   dead    --sweep-->             gone from postings (dead > live)
+**   dead    --sweep-->             gone: postings and text dropped, once
+**                                  no retained version sees it
 **
 ** THE PIPELINE (rcp_model_search): candidates (recall: dense | sparse |
 ** hybrid = BM25 pass -> feedback -> dense + BM25/RM3 -> fuse) -> rerank
@@ -1217,6 +1225,7 @@ typedef struct doc {
     uint32_t  nterms;
     uint32_t  len;              /* tokens counted by BM25 */
     int       live;
+    uint64_t  vadd, vdel;       /* visible at versions [vadd, vdel) */
 } doc;
 
 /* Static word vectors (word2vec / GloVe text format). */
@@ -1249,6 +1258,12 @@ struct rcp_model {
     uint64_t total_len;         /* tokens in live documents */
     size_t   live_postings, dead_postings;
     uint64_t version;
+    /* §7.7.1 snapshots: (N, tokens) after each of the last keep + 1
+    ** versions, a ring indexed by version % (keep + 1) */
+    struct vstat { uint64_t n, total; } *hist;
+    size_t   keep;
+    size_t   held;              /* dead documents whose text is kept */
+    uint64_t next_sweep;        /* no sweep before this version */
 };
 
 void rcp_model_opts_init(rcp_model_opts *o)
@@ -1262,6 +1277,7 @@ void rcp_model_opts_init(rcp_model_opts *o)
     o->b = 0.75;
     o->prf_docs = 10;
     o->prf_beta = 0.75;
+    o->snapshot_keep = 1024;
 }
 
 static int term_eq(const void *ctx, uint32_t e, const char *k, size_t n,
@@ -1738,6 +1754,8 @@ static const char *check_opts(const rcp_model_opts *o)
         return "BM25 parameters out of range (k1 in [0,100], b in [0,1])";
     if (!(o->prf_beta >= 0 && o->prf_beta <= 100))
         return "feedback weight out of range";
+    if (o->snapshot_keep > (1u << 24))
+        return "snapshot_keep out of range (at most 2^24 versions)";
     return NULL;
 }
 
@@ -1763,7 +1781,16 @@ rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
     memset(m, 0, sizeof *m);
     m->o = *opts;
     m->o.vectors_path = NULL;           /* not kept: the caller owns it */
+    m->keep = opts->snapshot_keep;
+    m->hist = rcp_malloc((m->keep + 1) * sizeof *m->hist);
+    if (!m->hist) {
+        snprintf(err, errlen, "out of memory");
+        rcp_free(m);
+        return NULL;
+    }
+    memset(m->hist, 0, (m->keep + 1) * sizeof *m->hist);
     if (opts->vectors_path && wv_load(m, opts->vectors_path, err, errlen)) {
+        rcp_free(m->hist);
         rcp_free(m);
         return NULL;
     }
@@ -1802,6 +1829,7 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->vecs);
     rcp_free(m->livebits);
     rcp_free(m->dlen);
+    rcp_free(m->hist);
     wv_free(&m->wv);
     rcp_free(m);
 }
@@ -1930,21 +1958,41 @@ fail:
     return -1;
 }
 
-/* Drop postings of dead documents once they outnumber the live ones, so
-** a churning index stays proportional to its live content (invariant 4). */
+/* A dead document no retained snapshot can see (invariant 11). */
+static int sweepable(const rcp_model *m, const doc *d)
+{
+    return !d->live && d->vdel + m->keep <= m->version;
+}
+
+/* Drop postings and texts of dead documents no snapshot sees, once they
+** outnumber the live ones, so a churning index stays proportional to its
+** live content (invariant 4).  Documents a retained snapshot still sees
+** stay; the next attempt waits until they may have expired. */
 static void sweep(rcp_model *m)
 {
-    size_t i, j, k;
-    if (m->dead_postings < 4096 || m->dead_postings < m->live_postings)
+    size_t i, j, k, left = 0;
+    int many_postings = m->dead_postings >= 4096
+                        && m->dead_postings >= m->live_postings;
+    int many_docs = m->held >= 1024 && m->held >= m->live;
+    if ((!many_postings && !many_docs) || m->version < m->next_sweep)
         return;
     for (i = 0; i < m->nterms; i++) {
         term *t = &m->terms[i];
-        for (j = k = 0; j < t->n; j++)
-            if (m->docs[t->p[j].doc].live)
+        for (j = k = 0; j < t->n; j++) {
+            const doc *d = &m->docs[t->p[j].doc];
+            if (!sweepable(m, d))
                 t->p[k++] = t->p[j];
+            left += !d->live && !sweepable(m, d);
+        }
         t->n = k;
     }
-    m->dead_postings = 0;
+    for (i = 0; i < m->ndocs; i++)
+        if (sweepable(m, &m->docs[i]) && m->docs[i].text) {
+            doc_release(&m->docs[i]);
+            m->held--;
+        }
+    m->dead_postings = left;
+    m->next_sweep = left || m->held ? m->version + m->keep : 0;
 }
 
 /* Tombstone a live document; never allocates, so it cannot fail. */
@@ -1960,7 +2008,21 @@ static void kill_doc(rcp_model *m, uint32_t docno)
     m->live--;
     m->livebits[docno >> 3] &= (unsigned char)~(1u << (docno & 7));
     d->live = 0;
-    doc_release(d);
+    d->vdel = m->version + 1;   /* the version this change will make */
+    rcp_free(d->terms);         /* the text stays while a snapshot sees it */
+    d->terms = NULL;
+    d->nterms = 0;
+    m->held++;
+}
+
+/* Count a change and remember the statistics it left (for snapshots). */
+static void new_version(rcp_model *m)
+{
+    struct vstat *h;
+    m->version++;
+    h = &m->hist[m->version % (m->keep + 1)];
+    h->n = m->live;
+    h->total = m->total_len;
 }
 
 /* Capacity for one more document everywhere, before anything changes. */
@@ -2018,6 +2080,8 @@ static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
     d->h = hash_bytes(2, id, idlen);
     d->len = (uint32_t)tk->n;
     d->live = 1;
+    d->vadd = m->version + 1;
+    d->vdel = UINT64_MAX;
     return 0;
 }
 
@@ -2070,7 +2134,7 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
     m->live++;
     m->total_len += d.len;
     m->live_postings += d.nterms;
-    m->version++;
+    new_version(m);
     sweep(m);
     return 0;
 }
@@ -2082,7 +2146,7 @@ int rcp_model_delete(rcp_model *m, const char *id, size_t idlen)
     if (d < 0 || !m->docs[d].live)
         return 0;
     kill_doc(m, (uint32_t)d);
-    m->version++;
+    new_version(m);
     sweep(m);
     return 1;
 }
@@ -2191,10 +2255,56 @@ static size_t topk_sort(const rcp_model *m, topk *t)
     return t->n;
 }
 
+/* What a search sees: the live index, or a retained snapshot (§7.7.1). */
+typedef struct view {
+    const unsigned char *vis;   /* bit docno: visible */
+    double N, total;            /* visible documents, their tokens */
+    int    pinned;              /* an older version: df is counted */
+} view;
+
+static void live_view(const rcp_model *m, view *v)
+{
+    v->vis = m->livebits;
+    v->N = (double)m->live;
+    v->total = (double)m->total_len;
+    v->pinned = 0;
+}
+
+/* A search in progress: the caller's query, the view it searches and the
+** checkpoint's verdict.  Every query the pipeline functions see is the q
+** of a run (made by rcp_model_search), so they reach the run from it. */
+typedef struct run {
+    rcp_model_query q;          /* first member: &run == &run.q */
+    view            v;
+    unsigned char  *visbuf;     /* a pinned version's visibility bits */
+    int             stop;       /* nonzero: what the checkpoint returned */
+} run;
+
+static const view *qview(const rcp_model_query *q)
+{
+    return &((const run *)(const void *)q)->v;
+}
+
+/* Call the checkpoint; nonzero (sticky) means stop. */
+static int ckpt(const rcp_model_query *q, double progress, const char *stage,
+                const rcp_model_hit *partial, size_t n)
+{
+    run *r = (run *)(void *)q;
+    if (!r->stop && q->checkpoint)
+        r->stop = q->checkpoint(q->ud, progress, stage, partial, n);
+    return r->stop;
+}
+
+static int visible(const view *v, uint32_t docno)
+{
+    return (v->vis[docno >> 3] >> (docno & 7)) & 1;
+}
+
 static int accepted(const rcp_model *m, const rcp_model_query *q,
                     uint32_t docno)
 {
-    return m->docs[docno].live && (!q->accept || q->accept(q->ud, m, docno));
+    return visible(qview(q), docno)
+        && (!q->accept || q->accept(q->ud, m, docno));
 }
 
 /* MARK: - Sparse recall: BM25 --------------------------------------------- */
@@ -2202,15 +2312,26 @@ static int accepted(const rcp_model *m, const rcp_model_query *q,
 /* Robertson-Sparck Jones idf with the +1 inside the log (Lucene's form):
 ** never negative, so a BM25 score is >= 0 and the floor §6.1 advertises
 ** for "bm25" is 0 exactly. */
-static double bm25_idf_df(const rcp_model *m, double df)
+static double bm25_idf_df(const view *v, double df)
 {
-    double N = (double)m->live;
-    return log(1.0 + (N - df + 0.5) / (df + 0.5));
+    return log(1.0 + (v->N - df + 0.5) / (df + 0.5));
 }
 
-static double bm25_idf(const rcp_model *m, const term *t)
+/* df in the view: the maintained count for the live index, counted from
+** the postings for a pinned version. */
+static double term_df(const view *v, const term *t)
 {
-    return bm25_idf_df(m, t->df);
+    size_t i, n = 0;
+    if (!v->pinned)
+        return t->df;
+    for (i = 0; i < t->n; i++)
+        n += visible(v, t->p[i].doc);
+    return (double)n;
+}
+
+static double bm25_idf(const view *v, const term *t)
+{
+    return bm25_idf_df(v, term_df(v, t));
 }
 
 /* The query's distinct term ids (known to the index) with their counts. */
@@ -2237,18 +2358,18 @@ static size_t query_terms(const rcp_model *m, const rcp_tokens *tk,
     return n;
 }
 
-static void bm25_accumulate(const rcp_model *m, const term *t, double w,
-                            double *acc)
+static void bm25_accumulate(const rcp_model *m, const view *v,
+                            const term *t, double w, double *acc)
 {
     double k1 = m->o.k1, b = m->o.b;
-    double avgdl = m->live ? (double)m->total_len / (double)m->live : 1.0;
+    double avgdl = v->N > 0 ? v->total / v->N : 1.0;
     size_t i;
     if (avgdl <= 0)
         avgdl = 1.0;
     for (i = 0; i < t->n; i++) {
         const posting *p = &t->p[i];
         double tf = p->tf, dl = m->dlen[p->doc];
-        if (!((m->livebits[p->doc >> 3] >> (p->doc & 7)) & 1))
+        if (!visible(v, p->doc))
             continue;
         acc[p->doc] += w * tf * (k1 + 1)
                        / (tf + k1 * (1 - b + b * dl / avgdl));
@@ -2270,9 +2391,11 @@ static int bm25_weighted(const rcp_model *m, const rcp_model_query *q,
     if (!acc)
         return -1;
     memset(acc, 0, (m->ndocs + 1) * sizeof *acc);
-    for (i = 0; i < n; i++)
-        bm25_accumulate(m, &m->terms[qt[i].tid],
-                        qt[i].w * bm25_idf(m, &m->terms[qt[i].tid]), acc);
+    for (i = 0; i < n; i++) {
+        const term *t = &m->terms[qt[i].tid];
+        bm25_accumulate(m, qview(q), t, qt[i].w * bm25_idf(qview(q), t),
+                        acc);
+    }
     for (i = 0; i < m->ndocs; i++)
         if (acc[i] > 0 && accepted(m, q, (uint32_t)i))
             topk_push(m, out, (uint32_t)i, acc[i]);
@@ -2472,24 +2595,6 @@ static double dotf(const float *a, const float *b, size_t n)
 ** Returns 1 when it produced the answer. */
 #define SCAN_SLACK 32
 
-/* A search in progress: the caller's query plus the checkpoint's verdict.
-** Every query the pipeline functions see is the q of a run (made by
-** rcp_model_search), so ckpt can reach the run from it. */
-typedef struct run {
-    rcp_model_query q;          /* first member: &run == &run.q */
-    int             stop;       /* nonzero: what the checkpoint returned */
-} run;
-
-/* Call the checkpoint; nonzero (sticky) means stop. */
-static int ckpt(const rcp_model_query *q, double progress, const char *stage,
-                const rcp_model_hit *partial, size_t n)
-{
-    run *r = (run *)(void *)q;
-    if (!r->stop && q->checkpoint)
-        r->stop = q->checkpoint(q->ud, progress, stage, partial, n);
-    return r->stop;
-}
-
 #define SCAN_CHUNK 65536        /* rows between checkpoints */
 
 static int dense_scan(const rcp_model *m, const rcp_model_query *q,
@@ -2507,14 +2612,14 @@ static int dense_scan(const rcp_model *m, const rcp_model_query *q,
         if (i && ckpt(q, 0.25 + 0.2 * (double)i / (double)m->ndocs,
                       "recall", NULL, 0))
             break;
-        rcp_vec_scan(&t, qv, m->vecs, m->o.dim, i, end, m->livebits);
+        rcp_vec_scan(&t, qv, m->vecs, m->o.dim, i, end, qview(q)->vis);
     }
     n = rcp_vec_topk_sort(&t);
     ok = n < k2 || n <= out->k || h[n - 1].score < h[out->k - 1].score;
     for (i = 0; ok && i < n; i++)
         topk_push(m, out, (uint32_t)h[i].row, h[i].score);
     rcp_free(h);
-    return ok || ((run *)(void *)q)->stop;
+    return ok || ((const run *)(const void *)q)->stop;
 }
 
 /* Dense top out->k; -1 when the checkpoint stopped it. */
@@ -2530,8 +2635,7 @@ static int dense_search(const rcp_model *m, const rcp_model_query *q,
             && ckpt(q, 0.25 + 0.2 * (double)i / (double)m->ndocs, "recall",
                     NULL, 0))
             return -1;
-        if (!((m->livebits[i >> 3] >> (i & 7)) & 1)
-            || (q->accept && !q->accept(q->ud, m, (uint32_t)i)))
+        if (!accepted(m, q, (uint32_t)i))
             continue;
         sc = dotf(qv, m->vecs + i * d, d);
         /* below the worst kept: cannot enter (ties still go through) */
@@ -2746,21 +2850,21 @@ static int same_term(const qterm *q, const rcp_tokens *p, const rcp_token *pt)
     return pt->tlen == q->tlen && !memcmp(p->buf + pt->term, q->term, q->tlen);
 }
 
-static double term_importance(const rcp_model *m, const char *s, size_t n,
-                              double fixed)
+static double term_importance(const rcp_model *m, const view *v,
+                              const char *s, size_t n, double fixed)
 {
     size_t i;
-    if (!m->live || !m->tix.cap)
+    if (v->N <= 0 || !m->tix.cap)
         return fixed;
     i = sidx_find(&m->tix, m, term_eq, s, n, hash_bytes(1, s, n));
     if (!m->tix.slot[i])
-        return bm25_idf_df(m, 0);
-    return bm25_idf_df(m, m->terms[m->tix.slot[i] - 1].df);
+        return bm25_idf_df(v, 0);
+    return bm25_idf(v, &m->terms[m->tix.slot[i] - 1]);
 }
 
 /* The distinct query terms (first occurrence order). */
-static size_t distinct_qterms(const rcp_model *m, const rcp_tokens *t,
-                              qterm *out)
+static size_t distinct_qterms(const rcp_model *m, const view *v,
+                              const rcp_tokens *t, qterm *out)
 {
     size_t i, j, n = 0;
     for (i = 0; i < t->n; i++) {
@@ -2777,7 +2881,8 @@ static size_t distinct_qterms(const rcp_model *m, const rcp_tokens *t,
         out[n].wlen = tk->wlen;
         out[n].kind = tk->kind;
         out[n].fw = token_weight(tk, t->buf);
-        out[n].w = term_importance(m, out[n].term, out[n].tlen, out[n].fw);
+        out[n].w = term_importance(m, v, out[n].term, out[n].tlen,
+                                   out[n].fw);
         out[n].ntri = trigrams(out[n].word, out[n].wlen, out[n].tri,
                                MAX_WORD_BYTES);
         n++;
@@ -2857,11 +2962,11 @@ typedef struct ce_out {
     double score, conf;
 } ce_out;
 
-static void ce_combine(const rcp_model *m, const qterm *qt, size_t nq,
+static void ce_combine(const view *v, const qterm *qt, size_t nq,
                        const occ *o, const size_t *st, const size_t *cnt,
                        size_t plen, ce_out *r)
 {
-    double avgdl = m->live ? (double)m->total_len / (double)m->live : 0;
+    double avgdl = v->N > 0 ? v->total / v->N : 0;
     double lnorm = avgdl > 0 ? 1 - CE_B + CE_B * (double)plen / avgdl : 1;
     double cov = 0, covw = 0, adj = 0, adjw = 0;
     size_t i, j, k;
@@ -2894,7 +2999,8 @@ static void ce_combine(const rcp_model *m, const qterm *qt, size_t nq,
 }
 
 /* Score one passage against prepared query terms. */
-static int ce_score(const rcp_model *m, const qterm *qt, size_t nq,
+static int ce_score(const rcp_model *m, const view *v, const qterm *qt,
+                    size_t nq,
                     const char *text, size_t len, ce_out *r)
 {
     rcp_tokens p;
@@ -2912,7 +3018,7 @@ static int ce_score(const rcp_model *m, const qterm *qt, size_t nq,
     cnt = rcp_malloc((nq + 1) * sizeof *cnt);
     if (o && st && cnt) {
         find_occ(qt, nq, &p, o, st, cnt);
-        ce_combine(m, qt, nq, o, st, cnt, p.n, r);
+        ce_combine(v, qt, nq, o, st, cnt, p.n, r);
         rc = 0;
     }
     rcp_free(o);
@@ -2927,6 +3033,7 @@ typedef struct ce_query {
     rcp_tokens t;
     qterm     *qt;
     size_t     nq;
+    view       v;               /* the statistics its weights came from */
 } ce_query;
 
 static void ce_query_free(ce_query *c)
@@ -2935,18 +3042,19 @@ static void ce_query_free(ce_query *c)
     rcp_free(c->qt);
 }
 
-static int ce_query_init(const rcp_model *m, ce_query *c, const char *q,
-                         size_t qlen)
+static int ce_query_init(const rcp_model *m, const view *v, ce_query *c,
+                         const char *q, size_t qlen)
 {
     rcp_tokens_init(&c->t);
     c->qt = NULL;
     c->nq = 0;
+    c->v = *v;
     if (rcp_tokenize(&c->t, q, qlen, m->o.tok_flags)
         || !(c->qt = rcp_malloc((c->t.n + 1) * sizeof *c->qt))) {
         ce_query_free(c);
         return -1;
     }
-    c->nq = distinct_qterms(m, &c->t, c->qt);
+    c->nq = distinct_qterms(m, v, &c->t, c->qt);
     return 0;
 }
 
@@ -2980,12 +3088,13 @@ static void rr_free(rr_query *r)
     rcp_free(r->qm);
 }
 
-static int rr_init(const rcp_model *m, rr_query *r, int method,
+static int rr_init(const rcp_model *m, const view *v, rr_query *r,
+                   int method,
                    const char *q, size_t qlen)
 {
     memset(r, 0, sizeof *r);
     r->method = method;
-    if (ce_query_init(m, &r->ce, q, qlen))
+    if (ce_query_init(m, v, &r->ce, q, qlen))
         return -1;
     if (method == RCP_RERANK_COLBERT
         && rcp_model_embed_multi(m, q, qlen, RCP_KIND_QUERY, &r->qm, &r->nq)) {
@@ -3000,7 +3109,7 @@ static int rr_score(const rcp_model *m, const rr_query *r, const char *text,
                     size_t len, double *score, double *conf)
 {
     ce_out o;
-    if (ce_score(m, r->ce.qt, r->ce.nq, text, len, &o))
+    if (ce_score(m, &r->ce.v, r->ce.qt, r->ce.nq, text, len, &o))
         return -1;
     *score = o.score;
     if (conf)
@@ -3015,10 +3124,12 @@ int rcp_model_rerank(const rcp_model *m, int method, const char *query,
                      const size_t *lens, size_t n, double *scores)
 {
     rr_query r;
+    view lv;
     size_t i;
     if (method != RCP_RERANK_CROSS && method != RCP_RERANK_COLBERT)
         return -1;
-    if (rr_init(m, &r, method, query, qlen))
+    live_view(m, &lv);
+    if (rr_init(m, &lv, &r, method, query, qlen))
         return -1;
     for (i = 0; i < n; i++)
         if (rr_score(m, &r, texts[i], lens[i], &scores[i], NULL)) {
@@ -3034,10 +3145,12 @@ int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
 {
     ce_query cq;
     ce_out o;
+    view lv;
     int rc;
-    if (ce_query_init(m, &cq, query, qlen))
+    live_view(m, &lv);
+    if (ce_query_init(m, &lv, &cq, query, qlen))
         return -1;
-    rc = ce_score(m, cq.qt, cq.nq, text, len, &o);
+    rc = ce_score(m, &lv, cq.qt, cq.nq, text, len, &o);
     ce_query_free(&cq);
     *out = rc ? 0 : o.conf;
     return rc;
@@ -3269,7 +3382,7 @@ static int score_rerank(const rcp_model *m, const rcp_model_query *q,
 {
     rr_query r;
     size_t i;
-    if (rr_init(m, &r, q->rerank, q->text, q->len))
+    if (rr_init(m, qview(q), &r, q->rerank, q->text, q->len))
         return -1;
     for (i = 0; i < top; i++) {
         const doc *d = &m->docs[c[i].doc];
@@ -3372,14 +3485,14 @@ static int fill_confidence(const rcp_model *m, const rcp_model_query *q,
 {
     ce_query cq;
     size_t i;
-    if (ce_query_init(m, &cq, q->text, q->len))
+    if (ce_query_init(m, qview(q), &cq, q->text, q->len))
         return -1;
     for (i = 0; i < n; i++) {
         const doc *d = &m->docs[h[i].doc];
         ce_out o;
         if (h[i].has & RCP_HIT_RERANK)
             continue;
-        if (ce_score(m, cq.qt, cq.nq, d->text, d->textlen, &o)) {
+        if (ce_score(m, &cq.v, cq.qt, cq.nq, d->text, d->textlen, &o)) {
             ce_query_free(&cq);
             return -1;
         }
@@ -3412,6 +3525,60 @@ static int post_recall(const rcp_model *m, const rcp_model_query *q,
     return q->no_confidence ? 0 : fill_confidence(m, q, c, *n);
 }
 
+int rcp_model_has_version(const rcp_model *m, uint64_t v)
+{
+    return v <= m->version && m->version - v <= m->keep;
+}
+
+static int visible_at(const doc *d, uint64_t v)
+{
+    return d->vadd <= v && v < d->vdel && d->text != NULL;
+}
+
+int rcp_model_doc_at(const rcp_model *m, uint32_t docno, uint64_t v,
+                     rcp_model_docview *out)
+{
+    const doc *d;
+    if (docno >= m->ndocs || !rcp_model_has_version(m, v)
+        || !visible_at(&m->docs[docno], v))
+        return -1;
+    d = &m->docs[docno];
+    out->id = d->id;
+    out->idlen = d->idlen;
+    out->text = d->text;
+    out->textlen = d->textlen;
+    out->meta = d->meta;
+    out->metalen = d->metalen;
+    out->vector = m->vecs + (size_t)docno * m->o.dim;
+    return 0;
+}
+
+/* The view of r->q: live, or (§7.7.1) the retained version it pins. */
+static int open_view(const rcp_model *m, run *r)
+{
+    const struct vstat *h;
+    size_t i;
+    uint64_t v = r->q.version;
+    r->visbuf = NULL;
+    live_view(m, &r->v);
+    if (!r->q.pinned || v == m->version)
+        return 0;
+    if (!rcp_model_has_version(m, v))
+        return RCP_MODEL_GONE;
+    if (!(r->visbuf = rcp_malloc(m->ndocs / 8 + 1)))
+        return -1;
+    memset(r->visbuf, 0, m->ndocs / 8 + 1);
+    for (i = 0; i < m->ndocs; i++)
+        if (visible_at(&m->docs[i], v))
+            r->visbuf[i >> 3] |= (unsigned char)(1u << (i & 7));
+    h = &m->hist[v % (m->keep + 1)];
+    r->v.vis = r->visbuf;
+    r->v.N = (double)h->n;
+    r->v.total = (double)h->total;
+    r->v.pinned = 1;
+    return 0;
+}
+
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits)
 {
@@ -3422,6 +3589,8 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
     *nhits = 0;
     r.q = *q;
     r.stop = 0;
+    if ((rc = open_view(m, &r)) != 0)
+        return rc;
     if (cand == 0)
         cand = q->k > 100 ? q->k : 100;     /* §7.7's example default */
     if (cand < q->k)
@@ -3430,6 +3599,7 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
          || candidates(m, &r.q, cand, &c, &n)
          || ckpt(&r.q, 0.5, "recall", c, n)
          || post_recall(m, &r.q, c, &n);
+    rcp_free(r.visbuf);
     if (rc) {
         rcp_free(c);
         return r.stop ? r.stop : -1;

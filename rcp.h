@@ -462,6 +462,9 @@ typedef struct rcp_model_opts {
     ** "dense" and "sparse" never use feedback. */
     unsigned    prf_docs;
     double      prf_beta;
+    /* §7.7.1 snapshots: a search may pin any of the last snapshot_keep
+    ** versions (default 1024; 0 = the live index only). */
+    unsigned    snapshot_keep;
     /* A word2vec/GloVe text file ("word v1 .. vD" per line, optional
     ** "count dim" header) read once by rcp_model_new; NULL = the built-in
     ** hashed n-gram embedder.  The file's dimension replaces dim. */
@@ -530,6 +533,14 @@ typedef struct rcp_model_docview {
 } rcp_model_docview;
 int  rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out);
 long rcp_model_find(const rcp_model *m, const char *id, size_t idlen);
+/* §7.7.1: 1 when version v can still be searched (v <= the current
+** version and at most snapshot_keep changes old), else 0. */
+int  rcp_model_has_version(const rcp_model *m, uint64_t v);
+/* The document numbered docno as it was at version v (a hit of a search
+** pinned to v), or -1 when it was not visible then or v has expired.
+** Borrowed until the next add/delete. */
+int  rcp_model_doc_at(const rcp_model *m, uint32_t docno, uint64_t v,
+                      rcp_model_docview *out);
 
 /* --- §16.3 fusion of ranked lists (usable on its own) --- */
 
@@ -596,6 +607,10 @@ typedef struct rcp_model_query {
     int         rerank;        /* RCP_RERANK_*; default none */
     double      mmr_lambda;    /* < 0: no MMR; else in [0, 1] */
     int         no_confidence; /* 1: leave hit.confidence 0 (saves work) */
+    /* §7.7.1: pinned = 1 searches the index as it was at `version` (see
+    ** rcp_model_has_version); hits then come from rcp_model_doc_at. */
+    int         pinned;
+    uint64_t    version;
     /* Optional row filter (§8): 1 keeps docno.  Called only on live
     ** documents; must not change the model. */
     int       (*accept)(void *ud, const rcp_model *m, uint32_t docno);
@@ -620,7 +635,9 @@ void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
 ** MMR's selection order and score stays the relevance score, so scores
 ** need not fall monotonically.  With rerank_top < k only the reranked
 ** hits are returned (§3.3 funnel: the caller clamps).  0 ok, -1 out of
-** memory, or the nonzero value q->checkpoint returned. */
+** memory, RCP_MODEL_GONE when q pins a version no longer kept (§7.7.1:
+** -32010), or the nonzero value q->checkpoint returned. */
+#define RCP_MODEL_GONE (-2)
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits);
 

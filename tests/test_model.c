@@ -831,6 +831,170 @@ START_TEST(chunking_cuts_cjk_at_the_ideographic_full_stop)
 }
 END_TEST
 
+/* MARK: - snapshots (§7.7.1) */
+
+static size_t search_at_rr(const rcp_model *m, const char *q, int mode,
+                           uint64_t v, int rr, rcp_model_hit *hits, size_t k,
+                           int *rc)
+{
+    rcp_model_query qq;
+    size_t n = 0;
+    rcp_model_query_init(&qq);
+    qq.text = q;
+    qq.len = strlen(q);
+    qq.k = k;
+    qq.mode = mode;
+    qq.rerank = rr;
+    qq.pinned = 1;
+    qq.version = v;
+    *rc = rcp_model_search(m, &qq, hits, &n);
+    return n;
+}
+
+static size_t search_at(const rcp_model *m, const char *q, int mode,
+                        uint64_t v, rcp_model_hit *hits, size_t k, int *rc)
+{
+    return search_at_rr(m, q, mode, v, RCP_RERANK_CROSS, hits, k, rc);
+}
+
+START_TEST(a_pinned_version_serves_the_results_it_served_then)
+{
+    rcp_model *m = new_model(32);
+    rcp_model_hit then[8], now[8];
+    size_t n1, n2, i;
+    uint64_t v;
+    int rc, mode;
+    add(m, "a", "shock wave boundary layer interaction");
+    add(m, "b", "boundary layer transition on a flat plate");
+    add(m, "c", "wing flutter in transonic flow");
+    v = rcp_model_version(m);
+    for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_HYBRID; mode++) {
+        n1 = search_at(m, "boundary layer", mode, v, then, 8, &rc);
+        ck_assert_int_eq(rc, 0);
+        /* the index changes: an upsert, a delete, new documents */
+        if (mode == RCP_MODE_DENSE) {
+            add(m, "b", "heat transfer to a cone");
+            ck_assert_int_eq(rcp_model_delete(m, "a", 1), 1);
+            add(m, "d", "boundary layer suction boundary layer");
+        }
+        n2 = search_at(m, "boundary layer", mode, v, now, 8, &rc);
+        ck_assert_int_eq(rc, 0);
+        ck_assert_uint_eq(n1, n2);
+        for (i = 0; i < n1; i++) {
+            rcp_model_docview x;
+            ck_assert_uint_eq(then[i].doc, now[i].doc);
+            ck_assert(then[i].score == now[i].score);
+            ck_assert(then[i].confidence == now[i].confidence);
+            ck_assert_int_eq(rcp_model_doc_at(m, now[i].doc, v, &x), 0);
+            ck_assert(x.idlen == 1 && x.id[0] != 'd');
+        }
+    }
+    /* the live index has moved on */
+    ck_assert_uint_eq(search(m, "boundary layer", RCP_MODE_SPARSE, now, 8),
+                      1);
+    ck_assert_str_eq(hit_id(m, &now[0]), "d");
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(an_upserted_document_reads_as_it_was_at_the_pinned_version)
+{
+    rcp_model *m = new_model(16);
+    rcp_model_docview x;
+    uint64_t v;
+    long old;
+    add(m, "a", "old text");
+    v = rcp_model_version(m);
+    old = rcp_model_find(m, "a", 1);
+    add(m, "a", "new text");
+    ck_assert_int_eq(rcp_model_doc(m, (uint32_t)old, &x), -1);
+    ck_assert_int_eq(rcp_model_doc_at(m, (uint32_t)old, v, &x), 0);
+    ck_assert_uint_eq(x.textlen, 8);
+    ck_assert(!memcmp(x.text, "old text", 8));
+    ck_assert_int_eq(rcp_model_doc_at(m, (uint32_t)old, v + 1, &x), -1);
+    ck_assert_int_eq(rcp_model_doc_at(m, (uint32_t)rcp_model_find(m, "a", 1),
+                                      v, &x), -1);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(an_expired_or_future_version_is_gone)
+{
+    rcp_model_opts o;
+    rcp_model *m;
+    rcp_model_hit h[2];
+    char err[64];
+    int rc, i;
+    rcp_model_opts_init(&o);
+    o.snapshot_keep = 3;
+    m = rcp_model_new(&o, err, sizeof err);
+    for (i = 0; i < 6; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "d%d", i);
+        add(m, id, "some text");
+    }
+    ck_assert(rcp_model_version(m) == 6);
+    ck_assert(rcp_model_has_version(m, 3));
+    ck_assert(!rcp_model_has_version(m, 2));
+    ck_assert(!rcp_model_has_version(m, 7));
+    search_at(m, "text", RCP_MODE_HYBRID, 2, h, 2, &rc);
+    ck_assert_int_eq(rc, RCP_MODEL_GONE);
+    search_at(m, "text", RCP_MODE_HYBRID, 7, h, 2, &rc);
+    ck_assert_int_eq(rc, RCP_MODEL_GONE);
+    ck_assert_uint_eq(search_at(m, "text", RCP_MODE_SPARSE, 3, h, 2, &rc), 2);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_str_eq(hit_id(m, &h[0]), "d0");
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(sweeping_keeps_what_a_retained_snapshot_sees)
+{
+    /* heavy churn triggers sweeps; a version inside the window still
+    ** answers exactly as a fresh index of its documents would */
+    rcp_model_opts o;
+    rcp_model *m, *fresh;
+    rcp_model_hit a[4], b[4];
+    char err[64], id[16];
+    size_t na, nb, i;
+    uint64_t v;
+    int k, rc;
+    rcp_model_opts_init(&o);
+    o.dim = 8;
+    o.snapshot_keep = 500;
+    m = rcp_model_new(&o, err, sizeof err);
+    fresh = rcp_model_new(&o, err, sizeof err);
+    for (k = 0; k < 3000; k++) {
+        snprintf(id, sizeof id, "%d", k);
+        add(m, id, k % 3 ? "common words flow" : "rare shock flow");
+    }
+    for (k = 0; k < 2600; k++) {
+        snprintf(id, sizeof id, "%d", k);
+        ck_assert_int_eq(rcp_model_delete(m, id, strlen(id)), 1);
+    }
+    v = rcp_model_version(m) - 300;           /* 2300 deleted then */
+    for (k = 2300; k < 3000; k++) {
+        snprintf(id, sizeof id, "%d", k);
+        add(fresh, id, k % 3 ? "common words flow" : "rare shock flow");
+    }
+    add(m, "late", "rare shock shock flow");
+    na = search_at_rr(m, "rare shock", RCP_MODE_SPARSE, v, RCP_RERANK_NONE,
+                      a, 4, &rc);
+    ck_assert_int_eq(rc, 0);
+    nb = search(fresh, "rare shock", RCP_MODE_SPARSE, b, 4);
+    ck_assert_uint_eq(na, nb);
+    for (i = 0; i < na; i++) {
+        rcp_model_docview x;
+        ck_assert_int_eq(rcp_model_doc_at(m, a[i].doc, v, &x), 0);
+        ck_assert_uint_eq(x.idlen, strlen(hit_id(fresh, &b[i])));
+        ck_assert(!memcmp(x.id, hit_id(fresh, &b[i]), x.idlen));
+        ck_assert(fabs(a[i].score - b[i].score) < 1e-9);
+    }
+    rcp_model_free(m);
+    rcp_model_free(fresh);
+}
+END_TEST
+
 /* MARK: - fusion (§16.3) */
 
 static rcp_fuse_list list(const rcp_fuse_item *it, size_t n, double w,
@@ -1287,6 +1451,14 @@ static Suite *make_suite(void)
     tcase_add_test(tc, chunks_overlap_by_the_requested_tokens);
     tcase_add_test(tc, chunking_text_without_tokens_gives_one_span);
     tcase_add_test(tc, chunking_cuts_cjk_at_the_ideographic_full_stop);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("snapshots");
+    tcase_add_test(tc, a_pinned_version_serves_the_results_it_served_then);
+    tcase_add_test(tc,
+        an_upserted_document_reads_as_it_was_at_the_pinned_version);
+    tcase_add_test(tc, an_expired_or_future_version_is_gone);
+    tcase_add_test(tc, sweeping_keeps_what_a_retained_snapshot_sees);
+    tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     tc = tcase_create("fusion");
     tcase_add_test(tc,
