@@ -101,6 +101,7 @@ struct rcp_server {
         size_t   keylen, len;
     } idem[IDEM_SLOTS];
     size_t   idem_next;
+    uint64_t voff;          /* §7.7.1 store version - model version */
 };
 
 struct rcp_call {
@@ -264,7 +265,7 @@ static int has_cap(const rcp_server *s, const char *cap)
         return s->opts.debug;
     static const char *const engine[] = { "embed", "sparseEmbed",
         "multiVector", "rerank", "retrieve", "index", "pagination",
-        "citations" };
+        "citations", "streaming" };
     size_t i;
     for (i = 0; i < sizeof engine / sizeof *engine; i++)
         if (strcmp(cap, engine[i]) == 0)
@@ -401,7 +402,7 @@ static void write_retrieve_cap(rcp_jw *w)
     rcp_jw_key(w, "deterministic");
     rcp_jw_bool(w, 1);
     rcp_jw_key(w, "snapshots");
-    rcp_jw_bool(w, 0);
+    rcp_jw_bool(w, 1);
     rcp_jw_key(w, "scoreScale");
     rcp_jw_cstr(w, "unbounded");
     rcp_jw_key(w, "scoreFloor");
@@ -467,6 +468,11 @@ static void write_capabilities(rcp_jw *w, const rcp_server *s)
         write_filter_cap(w, s);
     if (has_cap(s, "citations")) {
         rcp_jw_key(w, "citations");      /* §7.7: hits carry citation, trust */
+        rcp_jw_obj(w);
+        rcp_jw_obj_end(w);
+    }
+    if (has_cap(s, "streaming")) {
+        rcp_jw_key(w, "streaming");      /* §9: progress with a token */
         rcp_jw_obj(w);
         rcp_jw_obj_end(w);
     }
@@ -669,9 +675,13 @@ static void flush_output(rcp_server *s)
     s->outbuf.len = 0;
 }
 
+/* Writes the "partial" member of a progress frame (§9 partial.hits). */
+typedef void (*partial_fn)(rcp_jw *w, const void *ud);
+
 /* §9: progress only for a request that carried a token, only while the
 ** streaming capability is advertised, and only rising. */
-static void emit_progress(rcp_call *c, double progress, const char *stage)
+static void emit_progress(rcp_call *c, double progress, const char *stage,
+                          partial_fn partial, const void *ud)
 {
     rcp_server *s = c->s;
     rcp_jw w;
@@ -695,6 +705,10 @@ static void emit_progress(rcp_call *c, double progress, const char *stage)
         rcp_jw_key(&w, "stage");
         rcp_jw_cstr(&w, stage);
     }
+    if (partial) {
+        rcp_jw_key(&w, "partial");
+        partial(&w, ud);
+    }
     rcp_jw_obj_end(&w);
     rcp_jw_obj_end(&w);
     rcp_buf_putc(s->sink, '\n');
@@ -702,17 +716,21 @@ static void emit_progress(rcp_call *c, double progress, const char *stage)
         flush_output(s);
 }
 
-int rcp_call_checkpoint(rcp_call *c, double progress, const char *stage)
+static int checkpoint(rcp_call *c, double progress, const char *stage,
+                      partial_fn partial, const void *ud)
 {
-    if (!c)
-        return 0;
     poll_input(c->s);
     if (c->fl && c->fl->cancelled)
         return RCP_CANCELLED;
     if (c->deadline > 0 && now_ms() >= c->deadline)
         return RCP_TIMEOUT;
-    emit_progress(c, progress, stage);
+    emit_progress(c, progress, stage, partial, ud);
     return 0;
+}
+
+int rcp_call_checkpoint(rcp_call *c, double progress, const char *stage)
+{
+    return c ? checkpoint(c, progress, stage, NULL, NULL) : 0;
 }
 
 /* Wait up to ms for input (so a cancel is seen at once) or just sleep. */
@@ -1373,11 +1391,12 @@ static int m_rerank(rcp_call *c)
 /* MARK: - §7.10, §7.11 index/add and index/delete */
 
 /* §7.7.1 the index version: the store's when documents are durable (it
-** survives restarts), else the model's. */
+** survives restarts), else the model's.  The two move together once the
+** server runs, so the store's is the model's plus a fixed offset (taken
+** at start-up), and a pinned version maps back to the model's. */
 static uint64_t index_version(const rcp_server *s)
 {
-    return s->opts.store ? rcp_store_version(s->opts.store)
-                         : rcp_model_version(s->opts.model);
+    return rcp_model_version(s->opts.model) + s->voff;
 }
 
 /* §7.10, §13.1: an acknowledged write is on disk before its response is
@@ -1962,46 +1981,100 @@ static int eval_filter(const fnode *n, const rcp_json *meta)
     return eval_leaf(n, meta);
 }
 
-/* The engine's row filter: parse the document's meta (into the scratch
-** arena, released per document) and evaluate the compiled tree. */
-typedef struct filter_ctx {
-    rcp_server  *s;
-    const fnode *root;
-} filter_ctx;
-
-static int accept_doc(void *ud, const rcp_model *m, uint32_t docno)
-{
-    filter_ctx *fc = ud;
-    rcp_model_docview d;
-    rcp_json_err err;
-    const rcp_json *meta = NULL;
-    int ok;
-    if (rcp_model_doc(m, docno, &d) != 0)
-        return 0;
-    if (d.meta)
-        meta = rcp_json_parse(&fc->s->scratch, d.meta, d.metalen, 0, &err);
-    ok = eval_filter(fc->root, meta);
-    rcp_arena_reset(&fc->s->scratch);
-    return ok;
-}
-
 /* MARK: - §7.7 retrieve */
 
-/* The parsed retrieve request beyond what the engine's query holds. */
+/* The parsed retrieve request beyond what the engine's query holds; it is
+** also the engine's callback context (q.ud). */
 typedef struct rq {
     rcp_model_query q;
+    rcp_call *c;
     int     strict, include_text, include_vectors, enc;
     int     has_min;
     double  min_score;
     int64_t budget;          /* §7.7.2 tokenBudget; 0 = none */
     size_t  offset;          /* §10 page start */
     uint64_t fp;             /* request fingerprint for cursors */
-    filter_ctx fc;           /* §8 the compiled filter, if any */
-    fnode    root;
+    fnode    root;           /* §8 the compiled filter, if any */
     const rcp_field *recency; /* §7.7 recency date field, or NULL */
     double   half_life;      /* days */
     double  *decay;          /* per hit, when recency is on */
+    uint64_t served;         /* §7.7.1 the index version served */
+    int      sent_partial;   /* §9 partial.hits sent once, after recall */
+    size_t   k;              /* the page size asked for */
 } rq;
+
+/* The document behind a hit: as of the pinned snapshot when one is. */
+static int view_doc(const rq *r, uint32_t docno, rcp_model_docview *d)
+{
+    const rcp_model *m = r->c->s->opts.model;
+    return r->q.pinned ? rcp_model_doc_at(m, docno, r->q.version, d)
+                       : rcp_model_doc(m, docno, d);
+}
+
+/* The engine's row filter (§8): parse the document's meta (into the
+** scratch arena, released per document) and evaluate the compiled tree. */
+static int accept_doc(void *ud, const rcp_model *m, uint32_t docno)
+{
+    rq *r = ud;
+    rcp_model_docview d;
+    rcp_json_err err;
+    const rcp_json *meta = NULL;
+    int ok;
+    (void)m;
+    if (view_doc(r, docno, &d) != 0)
+        return 0;
+    if (d.meta)
+        meta = rcp_json_parse(&r->c->s->scratch, d.meta, d.metalen, 0, &err);
+    ok = eval_filter(&r->root, meta);
+    rcp_arena_reset(&r->c->s->scratch);
+    return ok;
+}
+
+/* §9 partial.hits: the recall stage's best candidates, id and score. */
+typedef struct partial_hits {
+    const rq *r;
+    const rcp_model_hit *h;
+    size_t n;
+} partial_hits;
+
+static void write_partial(rcp_jw *w, const void *ud)
+{
+    const partial_hits *p = ud;
+    rcp_model_docview d;
+    size_t i;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "hits");
+    rcp_jw_arr(w);
+    for (i = 0; i < p->n; i++) {
+        if (view_doc(p->r, p->h[i].doc, &d) != 0)
+            continue;
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "id");
+        rcp_jw_str(w, d.id, d.idlen);
+        rcp_jw_key(w, "score");
+        rcp_jw_double(w, p->h[i].score);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+}
+
+/* The engine's checkpoint: cancellation, deadline, progress (§7.14,
+** §13.1, §9), with the candidates once recall is done.  Returns the RCP
+** error code that stops the search, which rcp_model_search passes back. */
+static int search_checkpoint(void *ud, double progress, const char *stage,
+                             const rcp_model_hit *partial, size_t n)
+{
+    rq *r = ud;
+    partial_hits ph;
+    if (!partial || r->sent_partial)
+        return checkpoint(r->c, progress, stage, NULL, NULL);
+    r->sent_partial = 1;
+    ph.r = r;
+    ph.h = partial;
+    ph.n = n < r->k ? n : r->k;
+    return checkpoint(r->c, progress, stage, write_partial, &ph);
+}
 
 static int get_fusion(rcp_call *c, rq *r)
 {
@@ -2071,9 +2144,7 @@ static int get_filter(rcp_call *c, rq *r)
                            "advertised");
     if ((rc = compile_filter(c, f, &r->root, 0)) != 0)
         return rc;
-    r->fc.root = &r->root;
     r->q.accept = accept_doc;
-    r->q.ud = &r->fc;
     return 0;
 }
 
@@ -2204,26 +2275,52 @@ static uint64_t retrieve_fingerprint(rcp_call *c)
     return h;
 }
 
+/* Pin the search to version v ("v<n>" as served): the live index needs no
+** pin; an older one must still be kept (§7.7.1), else gone_code. */
+static int pin_version(rcp_call *c, rq *r, uint64_t v, int gone_code)
+{
+    const rcp_server *s = c->s;
+    uint64_t now = index_version(s);
+    r->served = v;
+    if (v == now)
+        return 0;
+    if (v < s->voff || v > now
+        || !rcp_model_has_version(s->opts.model, v - s->voff))
+        return fail(c, gone_code, NULL, NULL, gone_code == RCP_NOT_FOUND
+                    ? "the cursor expired: its snapshot is no longer kept "
+                    "(§10, §12)" : "snapshot v%llu is not available; "
+                    "the live index is v%llu (§7.7.1)",
+                    (unsigned long long)v, (unsigned long long)now);
+    r->q.pinned = 1;
+    r->q.version = v - s->voff;
+    return 0;
+}
+
 /* §7.7.1 indexVersion and §10 cursor.  Versions are "v<n>"; a cursor is
-** "c1.<version>.<offset>.<fingerprint>" -- opaque to clients. */
+** "c1.<version>.<offset>.<fingerprint>" -- opaque to clients -- and
+** pages the snapshot it was issued on, so later writes never shift a
+** page; it expires only when that snapshot is no longer kept. */
 static int get_snapshot(rcp_call *c, rq *r)
 {
     const rcp_json *iv, *cur;
-    char now[32], buf[128];
+    char buf[128];
     unsigned long long ver, fp;
     unsigned long off;
-    int rc;
-    snprintf(now, sizeof now, "v%llu",
-             (unsigned long long)index_version(c->s));
+    int rc, n = 0;
+    r->served = index_version(c->s);
     if ((rc = get_str(c, c->params, "indexVersion", "indexVersion", &iv))
         || (rc = get_str(c, c->params, "cursor", "cursor", &cur)))
         return rc;
-    if (iv && !(iv->n == strlen(now) && memcmp(iv->s, now, iv->n) == 0))
-        return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "snapshot "
-                    "'%.*s' is not available; only the live index %s is "
-                    "served (§7.7.1)", (int)(iv->n > 40 ? 40 : iv->n), iv->s,
-                    now);
     r->fp = retrieve_fingerprint(c);
+    if (iv) {
+        snprintf(buf, sizeof buf, "%.*s", (int)(iv->n < 100 ? iv->n : 100),
+                 iv->s);
+        if (sscanf(buf, "v%llu%n", &ver, &n) != 1 || (size_t)n != iv->n)
+            return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "snapshot "
+                        "'%s' is not one this server issued (§7.7.1)", buf);
+        if ((rc = pin_version(c, r, ver, RCP_BACKEND_UNAVAILABLE)))
+            return rc;
+    }
     if (!cur || cur->n == 0)
         return 0;
     if (cur->n >= sizeof buf)
@@ -2235,11 +2332,8 @@ static int get_snapshot(rcp_call *c, rq *r)
         || fp != (unsigned long long)r->fp)
         return fail(c, RCP_INVALID_PARAMS, "cursor", NULL, "not a cursor "
                     "this server issued for this request (§10)");
-    if (ver != (unsigned long long)index_version(c->s))
-        return fail(c, RCP_NOT_FOUND, NULL, NULL, "the cursor expired: the "
-                    "index changed since it was issued (§10, §12)");
     r->offset = off;
-    return 0;
+    return pin_version(c, r, ver, RCP_NOT_FOUND);
 }
 
 static int get_retrieve(rcp_call *c, rq *r)
@@ -2399,7 +2493,7 @@ static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
 {
     const rcp_model *m = c->s->opts.model;
     rcp_model_docview d;
-    rcp_model_doc(m, h->doc, &d);
+    view_doc(r, h->doc, &d);
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "id");
     rcp_jw_str(&c->w, d.id, d.idlen);
@@ -2432,7 +2526,7 @@ static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
     rcp_json_err err;
     const rcp_json *meta, *v = NULL;
     size_t i;
-    if (rcp_model_doc(c->s->opts.model, doc, &d) != 0 || !d.meta)
+    if (view_doc(r, doc, &d) != 0 || !d.meta)
         return -1;
     meta = rcp_json_parse(&c->s->scratch, d.meta, d.metalen, 0, &err);
     for (i = 0; meta && i < meta->n; i++)
@@ -2510,15 +2604,15 @@ static size_t apply_min_score(const rq *r, rcp_model_hit *h, size_t n)
 }
 
 /* §7.7.2 packing: top-ranked hits until the next would pass the budget. */
-static size_t apply_budget(rcp_call *c, const rq *r, const rcp_model_hit *h,
-                           size_t n, size_t *tokens)
+static size_t apply_budget(const rq *r, const rcp_model_hit *h, size_t n,
+                           size_t *tokens)
 {
     size_t i;
     *tokens = 0;
     for (i = 0; i < n; i++) {
         rcp_model_docview d;
         size_t t;
-        rcp_model_doc(c->s->opts.model, h[i].doc, &d);
+        view_doc(r, h[i].doc, &d);
         t = count_tokens(d.text, d.textlen);
         if (r->budget && *tokens + t > (uint64_t)r->budget)
             break;
@@ -2563,9 +2657,12 @@ static int m_retrieve(rcp_call *c)
     char *b64;
     int rc;
     memset(&r, 0, sizeof r);
-    r.fc.s = c->s;
+    r.c = c;
     if ((rc = get_retrieve(c, &r)) != 0)
         return rc;
+    r.q.ud = &r;
+    r.q.checkpoint = search_checkpoint;
+    r.k = r.q.k;
     want = r.offset + r.q.k + 1;        /* one more tells a next page */
     if (want > RETRIEVE_MAX_K + 1)
         want = RETRIEVE_MAX_K + 1;
@@ -2574,13 +2671,16 @@ static int m_retrieve(rcp_call *c)
     b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(rcp_model_dim(m)));
     if (!hits || !b64)
         return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-    if ((rc = rcp_call_checkpoint(c, 0.0, "recall")))
-        return fail(c, rc, NULL, NULL, "retrieve stopped");
     r.q.k = pool;
     if (r.q.candidate_k < pool)
         r.q.candidate_k = pool;
-    if (rcp_model_search(m, &r.q, hits, &n) != 0)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    if ((rc = rcp_model_search(m, &r.q, hits, &n)) != 0)
+        return fail(c, rc == -1 ? RCP_INTERNAL_ERROR : rc == RCP_MODEL_GONE
+                    ? RCP_BACKEND_UNAVAILABLE : rc, NULL, NULL, "%s",
+                    rc == -1 ? "out of memory" : rc == RCP_MODEL_GONE
+                    ? "the pinned snapshot is no longer kept (§7.7.1)"
+                    : rc == RCP_CANCELLED ? "cancelled by notifications/cancel"
+                    : "deadline elapsed");
     if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
         return rc;
     n = apply_min_score(&r, hits, n);
@@ -2588,7 +2688,7 @@ static int m_retrieve(rcp_call *c)
     page = n > r.offset ? n - r.offset : 0;
     if (page > r.q.k)
         page = r.q.k;
-    page = apply_budget(c, &r, hits + r.offset, page, &tokens);
+    page = apply_budget(&r, hits + r.offset, page, &tokens);
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "hits");
     rcp_jw_arr(&c->w);
@@ -2602,7 +2702,7 @@ static int m_retrieve(rcp_call *c)
         rcp_jw_key(&c->w, "nextCursor");
         rcp_jw_str(&c->w, cur, (size_t)snprintf(cur, sizeof cur,
                    "c1.v%llu.%lu.%llx",
-                   (unsigned long long)index_version(c->s),
+                   (unsigned long long)r.served,
                    (unsigned long)(r.offset + page),
                    (unsigned long long)r.fp));
     }
@@ -2612,7 +2712,7 @@ static int m_retrieve(rcp_call *c)
     }
     rcp_jw_key(&c->w, "indexVersion");
     rcp_jw_str(&c->w, b64, (size_t)sprintf(b64, "v%llu",
-               (unsigned long long)index_version(c->s)));
+               (unsigned long long)r.served));
     write_usage(c, &r, t0, tokens);
     rcp_jw_obj_end(&c->w);
     return 0;
@@ -2991,6 +3091,9 @@ rcp_server *rcp_server_new(const rcp_server_opts *opts)
     if (s->opts.deadline_ms < 0)
         s->opts.deadline_ms = DEFAULT_DEADLINE_MS;
     s->state = ST_UNINIT;
+    if (s->opts.store && s->opts.model)
+        s->voff = rcp_store_version(s->opts.store)
+                  - rcp_model_version(s->opts.model);
     rcp_arena_init(&s->arena, ARENA_LIMIT);
     rcp_arena_init(&s->scratch, ARENA_LIMIT);
     rcp_buf_init(&s->resp);

@@ -954,24 +954,45 @@ START_TEST(retrieve_cursor_pages_through_without_overlap)
         v = reply(frame);
     }
     ck_assert_uint_ge(nseen, 3);
-    /* a cursor from before a write has expired (§12 -32015) */
+    /* a cursor pages the snapshot it was issued on: a write in between
+    ** shifts nothing (§7.7.1, §10) */
     v = reply(CALL("retrieve", "{\"query\":\"shock flow\",\"k\":2}"));
     snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"shock "
              "flow\",\"k\":2,\"cursor\":\"%.*s\"}"),
              (int)at(v, "result.nextCursor")->n,
              at(v, "result.nextCursor")->s);
-    reply(CALL("index/delete", "{\"ids\":[\"d5\"]}"));
-    expect_code(frame, RCP_NOT_FOUND);
+    reply(CALL("index/delete", "{\"ids\":[\"d1\",\"d2\",\"d3\",\"d4\",\"d5\"]}"));
+    v = reply(frame);
+    ck_assert_uint_eq(at(v, "result.hits")->n, 2);
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":2,\"cursor\":"
+                      "\"c1.v1.2.0\"}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "cursor");
 }
-END_TEST
+
 
 START_TEST(retrieve_pinned_other_snapshot_is_32010_and_results_repeat)
 {
-    /* §7.7.1: never silently serve a different snapshot; deterministic */
+    /* §7.7.1: serve the pinned snapshot or fail -32010, never silently a
+    ** different one; identical requests give identical results */
     char a[8192];
+    const rcp_json *v;
     add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1,"
+                   "\"indexVersion\":\"v0\"}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 0);     /* v0 was empty */
+    ck_assert(is_str(v, "result.indexVersion", "v0"));
+    reply(CALL("index/delete", "{\"ids\":[\"d3\"]}"));
+    v = reply(CALL("retrieve", "{\"query\":\"tube\",\"k\":1,\"mode\":"
+                   "\"sparse\",\"indexVersion\":\"v5\"}"));
+    ck_assert(is_str(v, "result.hits.0.id", "d3"));    /* as it was */
+    v = reply(CALL("retrieve", "{\"query\":\"tube\",\"k\":1,\"mode\":"
+                   "\"sparse\"}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 0);     /* live: deleted */
+    ck_assert(is_str(v, "result.indexVersion", "v6"));
     expect_code(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"indexVersion\":"
-                     "\"v0\"}"), RCP_BACKEND_UNAVAILABLE);
+                     "\"v99\"}"), RCP_BACKEND_UNAVAILABLE);
+    expect_code(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"indexVersion\":"
+                     "\"nope\"}"), RCP_BACKEND_UNAVAILABLE);
     snprintf(a, sizeof a, "%s", ask(CALL("retrieve", "{\"query\":\"shock "
              "layer\",\"k\":4,\"seed\":7}")));
     strip_latency(a);
@@ -1310,6 +1331,69 @@ START_TEST(filter_advertises_fields_with_types_and_all_operators)
     ck_assert(is_str(v, "result.capabilities.filter.fields.year", "int"));
     ck_assert(is_str(v, "result.capabilities.filter.fields.when", "date"));
     ck_assert_uint_eq(at(v, "result.capabilities.filter.operators")->n, 10);
+}
+END_TEST
+
+/* MARK: - §9 streaming ---------------------------------------------------- */
+
+/* Split OUT into lines; returns how many (at most cap). */
+static size_t lines_of(const char *out, const rcp_json **v, size_t cap)
+{
+    size_t n = 0;
+    rcp_json_err err;
+    while (*out && n < cap) {
+        const char *nl = strchr(out, '\n');
+        ck_assert_ptr_nonnull(nl);
+        v[n] = rcp_json_parse(&A, out, (size_t)(nl - out), 0, &err);
+        ck_assert_ptr_nonnull(v[n]);
+        n++;
+        out = nl + 1;
+    }
+    return n;
+}
+
+START_TEST(progress_echoes_the_token_rises_and_precedes_the_response)
+{
+    /* §9: token echoed verbatim in every frame, progress in [0,1], the
+    ** final response follows; partial.hits after recall */
+    const rcp_json *v[64];
+    size_t n, i, partial = 0;
+    double last = -1;
+    add_corpus();
+    n = lines_of(ask(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,"
+                          "\"rerank\":{\"method\":\"cross-encoder\"},"
+                          "\"_meta\":{\"progressToken\":\"tok-1\"}}")), v, 64);
+    ck_assert_uint_ge(n, 2);
+    for (i = 0; i + 1 < n; i++) {
+        double p = rcp_json_num(at(v[i], "params.progress"));
+        ck_assert(is_str(v[i], "method", "notifications/progress"));
+        ck_assert(is_str(v[i], "params.progressToken", "tok-1"));
+        ck_assert_ptr_null(at(v[i], "id"));
+        ck_assert(p >= 0 && p <= 1 && p > last);
+        last = p;
+        ck_assert_ptr_nonnull(at(v[i], "params.stage"));
+        if (at(v[i], "params.partial.hits")) {
+            partial++;
+            ck_assert_ptr_nonnull(at(v[i], "params.partial.hits.0.id"));
+            ck_assert_uint_le(at(v[i], "params.partial.hits")->n, 2);
+        }
+    }
+    ck_assert_uint_eq(partial, 1);
+    ck_assert_uint_eq(at(v[n - 1], "result.hits")->n, 2);
+    n = lines_of(ask(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,"
+                          "\"_meta\":{\"progressToken\":7}}")), v, 64);
+    ck_assert_int_eq(num(v[0], "params.progressToken"), 7);
+}
+END_TEST
+
+START_TEST(no_progress_without_a_token)
+{
+    /* §9: MUST NOT emit progress for a request that carried none */
+    add_corpus();
+    reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,\"rerank\":"
+               "{\"method\":\"cross-encoder\"}}"));
+    reply(CALL("rerank", "{\"query\":\"q\",\"passages\":[\"a\",\"b\"]}"));
+    reply(CALL("index/add", "{\"documents\":[{\"text\":\"more\"}]}"));
 }
 END_TEST
 
@@ -1970,6 +2054,9 @@ static Suite *make_suite(void)
     tcase_add_test(e, embed_one_normalized_vector_per_input_in_order);
     tcase_add_test(e, embed_accepts_legacy_texts_and_text_blocks);
     tcase_add_test(e, conformance_level_is_declared_only_when_proven);
+    tcase_add_test(e,
+                   progress_echoes_the_token_rises_and_precedes_the_response);
+    tcase_add_test(e, no_progress_without_a_token);
     tcase_add_test(e, index_add_returns_ids_in_order_minting_missing_ones);
     tcase_add_test(e, index_add_same_id_replaces_never_duplicates);
     tcase_add_test(e, index_add_bad_document_writes_nothing);
