@@ -376,6 +376,10 @@ static void write_rerank_cap(rcp_jw *w)
     rcp_jw_obj_end(w);
 }
 
+/* §7.7.2 the retrieval units this server returns. */
+enum { UNIT_CHUNK, UNIT_PASSAGE, UNIT_DOCUMENT };
+static const char *const unit_names[] = { "chunk", "passage", "document" };
+
 /* §6.1 retrieve.  Scores depend on the mode (cosine >= -1, BM25 >= 0,
 ** every fusion >= 0), so the scale is "unbounded" and -1 is the floor
 ** that holds for all of them. */
@@ -391,6 +395,7 @@ static void write_retrieve_cap(rcp_jw *w)
     rcp_jw_key(w, "defaultMode");
     rcp_jw_cstr(w, "hybrid");
     write_strings(w, "fusion", fusion, 3);
+    write_strings(w, "units", unit_names, 3);
     rcp_jw_key(w, "mmr");
     rcp_jw_bool(w, 1);
     rcp_jw_key(w, "rerankBuiltin");
@@ -485,6 +490,8 @@ static void write_capabilities(rcp_jw *w, const rcp_server *s)
         rcp_jw_key(w, "index");
         rcp_jw_obj(w);
         rcp_jw_key(w, "writable");
+        rcp_jw_bool(w, 1);
+        rcp_jw_key(w, "chunking");      /* §7.10 chunk: true */
         rcp_jw_bool(w, 1);
         rcp_jw_obj_end(w);
     }
@@ -1504,8 +1511,179 @@ static size_t mint_id(rcp_server *s, char *out, size_t cap)
     return n;
 }
 
-/* Upsert one checked document; writes its id. */
-static int add_document(rcp_call *c, const rcp_json *d)
+/* Upsert into the store when there is one, else into the model. */
+static int put_doc(rcp_call *c, const char *id, size_t idn, const char *text,
+                   size_t n, const char *meta, size_t mn)
+{
+    rcp_store *st = c->s->opts.store;
+    if (st ? rcp_store_add(st, id, idn, text, n, meta, mn)
+           : rcp_model_add(c->s->opts.model, id, idn, text, n, meta, mn))
+        return fail(c, st ? RCP_BACKEND_UNAVAILABLE : RCP_INTERNAL_ERROR,
+                    NULL, NULL, "adding a document: %s",
+                    st ? rcp_store_error(st) : "out of memory");
+    return 0;
+}
+
+/* Delete through the store when there is one; *removed 1 when it was. */
+static int del_doc(rcp_call *c, const char *id, size_t idn, int *removed)
+{
+    rcp_store *st = c->s->opts.store;
+    if (!st) {
+        *removed = rcp_model_delete(c->s->opts.model, id, idn) == 1;
+        return 0;
+    }
+    if (rcp_store_delete(st, id, idn, removed) != 0)
+        return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "deleting: %s",
+                    rcp_store_error(st));
+    return 0;
+}
+
+/* §7.10 server-side chunks are documents "<id>#<i>" whose meta carries
+** CHUNK_KEY {doc, index, start, end, count}: the document they belong to
+** and their byte span in it.  The key is a vendor field (§6.2) and is
+** removed from meta before a hit is written. */
+#define CHUNK_KEY     "x-rcp-chunk"
+#define CHUNK_TOKENS  128
+#define CHUNK_OVERLAP 16
+
+typedef struct chunk_info {
+    int         is_chunk;
+    const char *doc;            /* the document's id */
+    size_t      doclen;
+    int64_t     index, start, end, count;
+} chunk_info;
+
+/* Parse a document's meta (into the request arena) and its chunk info. */
+static const rcp_json *doc_meta(rcp_call *c, const rcp_model_docview *d,
+                                chunk_info *ci)
+{
+    rcp_json_err err;
+    const rcp_json *meta = NULL, *k, *doc;
+    memset(ci, 0, sizeof *ci);
+    if (d->meta)
+        meta = rcp_json_parse(&c->s->arena, d->meta, d->metalen, 0, &err);
+    k = meta && find_bytes(d->meta, d->metalen, CHUNK_KEY, 11)
+        ? param(meta, CHUNK_KEY) : NULL;
+    doc = k ? param(k, "doc") : NULL;
+    if (doc && doc->type == RCP_JSON_STRING
+        && rcp_json_int(param(k, "index"), &ci->index)
+        && rcp_json_int(param(k, "start"), &ci->start)
+        && rcp_json_int(param(k, "end"), &ci->end)
+        && rcp_json_int(param(k, "count"), &ci->count)) {
+        ci->is_chunk = 1;
+        ci->doc = doc->s;
+        ci->doclen = doc->n;
+    }
+    return meta;
+}
+
+static size_t chunk_id(char *out, size_t cap, const char *id, size_t idn,
+                       size_t i)
+{
+    return (size_t)snprintf(out, cap, "%.*s#%lu", (int)idn, id,
+                            (unsigned long)i);
+}
+
+/* 1 when the live document named cid is chunk of document id. */
+static int is_chunk_of(rcp_call *c, const char *cid, size_t cn,
+                       const char *id, size_t idn)
+{
+    rcp_model_docview d;
+    chunk_info ci;
+    long no = rcp_model_find(c->s->opts.model, cid, cn);
+    if (no < 0 || rcp_model_doc(c->s->opts.model, (uint32_t)no, &d) != 0)
+        return 0;
+    doc_meta(c, &d, &ci);
+    return ci.is_chunk && ci.doclen == idn && memcmp(ci.doc, id, idn) == 0;
+}
+
+/* Remove chunks from..end of document id (they are numbered densely). */
+static int drop_chunks(rcp_call *c, const char *id, size_t idn, size_t from,
+                       int *any)
+{
+    char cid[600];
+    size_t i, cn;
+    int removed, rc;
+    for (i = from; idn < 500; i++) {
+        cn = chunk_id(cid, sizeof cid, id, idn, i);
+        if (!is_chunk_of(c, cid, cn, id, idn))
+            return 0;
+        if ((rc = del_doc(c, cid, cn, &removed)) != 0)
+            return rc;
+        *any |= removed;
+    }
+    return 0;
+}
+
+/* The chunk's meta: the document's members, then CHUNK_KEY. */
+static void chunk_meta(rcp_buf *b, const rcp_json *meta, const char *id,
+                       size_t idn, size_t i, const rcp_span *sp, size_t n)
+{
+    rcp_jw w;
+    size_t k;
+    b->len = 0;
+    rcp_jw_init(&w, b);
+    rcp_jw_obj(&w);
+    for (k = 0; meta && k < meta->n; k++)
+        if (!(meta->kids[k].keylen == 11
+              && memcmp(meta->kids[k].key, CHUNK_KEY, 11) == 0)) {
+            rcp_jw_keyn(&w, meta->kids[k].key, meta->kids[k].keylen);
+            rcp_jw_value(&w, &meta->kids[k]);
+        }
+    rcp_jw_key(&w, CHUNK_KEY);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "doc");
+    rcp_jw_str(&w, id, idn);
+    rcp_jw_key(&w, "index");
+    rcp_jw_int(&w, (int64_t)i);
+    rcp_jw_key(&w, "start");
+    rcp_jw_int(&w, (int64_t)sp->start);
+    rcp_jw_key(&w, "end");
+    rcp_jw_int(&w, (int64_t)sp->end);
+    rcp_jw_key(&w, "count");
+    rcp_jw_int(&w, (int64_t)n);
+    rcp_jw_obj_end(&w);
+    rcp_jw_obj_end(&w);
+}
+
+/* §7.10 chunk:true: the text as chunks "<id>#0".."<id>#n-1", upserted in
+** order (identical chunks change nothing, so a repeat is observationally
+** identical), then any stale chunks and a whole-document copy removed. */
+static int add_chunks(rcp_call *c, const char *id, size_t idn,
+                      const rcp_json *text, const rcp_json *meta,
+                      size_t *count)
+{
+    rcp_span *sp = NULL;
+    size_t n = 0, i, cn;
+    char cid[600];
+    rcp_buf mb;
+    int rc = 0, removed;
+    if (idn >= 500)
+        return fail(c, RCP_INVALID_PARAMS, "documents", NULL, "an id to "
+                    "chunk must be shorter than 500 bytes");
+    if (rcp_model_chunk(text->s, text->n, CHUNK_TOKENS, CHUNK_OVERLAP, &sp,
+                        &n) != 0)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    rcp_buf_init(&mb);
+    for (i = 0; i < n && rc == 0; i++) {
+        chunk_meta(&mb, meta, id, idn, i, &sp[i], n);
+        cn = chunk_id(cid, sizeof cid, id, idn, i);
+        rc = mb.oom ? fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory")
+            : put_doc(c, cid, cn, text->s + sp[i].start,
+                      sp[i].end - sp[i].start, mb.data, mb.len);
+    }
+    rcp_buf_free(&mb);
+    rcp_free(sp);
+    *count += n;
+    if (rc == 0 && (rc = drop_chunks(c, id, idn, n, &removed)) == 0
+        && rcp_model_find(c->s->opts.model, id, idn) >= 0)
+        rc = del_doc(c, id, idn, &removed);
+    return rc;
+}
+
+/* Upsert one checked document (as chunks when asked); writes its id. */
+static int add_document(rcp_call *c, const rcp_json *d, int chunk,
+                        size_t *count)
 {
     const rcp_json *id = param(d, "id"), *text = param(d, "text");
     const rcp_json *meta = param(d, "meta");
@@ -1514,27 +1692,25 @@ static int add_document(rcp_call *c, const rcp_json *d)
     size_t idn = id ? id->n : mint_id(c->s, minted, sizeof minted), mn = 0;
     rcp_buf mb;
     rcp_jw w;
-    int rc = 0;
-    rcp_buf_init(&mb);
-    if (meta) {
-        rcp_jw_init(&w, &mb);
-        rcp_jw_value(&w, meta);
-        mt = mb.data;
-        mn = mb.len;
+    int rc, any = 0;
+    if (chunk)
+        rc = add_chunks(c, ids, idn, text, meta, count);
+    else {
+        rcp_buf_init(&mb);
+        if (meta) {
+            rcp_jw_init(&w, &mb);
+            rcp_jw_value(&w, meta);
+            mt = mb.data;
+            mn = mb.len;
+        }
+        rc = mb.oom ? fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory")
+            : put_doc(c, ids, idn, text->s, text->n, mt, mn);
+        rcp_buf_free(&mb);
+        if (rc == 0)    /* a whole document replaces its old chunks */
+            rc = drop_chunks(c, ids, idn, 0, &any);
     }
-    if (mb.oom)
-        rc = fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-    else if (c->s->opts.store ? rcp_store_add(c->s->opts.store, ids, idn,
-                                              text->s, text->n, mt, mn)
-             : rcp_model_add(c->s->opts.model, ids, idn, text->s, text->n,
-                             mt, mn))
-        rc = fail(c, c->s->opts.store ? RCP_BACKEND_UNAVAILABLE
-                  : RCP_INTERNAL_ERROR, NULL, NULL, "adding a document: %s",
-                  c->s->opts.store ? rcp_store_error(c->s->opts.store)
-                  : "out of memory");
-    else
+    if (rc == 0)
         rcp_jw_str(&c->w, ids, idn);
-    rcp_buf_free(&mb);
     return rc;
 }
 
@@ -1548,7 +1724,7 @@ static int m_index_add(rcp_call *c)
     const rcp_json *meta = param(c->params, "_meta");
     int strict, rc, chunk, ctx;
     uint64_t fp = 0;
-    size_t i, start;
+    size_t i, start, chunks = 0;
     struct idem *e;
     if (!docs || docs->type != RCP_JSON_ARRAY)
         return fail(c, RCP_INVALID_PARAMS, "documents", NULL,
@@ -1564,10 +1740,8 @@ static int m_index_add(rcp_call *c)
         || (rc = get_bool(c, c->params, "chunk", "chunk", 0, &chunk))
         || (rc = get_bool(c, c->params, "contextual", "contextual", 0, &ctx)))
         return rc;
-    if ((chunk && (rc = unsupported(c, strict, "chunk", "server-side "
-                                    "chunking is not advertised"))) ||
-        (ctx && (rc = unsupported(c, strict, "contextual", "contextual "
-                                  "chunks are not advertised"))))
+    if (ctx && (rc = unsupported(c, strict, "contextual", "contextual "
+                                 "chunks are not advertised")))
         return rc;
     if (meta && (rc = get_str(c, meta, "idempotencyKey",
                               "_meta.idempotencyKey", &key)))
@@ -1587,7 +1761,7 @@ static int m_index_add(rcp_call *c)
     rcp_jw_key(&c->w, "ids");
     rcp_jw_arr(&c->w);
     for (i = 0, rc = 0; i < docs->n && rc == 0; i++) {
-        rc = add_document(c, &docs->kids[i]);
+        rc = add_document(c, &docs->kids[i], chunk, &chunks);
         (void)rcp_call_checkpoint(c, (double)(i + 1) / docs->n, "index");
     }
     /* what was applied is made durable even when a later document failed,
@@ -1595,6 +1769,10 @@ static int m_index_add(rcp_call *c)
     if (commit_write(c) != 0 || rc != 0)
         return rc ? rc : RCP_BACKEND_UNAVAILABLE;
     rcp_jw_arr_end(&c->w);
+    if (chunk) {
+        rcp_jw_key(&c->w, "chunks");
+        rcp_jw_int(&c->w, (int64_t)chunks);
+    }
     rcp_jw_obj_end(&c->w);
     if (key && !c->s->resp.oom)
         idem_store(c->s, key, fp, c->s->resp.data + start,
@@ -1620,23 +1798,14 @@ static int m_index_delete(rcp_call *c)
             return fail(c, RCP_INVALID_PARAMS, f, NULL,
                         "%s must be a string", f);
     }
-    for (i = 0; i < ids->n; i++) {
-        int removed;
-        if (c->s->opts.store) {
-            if (rcp_store_delete(c->s->opts.store, ids->kids[i].s,
-                                 ids->kids[i].n, &removed) != 0)
-                break;
-        } else {
-            removed = rcp_model_delete(c->s->opts.model, ids->kids[i].s,
-                                       ids->kids[i].n);
-        }
-        deleted += removed == 1;
+    for (i = 0, rc = 0; i < ids->n && rc == 0; i++) {
+        int whole = 0, parts = 0;
+        if ((rc = del_doc(c, ids->kids[i].s, ids->kids[i].n, &whole)) == 0)
+            rc = drop_chunks(c, ids->kids[i].s, ids->kids[i].n, 0, &parts);
+        deleted += whole || parts;    /* a chunked document counts once */
     }
-    if ((rc = commit_write(c)) != 0)
-        return rc;
-    if (i < ids->n)
-        return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "deleting: %s",
-                    rcp_store_error(c->s->opts.store));
+    if (commit_write(c) != 0 || rc != 0)
+        return rc ? rc : RCP_BACKEND_UNAVAILABLE;
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "deleted");
     rcp_jw_int(&c->w, deleted);
@@ -2001,7 +2170,9 @@ typedef struct rq {
     uint64_t served;         /* §7.7.1 the index version served */
     int      sent_partial;   /* §9 partial.hits sent once, after recall */
     size_t   k;              /* the page size asked for */
+    int      unit;           /* §7.7.2 UNIT_* */
 } rq;
+
 
 /* The document behind a hit: as of the pinned snapshot when one is. */
 static int view_doc(const rq *r, uint32_t docno, rcp_model_docview *d)
@@ -2210,15 +2381,15 @@ static int get_rerank_mmr(rcp_call *c, rq *r)
                    &r->q.mmr_lambda);
 }
 
-/* unit, level, modality: the one value each this flat text corpus has. */
+/* §7.7.2 unit (chunk, passage or document), level (the corpus is flat:
+** 0), modality (text). */
 static int get_granularity(rcp_call *c, rq *r)
 {
-    static const char *const units[] = { "chunk", "passage" };
     static const char *const modalities[] = { "text" };
-    int unit = 0, mod = 0, rc;
+    int mod = 0, rc;
     int64_t level;
-    if ((rc = get_enum(c, c->params, "unit", "unit", units, 2, r->strict,
-                       &unit))
+    if ((rc = get_enum(c, c->params, "unit", "unit", unit_names, 3,
+                       r->strict, &r->unit))
         || (rc = get_enum(c, c->params, "modality", "modality", modalities,
                           1, r->strict, &mod))
         || (rc = get_int(c, c->params, "level", "level", 0,
@@ -2448,55 +2619,187 @@ static const rcp_json *meta_str(const rcp_json *meta, const char *key)
     return v && v->type == RCP_JSON_STRING ? v : NULL;
 }
 
+/* A hit as the request's unit sees it (§7.7.2): a chunk (a whole
+** document that was not chunked is its own chunk 0) or the whole
+** document a chunk belongs to. */
+typedef struct hitview {
+    rcp_model_docview d;        /* the engine's document */
+    const rcp_json   *meta;     /* d's meta, parsed */
+    chunk_info        ci;
+    const char       *id, *text;
+    size_t            idlen, textlen;
+    int64_t           start, end;   /* span in the source document */
+} hitview;
+
+/* Each live chunk of the document ci names, in order; fn gets each. */
+static void each_chunk(const rq *r, const chunk_info *ci,
+                      void (*fn)(void *ud, const rcp_model_docview *d,
+                                 const chunk_info *k), void *ud)
+{
+    rcp_call *c = r->c;
+    char cid[600];
+    size_t i, cn;
+    for (i = 0; i < (size_t)ci->count; i++) {
+        rcp_model_docview d;
+        chunk_info k;
+        long no;
+        cn = chunk_id(cid, sizeof cid, ci->doc, ci->doclen, i);
+        if ((no = rcp_model_find(c->s->opts.model, cid, cn)) < 0
+            || view_doc(r, (uint32_t)no, &d) != 0)
+            continue;
+        doc_meta(c, &d, &k);
+        if (k.is_chunk && k.start >= 0 && k.end >= k.start
+            && (size_t)(k.end - k.start) == d.textlen)
+            fn(ud, &d, &k);
+    }
+}
+
+typedef struct assemble {
+    char  *buf;
+    size_t len;
+} assemble;
+
+static void measure_chunk(void *ud, const rcp_model_docview *d,
+                          const chunk_info *k)
+{
+    assemble *a = ud;
+    (void)d;
+    if ((size_t)k->end > a->len)
+        a->len = (size_t)k->end;
+}
+
+static void copy_chunk(void *ud, const rcp_model_docview *d,
+                       const chunk_info *k)
+{
+    assemble *a = ud;
+    if ((size_t)k->end <= a->len)
+        memcpy(a->buf + k->start, d->text, d->textlen);
+}
+
+/* The text of the document a chunk belongs to, put back together from
+** its chunks' spans (they cover it from byte 0, overlapping). */
+static int whole_text(const rq *r, const chunk_info *ci, hitview *hv)
+{
+    assemble a;
+    a.len = 0;
+    each_chunk(r, ci, measure_chunk, &a);
+    if (!(a.buf = rcp_arena_alloc(&r->c->s->arena, a.len + 1)))
+        return -1;
+    memset(a.buf, ' ', a.len);
+    each_chunk(r, ci, copy_chunk, &a);
+    hv->text = a.buf;
+    hv->textlen = a.len;
+    return 0;
+}
+
+static int resolve_hit(const rq *r, uint32_t docno, hitview *hv)
+{
+    if (view_doc(r, docno, &hv->d) != 0)
+        return -1;
+    hv->meta = doc_meta(r->c, &hv->d, &hv->ci);
+    hv->id = hv->d.id;
+    hv->idlen = hv->d.idlen;
+    hv->text = hv->d.text;
+    hv->textlen = hv->d.textlen;
+    hv->start = hv->ci.is_chunk ? hv->ci.start : 0;
+    hv->end = hv->ci.is_chunk ? hv->ci.end : (int64_t)hv->d.textlen;
+    if (r->unit != UNIT_DOCUMENT || !hv->ci.is_chunk)
+        return 0;
+    hv->id = hv->ci.doc;
+    hv->idlen = hv->ci.doclen;
+    if (whole_text(r, &hv->ci, hv) != 0)
+        return -1;
+    hv->start = 0;
+    hv->end = (int64_t)hv->textlen;
+    return 0;
+}
+
+/* meta without the server's own chunk key. */
+static void write_meta(rcp_jw *w, const rcp_json *meta)
+{
+    size_t k;
+    rcp_jw_key(w, "meta");
+    rcp_jw_obj(w);
+    for (k = 0; k < meta->n; k++)
+        if (!(meta->kids[k].keylen == 11
+              && memcmp(meta->kids[k].key, CHUNK_KEY, 11) == 0)) {
+            rcp_jw_keyn(w, meta->kids[k].key, meta->kids[k].keylen);
+            rcp_jw_value(w, &meta->kids[k]);
+        }
+    rcp_jw_obj_end(w);
+}
+
 /* §7.7 citation {source, uri?, title?, start, end} and trust {level,
-** injectionSuspected}.  source is meta.source or else the id; the span
-** is the hit's bytes in its document.  Content is labelled at the level
-** the operator configured (--trust, default untrusted): §15.2 forbids
-** labelling unvetted content trusted. */
-static void write_citation(rcp_call *c, const rcp_model_docview *d)
+** injectionSuspected}.  source is meta.source or else the document's id;
+** the span is the hit's bytes in its document.  Content is labelled at
+** the level the operator configured (--trust, default untrusted): §15.2
+** forbids labelling unvetted content trusted. */
+static void write_citation(rcp_call *c, const hitview *hv)
 {
     static const char *const keys[] = { "uri", "title" };
-    const rcp_json *v, *meta = NULL;
-    rcp_json_err err;
+    const rcp_json *v;
     size_t i;
-    if (d->meta)
-        meta = rcp_json_parse(&c->s->arena, d->meta, d->metalen, 0, &err);
     rcp_jw_key(&c->w, "citation");
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "source");
-    if ((v = meta_str(meta, "source")) != NULL)
+    if ((v = meta_str(hv->meta, "source")) != NULL)
         rcp_jw_str(&c->w, v->s, v->n);
+    else if (hv->ci.is_chunk)
+        rcp_jw_str(&c->w, hv->ci.doc, hv->ci.doclen);
     else
-        rcp_jw_str(&c->w, d->id, d->idlen);
+        rcp_jw_str(&c->w, hv->id, hv->idlen);
     for (i = 0; i < 2; i++)
-        if ((v = meta_str(meta, keys[i])) != NULL) {
+        if ((v = meta_str(hv->meta, keys[i])) != NULL) {
             rcp_jw_key(&c->w, keys[i]);
             rcp_jw_str(&c->w, v->s, v->n);
         }
     rcp_jw_key(&c->w, "start");
-    rcp_jw_int(&c->w, 0);
+    rcp_jw_int(&c->w, hv->start);
     rcp_jw_key(&c->w, "end");
-    rcp_jw_int(&c->w, (int64_t)d->textlen);
+    rcp_jw_int(&c->w, hv->end);
     rcp_jw_obj_end(&c->w);
     rcp_jw_key(&c->w, "trust");
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "level");
     rcp_jw_cstr(&c->w, c->s->opts.trust ? c->s->opts.trust : "untrusted");
     rcp_jw_key(&c->w, "injectionSuspected");
-    rcp_jw_bool(&c->w, injection_suspected(d->text, d->textlen));
+    rcp_jw_bool(&c->w, injection_suspected(hv->text, hv->textlen));
     rcp_jw_obj_end(&c->w);
 }
 
-/* §7.7 Hit: id, score, text, meta, per-stage scores, vector. */
+/* §7.7.2 unit, and chunk {docId, index} for chunk-level hits. */
+static void write_unit(rcp_call *c, const rq *r, const hitview *hv)
+{
+    rcp_jw_key(&c->w, "unit");
+    rcp_jw_cstr(&c->w, unit_names[r->unit]);
+    if (r->unit == UNIT_DOCUMENT)
+        return;
+    rcp_jw_key(&c->w, "chunk");
+    rcp_jw_obj(&c->w);
+    rcp_jw_key(&c->w, "docId");
+    if (hv->ci.is_chunk)
+        rcp_jw_str(&c->w, hv->ci.doc, hv->ci.doclen);
+    else
+        rcp_jw_str(&c->w, hv->id, hv->idlen);
+    rcp_jw_key(&c->w, "index");
+    rcp_jw_int(&c->w, hv->ci.is_chunk ? hv->ci.index : 0);
+    rcp_jw_obj_end(&c->w);
+}
+
+/* §7.7 Hit: id, score, confidence, text, unit, chunk, meta, per-stage
+** scores, citation, trust, vector. */
 static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
                       double decay, char *b64)
 {
     const rcp_model *m = c->s->opts.model;
-    rcp_model_docview d;
-    view_doc(r, h->doc, &d);
+    hitview hv;
+    if (resolve_hit(r, h->doc, &hv) != 0) {
+        c->s->resp.oom = 1;     /* becomes -32603 (invariant 1) */
+        return;
+    }
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "id");
-    rcp_jw_str(&c->w, d.id, d.idlen);
+    rcp_jw_str(&c->w, hv.id, hv.idlen);
     rcp_jw_key(&c->w, "score");
     rcp_jw_double(&c->w, h->score);
     rcp_jw_key(&c->w, "confidence");     /* §7.7.2: in [0,1] */
@@ -2504,17 +2807,16 @@ static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
                   : h->confidence);
     if (r->include_text) {
         rcp_jw_key(&c->w, "text");
-        rcp_jw_str(&c->w, d.text, d.textlen);
+        rcp_jw_str(&c->w, hv.text, hv.textlen);
     }
-    if (d.meta) {
-        rcp_jw_key(&c->w, "meta");
-        rcp_jw_raw(&c->w, d.meta, d.metalen);
-    }
+    write_unit(c, r, &hv);
+    if (hv.meta && hv.meta->type == RCP_JSON_OBJECT)
+        write_meta(&c->w, hv.meta);
     write_stage_scores(&c->w, h, decay);
-    write_citation(c, &d);
+    write_citation(c, &hv);
     if (r->include_vectors) {
         rcp_jw_key(&c->w, "vector");
-        write_vector(c, d.vector, rcp_model_dim(m), r->enc, b64);
+        write_vector(c, hv.d.vector, rcp_model_dim(m), r->enc, b64);
     }
     rcp_jw_obj_end(&c->w);
 }
@@ -2592,6 +2894,39 @@ static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
     return 0;
 }
 
+/* §7.7.2 unit "document": one hit per document, its best chunk's. */
+static size_t group_by_document(const rq *r, rcp_model_hit *h, size_t n,
+                                size_t want)
+{
+    const char **key = rcp_arena_alloc(&r->c->s->arena, (want + 1)
+                                       * sizeof *key);
+    size_t *klen = rcp_arena_alloc(&r->c->s->arena, (want + 1)
+                                   * sizeof *klen);
+    size_t i, j, kept = 0;
+    if (!key || !klen)
+        return 0;
+    for (i = 0; i < n && kept < want; i++) {
+        rcp_model_docview d;
+        chunk_info ci;
+        const char *k;
+        size_t kn;
+        if (view_doc(r, h[i].doc, &d) != 0)
+            continue;
+        doc_meta(r->c, &d, &ci);
+        k = ci.is_chunk ? ci.doc : d.id;
+        kn = ci.is_chunk ? ci.doclen : d.idlen;
+        for (j = 0; j < kept; j++)
+            if (klen[j] == kn && memcmp(key[j], k, kn) == 0)
+                break;
+        if (j < kept)
+            continue;
+        key[kept] = k;
+        klen[kept] = kn;
+        h[kept++] = h[i];
+    }
+    return kept;
+}
+
 /* Keep hits scoring at least minScore (§7.7, in the server's own scale);
 ** returns how many remain, in order. */
 static size_t apply_min_score(const rq *r, rcp_model_hit *h, size_t n)
@@ -2610,10 +2945,11 @@ static size_t apply_budget(const rq *r, const rcp_model_hit *h, size_t n,
     size_t i;
     *tokens = 0;
     for (i = 0; i < n; i++) {
-        rcp_model_docview d;
+        hitview hv;
         size_t t;
-        view_doc(r, h[i].doc, &d);
-        t = count_tokens(d.text, d.textlen);
+        if (resolve_hit(r, h[i].doc, &hv) != 0)
+            break;
+        t = count_tokens(hv.text, hv.textlen);
         if (r->budget && *tokens + t > (uint64_t)r->budget)
             break;
         *tokens += t;
@@ -2667,6 +3003,8 @@ static int m_retrieve(rcp_call *c)
     if (want > RETRIEVE_MAX_K + 1)
         want = RETRIEVE_MAX_K + 1;
     pool = r.recency && r.q.candidate_k > want ? r.q.candidate_k : want;
+    if (r.unit == UNIT_DOCUMENT)
+        pool *= 4;              /* several chunks may share a document */
     hits = rcp_arena_alloc(&c->s->arena, pool * sizeof *hits);
     b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(rcp_model_dim(m)));
     if (!hits || !b64)
@@ -2683,6 +3021,8 @@ static int m_retrieve(rcp_call *c)
                     : "deadline elapsed");
     if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
         return rc;
+    if (r.unit == UNIT_DOCUMENT)
+        n = group_by_document(&r, hits, n, want);
     n = apply_min_score(&r, hits, n);
     r.q.k = want - 1 - r.offset;
     page = n > r.offset ? n - r.offset : 0;

@@ -752,10 +752,10 @@ START_TEST(index_add_bad_document_writes_nothing)
     expect_field(CALL("index/add", "{}"), RCP_INVALID_PARAMS,
                  "error.data.field", "documents");
     ck_assert_uint_eq(rcp_model_count(M), 0);
-    v = reply(CALL("index/add", "{\"documents\":[{\"text\":\"x\"}],\"chunk\":"
-                   "true}"));
+    v = reply(CALL("index/add", "{\"documents\":[{\"text\":\"x\"}],"
+                   "\"contextual\":true}"));
     ck_assert_int_eq(num(v, "error.code"), RCP_OPTION_UNSUPPORTED);
-    ck_assert(is_str(v, "error.data.option", "chunk"));
+    ck_assert(is_str(v, "error.data.option", "contextual"));
 }
 END_TEST
 
@@ -1331,6 +1331,104 @@ START_TEST(filter_advertises_fields_with_types_and_all_operators)
     ck_assert(is_str(v, "result.capabilities.filter.fields.year", "int"));
     ck_assert(is_str(v, "result.capabilities.filter.fields.when", "date"));
     ck_assert_uint_eq(at(v, "result.capabilities.filter.operators")->n, 10);
+}
+END_TEST
+
+/* MARK: - §7.10 chunking, §7.7.2 units ----------------------------------- */
+
+/* A long document: 60 numbered sentences of 8 words. */
+static const char *long_text(void)
+{
+    static char t[8192];
+    size_t n = 0;
+    int i;
+    if (t[0])
+        return t;
+    for (i = 0; i < 60; i++)
+        n += (size_t)sprintf(t + n, "%sSentence %d tells of %s flow over a "
+                             "plate.", i ? " " : "", i,
+                             i == 41 ? "hypersonic" : "subsonic");
+    return t;
+}
+
+static void add_long(const char *extra)
+{
+    char frame[9000];
+    snprintf(frame, sizeof frame, CALL("index/add", "{\"documents\":[{\"id\":"
+             "\"long\",\"text\":\"%s\",\"meta\":{\"title\":\"L\"}}%s],"
+             "\"chunk\":true}"), long_text(), extra);
+    ck_assert_ptr_nonnull(at(reply(frame), "result.chunks"));
+}
+
+START_TEST(chunked_add_reports_chunks_and_hits_carry_chunk_and_span)
+{
+    /* §7.10 chunk:true; §7.7.2 unit chunk; hit.chunk {docId, index} */
+    const rcp_json *v, *h;
+    long long start, end;
+    init_session();
+    add_long("");
+    v = reply(CALL("index/add", "{\"documents\":[{\"id\":\"long\",\"text\":"
+                   "\"x\"},{\"id\":\"short\",\"text\":\"a short one\"}],"
+                   "\"chunk\":true}"));
+    ck_assert_int_eq(num(v, "result.chunks"), 2);
+    ck_assert(is_str(v, "result.ids.0", "long"));
+    add_long("");
+    ck_assert_uint_ge(rcp_model_count(M), 4);
+    v = reply(CALL("retrieve", "{\"query\":\"hypersonic\",\"k\":1,\"mode\":"
+                   "\"sparse\"}"));
+    h = at(v, "result.hits.0");
+    ck_assert(is_str(h, "unit", "chunk"));
+    ck_assert(is_str(h, "chunk.docId", "long"));
+    ck_assert_int_gt(num(h, "chunk.index"), 0);
+    ck_assert(is_str(h, "meta.title", "L"));
+    ck_assert_ptr_null(at(h, "meta.x-rcp-chunk"));
+    start = num(h, "citation.start");
+    end = num(h, "citation.end");
+    ck_assert_uint_eq((size_t)(end - start), at(h, "text")->n);
+    ck_assert(memcmp(long_text() + start, at(h, "text")->s,
+                     at(h, "text")->n) == 0);
+    ck_assert_ptr_nonnull(strstr(at(h, "text")->s, "hypersonic"));
+}
+END_TEST
+
+START_TEST(unit_document_returns_each_document_once_whole)
+{
+    const rcp_json *v;
+    init_session();
+    add_long(",{\"id\":\"other\",\"text\":\"subsonic flow notes\"}");
+    v = reply(CALL("retrieve", "{\"query\":\"subsonic flow plate\",\"k\":5,"
+                   "\"unit\":\"document\",\"mode\":\"sparse\"}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 2);
+    ck_assert(is_str(v, "result.hits.0.unit", "document"));
+    ck_assert(is_str(v, "result.hits.0.id", "long")
+              || is_str(v, "result.hits.1.id", "long"));
+    ck_assert(is_str(v, is_str(v, "result.hits.0.id", "long")
+                     ? "result.hits.0.text" : "result.hits.1.text",
+                     long_text()));
+    ck_assert_ptr_null(at(v, "result.hits.0.chunk"));
+}
+END_TEST
+
+START_TEST(chunked_documents_upsert_and_delete_as_one)
+{
+    /* §7.10 upsert replaces, never duplicates; §7.11 counts documents */
+    const rcp_json *v;
+    char ver[32];
+    init_session();
+    add_long("");
+    v = reply(CALL("retrieve", "{\"query\":\"plate\",\"k\":1}"));
+    snprintf(ver, sizeof ver, "%.*s", (int)at(v, "result.indexVersion")->n,
+             at(v, "result.indexVersion")->s);
+    add_long("");                                   /* identical: no-op */
+    v = reply(CALL("retrieve", "{\"query\":\"plate\",\"k\":1}"));
+    ck_assert(is_str(v, "result.indexVersion", ver));
+    reply(CALL("index/add", "{\"documents\":[{\"id\":\"long\",\"text\":"
+               "\"now whole and short\"}]}"));      /* whole replaces */
+    ck_assert_uint_eq(rcp_model_count(M), 1);
+    add_long("");
+    v = reply(CALL("index/delete", "{\"ids\":[\"long\"]}"));
+    ck_assert_int_eq(num(v, "result.deleted"), 1);
+    ck_assert_uint_eq(rcp_model_count(M), 0);
 }
 END_TEST
 
@@ -2057,6 +2155,10 @@ static Suite *make_suite(void)
     tcase_add_test(e,
                    progress_echoes_the_token_rises_and_precedes_the_response);
     tcase_add_test(e, no_progress_without_a_token);
+    tcase_add_test(e,
+                   chunked_add_reports_chunks_and_hits_carry_chunk_and_span);
+    tcase_add_test(e, unit_document_returns_each_document_once_whole);
+    tcase_add_test(e, chunked_documents_upsert_and_delete_as_one);
     tcase_add_test(e, index_add_returns_ids_in_order_minting_missing_ones);
     tcase_add_test(e, index_add_same_id_replaces_never_duplicates);
     tcase_add_test(e, index_add_bad_document_writes_nothing);
