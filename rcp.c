@@ -692,8 +692,10 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
 {
     rcp_server *s = c->s;
     rcp_jw w;
-    if (!c->token || !has_cap(s, "streaming") || progress <= c->progress
-        || progress > 1.0)
+    /* at most about twenty frames a request, but never the partial hits */
+    if (!c->token || !has_cap(s, "streaming") || progress > 1.0
+        || progress < c->progress || (!partial && (progress == c->progress
+            || (c->progress >= 0 && progress < c->progress + 0.05))))
         return;
     c->progress = progress;
     rcp_jw_init(&w, s->sink);
@@ -996,7 +998,10 @@ static int content_text(rcp_call *c, const rcp_json *v, const char *field,
                     "a Content block carries data or uri, never both (§4.8)");
     if (rcp_json_streq(type, "text")) {
         t = param(v, "text");
-        snprintf(f, sizeof f, "%s.text", field);
+        snprintf(f, sizeof f, "%s.%s", field, uri ? "uri" : "text");
+        if (uri)    /* §4.8, §15.5: never silently ignored */
+            return fail(c, RCP_INVALID_PARAMS, f, NULL, "this server does "
+                        "not fetch URIs (§4.8, §15.5); send the text inline");
         if (!t || t->type != RCP_JSON_STRING)
             return fail(c, RCP_INVALID_PARAMS, f, NULL,
                         "a text block needs a string text (§4.8)");

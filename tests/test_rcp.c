@@ -631,6 +631,10 @@ START_TEST(embed_content_blocks_are_checked_before_modality)
                  RCP_INVALID_PARAMS, "error.data.field", "inputs[0].type");
     expect_field(EMBED("{\"inputs\":[7]}"), RCP_INVALID_PARAMS,
                  "error.data.field", "inputs[0]");
+    /* §4.8, §15.5: a uri the server will not fetch is -32602 */
+    expect_field(EMBED("{\"inputs\":[{\"type\":\"text\",\"uri\":"
+                       "\"file:///etc/passwd\"}]}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "inputs[0].uri");
 }
 END_TEST
 
@@ -1467,7 +1471,7 @@ START_TEST(progress_echoes_the_token_rises_and_precedes_the_response)
         ck_assert(is_str(v[i], "method", "notifications/progress"));
         ck_assert(is_str(v[i], "params.progressToken", "tok-1"));
         ck_assert_ptr_null(at(v[i], "id"));
-        ck_assert(p >= 0 && p <= 1 && p > last);
+        ck_assert(p >= 0 && p <= 1 && p >= last);
         last = p;
         ck_assert_ptr_nonnull(at(v[i], "params.stage"));
         if (at(v[i], "params.partial.hits")) {
