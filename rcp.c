@@ -312,12 +312,22 @@ static void write_strings(rcp_jw *w, const char *key,
     rcp_jw_arr_end(w);
 }
 
+/* §7.3.1 vector encodings and §4.8 modalities this server offers. */
+static const char *const encodings[] = { "json", "f32-base64" };
+static const char *const text_only[] = { "text" };
+
+/* A capability whose presence is all it says (§6: its value MAY be {}). */
+static void write_flag_cap(rcp_jw *w, const char *key)
+{
+    rcp_jw_key(w, key);
+    rcp_jw_obj(w);
+    rcp_jw_obj_end(w);
+}
+
 /* §6 embed: {dimension, identity, batchLimit, normalized, encodings
 ** (§7.3.1), modalities (§4.8)}. */
 static void write_embed_cap(rcp_jw *w, const rcp_model *m)
 {
-    static const char *const enc[] = { "json", "f32-base64" };
-    static const char *const text[] = { "text" };
     rcp_jw_key(w, "embed");
     rcp_jw_obj(w);
     rcp_jw_key(w, "dimension");
@@ -328,8 +338,8 @@ static void write_embed_cap(rcp_jw *w, const rcp_model *m)
     rcp_jw_int(w, EMBED_BATCH_LIMIT);
     rcp_jw_key(w, "normalized");
     rcp_jw_bool(w, 1);
-    write_strings(w, "encodings", enc, 2);
-    write_strings(w, "modalities", text, 1);
+    write_strings(w, "encodings", encodings, 2);
+    write_strings(w, "modalities", text_only, 1);
     rcp_jw_obj_end(w);
 }
 
@@ -349,8 +359,6 @@ static void write_sparse_cap(rcp_jw *w, const rcp_model *m)
 ** §7.3.1 encodings, which apply to embed/multi too. */
 static void write_multi_cap(rcp_jw *w, const rcp_model *m)
 {
-    static const char *const enc[] = { "json", "f32-base64" };
-    static const char *const text[] = { "text" };
     rcp_jw_key(w, "multiVector");
     rcp_jw_obj(w);
     rcp_jw_key(w, "dimension");
@@ -359,8 +367,8 @@ static void write_multi_cap(rcp_jw *w, const rcp_model *m)
     rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_MULTI));
     rcp_jw_key(w, "similarity");
     rcp_jw_cstr(w, "cosine");
-    write_strings(w, "modalities", text, 1);
-    write_strings(w, "encodings", enc, 2);
+    write_strings(w, "modalities", text_only, 1);
+    write_strings(w, "encodings", encodings, 2);
     rcp_jw_obj_end(w);
 }
 
@@ -471,21 +479,12 @@ static void write_capabilities(rcp_jw *w, const rcp_server *s)
         write_retrieve_cap(w);
     if (has_cap(s, "filter"))
         write_filter_cap(w, s);
-    if (has_cap(s, "citations")) {
-        rcp_jw_key(w, "citations");      /* §7.7: hits carry citation, trust */
-        rcp_jw_obj(w);
-        rcp_jw_obj_end(w);
-    }
-    if (has_cap(s, "streaming")) {
-        rcp_jw_key(w, "streaming");      /* §9: progress with a token */
-        rcp_jw_obj(w);
-        rcp_jw_obj_end(w);
-    }
-    if (has_cap(s, "pagination")) {
-        rcp_jw_key(w, "pagination");     /* §10: retrieve pages */
-        rcp_jw_obj(w);
-        rcp_jw_obj_end(w);
-    }
+    if (has_cap(s, "citations"))
+        write_flag_cap(w, "citations");  /* §7.7: hits carry citation, trust */
+    if (has_cap(s, "streaming"))
+        write_flag_cap(w, "streaming");  /* §9: progress with a token */
+    if (has_cap(s, "pagination"))
+        write_flag_cap(w, "pagination");     /* §10: retrieve pages */
     if (has_cap(s, "index")) {
         rcp_jw_key(w, "index");
         rcp_jw_obj(w);
@@ -2515,7 +2514,6 @@ static int get_snapshot(rcp_call *c, rq *r)
 static int get_retrieve(rcp_call *c, rq *r)
 {
     static const char *const modes[] = { "dense", "sparse", "hybrid" };
-    static const char *const encs[] = { "json", "f32-base64" };
     const rcp_json *v;
     int64_t seed;
     int rc;
@@ -2533,7 +2531,7 @@ static int get_retrieve(rcp_call *c, rq *r)
                           &r->include_text))
         || (rc = get_bool(c, c->params, "includeVectors", "includeVectors",
                           0, &r->include_vectors))
-        || (rc = get_enum(c, c->params, "encoding", "encoding", encs, 2,
+        || (rc = get_enum(c, c->params, "encoding", "encoding", encodings, 2,
                           r->strict, &r->enc))
         || (rc = get_int(c, c->params, "seed", "seed",
                          -(int64_t)RCP_INT53_MAX, (int64_t)RCP_INT53_MAX, 0,
