@@ -1032,21 +1032,9 @@ enum { ENC_JSON, ENC_B64 };
 ** -32005 under the strict rule, or falls back to json when strict:false. */
 static int get_encoding(rcp_call *c, int strict, int *enc)
 {
-    const rcp_json *v = param(c->params, "encoding");
     *enc = ENC_JSON;
-    if (!v || rcp_json_streq(v, "json"))
-        return 0;
-    if (v->type != RCP_JSON_STRING)
-        return fail(c, RCP_INVALID_PARAMS, "encoding", NULL,
-                    "encoding must be a string");
-    if (rcp_json_streq(v, "f32-base64"))
-        *enc = ENC_B64;
-    else if (strict)
-        return fail(c, RCP_OPTION_UNSUPPORTED, NULL, "encoding",
-                    "encoding '%.*s' is not advertised; this server offers "
-                    "json and f32-base64 (§7.3.1)", (int)(v->n > 32 ? 32
-                                                          : v->n), v->s);
-    return 0;
+    return get_enum(c, c->params, "encoding", "encoding", encodings, 2,
+                    strict, enc);
 }
 
 static void write_vector(rcp_call *c, const float *v, size_t d, int enc,
