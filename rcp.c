@@ -1294,15 +1294,36 @@ static int score_passages(rcp_call *c, int method, const char *q, size_t ql,
     return 0;
 }
 
-static const double *sort_scores;
+/* A score and the position it came from, for deterministic sorts. */
+typedef struct ranked {
+    double score;
+    size_t pos;
+} ranked;
 
-/* Best first; ties by the lower index (deterministic). */
-static int by_score(const void *a, const void *b)
+/* Best first; ties by the lower position (§7.7.1 determinism). */
+static int by_rank(const void *a, const void *b)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (sort_scores[x] != sort_scores[y])
-        return sort_scores[x] > sort_scores[y] ? -1 : 1;
-    return x < y ? -1 : 1;
+    const ranked *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* order[0..n) = the positions of sc sorted best first. */
+static int rank_order(rcp_arena *a, const double *sc, size_t n, size_t *order)
+{
+    ranked *r = rcp_arena_alloc(a, (n + 1) * sizeof *r);
+    size_t i;
+    if (!r)
+        return -1;
+    for (i = 0; i < n; i++) {
+        r[i].score = sc[i];
+        r[i].pos = i;
+    }
+    qsort(r, n, sizeof *r, by_rank);
+    for (i = 0; i < n; i++)
+        order[i] = r[i].pos;
+    return 0;
 }
 
 static void write_rerank_result(rcp_call *c, int legacy, const double *sc,
@@ -1372,7 +1393,6 @@ static int m_rerank(rcp_call *c)
         if ((rc = passage_text(c, &ps->kids[i], f, legacy, &texts[i],
                                &lens[i])))
             return rc;
-        order[i] = i;
     }
     if ((rc = get_strict(c, &strict))
         || (rc = get_rerank_method(c, c->params, "", strict, &method))
@@ -1380,8 +1400,8 @@ static int m_rerank(rcp_call *c)
                          (int64_t)RCP_INT53_MAX, (int64_t)ps->n, &top))
         || (rc = score_passages(c, method, q, ql, texts, lens, ps->n, sc)))
         return rc;
-    sort_scores = sc;
-    qsort(order, ps->n, sizeof *order, by_score);
+    if (rank_order(&c->s->arena, sc, ps->n, order) != 0)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
     write_rerank_result(c, legacy, sc, order, ps->n,
                         (size_t)top < ps->n ? (size_t)top : ps->n);
     return 0;
@@ -2832,17 +2852,6 @@ static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
     return i ? 0 : -1;
 }
 
-static const rcp_model_hit *sort_hits;
-
-static int by_adjusted(const void *a, const void *b)
-{
-    const rcp_model_hit *x = sort_hits + *(const size_t *)a;
-    const rcp_model_hit *y = sort_hits + *(const size_t *)b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
-}
-
 /* §7.7 recency: score' = (score - floor) / (max - floor) * 0.5^(age /
 ** halfLifeDays), the floor being the §6.1 scoreFloor (-1).  Age counts
 ** from the newest date among the candidates, so results depend only on
@@ -2854,10 +2863,11 @@ static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
     size_t *ord = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *ord);
     rcp_model_hit *tmp = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *tmp);
     double *dec = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *dec);
+    double *adj = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *adj);
     double top = -1.0;
     int64_t newest = INT64_MIN;
     size_t i;
-    if (!when || !ord || !tmp || !dec)
+    if (!when || !ord || !tmp || !dec || !adj)
         return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
     for (i = 0; i < n; i++) {
         if (doc_date(c, r, h[i].doc, &when[i]) != 0)
@@ -2870,17 +2880,19 @@ static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
     for (i = 0; i < n; i++) {
         double age = (double)(newest - when[i]) / 86400000.0;
         tmp[i] = h[i];
-        tmp[i].score = when[i] == INT64_MIN ? 0 : (top > -1.0 ? (h[i].score
-            + 1.0) / (top + 1.0) : 1.0) * pow(0.5, age / r->half_life);
-        ord[i] = i;
+        dec[i] = when[i] == INT64_MIN ? 0 : pow(0.5, age / r->half_life);
+        adj[i] = (top > -1.0 ? (h[i].score + 1.0) / (top + 1.0) : 1.0)
+                 * dec[i];
     }
-    sort_hits = tmp;
-    qsort(ord, n, sizeof *ord, by_adjusted);
+    if (rank_order(&c->s->arena, adj, n, ord) != 0)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
     for (i = 0; i < n; i++) {
         h[i] = tmp[ord[i]];
-        dec[i] = when[ord[i]] == INT64_MIN ? 0 : pow(0.5,
-            (double)(newest - when[ord[i]]) / 86400000.0 / r->half_life);
+        h[i].score = adj[ord[i]];
     }
+    for (i = 0; i < n; i++)         /* the decays, in the new order */
+        adj[i] = dec[ord[i]];
+    memcpy(dec, adj, n * sizeof *dec);
     r->decay = dec;
     return 0;
 }
