@@ -950,12 +950,6 @@ static double fbag_value(const fbag *b, size_t i)
 #define NGRAM_MIN 3
 #define NGRAM_MAX 5
 #define NGRAM_MASS 1.0
-#ifndef PROTO_V2
-#define PROTO_V2 0
-#endif
-#ifndef PROTO_MS
-#define PROTO_MS 0
-#endif
 
 /* A general-English stoplist drawn from the SMART system's (Salton; 496
 ** words: function words and fillers such as "also", "given", "various").
@@ -1136,79 +1130,14 @@ static void normalize(float *v, size_t n)
         v[i] = (float)(v[i] * s);
 }
 
-static size_t fbag_slot(const fbag *b, uint64_t h)
-{
-    size_t i;
-    h |= 1;
-    i = (size_t)(h >> 7) & (b->cap - 1);
-    while (b->key[i] && b->key[i] != h)
-        i = (i + 1) & (b->cap - 1);
-    return i;
-}
-
-static void put2(float *out, size_t dim, uint64_t h, double v)
-{
-    size_t slot = PROTO_MS ? (size_t)(((h >> 32) * (uint64_t)dim) >> 32)
-                           : (size_t)(h >> 32) % dim;
-    out[slot] += (float)((h & 2) ? -v : v);
-}
-
-static void word_contrib(const rcp_tokens *t, const rcp_token *tk, double w,
-                         float *out, size_t dim)
-{
-    const char *word = t->buf + tk->word;
-    size_t wlen = tk->wlen;
-    char m[MAX_WORD_BYTES + 2];
-    uint32_t off[MAX_WORD_BYTES + 3];
-    size_t ncp, n, i, total = 0;
-    put2(out, dim, hash_bytes(HASH_SEED_STEM, t->buf + tk->term, tk->tlen), w);
-    if (tk->kind != RCP_TOKEN_WORD)
-        return;
-    m[0] = '<';
-    memcpy(m + 1, word, wlen);
-    m[wlen + 1] = '>';
-    ncp = cp_offsets(m, wlen + 2, off, MAX_WORD_BYTES + 2);
-    for (n = NGRAM_MIN; n <= NGRAM_MAX; n++)
-        total += ncp >= n ? ncp - n + 1 : 0;
-    for (n = NGRAM_MIN; n <= NGRAM_MAX; n++)
-        for (i = 0; i + n <= ncp; i++)
-            put2(out, dim, hash_bytes(HASH_SEED_GRAM + n, m + off[i],
-                                   off[i + n] - off[i]),
-                     w * NGRAM_MASS / sqrt((double)total));
-}
-
 /* The hashed embedding of tokens made with RCP_TOK_DEFAULT. */
 static int embed_tokens(const rcp_tokens *t, float *out, size_t dim)
 {
     fbag b;
-    size_t i;
     memset(out, 0, dim * sizeof *out);
-    if (!PROTO_V2) {
-        if (hash_features(&b, t))
-            return -1;
-        project_bag(&b, out, dim);
-        normalize(out, dim);
-        fbag_free(&b);
-        return 0;
-    }
-    if (fbag_init(&b, t->n))
+    if (hash_features(&b, t))
         return -1;
-    for (i = 0; i < t->n; i++)
-        fbag_add(&b, hash_bytes(t->v[i].kind, t->buf + t->v[i].word,
-                                t->v[i].wlen), 1.0);
-    for (i = 0; i < t->n; i++) {
-        size_t s = fbag_slot(&b, hash_bytes(t->v[i].kind,
-                                            t->buf + t->v[i].word,
-                                            t->v[i].wlen));
-        double w;
-        if (!b.cnt[s])
-            continue;
-        w = token_weight(&t->v[i], t->buf);
-        if (w > 0)
-            word_contrib(t, &t->v[i], w * (1.0 + log((double)b.cnt[s])),
-                         out, dim);
-        b.cnt[s] = 0;
-    }
+    project_bag(&b, out, dim);
     normalize(out, dim);
     fbag_free(&b);
     return 0;
