@@ -657,78 +657,58 @@ static int is_digits(const char *w, size_t n)
     return 1;
 }
 
-/* A finished word: drop it if it is a stopword (its position still
-** counts, so proximity measures real distance), else store the folded
-** word and, when stemming changed it, the stem. */
-static int emit_word(rcp_tokens *t, char *w, size_t n, unsigned flags,
-                     uint32_t start, uint32_t end, uint32_t *pos)
+/* What the scanner hands on: a word (folded when asked; cc CC_WORD) or a
+** CJK character pair (cc CC_CJK, raw bytes), with its byte span.  The
+** sink decides what to keep: rcp_tokenize's makes tokens, the index's
+** fast path looks words up in the lexicon instead. */
+typedef int (*tok_sink)(void *ctx, int cc, const char *w, size_t n,
+                        uint32_t start, uint32_t end);
+
+static int ascii_word(unsigned c)
 {
-    rcp_token tk;
-    size_t sn;
-    int alpha = is_ascii_alpha(w, n);
-    tk.pos = (*pos)++;
-    if ((flags & RCP_TOK_STOP) && alpha && rcp_stopword(w, n))
-        return 0;
-    tk.start = start;
-    tk.end = end;
-    tk.kind = is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
-    if (tok_bytes(t, w, n, &tk.word))
-        return -1;
-    tk.wlen = (uint32_t)n;
-    tk.term = tk.word;
-    tk.tlen = tk.wlen;
-    if ((flags & RCP_TOK_STEM) && alpha) {
-        sn = rcp_stem_porter(w, n);
-        if (sn != n && tok_bytes(t, w, sn, &tk.term))
-            return -1;
-        tk.tlen = (uint32_t)sn;
-    }
-    return tok_push(t, &tk);
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+        || (c >= 'A' && c <= 'Z');
 }
 
-/* Scan one run of word characters starting at *i; fold into w. */
-static int scan_word(rcp_tokens *t, const unsigned char *s, size_t len,
-                     size_t *i, unsigned flags, uint32_t *pos)
+/* Scan one run of word characters starting at *i, folded into w; ASCII
+** (most text) takes the short way, with exactly the long way's result. */
+static int scan_word(const unsigned char *s, size_t len, size_t *i,
+                     unsigned flags, tok_sink f, void *ctx)
 {
     char w[MAX_WORD_BYTES + 8];
     size_t n = 0, start = *i, end = *i;
+    int fold = (flags & RCP_TOK_FOLD) != 0;
     while (*i < len) {
         size_t at = *i;
-        uint32_t c = utf8_next(s, len, i), f[2];
+        uint32_t c = s[at], fc[2];
         int k, nf;
+        if (c < 0x80) {
+            if (!ascii_word(c))
+                break;
+            *i = end = at + 1;
+            if (n + 4 <= MAX_WORD_BYTES)
+                w[n++] = (char)(fold && c <= 'Z' && c >= 'A' ? c + 32 : c);
+            continue;
+        }
+        c = utf8_next(s, len, i);
         if (char_class(c) != CC_WORD) {
             *i = at;
             break;
         }
         end = *i;
-        nf = (flags & RCP_TOK_FOLD) ? fold_cp(c, f) : (f[0] = c, 1);
+        nf = fold ? fold_cp(c, fc) : (fc[0] = c, 1);
         for (k = 0; k < nf; k++)
             if (n + 4 <= MAX_WORD_BYTES)
-                n += utf8_put(w + n, f[k]);
+                n += utf8_put(w + n, fc[k]);
     }
-    return emit_word(t, w, n, flags, (uint32_t)start, (uint32_t)end, pos);
-}
-
-static int emit_cjk(rcp_tokens *t, const unsigned char *s, size_t a,
-                    size_t b, uint32_t *pos)
-{
-    rcp_token tk;
-    tk.pos = (*pos)++;
-    tk.start = (uint32_t)a;
-    tk.end = (uint32_t)b;
-    tk.kind = RCP_TOKEN_CJK;
-    if (tok_bytes(t, (const char *)s + a, b - a, &tk.word))
-        return -1;
-    tk.wlen = tk.tlen = (uint32_t)(b - a);
-    tk.term = tk.word;
-    return tok_push(t, &tk);
+    return f(ctx, CC_WORD, w, n, (uint32_t)start, (uint32_t)end);
 }
 
 /* A run of CJK characters becomes its overlapping bigrams (a lone
 ** character stays a unigram): the standard answer for scripts written
 ** without spaces, recall of a dictionary segmenter without one. */
-static int scan_cjk(rcp_tokens *t, const unsigned char *s, size_t len,
-                    size_t *i, uint32_t *pos)
+static int scan_cjk(const unsigned char *s, size_t len, size_t *i,
+                    tok_sink f, void *ctx)
 {
     size_t prev = *i, cur, nxt;
     int count = 0;
@@ -745,37 +725,91 @@ static int scan_cjk(rcp_tokens *t, const unsigned char *s, size_t len,
             break;
         }
         nxt = *i;
-        if (emit_cjk(t, s, prev, nxt, pos))
+        if (f(ctx, CC_CJK, (const char *)s + prev, nxt - prev,
+              (uint32_t)prev, (uint32_t)nxt))
             return -1;
         count++;
         prev = cur;
         cur = nxt;
     }
-    return count ? 0 : emit_cjk(t, s, prev, cur, pos);
+    return count ? 0 : f(ctx, CC_CJK, (const char *)s + prev, cur - prev,
+                         (uint32_t)prev, (uint32_t)cur);
+}
+
+/* Every word and CJK pair of text[0..len), in order, to f. */
+static int scan_text(const char *text, size_t len, unsigned flags,
+                     tok_sink f, void *ctx)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0;
+    if (len >= UINT32_MAX)
+        return -1;
+    while (i < len) {
+        size_t at = i;
+        int cc;
+        if (s[i] < 0x80 && !ascii_word(s[i])) {
+            i++;                        /* ASCII space and punctuation */
+            continue;
+        }
+        cc = char_class(utf8_next(s, len, &i));
+        if (cc == CC_SEP)
+            continue;
+        i = at;
+        if (cc == CC_WORD ? scan_word(s, len, &i, flags, f, ctx)
+                          : scan_cjk(s, len, &i, f, ctx))
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct tok_ctx {
+    rcp_tokens *t;
+    unsigned    flags;
+    uint32_t    pos;
+} tok_ctx;
+
+/* rcp_tokenize's sink.  A stopword is dropped (its position still
+** counts, so proximity measures real distance); a word is stored folded
+** and, when stemming changed it, with its stem. */
+static int emit_token(void *ctx, int cc, const char *w, size_t n,
+                      uint32_t start, uint32_t end)
+{
+    tok_ctx *c = ctx;
+    rcp_token tk;
+    char st[MAX_WORD_BYTES + 8];
+    size_t sn;
+    int alpha = cc == CC_WORD && is_ascii_alpha(w, n);
+    tk.pos = c->pos++;
+    if (alpha && (c->flags & RCP_TOK_STOP) && rcp_stopword(w, n))
+        return 0;
+    tk.start = start;
+    tk.end = end;
+    tk.kind = cc == CC_CJK ? RCP_TOKEN_CJK
+            : is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
+    if (tok_bytes(c->t, w, n, &tk.word))
+        return -1;
+    tk.wlen = tk.tlen = (uint32_t)n;
+    tk.term = tk.word;
+    if (alpha && (c->flags & RCP_TOK_STEM)) {
+        memcpy(st, w, n);
+        sn = rcp_stem_porter(st, n);
+        if (sn != n && tok_bytes(c->t, st, sn, &tk.term))
+            return -1;
+        tk.tlen = (uint32_t)sn;
+    }
+    return tok_push(c->t, &tk);
 }
 
 int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
                  unsigned flags)
 {
-    const unsigned char *s = (const unsigned char *)text;
-    size_t i = 0;
-    uint32_t pos = 0;
+    tok_ctx c;
     out->n = 0;
     out->len = 0;
-    if (len >= UINT32_MAX)
-        return -1;
-    while (i < len) {
-        size_t at = i;
-        int cc = char_class(utf8_next(s, len, &i)), rc = 0;
-        if (cc == CC_SEP)
-            continue;
-        i = at;
-        rc = cc == CC_WORD ? scan_word(out, s, len, &i, flags, &pos)
-                           : scan_cjk(out, s, len, &i, &pos);
-        if (rc)
-            return -1;
-    }
-    return 0;
+    c.t = out;
+    c.flags = flags;
+    c.pos = 0;
+    return scan_text(text, len, flags, emit_token, &c);
 }
 
 /* MARK: - Chunking (§7.10 "chunk") ---------------------------------------- */
@@ -931,7 +965,7 @@ static double fbag_value(const fbag *b, size_t i)
     return c == 1 ? b->sum[i] : b->sum[i] / c * (1.0 + log(c));
 }
 
-/* MARK: - Hashed n-gram embedder (dense, "rcp-hash-ngram-v1") ------------- */
+/* MARK: - Hashed n-gram embedder (dense, "rcp-hash-ngram-v2") ------------- */
 
 /* The fixed model.  Every text is tokenized with RCP_TOK_DEFAULT (the
 ** embedder's own setting, whatever the index uses).  Each token gives
@@ -944,7 +978,17 @@ static double fbag_value(const fbag *b, size_t i)
 ** length stands in for idf without looking at any corpus).  Features are
 ** signed-hashed into the dimensions (Weinberger et al. 2009), the sign
 ** from a different bit than the slot so collisions cancel in expectation,
-** and the vector is L2-normalised. */
+** and the vector is L2-normalised.  A feature seen c times in the text
+** with weights summing to s counts s/c (1 + ln c) (sublinear tf).
+**
+** v2 is v1's function computed in a fixed order: the text's distinct
+** words in order of first appearance, each with its count t, add t x
+** (their features' single-precision weights); the features are then
+** projected in order of first appearance.  The order makes the vector
+** the same whether a word's features come from the index's lexicon or
+** are computed afresh (rcp_model_embed), so indexing can remember them;
+** vectors differ from v1's in rounding only (Cranfield unchanged to four
+** places), but they differ, hence the new identity. */
 #define HASH_SEED_STEM  0x5354454dULL
 #define HASH_SEED_GRAM  0x4752414dULL
 #define NGRAM_MIN 3
@@ -1032,18 +1076,24 @@ static int common_word(const char *w, size_t n)
     return in_list(common_words, sizeof common_words / sizeof common_words[0],
                    w, n);
 }
-static double token_weight(const rcp_token *tk, const char *buf)
+/* The token weight of a word of kind RCP_TOKEN_* (folded, w[0..n)). */
+static double word_weight(unsigned kind, const char *w, size_t n)
 {
-    double L = tk->wlen;
-    if (tk->kind == RCP_TOKEN_WORD && common_word(buf + tk->word, tk->wlen))
+    double L = (double)n;
+    if (kind == RCP_TOKEN_WORD && common_word(w, n))
         return 0.0;
-    if (tk->kind == RCP_TOKEN_NUM)
+    if (kind == RCP_TOKEN_NUM)
         return 0.5;
-    if (tk->kind == RCP_TOKEN_CJK)
+    if (kind == RCP_TOKEN_CJK)
         return 1.0;
     if (L > 12)
         L = 12;
     return log(1.0 + L) / log(13.0);
+}
+
+static double token_weight(const rcp_token *tk, const char *buf)
+{
+    return word_weight(tk->kind, buf + tk->word, tk->wlen);
 }
 
 /* Code point boundaries of s[0..n): off[0..count] (count <= cap). */
@@ -1130,26 +1180,223 @@ static void normalize(float *v, size_t n)
         v[i] = (float)(v[i] * s);
 }
 
-/* The hashed embedding of tokens made with RCP_TOK_DEFAULT. */
-static int embed_tokens(const rcp_tokens *t, float *out, size_t dim)
+/* One feature of a word as the dense embedder places it. */
+typedef struct wfeat {
+    uint64_t key;               /* the feature's hash | 1 (never 0) */
+    float    w;                 /* its weight */
+    uint32_t slot;              /* its dimension; | WF_NEG: subtracted */
+} wfeat;
+#define WF_NEG 0x80000000u      /* dimensions are < 2^31 */
+
+/* How many features a word of kind with wlen bytes can have. */
+static size_t wfeat_bound(unsigned kind, size_t wlen)
 {
-    fbag b;
-    memset(out, 0, dim * sizeof *out);
-    if (hash_features(&b, t))
+    return kind == RCP_TOKEN_WORD ? 1 + 3 * (wlen + 2) : 1;
+}
+
+static void wfeat_set(wfeat *f, uint64_t h, double w, size_t dim)
+{
+    f->key = h | 1;
+    f->w = (float)w;
+    f->slot = (uint32_t)((h >> 32) % dim) | ((h & 2) ? WF_NEG : 0);
+}
+
+/* The features of one word: its term (the stem), then for a word the
+** n-grams of "<word>" (3-grams, 4-grams, 5-grams, each left to right),
+** w the token weight.  Returns the count (<= wfeat_bound). */
+static size_t word_feats(unsigned kind, const char *word, size_t wlen,
+                         const char *term, size_t tlen, double w,
+                         size_t dim, wfeat *out)
+{
+    char m[MAX_WORD_BYTES + 2];
+    uint32_t off[MAX_WORD_BYTES + 3];
+    size_t ncp, n, i, total = 0, k = 1;
+    double g;
+    wfeat_set(&out[0], hash_bytes(HASH_SEED_STEM, term, tlen), w, dim);
+    if (kind != RCP_TOKEN_WORD)
+        return 1;
+    m[0] = '<';
+    memcpy(m + 1, word, wlen);
+    m[wlen + 1] = '>';
+    ncp = cp_offsets(m, wlen + 2, off, MAX_WORD_BYTES + 2);
+    for (n = NGRAM_MIN; n <= NGRAM_MAX; n++)
+        total += ncp >= n ? ncp - n + 1 : 0;
+    g = w * NGRAM_MASS / sqrt((double)total);
+    for (n = NGRAM_MIN; n <= NGRAM_MAX; n++)
+        for (i = 0; i + n <= ncp; i++)
+            wfeat_set(&out[k++], hash_bytes(HASH_SEED_GRAM + n, m + off[i],
+                                            off[i + n] - off[i]), g, dim);
+    return k;
+}
+
+/* The dense embedder's working set: feature key -> (summed weight,
+** count), remembering the order keys first came in.  Open addressing at
+** load <= 1/2; emptied by projecting, so one bag serves many texts. */
+typedef struct dslot {
+    uint64_t key;               /* 0: empty */
+    double   sum;
+    uint32_t cnt, slot;
+} dslot;
+
+typedef struct dbag {
+    dslot    *t;
+    uint32_t *order;            /* occupied slots, first come first */
+    size_t    cap, n;
+} dbag;
+
+static void dbag_free(dbag *b)
+{
+    rcp_free(b->t);
+    rcp_free(b->order);
+    memset(b, 0, sizeof *b);
+}
+
+/* Room for bound more keys in an empty bag. */
+static int dbag_reserve(dbag *b, size_t bound)
+{
+    size_t cap = 64;
+    while (cap < 2 * bound)
+        cap *= 2;
+    if (cap <= b->cap)
+        return 0;
+    dbag_free(b);
+    if (cap > UINT32_MAX)
         return -1;
-    project_bag(&b, out, dim);
-    normalize(out, dim);
-    fbag_free(&b);
+    b->t = rcp_malloc(cap * sizeof *b->t);
+    b->order = rcp_malloc(cap / 2 * sizeof *b->order);
+    if (!b->t || !b->order) {
+        dbag_free(b);
+        return -1;
+    }
+    memset(b->t, 0, cap * sizeof *b->t);
+    b->cap = cap;
     return 0;
 }
 
-static int embed_hash(const char *text, size_t len, float *out, size_t dim)
+/* A word's feature f, for a word seen tf times. */
+static void dbag_add(dbag *b, const wfeat *f, uint32_t tf)
+{
+    size_t mask = b->cap - 1, i = (size_t)(f->key >> 7) & mask;
+    dslot *s;
+    while (b->t[i].key && b->t[i].key != f->key)
+        i = (i + 1) & mask;
+    s = &b->t[i];
+    if (!s->key) {
+        s->key = f->key;
+        s->sum = 0;
+        s->cnt = 0;
+        s->slot = f->slot;
+        b->order[b->n++] = (uint32_t)i;
+    }
+    s->sum += (double)f->w * tf;
+    s->cnt += tf;
+}
+
+/* 1 + ln c for c < TFLOG_N, computed once per model (rcp_model_new). */
+#define TFLOG_N 256
+
+static double tf_log(const double *tflog, uint32_t c)
+{
+    return c < TFLOG_N ? tflog[c] : 1.0 + log((double)c);
+}
+
+/* Add every feature's sublinear value into out (in first-come order) and
+** empty the bag. */
+static void dbag_project(dbag *b, const double *tflog, float *out)
+{
+    size_t k;
+    for (k = 0; k < b->n; k++) {
+        dslot *s = &b->t[b->order[k]];
+        double v = s->cnt == 1 ? s->sum
+                               : s->sum / s->cnt * tf_log(tflog, s->cnt);
+        if (s->slot & WF_NEG)
+            out[s->slot & ~WF_NEG] -= (float)v;
+        else
+            out[s->slot] += (float)v;
+        s->key = 0;
+    }
+    b->n = 0;
+}
+
+/* The distinct words of t (by folded word) in order of first appearance:
+** first[i] the token index, count[i] its count; *nd how many. */
+static int distinct_words(const rcp_tokens *t, uint32_t *first,
+                          uint32_t *count, size_t *nd)
+{
+    size_t cap = 16, i, j;
+    uint32_t *slot;
+    while (cap < 2 * t->n)
+        cap *= 2;
+    if (!(slot = rcp_malloc(cap * sizeof *slot)))
+        return -1;
+    memset(slot, 0, cap * sizeof *slot);
+    *nd = 0;
+    for (i = 0; i < t->n; i++) {
+        const rcp_token *tk = &t->v[i];
+        j = (size_t)hash_bytes(0, t->buf + tk->word, tk->wlen) & (cap - 1);
+        for (; slot[j]; j = (j + 1) & (cap - 1)) {
+            const rcp_token *o = &t->v[first[slot[j] - 1]];
+            if (o->wlen == tk->wlen
+                && !memcmp(t->buf + o->word, t->buf + tk->word, tk->wlen))
+                break;
+        }
+        if (!slot[j]) {
+            first[*nd] = (uint32_t)i;
+            count[*nd] = 0;
+            slot[j] = (uint32_t)++*nd;
+        }
+        count[slot[j] - 1]++;
+    }
+    rcp_free(slot);
+    return 0;
+}
+
+/* The dense embedding of tokens made with RCP_TOK_DEFAULT, computed
+** afresh (the index's fast path gets the same from its lexicon). */
+static int embed_tokens(const rcp_tokens *t, const double *tflog,
+                        float *out, size_t dim)
+{
+    wfeat f[1 + 3 * (MAX_WORD_BYTES + 2)];
+    uint32_t *first = rcp_malloc((t->n + 1) * sizeof *first);
+    uint32_t *count = rcp_malloc((t->n + 1) * sizeof *count);
+    size_t nd = 0, i, j, k, bound = 0;
+    dbag b;
+    int rc = -1;
+    memset(&b, 0, sizeof b);
+    memset(out, 0, dim * sizeof *out);
+    if (first && count && !distinct_words(t, first, count, &nd)) {
+        for (i = 0; i < nd; i++)
+            bound += wfeat_bound(t->v[first[i]].kind, t->v[first[i]].wlen);
+        rc = dbag_reserve(&b, bound);
+    }
+    for (i = 0; rc == 0 && i < nd; i++) {
+        const rcp_token *tk = &t->v[first[i]];
+        double w = token_weight(tk, t->buf);
+        if (w <= 0)
+            continue;
+        k = word_feats(tk->kind, t->buf + tk->word, tk->wlen,
+                       t->buf + tk->term, tk->tlen, w, dim, f);
+        for (j = 0; j < k; j++)
+            dbag_add(&b, &f[j], count[i]);
+    }
+    if (rc == 0) {
+        dbag_project(&b, tflog, out);
+        normalize(out, dim);
+    }
+    dbag_free(&b);
+    rcp_free(first);
+    rcp_free(count);
+    return rc;
+}
+
+static int embed_hash(const char *text, size_t len, const double *tflog,
+                      float *out, size_t dim)
 {
     rcp_tokens t;
     int rc;
     rcp_tokens_init(&t);
     rc = rcp_tokenize(&t, text, len, RCP_TOK_DEFAULT)
-         || embed_tokens(&t, out, dim);
+         || embed_tokens(&t, tflog, out, dim);
     rcp_tokens_free(&t);
     return rc ? -1 : 0;
 }
@@ -1238,6 +1485,37 @@ typedef struct wvec {
     sidx      ix;
 } wvec;
 
+/* The lexicon: what indexing needs to know of a word that depends on the
+** word alone -- stopword or not, its term id, its dense features --
+** remembered per distinct folded word, so a word seen before costs one
+** hash lookup: stemming and n-gram hashing happen once per word, not once
+** per occurrence.  A cache of fixed functions of the word (the vectors
+** are checked against rcp_model_embed in tests/test_model.c), bounded:
+** past opts.lexicon_bytes it is emptied before the next document.  Only
+** the fast path uses it: an index tokenizing as the embedder does
+** (RCP_TOK_DEFAULT, the default). */
+#define LEX_STOP  0xFFFFFFFFu   /* the term of a stopword */
+#define LEX_DEFAULT_BYTES ((size_t)64 << 20)
+
+typedef struct lexent {
+    uint64_t h;                 /* hash of the word */
+    uint32_t woff, wlen;        /* the folded word at words + woff */
+    uint32_t term;              /* index term id or LEX_STOP */
+    uint32_t foff, nf;          /* dense features at feat + foff */
+    uint32_t stamp, tf;         /* the add in progress: seen, count */
+} lexent;
+
+typedef struct lexicon {
+    lexent  *e;
+    size_t   n, cap;
+    sidx     ix;
+    char    *words;
+    size_t   wlen, wcap;
+    wfeat   *feat;
+    size_t   nfeat, fcap;
+    uint32_t stamp;             /* of the add in progress, never 0 */
+} lexicon;
+
 struct rcp_model {
     rcp_model_opts o;
     char     identity[80], sparse_identity[80], multi_identity[80];
@@ -1264,6 +1542,11 @@ struct rcp_model {
     size_t   keep;
     size_t   held;              /* dead documents whose text is kept */
     uint64_t next_sweep;        /* no sweep before this version */
+    double   tflog[TFLOG_N];    /* 1 + ln c, the embedder's tf damping */
+    lexicon  lex;               /* the fast path's word cache */
+    dbag     bag;               /* scratch of the add in progress: */
+    uint32_t *tids, *dw;        /* its term ids, its distinct words */
+    size_t   tidcap, dwcap;
 };
 
 void rcp_model_opts_init(rcp_model_opts *o)
@@ -1278,6 +1561,7 @@ void rcp_model_opts_init(rcp_model_opts *o)
     o->prf_docs = 10;
     o->prf_beta = 0.75;
     o->snapshot_keep = 1024;
+    o->lexicon_bytes = LEX_DEFAULT_BYTES;
 }
 
 static int term_eq(const void *ctx, uint32_t e, const char *k, size_t n,
@@ -1302,6 +1586,34 @@ static int doc_eq(const void *ctx, uint32_t e, const char *k, size_t n,
 static uint64_t doc_h(const void *ctx, uint32_t e)
 {
     return ((const rcp_model *)ctx)->docs[e].h;
+}
+
+static int lex_eq(const void *ctx, uint32_t e, const char *k, size_t n,
+                  uint64_t h)
+{
+    const lexicon *x = ctx;
+    const lexent *l = &x->e[e];
+    return l->h == h && l->wlen == n && !memcmp(x->words + l->woff, k, n);
+}
+
+static uint64_t lex_h(const void *ctx, uint32_t e)
+{
+    return ((const lexicon *)ctx)->e[e].h;
+}
+
+static void lex_free(lexicon *x)
+{
+    rcp_free(x->e);
+    rcp_free(x->ix.slot);
+    rcp_free(x->words);
+    rcp_free(x->feat);
+    memset(x, 0, sizeof *x);
+}
+
+static size_t lex_bytes(const lexicon *x)
+{
+    return x->cap * sizeof *x->e + x->ix.cap * sizeof *x->ix.slot + x->wcap
+           + x->fcap * sizeof *x->feat;
 }
 
 static int wv_eq(const void *ctx, uint32_t e, const char *k, size_t n,
@@ -1734,7 +2046,7 @@ size_t rcp_model_multi_dim(const rcp_model *m)
 static void set_identities(rcp_model *m)
 {
     if (!m->wv.n)
-        snprintf(m->identity, sizeof m->identity, "rcp-hash-ngram-v1-%u",
+        snprintf(m->identity, sizeof m->identity, "rcp-hash-ngram-v2-%u",
                  m->o.dim);
     snprintf(m->sparse_identity, sizeof m->sparse_identity,
              "rcp-hash-sparse-v1-%lu", (unsigned long)m->o.sparse_vocab);
@@ -1765,6 +2077,7 @@ rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
     rcp_model_opts def;
     rcp_model *m;
     const char *why;
+    size_t i;
     if (!opts) {
         rcp_model_opts_init(&def);
         opts = &def;
@@ -1780,6 +2093,8 @@ rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
     }
     memset(m, 0, sizeof *m);
     m->o = *opts;
+    for (i = 0; i < TFLOG_N; i++)
+        m->tflog[i] = 1.0 + log((double)i);
     m->o.vectors_path = NULL;           /* not kept: the caller owns it */
     m->keep = opts->snapshot_keep;
     m->hist = rcp_malloc((m->keep + 1) * sizeof *m->hist);
@@ -1831,6 +2146,10 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->dlen);
     rcp_free(m->hist);
     wv_free(&m->wv);
+    lex_free(&m->lex);
+    dbag_free(&m->bag);
+    rcp_free(m->tids);
+    rcp_free(m->dw);
     rcp_free(m);
 }
 
@@ -1866,7 +2185,7 @@ int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
     (void)kind;
     if (m->wv.n)
         return embed_static(&m->wv, text, len, out);
-    return embed_hash(text, len, out, m->o.dim);
+    return embed_hash(text, len, m->tflog, out, m->o.dim);
 }
 
 /* MARK: - Index: add, delete (§7.10, §7.11) ------------------------------- */
@@ -1958,6 +2277,194 @@ fail:
     return -1;
 }
 
+/* A word the lexicon does not hold yet: classify, stem, intern its term
+** and compute its dense features (none with static word vectors, whose
+** embedder reads the text itself).  Its index, or -1 out of memory. */
+static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
+                    uint64_t h)
+{
+    lexicon *x = &m->lex;
+    unsigned kind = cc == CC_CJK ? RCP_TOKEN_CJK
+                  : is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
+    int alpha = cc == CC_WORD && is_ascii_alpha(w, n);
+    char st[MAX_WORD_BYTES + 8];
+    size_t sn = n, nf = 0;
+    long term = -1;
+    double wt;
+    lexent *e;
+    if (x->wlen + n >= UINT32_MAX || x->nfeat + wfeat_bound(kind, n)
+        >= UINT32_MAX || sidx_reserve(&x->ix, x, lex_h)
+        || grow((void **)&x->e, &x->cap, x->n + 1, sizeof *x->e)
+        || grow((void **)&x->words, &x->wcap, x->wlen + n, 1)
+        || grow((void **)&x->feat, &x->fcap, x->nfeat + wfeat_bound(kind, n),
+                sizeof *x->feat))
+        return -1;
+    memcpy(st, w, n);
+    if (!alpha || !rcp_stopword(w, n)) {
+        /* the term rcp_tokenize gives: a stem as long as its word
+        ** (study -> studi) is not taken, the word stays */
+        if (alpha && (sn = rcp_stem_porter(st, n)) == n)
+            memcpy(st, w, n);
+        if ((term = intern_term(m, st, sn)) < 0)
+            return -1;
+        wt = m->wv.n ? 0 : word_weight(kind, w, n);
+        if (wt > 0)
+            nf = word_feats(kind, w, n, st, sn, wt, m->o.dim,
+                            x->feat + x->nfeat);
+    }
+    e = &x->e[x->n];
+    e->h = h;
+    e->woff = (uint32_t)x->wlen;
+    e->wlen = (uint32_t)n;
+    e->term = term < 0 ? LEX_STOP : (uint32_t)term;
+    e->foff = (uint32_t)x->nfeat;
+    e->nf = (uint32_t)nf;
+    e->stamp = e->tf = 0;
+    memcpy(x->words + x->wlen, w, n);
+    x->wlen += n;
+    x->nfeat += nf;
+    x->ix.slot[sidx_find(&x->ix, x, lex_eq, w, n, h)] = (uint32_t)++x->n;
+    x->ix.n++;
+    return (long)x->n - 1;
+}
+
+static long lex_word(rcp_model *m, int cc, const char *w, size_t n)
+{
+    lexicon *x = &m->lex;
+    uint64_t h = hash_bytes(0, w, n);
+    if (x->ix.cap) {
+        size_t i = sidx_find(&x->ix, x, lex_eq, w, n, h);
+        if (x->ix.slot[i])
+            return (long)x->ix.slot[i] - 1;
+    }
+    return lex_new(m, cc, w, n, h);
+}
+
+/* The add in progress on the fast path. */
+typedef struct add_ctx {
+    rcp_model *m;
+    uint32_t   docno;
+    uint32_t   ntok;            /* tokens BM25 counts */
+    size_t     ntids, ndw;      /* in m->tids, m->dw */
+} add_ctx;
+
+/* The fast path's sink: post the word's term, count the word. */
+static int index_token(void *ctx, int cc, const char *w, size_t n,
+                       uint32_t start, uint32_t end)
+{
+    add_ctx *c = ctx;
+    rcp_model *m = c->m;
+    long x = lex_word(m, cc, w, n);
+    lexent *e;
+    term *t;
+    (void)start;
+    (void)end;
+    if (x < 0)
+        return -1;
+    e = &m->lex.e[x];
+    if (e->term == LEX_STOP)
+        return 0;
+    c->ntok++;
+    t = &m->terms[e->term];
+    if (t->n && t->p[t->n - 1].doc == c->docno) {
+        t->p[t->n - 1].tf++;
+    } else {
+        if (grow((void **)&t->p, &t->cap, t->n + 1, sizeof *t->p)
+            || grow((void **)&m->tids, &m->tidcap, c->ntids + 1,
+                    sizeof *m->tids))
+            return -1;
+        t->p[t->n].doc = c->docno;
+        t->p[t->n++].tf = 1;
+        t->df++;
+        m->tids[c->ntids++] = e->term;
+    }
+    if (e->stamp != m->lex.stamp) {
+        if (grow((void **)&m->dw, &m->dwcap, c->ndw + 1, sizeof *m->dw))
+            return -1;
+        e->stamp = m->lex.stamp;
+        e->tf = 0;
+        m->dw[c->ndw++] = (uint32_t)x;
+    }
+    e->tf++;
+    return 0;
+}
+
+/* The dense vector of the add in progress from its distinct words'
+** remembered features: embed_tokens' sums in embed_tokens' order. */
+static int embed_lex(rcp_model *m, size_t ndw, float *out)
+{
+    const lexicon *x = &m->lex;
+    size_t i, j, bound = 0;
+    for (i = 0; i < ndw; i++)
+        bound += x->e[m->dw[i]].nf;
+    if (dbag_reserve(&m->bag, bound))
+        return -1;
+    for (i = 0; i < ndw; i++) {
+        const lexent *e = &x->e[m->dw[i]];
+        for (j = 0; j < e->nf; j++)
+            dbag_add(&m->bag, &x->feat[e->foff + j], e->tf);
+    }
+    memset(out, 0, m->o.dim * sizeof *out);
+    dbag_project(&m->bag, m->tflog, out);
+    normalize(out, m->o.dim);
+    return 0;
+}
+
+/* A new stamp for the add about to start (the lexicon emptied first when
+** over its budget). */
+static void lex_begin(rcp_model *m)
+{
+    lexicon *x = &m->lex;
+    size_t i;
+    if (x->n && lex_bytes(x) > m->o.lexicon_bytes)
+        lex_free(x);
+    if (++x->stamp == 0) {          /* wrapped: no entry may look seen */
+        for (i = 0; i < x->n; i++)
+            x->e[i].stamp = 0;
+        x->stamp = 1;
+    }
+}
+
+/* Postings and vector of docno = m->ndocs through the lexicon; on
+** failure the postings are taken back. */
+static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
+{
+    add_ctx c;
+    float *vec = m->vecs + m->ndocs * m->o.dim;
+    c.m = m;
+    c.docno = (uint32_t)m->ndocs;
+    c.ntok = 0;
+    c.ntids = c.ndw = 0;
+    lex_begin(m);
+    if (scan_text(text, len, RCP_TOK_DEFAULT, index_token, &c)
+        || (m->wv.n ? rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec)
+                    : embed_lex(m, c.ndw, vec))
+        || !(d->terms = rcp_malloc((c.ntids + 1) * sizeof *d->terms))) {
+        unpost(m, m->tids, c.ntids);
+        return -1;
+    }
+    if (c.ntids)
+        memcpy(d->terms, m->tids, c.ntids * sizeof *d->terms);
+    d->nterms = (uint32_t)c.ntids;
+    d->len = c.ntok;
+    return 0;
+}
+
+/* Any other tokenizer setting: tokenize, post, embed the text apart. */
+static int index_slow(rcp_model *m, doc *d, const char *text, size_t len)
+{
+    rcp_tokens tk;
+    int rc;
+    rcp_tokens_init(&tk);
+    rc = rcp_tokenize(&tk, text, len, m->o.tok_flags)
+         || rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT,
+                            m->vecs + m->ndocs * m->o.dim)
+         || post_doc(m, (uint32_t)m->ndocs, &tk, &d->terms, &d->nterms);
+    d->len = (uint32_t)tk.n;
+    rcp_tokens_free(&tk);
+    return rc ? -1 : 0;
+}
+
 /* A dead document no retained snapshot can see (invariant 11). */
 static int sweepable(const rcp_model *m, const doc *d)
 {
@@ -2047,29 +2554,20 @@ static int reserve_doc(rcp_model *m)
     return 0;
 }
 
-/* The document's vector, reusing the index's tokens when the index
-** tokenizes exactly as the embedder does (the default). */
-static int embed_doc(const rcp_model *m, const char *text, size_t len,
-                     const rcp_tokens *tk, float *out)
-{
-    if (!m->wv.n && m->o.tok_flags == RCP_TOK_DEFAULT)
-        return embed_tokens(tk, out, m->o.dim);
-    return rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, out);
-}
-
 /* Fill d (owned copies, postings, vector) for docno; nothing visible
 ** changes on failure. */
 static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
                      const char *text, size_t len, const char *meta,
-                     size_t metalen, const rcp_tokens *tk)
+                     size_t metalen)
 {
     memset(d, 0, sizeof *d);
     d->id = dup_bytes(id, idlen);
     d->text = dup_bytes(text, len);
     d->meta = meta ? dup_bytes(meta, metalen) : NULL;
     if (!d->id || !d->text || (meta && !d->meta)
-        || embed_doc(m, text, len, tk, m->vecs + m->ndocs * m->o.dim)
-        || post_doc(m, (uint32_t)m->ndocs, tk, &d->terms, &d->nterms)) {
+        || (m->o.tok_flags == RCP_TOK_DEFAULT
+                ? index_fast(m, d, text, len)
+                : index_slow(m, d, text, len))) {
         rcp_free(d->id);
         doc_release(d);
         return -1;
@@ -2078,7 +2576,6 @@ static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
     d->textlen = len;
     d->metalen = meta ? metalen : 0;
     d->h = hash_bytes(2, id, idlen);
-    d->len = (uint32_t)tk->n;
     d->live = 1;
     d->vadd = m->version + 1;
     d->vdel = UINT64_MAX;
@@ -2105,20 +2602,15 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
                   const char *text, size_t len, const char *meta,
                   size_t metalen)
 {
-    rcp_tokens tk;
     doc d;
     long old;
     size_t slot;
     uint32_t docno = (uint32_t)m->ndocs;
     if (same_doc(m, id, idlen, text, len, meta, metalen))
         return 0;               /* §7.10: a repeat is observably one add */
-    rcp_tokens_init(&tk);
-    if (rcp_tokenize(&tk, text, len, m->o.tok_flags) || reserve_doc(m)
-        || build_doc(m, &d, id, idlen, text, len, meta, metalen, &tk)) {
-        rcp_tokens_free(&tk);
+    if (len >= UINT32_MAX || reserve_doc(m)
+        || build_doc(m, &d, id, idlen, text, len, meta, metalen))
         return -1;
-    }
-    rcp_tokens_free(&tk);
     old = find_doc(m, id, idlen);
     /* §7.10: re-adding an id MUST replace, never duplicate */
     if (old >= 0 && m->docs[old].live)

@@ -469,6 +469,11 @@ typedef struct rcp_model_opts {
     ** "count dim" header) read once by rcp_model_new; NULL = the built-in
     ** hashed n-gram embedder.  The file's dimension replaces dim. */
     const char *vectors_path;
+    /* Indexing remembers, per distinct word, its stopword status, term
+    ** and dense features (a cache: results never depend on it).  Past
+    ** this many bytes it is emptied before the next document; default
+    ** 64 MiB, 0 = empty it before every document. */
+    size_t      lexicon_bytes;
 } rcp_model_opts;
 
 void rcp_model_opts_init(rcp_model_opts *o);   /* the defaults above */
@@ -484,7 +489,7 @@ void rcp_model_free(rcp_model *m);             /* NULL is a no-op */
 
 enum { RCP_EMBED_DENSE, RCP_EMBED_SPARSE, RCP_EMBED_MULTI };
 enum { RCP_KIND_QUERY, RCP_KIND_DOCUMENT };
-/* §15.7 identity of an embedder (RCP_EMBED_*): "rcp-hash-ngram-v1-384",
+/* §15.7 identity of an embedder (RCP_EMBED_*): "rcp-hash-ngram-v2-384",
 ** or "rcp-static-<hash of the vectors file>-<dim>".  Borrowed. */
 const char *rcp_model_identity(const rcp_model *m, int which);
 size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */

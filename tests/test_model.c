@@ -259,9 +259,9 @@ START_TEST(embed_is_deterministic_unit_length_and_names_its_identity)
     float a[384], b[384];
     ck_assert_uint_eq(rcp_model_dim(m), 384);
     ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_DENSE),
-                     "rcp-hash-ngram-v1-384");
+                     "rcp-hash-ngram-v2-384");
     ck_assert_str_eq(rcp_model_identity(m2, RCP_EMBED_DENSE),
-                     "rcp-hash-ngram-v1-64");
+                     "rcp-hash-ngram-v2-64");
     embed(m, "Pressure distribution on a swept wing", a);
     embed(m, "Pressure distribution on a swept wing", b);
     ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
@@ -288,6 +288,57 @@ START_TEST(embed_is_independent_of_the_corpus)
     ck_assert_int_eq(memcmp(before, other, sizeof before), 0);
     rcp_model_free(m);
     rcp_model_free(fresh);
+}
+END_TEST
+
+/* Indexing remembers each word's features in a lexicon; a document's
+** stored vector must still be exactly rcp_model_embed of its text,
+** whether its words were remembered, computed afresh, or the lexicon was
+** emptied before every document (lexicon_bytes 0). */
+static const char *const lex_texts[] = {
+    "Flow flows FLOWING flow; the flow of flows",
+    "heat transfer 1958 1958 42 at Mach 3.5, heat",
+    "\xE6\x9D\xB1\xE4\xBA\xAC\xE5\xA4\xA7\xE5\xAD\xA6 and "
+    "\xE6\x9D\xB1\xE4\xBA\xAC flows",                   /* 東京大学 東京 */
+    "\xC3\x84rger \xC3\x89" "COLE \xC3\xA9" "cole stra\xC3\x9F" "e STRASSE",
+    "also the of and given various",
+    "",
+    "pneumonoultramicroscopicsilicovolcanoconiosis"
+    "pneumonoultramicroscopicsilicovolcanoconiosis"
+    "pneumonoultramicroscopicsilicovolcanoconiosis flow",
+    "flow flow flow flow flow flow flow heat flows",
+    "a study of studies: study, studying",
+};
+
+START_TEST(indexed_vectors_are_exactly_the_embedding_of_their_text)
+{
+    size_t bytes[2] = { 0, 0 }, nt = sizeof lex_texts / sizeof *lex_texts;
+    size_t b, i, r;
+    rcp_model_opts o;
+    rcp_model_opts_init(&o);
+    bytes[0] = o.lexicon_bytes;
+    ck_assert_uint_gt(bytes[0], 0);
+    for (b = 0; b < 2; b++) {
+        char err[128], id[32];
+        rcp_model *m;
+        o.lexicon_bytes = bytes[b];
+        m = rcp_model_new(&o, err, sizeof err);
+        ck_assert_ptr_nonnull(m);
+        for (r = 0; r < 2; r++)         /* words new, then remembered */
+            for (i = 0; i < nt; i++) {
+                rcp_model_docview v;
+                float e[384];
+                snprintf(id, sizeof id, "%u-%u", (unsigned)r, (unsigned)i);
+                add(m, id, lex_texts[i]);
+                ck_assert_int_eq(rcp_model_doc(m, (uint32_t)rcp_model_find(
+                                     m, id, strlen(id)), &v), 0);
+                embed(m, lex_texts[i], e);
+                ck_assert_msg(!memcmp(v.vector, e, sizeof e),
+                              "text %u, round %u, lexicon %u bytes",
+                              (unsigned)i, (unsigned)r, (unsigned)bytes[b]);
+            }
+        rcp_model_free(m);
+    }
 }
 END_TEST
 
@@ -418,6 +469,49 @@ static const char *hit_id(const rcp_model *m, const rcp_model_hit *h)
     b[v.idlen] = 0;
     return b;
 }
+
+/* The index keys each word by the term rcp_tokenize gives it (the
+** lexicon remembers terms; "study" keeps its own term, see the
+** tokenizer), so every word of a document, searched alone, finds it. */
+START_TEST(every_word_of_a_document_finds_it_by_sparse_search)
+{
+    size_t nt = sizeof lex_texts / sizeof *lex_texts, b, i, j, k, n;
+    rcp_model_opts o;
+    for (b = 0; b < 2; b++) {
+        char err[128], id[16], q[256];
+        rcp_model *m;
+        rcp_model_opts_init(&o);
+        if (b)
+            o.lexicon_bytes = 0;
+        m = rcp_model_new(&o, err, sizeof err);
+        ck_assert_ptr_nonnull(m);
+        for (i = 0; i < nt; i++) {
+            snprintf(id, sizeof id, "%u", (unsigned)i);
+            add(m, id, lex_texts[i]);
+        }
+        for (i = 0; i < nt; i++) {
+            rcp_tokens t;
+            rcp_tokens_init(&t);
+            ck_assert_int_eq(rcp_tokenize(&t, lex_texts[i],
+                                          strlen(lex_texts[i]),
+                                          RCP_TOK_DEFAULT), 0);
+            snprintf(id, sizeof id, "%u", (unsigned)i);
+            for (j = 0; j < t.n; j++) {
+                rcp_model_hit h[16];
+                size_t len = t.v[j].end - t.v[j].start;
+                memcpy(q, lex_texts[i] + t.v[j].start, len);
+                q[len] = 0;
+                n = search(m, q, RCP_MODE_SPARSE, h, 16);
+                for (k = 0; k < n && strcmp(hit_id(m, &h[k]), id); k++)
+                    ;
+                ck_assert_msg(k < n, "%s misses document %s", q, id);
+            }
+            rcp_tokens_free(&t);
+        }
+        rcp_model_free(m);
+    }
+}
+END_TEST
 
 START_TEST(bm25_matches_hand_computed_scores)
 {
@@ -1407,6 +1501,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc,
         embed_is_deterministic_unit_length_and_names_its_identity);
     tcase_add_test(tc, embed_is_independent_of_the_corpus);
+    tcase_add_test(tc,
+                   indexed_vectors_are_exactly_the_embedding_of_their_text);
     tcase_add_test(tc, embed_is_robust_to_typos_and_morphology);
     tcase_add_test(tc, embed_of_text_without_words_is_the_zero_vector);
     tcase_add_test(tc, static_word_vectors_load_and_identity_follows_content);
@@ -1415,6 +1511,7 @@ static Suite *make_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("index");
     tcase_add_test(tc, bm25_matches_hand_computed_scores);
+    tcase_add_test(tc, every_word_of_a_document_finds_it_by_sparse_search);
     tcase_add_test(tc, bm25_after_delete_and_upsert_equals_a_fresh_index);
     tcase_add_test(tc, add_with_an_existing_id_replaces_never_duplicates);
     tcase_add_test(tc, delete_is_idempotent_and_counts_only_removals);
