@@ -979,7 +979,9 @@ static double fbag_value(const fbag *b, size_t i)
 ** signed-hashed into the dimensions (Weinberger et al. 2009), the sign
 ** from a different bit than the slot so collisions cancel in expectation,
 ** and the vector is L2-normalised.  A feature seen c times in the text
-** with weights summing to s counts s/c (1 + ln c) (sublinear tf).
+** with weights summing to s counts s/c (1 + ln c) (sublinear tf); a
+** general-English filler (weight 0) adds nothing to s but still counts
+** in c, damping the n-grams it shares with content words (as v1 did).
 **
 ** v2 is v1's function computed in a fixed order: the text's distinct
 ** words in order of first appearance, each with its count t, add t x
@@ -987,8 +989,8 @@ static double fbag_value(const fbag *b, size_t i)
 ** projected in order of first appearance.  The order makes the vector
 ** the same whether a word's features come from the index's lexicon or
 ** are computed afresh (rcp_model_embed), so indexing can remember them;
-** vectors differ from v1's in rounding only (Cranfield unchanged to four
-** places), but they differ, hence the new identity. */
+** vectors differ from v1's in rounding only (Cranfield's figures are
+** unchanged to four places), but they differ, hence the new identity. */
 #define HASH_SEED_STEM  0x5354454dULL
 #define HASH_SEED_GRAM  0x4752414dULL
 #define NGRAM_MIN 3
@@ -1372,8 +1374,6 @@ static int embed_tokens(const rcp_tokens *t, const double *tflog,
     for (i = 0; rc == 0 && i < nd; i++) {
         const rcp_token *tk = &t->v[first[i]];
         double w = token_weight(tk, t->buf);
-        if (w <= 0)
-            continue;
         k = word_feats(tk->kind, t->buf + tk->word, tk->wlen,
                        t->buf + tk->term, tk->tlen, w, dim, f);
         for (j = 0; j < k; j++)
@@ -2307,8 +2307,8 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
             memcpy(st, w, n);
         if ((term = intern_term(m, st, sn)) < 0)
             return -1;
-        wt = m->wv.n ? 0 : word_weight(kind, w, n);
-        if (wt > 0)
+        wt = word_weight(kind, w, n);
+        if (!m->wv.n)
             nf = word_feats(kind, w, n, st, sn, wt, m->o.dim,
                             x->feat + x->nfeat);
     }
