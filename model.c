@@ -979,7 +979,7 @@ static double fbag_value(const fbag *b, size_t i)
 ** signed-hashed into the dimensions (Weinberger et al. 2009), the sign
 ** from a different bit than the slot so collisions cancel in expectation,
 ** and the vector is L2-normalised.  A feature seen c times in the text
-** with weights summing to s counts s/c (1 + ln c) (sublinear tf); a
+** with weights summing to s counts s (1 + ln c)/c (sublinear tf); a
 ** general-English filler (weight 0) adds nothing to s but still counts
 ** in c, damping the n-grams it shares with content words (as v1 did).
 **
@@ -1231,24 +1231,54 @@ static size_t word_feats(unsigned kind, const char *word, size_t wlen,
     return k;
 }
 
-/* The dense embedder's working set: feature key -> (summed weight,
-** count), remembering the order keys first came in.  Open addressing at
-** load <= 1/2; emptied by projecting, so one bag serves many texts. */
-typedef struct dslot {
-    uint64_t key;               /* 0: empty */
+/* Where a feature's value goes: out[slot] += x, or -= x under WF_NEG. */
+static void put_feature(float *out, uint32_t slot, float x)
+{
+    if (slot & WF_NEG)
+        out[slot & ~WF_NEG] -= x;
+    else
+        out[slot] += x;
+}
+
+/* (1 + ln c) / c for c < TFLOG_N (c >= 1), computed once per model
+** (rcp_model_new): s x this is the sublinear value, without a division
+** per feature. */
+#define TFLOG_N 256
+
+static double tf_damp(const double *tflog, uint32_t c)
+{
+    return c < TFLOG_N ? tflog[c] : (1.0 + log((double)c)) / c;
+}
+
+/* The value of a feature that occurs once in the text, in a word seen tf
+** times (damp = tf_damp(tf)): what a bag holding only it would give. */
+static float lone_value(float w, uint32_t tf, double damp)
+{
+    return (float)((double)w * tf * damp);
+}
+
+/* The dense embedder's working set: feature key (nonzero) -> (summed
+** weight, count, slot), remembering the order keys first came in.  Open
+** addressing at load <= 2/3, the keys apart from the values so probing
+** stays in a few cache lines; emptied by projecting, so one bag serves
+** many texts. */
+typedef struct dval {
     double   sum;
     uint32_t cnt, slot;
-} dslot;
+} dval;
 
 typedef struct dbag {
-    dslot    *t;
+    uint64_t *key;              /* 0: empty */
+    dval     *v;
     uint32_t *order;            /* occupied slots, first come first */
     size_t    cap, n;
+    unsigned  bits;             /* cap = 2^bits */
 } dbag;
 
 static void dbag_free(dbag *b)
 {
-    rcp_free(b->t);
+    rcp_free(b->key);
+    rcp_free(b->v);
     rcp_free(b->order);
     memset(b, 0, sizeof *b);
 }
@@ -1257,49 +1287,54 @@ static void dbag_free(dbag *b)
 static int dbag_reserve(dbag *b, size_t bound)
 {
     size_t cap = 64;
-    while (cap < 2 * bound)
+    unsigned bits = 6;
+    while (cap < bound + bound / 2) {
         cap *= 2;
+        bits++;
+    }
     if (cap <= b->cap)
         return 0;
     dbag_free(b);
     if (cap > UINT32_MAX)
         return -1;
-    b->t = rcp_malloc(cap * sizeof *b->t);
-    b->order = rcp_malloc(cap / 2 * sizeof *b->order);
-    if (!b->t || !b->order) {
+    b->key = rcp_malloc(cap * sizeof *b->key);
+    b->v = rcp_malloc(cap * sizeof *b->v);
+    b->order = rcp_malloc(cap * sizeof *b->order);
+    if (!b->key || !b->v || !b->order) {
         dbag_free(b);
         return -1;
     }
-    memset(b->t, 0, cap * sizeof *b->t);
+    memset(b->key, 0, cap * sizeof *b->key);
     b->cap = cap;
+    b->bits = bits;
     return 0;
 }
 
-/* A word's feature f, for a word seen tf times. */
-static void dbag_add(dbag *b, const wfeat *f, uint32_t tf)
+/* The slot of key, or the empty slot it would take. */
+static size_t dbag_probe(const dbag *b, uint64_t key)
 {
-    size_t mask = b->cap - 1, i = (size_t)(f->key >> 7) & mask;
-    dslot *s;
-    while (b->t[i].key && b->t[i].key != f->key)
+    size_t mask = b->cap - 1;
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - b->bits));
+    while (b->key[i] != key && b->key[i])
         i = (i + 1) & mask;
-    s = &b->t[i];
-    if (!s->key) {
-        s->key = f->key;
-        s->sum = 0;
-        s->cnt = 0;
-        s->slot = f->slot;
-        b->order[b->n++] = (uint32_t)i;
-    }
-    s->sum += (double)f->w * tf;
-    s->cnt += tf;
+    return i;
 }
 
-/* 1 + ln c for c < TFLOG_N, computed once per model (rcp_model_new). */
-#define TFLOG_N 256
-
-static double tf_log(const double *tflog, uint32_t c)
+/* Feature key (weight w, slot) of a word seen tf times. */
+static void dbag_add(dbag *b, uint64_t key, float w, uint32_t slot,
+                     uint32_t tf)
 {
-    return c < TFLOG_N ? tflog[c] : 1.0 + log((double)c);
+    size_t i = dbag_probe(b, key);
+    dval *v = &b->v[i];
+    if (!b->key[i]) {
+        b->key[i] = key;
+        v->sum = 0;
+        v->cnt = 0;
+        v->slot = slot;
+        b->order[b->n++] = (uint32_t)i;
+    }
+    v->sum += (double)w * tf;
+    v->cnt += tf;
 }
 
 /* Add every feature's sublinear value into out (in first-come order) and
@@ -1308,14 +1343,11 @@ static void dbag_project(dbag *b, const double *tflog, float *out)
 {
     size_t k;
     for (k = 0; k < b->n; k++) {
-        dslot *s = &b->t[b->order[k]];
-        double v = s->cnt == 1 ? s->sum
-                               : s->sum / s->cnt * tf_log(tflog, s->cnt);
-        if (s->slot & WF_NEG)
-            out[s->slot & ~WF_NEG] -= (float)v;
-        else
-            out[s->slot] += (float)v;
-        s->key = 0;
+        uint32_t i = b->order[k];
+        const dval *v = &b->v[i];
+        put_feature(out, v->slot,
+                    (float)(v->sum * tf_damp(tflog, v->cnt)));
+        b->key[i] = 0;
     }
     b->n = 0;
 }
@@ -1354,38 +1386,73 @@ static int distinct_words(const rcp_tokens *t, uint32_t *first,
 }
 
 /* The dense embedding of tokens made with RCP_TOK_DEFAULT, computed
-** afresh (the index's fast path gets the same from its lexicon). */
+** afresh; the index's fast path (embed_lex) computes the same with the
+** lexicon's feature ids.  The order of the sums is part of v2: over the
+** distinct words' features (distinct words by first appearance, each
+** word's features as word_feats lists them), a feature listed once is
+** added where it comes; the others are summed in a bag and added after,
+** in order of first appearance.  Most features are listed once, so
+** most skip the bag. */
+static int embed_feats(const wfeat *f, const uint32_t *nf,
+                       const uint32_t *tf, size_t nd, const double *tflog,
+                       float *out, size_t bound)
+{
+    dbag cnt, sum;
+    size_t i, j, k;
+    int rc;
+    memset(&cnt, 0, sizeof cnt);
+    memset(&sum, 0, sizeof sum);
+    rc = dbag_reserve(&cnt, bound) || dbag_reserve(&sum, bound);
+    for (i = k = 0; rc == 0 && i < nd; k += nf[i++])
+        for (j = 0; j < nf[i]; j++)
+            dbag_add(&cnt, f[k + j].key, 0, 0, 1);
+    for (i = k = 0; rc == 0 && i < nd; k += nf[i++]) {
+        double damp = tf_damp(tflog, tf[i]);
+        for (j = 0; j < nf[i]; j++) {
+            const wfeat *x = &f[k + j];
+            if (cnt.v[dbag_probe(&cnt, x->key)].cnt > 1)
+                dbag_add(&sum, x->key, x->w, x->slot, tf[i]);
+            else
+                put_feature(out, x->slot, lone_value(x->w, tf[i], damp));
+        }
+    }
+    if (rc == 0)
+        dbag_project(&sum, tflog, out);
+    dbag_free(&cnt);
+    dbag_free(&sum);
+    return rc ? -1 : 0;
+}
+
 static int embed_tokens(const rcp_tokens *t, const double *tflog,
                         float *out, size_t dim)
 {
-    wfeat f[1 + 3 * (MAX_WORD_BYTES + 2)];
     uint32_t *first = rcp_malloc((t->n + 1) * sizeof *first);
     uint32_t *count = rcp_malloc((t->n + 1) * sizeof *count);
-    size_t nd = 0, i, j, k, bound = 0;
-    dbag b;
+    uint32_t *nf = rcp_malloc((t->n + 1) * sizeof *nf);
+    wfeat *f = NULL;
+    size_t nd = 0, i, k = 0, bound = 0;
     int rc = -1;
-    memset(&b, 0, sizeof b);
     memset(out, 0, dim * sizeof *out);
-    if (first && count && !distinct_words(t, first, count, &nd)) {
+    if (first && count && nf && !distinct_words(t, first, count, &nd)) {
         for (i = 0; i < nd; i++)
             bound += wfeat_bound(t->v[first[i]].kind, t->v[first[i]].wlen);
-        rc = dbag_reserve(&b, bound);
+        f = rcp_malloc((bound + 1) * sizeof *f);
     }
-    for (i = 0; rc == 0 && i < nd; i++) {
+    for (i = 0; f && i < nd; i++) {
         const rcp_token *tk = &t->v[first[i]];
-        double w = token_weight(tk, t->buf);
-        k = word_feats(tk->kind, t->buf + tk->word, tk->wlen,
-                       t->buf + tk->term, tk->tlen, w, dim, f);
-        for (j = 0; j < k; j++)
-            dbag_add(&b, &f[j], count[i]);
+        nf[i] = (uint32_t)word_feats(tk->kind, t->buf + tk->word, tk->wlen,
+                                     t->buf + tk->term, tk->tlen,
+                                     token_weight(tk, t->buf), dim, f + k);
+        k += nf[i];
     }
-    if (rc == 0) {
-        dbag_project(&b, tflog, out);
+    if (f && embed_feats(f, nf, count, nd, tflog, out, k) == 0) {
         normalize(out, dim);
+        rc = 0;
     }
-    dbag_free(&b);
+    rcp_free(f);
     rcp_free(first);
     rcp_free(count);
+    rcp_free(nf);
     return rc;
 }
 
@@ -1462,6 +1529,7 @@ typedef struct term {
     uint64_t h;
     posting *p;                 /* ascending doc; may hold dead docs */
     size_t   n, cap;
+    uint32_t stamp, acc;        /* the add in progress: seen, tf */
 } term;
 
 typedef struct doc {
@@ -1496,24 +1564,38 @@ typedef struct wvec {
 ** (RCP_TOK_DEFAULT, the default). */
 #define LEX_STOP  0xFFFFFFFFu   /* the term of a stopword */
 #define LEX_DEFAULT_BYTES ((size_t)64 << 20)
+#define LEX_INLINE 12           /* words this short live in the entry */
 
 typedef struct lexent {
-    uint64_t h;                 /* hash of the word */
-    uint32_t woff, wlen;        /* the folded word at words + woff */
     uint32_t term;              /* index term id or LEX_STOP */
     uint32_t foff, nf;          /* dense features at feat + foff */
     uint32_t stamp, tf;         /* the add in progress: seen, count */
+    uint32_t wlen, woff;        /* the word: w, or words + woff if long */
+    float    ws, wg;            /* weights: stem feature, each n-gram */
+    char     w[LEX_INLINE];
 } lexent;
 
+/* A word's dense feature: its id (a number per distinct feature key, so
+** per-document sets are bitmaps) and its place. */
+typedef struct lfeat {
+    uint32_t fid, slot;
+} lfeat;
+
+/* slot: (high 32 bits of the word's hash) << 32 | (entry + 1); 0 empty,
+** so a probe rarely touches an entry that is not the one sought. */
 typedef struct lexicon {
-    lexent  *e;
-    size_t   n, cap;
-    sidx     ix;
-    char    *words;
-    size_t   wlen, wcap;
-    wfeat   *feat;
-    size_t   nfeat, fcap;
-    uint32_t stamp;             /* of the add in progress, never 0 */
+    lexent   *e;
+    size_t    n, cap;
+    uint64_t *slot;
+    size_t    scap;
+    char     *words;
+    size_t    wlen, wcap;
+    lfeat    *feat;             /* the words' features, word by word */
+    size_t    nfeat, fcap;
+    uint64_t *fkey;             /* feature id -> key */
+    size_t    nfid, fkcap;
+    uint32_t *fix;              /* key -> feature id + 1 */
+    size_t    fixcap;
 } lexicon;
 
 struct rcp_model {
@@ -1542,11 +1624,15 @@ struct rcp_model {
     size_t   keep;
     size_t   held;              /* dead documents whose text is kept */
     uint64_t next_sweep;        /* no sweep before this version */
-    double   tflog[TFLOG_N];    /* 1 + ln c, the embedder's tf damping */
+    double   tflog[TFLOG_N];    /* the embedder's tf damping, tf_damp */
     lexicon  lex;               /* the fast path's word cache */
+    uint32_t stamp;             /* of the add in progress, never 0 */
     dbag     bag;               /* scratch of the add in progress: */
     uint32_t *tids, *dw;        /* its term ids, its distinct words */
     size_t   tidcap, dwcap;
+    uint64_t *seen, *twice;     /* its feature ids: listed, listed again
+                                ** (one allocation, seen first) */
+    size_t   bitcap;            /* 64-bit words in each */
 };
 
 void rcp_model_opts_init(rcp_model_opts *o)
@@ -1588,32 +1674,123 @@ static uint64_t doc_h(const void *ctx, uint32_t e)
     return ((const rcp_model *)ctx)->docs[e].h;
 }
 
-static int lex_eq(const void *ctx, uint32_t e, const char *k, size_t n,
-                  uint64_t h)
+/* The lexicon's hash of a word, eight bytes at a time (its own: nothing
+** outside the lexicon sees it). */
+static uint64_t word_hash(const char *w, size_t n)
 {
-    const lexicon *x = ctx;
-    const lexent *l = &x->e[e];
-    return l->h == h && l->wlen == n && !memcmp(x->words + l->woff, k, n);
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, c;
+    for (; n >= 8; w += 8, n -= 8) {
+        memcpy(&c, w, 8);
+        h = (h ^ c) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    c = 0;
+    memcpy(&c, w, n);
+    return mix64((h ^ c) * 0xff51afd7ed558ccdULL);
 }
 
-static uint64_t lex_h(const void *ctx, uint32_t e)
+static const char *lex_text(const lexicon *x, const lexent *e)
 {
-    return ((const lexicon *)ctx)->e[e].h;
+    return e->wlen <= LEX_INLINE ? e->w : x->words + e->woff;
+}
+
+/* The slot holding w[0..n) (hash h), or the empty slot it would take. */
+static size_t lex_find(const lexicon *x, const char *w, size_t n,
+                       uint64_t h)
+{
+    size_t mask = x->scap - 1, i = (size_t)h & mask;
+    uint64_t tag = h >> 32 << 32;
+    for (;; i = (i + 1) & mask) {
+        uint64_t s = x->slot[i];
+        const lexent *e;
+        if (!s)
+            return i;
+        if ((s >> 32 << 32) != tag)
+            continue;
+        e = &x->e[(uint32_t)s - 1];
+        if (e->wlen == n && !memcmp(lex_text(x, e), w, n))
+            return i;
+    }
+}
+
+/* Room for one more entry (rehashing at 1/2 load). */
+static int lex_reserve(lexicon *x)
+{
+    size_t cap = x->scap ? x->scap * 2 : 1024, i, j;
+    uint64_t *s;
+    if ((x->n + 1) * 2 <= x->scap)
+        return 0;
+    if (!(s = rcp_malloc(cap * sizeof *s)))
+        return -1;
+    memset(s, 0, cap * sizeof *s);
+    for (i = 0; i < x->n; i++) {
+        const lexent *e = &x->e[i];
+        uint64_t h = word_hash(lex_text(x, e), e->wlen);
+        for (j = (size_t)h & (cap - 1); s[j]; j = (j + 1) & (cap - 1))
+            ;
+        s[j] = (h >> 32 << 32) | (uint64_t)(i + 1);
+    }
+    rcp_free(x->slot);
+    x->slot = s;
+    x->scap = cap;
+    return 0;
 }
 
 static void lex_free(lexicon *x)
 {
     rcp_free(x->e);
-    rcp_free(x->ix.slot);
+    rcp_free(x->slot);
     rcp_free(x->words);
     rcp_free(x->feat);
+    rcp_free(x->fkey);
+    rcp_free(x->fix);
     memset(x, 0, sizeof *x);
 }
 
 static size_t lex_bytes(const lexicon *x)
 {
-    return x->cap * sizeof *x->e + x->ix.cap * sizeof *x->ix.slot + x->wcap
-           + x->fcap * sizeof *x->feat;
+    return x->cap * sizeof *x->e + x->scap * sizeof *x->slot + x->wcap
+           + x->fcap * sizeof *x->feat + x->fkcap * sizeof *x->fkey
+           + x->fixcap * sizeof *x->fix;
+}
+
+/* Room for one more feature id (rehashing the key index at 1/2 load). */
+static int fid_reserve(lexicon *x)
+{
+    size_t cap = x->fixcap ? x->fixcap * 2 : 1024, i, j;
+    uint32_t *s;
+    if (grow((void **)&x->fkey, &x->fkcap, x->nfid + 1, sizeof *x->fkey))
+        return -1;
+    if ((x->nfid + 1) * 2 <= x->fixcap)
+        return 0;
+    if (!(s = rcp_malloc(cap * sizeof *s)))
+        return -1;
+    memset(s, 0, cap * sizeof *s);
+    for (i = 0; i < x->nfid; i++) {
+        for (j = (size_t)(x->fkey[i] >> 1) & (cap - 1); s[j];
+             j = (j + 1) & (cap - 1))
+            ;
+        s[j] = (uint32_t)(i + 1);
+    }
+    rcp_free(x->fix);
+    x->fix = s;
+    x->fixcap = cap;
+    return 0;
+}
+
+/* The id of feature key, a new one when unseen; -1 out of memory. */
+static long fid_intern(lexicon *x, uint64_t key)
+{
+    size_t j;
+    if (x->nfid + 1 >= UINT32_MAX || fid_reserve(x))
+        return -1;
+    for (j = (size_t)(key >> 1) & (x->fixcap - 1); x->fix[j];
+         j = (j + 1) & (x->fixcap - 1))
+        if (x->fkey[x->fix[j] - 1] == key)
+            return (long)x->fix[j] - 1;
+    x->fkey[x->nfid] = key;
+    x->fix[j] = (uint32_t)++x->nfid;
+    return (long)x->nfid - 1;
 }
 
 static int wv_eq(const void *ctx, uint32_t e, const char *k, size_t n,
@@ -2093,8 +2270,8 @@ rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
     }
     memset(m, 0, sizeof *m);
     m->o = *opts;
-    for (i = 0; i < TFLOG_N; i++)
-        m->tflog[i] = 1.0 + log((double)i);
+    for (i = 1; i < TFLOG_N; i++)
+        m->tflog[i] = (1.0 + log((double)i)) / (double)i;
     m->o.vectors_path = NULL;           /* not kept: the caller owns it */
     m->keep = opts->snapshot_keep;
     m->hist = rcp_malloc((m->keep + 1) * sizeof *m->hist);
@@ -2150,6 +2327,7 @@ void rcp_model_free(rcp_model *m)
     dbag_free(&m->bag);
     rcp_free(m->tids);
     rcp_free(m->dw);
+    rcp_free(m->seen);
     rcp_free(m);
 }
 
@@ -2277,9 +2455,10 @@ fail:
     return -1;
 }
 
-/* A word the lexicon does not hold yet: classify, stem, intern its term
-** and compute its dense features (none with static word vectors, whose
-** embedder reads the text itself).  Its index, or -1 out of memory. */
+/* A word the lexicon does not hold yet (its slot i, hash h): classify,
+** stem, intern its term, compute its dense features (none with static
+** word vectors, whose embedder reads the text itself).  Its index, or -1
+** out of memory. */
 static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
                     uint64_t h)
 {
@@ -2288,14 +2467,15 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
                   : is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
     int alpha = cc == CC_WORD && is_ascii_alpha(w, n);
     char st[MAX_WORD_BYTES + 8];
-    size_t sn = n, nf = 0;
-    long term = -1;
-    double wt;
+    wfeat f[1 + 3 * (MAX_WORD_BYTES + 2)];
+    size_t sn = n, nf = 0, i;
+    long term = -1, fid;
     lexent *e;
-    if (x->wlen + n >= UINT32_MAX || x->nfeat + wfeat_bound(kind, n)
-        >= UINT32_MAX || sidx_reserve(&x->ix, x, lex_h)
+    if (x->wlen + n >= UINT32_MAX || x->n + 1 >= UINT32_MAX
+        || x->nfeat + wfeat_bound(kind, n) >= UINT32_MAX || lex_reserve(x)
         || grow((void **)&x->e, &x->cap, x->n + 1, sizeof *x->e)
-        || grow((void **)&x->words, &x->wcap, x->wlen + n, 1)
+        || (n > LEX_INLINE
+            && grow((void **)&x->words, &x->wcap, x->wlen + n, 1))
         || grow((void **)&x->feat, &x->fcap, x->nfeat + wfeat_bound(kind, n),
                 sizeof *x->feat))
         return -1;
@@ -2307,35 +2487,45 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
             memcpy(st, w, n);
         if ((term = intern_term(m, st, sn)) < 0)
             return -1;
-        wt = word_weight(kind, w, n);
         if (!m->wv.n)
-            nf = word_feats(kind, w, n, st, sn, wt, m->o.dim,
-                            x->feat + x->nfeat);
+            nf = word_feats(kind, w, n, st, sn, word_weight(kind, w, n),
+                            m->o.dim, f);
+    }
+    for (i = 0; i < nf; i++) {
+        if ((fid = fid_intern(x, f[i].key)) < 0)
+            return -1;
+        x->feat[x->nfeat + i].fid = (uint32_t)fid;
+        x->feat[x->nfeat + i].slot = f[i].slot;
     }
     e = &x->e[x->n];
-    e->h = h;
-    e->woff = (uint32_t)x->wlen;
-    e->wlen = (uint32_t)n;
+    memset(e, 0, sizeof *e);
+    e->ws = nf ? f[0].w : 0;
+    e->wg = nf > 1 ? f[1].w : 0;
     e->term = term < 0 ? LEX_STOP : (uint32_t)term;
     e->foff = (uint32_t)x->nfeat;
     e->nf = (uint32_t)nf;
-    e->stamp = e->tf = 0;
-    memcpy(x->words + x->wlen, w, n);
-    x->wlen += n;
+    e->wlen = (uint32_t)n;
+    if (n > LEX_INLINE) {
+        e->woff = (uint32_t)x->wlen;
+        memcpy(x->words + x->wlen, w, n);
+        x->wlen += n;
+    } else {
+        memcpy(e->w, w, n);
+    }
     x->nfeat += nf;
-    x->ix.slot[sidx_find(&x->ix, x, lex_eq, w, n, h)] = (uint32_t)++x->n;
-    x->ix.n++;
+    i = lex_find(x, w, n, h);
+    x->slot[i] = (h >> 32 << 32) | (uint64_t)++x->n;
     return (long)x->n - 1;
 }
 
 static long lex_word(rcp_model *m, int cc, const char *w, size_t n)
 {
     lexicon *x = &m->lex;
-    uint64_t h = hash_bytes(0, w, n);
-    if (x->ix.cap) {
-        size_t i = sidx_find(&x->ix, x, lex_eq, w, n, h);
-        if (x->ix.slot[i])
-            return (long)x->ix.slot[i] - 1;
+    uint64_t h = word_hash(w, n);
+    if (x->scap) {
+        uint64_t s = x->slot[lex_find(x, w, n, h)];
+        if (s)
+            return (long)(uint32_t)s - 1;
     }
     return lex_new(m, cc, w, n, h);
 }
@@ -2348,7 +2538,7 @@ typedef struct add_ctx {
     size_t     ntids, ndw;      /* in m->tids, m->dw */
 } add_ctx;
 
-/* The fast path's sink: post the word's term, count the word. */
+/* The fast path's sink: count the word (postings wait for the end). */
 static int index_token(void *ctx, int cc, const char *w, size_t n,
                        uint32_t start, uint32_t end)
 {
@@ -2356,7 +2546,6 @@ static int index_token(void *ctx, int cc, const char *w, size_t n,
     rcp_model *m = c->m;
     long x = lex_word(m, cc, w, n);
     lexent *e;
-    term *t;
     (void)start;
     (void)end;
     if (x < 0)
@@ -2365,23 +2554,10 @@ static int index_token(void *ctx, int cc, const char *w, size_t n,
     if (e->term == LEX_STOP)
         return 0;
     c->ntok++;
-    t = &m->terms[e->term];
-    if (t->n && t->p[t->n - 1].doc == c->docno) {
-        t->p[t->n - 1].tf++;
-    } else {
-        if (grow((void **)&t->p, &t->cap, t->n + 1, sizeof *t->p)
-            || grow((void **)&m->tids, &m->tidcap, c->ntids + 1,
-                    sizeof *m->tids))
-            return -1;
-        t->p[t->n].doc = c->docno;
-        t->p[t->n++].tf = 1;
-        t->df++;
-        m->tids[c->ntids++] = e->term;
-    }
-    if (e->stamp != m->lex.stamp) {
+    if (e->stamp != m->stamp) {
         if (grow((void **)&m->dw, &m->dwcap, c->ndw + 1, sizeof *m->dw))
             return -1;
-        e->stamp = m->lex.stamp;
+        e->stamp = m->stamp;
         e->tf = 0;
         m->dw[c->ndw++] = (uint32_t)x;
     }
@@ -2389,23 +2565,98 @@ static int index_token(void *ctx, int cc, const char *w, size_t n,
     return 0;
 }
 
+/* One posting per distinct term of the add in progress (summing the
+** counts of its words), in order of first appearance; on failure the
+** postings are taken back. */
+static int post_lex(rcp_model *m, add_ctx *c)
+{
+    size_t i;
+    if (grow((void **)&m->tids, &m->tidcap, c->ndw, sizeof *m->tids))
+        return -1;
+    for (i = 0; i < c->ndw; i++) {
+        const lexent *e = &m->lex.e[m->dw[i]];
+        term *t = &m->terms[e->term];
+        if (t->stamp != m->stamp) {
+            t->stamp = m->stamp;
+            t->acc = 0;
+            m->tids[c->ntids++] = e->term;
+        }
+        t->acc += e->tf;
+    }
+    for (i = 0; i < c->ntids; i++) {
+        term *t = &m->terms[m->tids[i]];
+        if (grow((void **)&t->p, &t->cap, t->n + 1, sizeof *t->p)) {
+            unpost(m, m->tids, i);
+            return -1;
+        }
+        t->p[t->n].doc = c->docno;
+        t->p[t->n++].tf = t->acc;
+        t->df++;
+    }
+    return 0;
+}
+
+/* Bitmaps over every feature id of the lexicon (all zero between
+** adds, so growing them is allocating anew). */
+static int lex_bits(rcp_model *m)
+{
+    size_t words = m->lex.nfid / 64 + 1, cap = m->bitcap ? m->bitcap : 64;
+    if (words <= m->bitcap)
+        return 0;
+    while (cap < words)
+        cap *= 2;
+    rcp_free(m->seen);
+    m->bitcap = 0;
+    if (!(m->seen = rcp_malloc(2 * cap * sizeof *m->seen)))
+        return -1;
+    memset(m->seen, 0, 2 * cap * sizeof *m->seen);
+    m->twice = m->seen + cap;
+    m->bitcap = cap;
+    return 0;
+}
+
 /* The dense vector of the add in progress from its distinct words'
-** remembered features: embed_tokens' sums in embed_tokens' order. */
+** remembered features: embed_feats' sums in embed_feats' order, feature
+** ids standing in for keys (one id per key, so the same features are
+** listed once, the same go through the bag). */
 static int embed_lex(rcp_model *m, size_t ndw, float *out)
 {
     const lexicon *x = &m->lex;
     size_t i, j, bound = 0;
     for (i = 0; i < ndw; i++)
         bound += x->e[m->dw[i]].nf;
-    if (dbag_reserve(&m->bag, bound))
+    if (lex_bits(m) || dbag_reserve(&m->bag, bound))
         return -1;
     for (i = 0; i < ndw; i++) {
         const lexent *e = &x->e[m->dw[i]];
-        for (j = 0; j < e->nf; j++)
-            dbag_add(&m->bag, &x->feat[e->foff + j], e->tf);
+        for (j = 0; j < e->nf; j++) {
+            uint32_t id = x->feat[e->foff + j].fid;
+            uint64_t bit = (uint64_t)1 << (id & 63);
+            m->twice[id >> 6] |= m->seen[id >> 6] & bit;
+            m->seen[id >> 6] |= bit;
+        }
     }
     memset(out, 0, m->o.dim * sizeof *out);
+    for (i = 0; i < ndw; i++) {
+        const lexent *e = &x->e[m->dw[i]];
+        double damp = tf_damp(m->tflog, e->tf);
+        for (j = 0; j < e->nf; j++) {
+            const lfeat *f = &x->feat[e->foff + j];
+            float w = j ? e->wg : e->ws;
+            if ((m->twice[f->fid >> 6] >> (f->fid & 63)) & 1)
+                dbag_add(&m->bag, (uint64_t)f->fid + 1, w, f->slot, e->tf);
+            else
+                put_feature(out, f->slot, lone_value(w, e->tf, damp));
+        }
+    }
     dbag_project(&m->bag, m->tflog, out);
+    for (i = 0; i < ndw; i++) {
+        const lexent *e = &x->e[m->dw[i]];
+        for (j = 0; j < e->nf; j++) {
+            uint32_t id = x->feat[e->foff + j].fid;
+            m->seen[id >> 6] = m->twice[id >> 6] = 0;
+        }
+    }
     normalize(out, m->o.dim);
     return 0;
 }
@@ -2414,19 +2665,20 @@ static int embed_lex(rcp_model *m, size_t ndw, float *out)
 ** over its budget). */
 static void lex_begin(rcp_model *m)
 {
-    lexicon *x = &m->lex;
     size_t i;
-    if (x->n && lex_bytes(x) > m->o.lexicon_bytes)
-        lex_free(x);
-    if (++x->stamp == 0) {          /* wrapped: no entry may look seen */
-        for (i = 0; i < x->n; i++)
-            x->e[i].stamp = 0;
-        x->stamp = 1;
+    if (m->lex.n && lex_bytes(&m->lex) > m->o.lexicon_bytes)
+        lex_free(&m->lex);
+    if (++m->stamp == 0) {          /* wrapped: nothing may look seen */
+        for (i = 0; i < m->lex.n; i++)
+            m->lex.e[i].stamp = 0;
+        for (i = 0; i < m->nterms; i++)
+            m->terms[i].stamp = 0;
+        m->stamp = 1;
     }
 }
 
 /* Postings and vector of docno = m->ndocs through the lexicon; on
-** failure the postings are taken back. */
+** failure nothing of it stays. */
 static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
 {
     add_ctx c;
@@ -2439,8 +2691,10 @@ static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
     if (scan_text(text, len, RCP_TOK_DEFAULT, index_token, &c)
         || (m->wv.n ? rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec)
                     : embed_lex(m, c.ndw, vec))
-        || !(d->terms = rcp_malloc((c.ntids + 1) * sizeof *d->terms))) {
-        unpost(m, m->tids, c.ntids);
+        || !(d->terms = rcp_malloc((c.ndw + 1) * sizeof *d->terms))
+        || post_lex(m, &c)) {
+        rcp_free(d->terms);
+        d->terms = NULL;
         return -1;
     }
     if (c.ntids)
