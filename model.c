@@ -1231,13 +1231,12 @@ static size_t word_feats(unsigned kind, const char *word, size_t wlen,
     return k;
 }
 
-/* Where a feature's value goes: out[slot] += x, or -= x under WF_NEG. */
+/* Where a feature's value goes: out[slot] += x, or -= x under WF_NEG
+** (as += -1 x, the same bits, without a branch the sign makes random). */
 static void put_feature(float *out, uint32_t slot, float x)
 {
-    if (slot & WF_NEG)
-        out[slot & ~WF_NEG] -= x;
-    else
-        out[slot] += x;
+    static const float sign[2] = { 1.0f, -1.0f };
+    out[slot & ~WF_NEG] += sign[slot >> 31] * x;
 }
 
 /* (1 + ln c) / c for c < TFLOG_N (c >= 1), computed once per model
@@ -1564,39 +1563,51 @@ typedef struct wvec {
 ** (RCP_TOK_DEFAULT, the default). */
 #define LEX_STOP  0xFFFFFFFFu   /* the term of a stopword */
 #define LEX_DEFAULT_BYTES ((size_t)64 << 20)
-#define LEX_INLINE 12           /* words this short live in the entry */
+#define LEX_INLINE 16           /* words this short live in the entry */
 
+/* An entry is followed in the arena by its nf dense features: nf feature
+** ids (uint32_t: one number per distinct feature key, so a document's
+** features index small tables) and nf slots (uint16_t: dimension, top
+** bit the sign), the whole padded to 8 bytes -- one word's everything in
+** two or three adjacent cache lines. */
 typedef struct lexent {
     uint32_t term;              /* index term id or LEX_STOP */
-    uint32_t foff, nf;          /* dense features at feat + foff */
+    uint32_t nf;                /* dense features */
     uint32_t stamp, tf;         /* the add in progress: seen, count */
     uint32_t wlen, woff;        /* the word: w, or words + woff if long */
     float    ws, wg;            /* weights: stem feature, each n-gram */
     char     w[LEX_INLINE];
 } lexent;
+#define LEX_NEG 0x8000u         /* a slot's sign bit (dim <= 4096) */
 
-/* A word's dense feature: its id (a number per distinct feature key, so
-** per-document sets are bitmaps) and its place. */
-typedef struct lfeat {
-    uint32_t fid, slot;
-} lfeat;
-
-/* slot: (high 32 bits of the word's hash) << 32 | (entry + 1); 0 empty,
-** so a probe rarely touches an entry that is not the one sought. */
+/* slot: (high 32 bits of the word's hash) << 32 | (entry offset / 8 +
+** 1); 0 empty.  The tag keeps probes off entries not sought. */
 typedef struct lexicon {
-    lexent   *e;
-    size_t    n, cap;
+    unsigned char *arena;       /* entries, each 8-aligned */
+    size_t    alen, acap, n;
     uint64_t *slot;
     size_t    scap;
-    char     *words;
+    char     *words;            /* words longer than LEX_INLINE */
     size_t    wlen, wcap;
-    lfeat    *feat;             /* the words' features, word by word */
-    size_t    nfeat, fcap;
     uint64_t *fkey;             /* feature id -> key */
     size_t    nfid, fkcap;
     uint32_t *fix;              /* key -> feature id + 1 */
     size_t    fixcap;
 } lexicon;
+
+/* The document being embedded on the fast path: its feature entries'
+** ids in a small open-addressing set (key fid + 1), how often each is
+** listed, and for features listed more than once the bag (sum, count,
+** slot, first-come order).  Everything is indexed by set position, so
+** one probe per entry serves both passes; all zero between documents. */
+typedef struct fset {
+    uint32_t *key, *ecnt, *bcnt, *slot, *touched, *order;
+    double   *sum;
+    size_t    cap, ntouched, norder;
+    unsigned  bits;
+    uint32_t *pos;              /* per feature entry: its set position */
+    size_t    poscap;
+} fset;
 
 struct rcp_model {
     rcp_model_opts o;
@@ -1627,12 +1638,9 @@ struct rcp_model {
     double   tflog[TFLOG_N];    /* the embedder's tf damping, tf_damp */
     lexicon  lex;               /* the fast path's word cache */
     uint32_t stamp;             /* of the add in progress, never 0 */
-    dbag     bag;               /* scratch of the add in progress: */
+    fset     fs;                /* scratch of the add in progress: */
     uint32_t *tids, *dw;        /* its term ids, its distinct words */
-    size_t   tidcap, dwcap;
-    uint64_t *seen, *twice;     /* its feature ids: listed, listed again
-                                ** (one allocation, seen first) */
-    size_t   bitcap;            /* 64-bit words in each */
+    size_t   tidcap, dwcap;     /* (dw: entry offsets / 8) */
 };
 
 void rcp_model_opts_init(rcp_model_opts *o)
@@ -1689,6 +1697,26 @@ static uint64_t word_hash(const char *w, size_t n)
     return mix64((h ^ c) * 0xff51afd7ed558ccdULL);
 }
 
+static lexent *lex_at(const lexicon *x, uint32_t off8)
+{
+    return (lexent *)(void *)(x->arena + (size_t)off8 * 8);
+}
+
+static uint32_t *lex_fids(const lexent *e)
+{
+    return (uint32_t *)(void *)(e + 1);
+}
+
+static uint16_t *lex_slots(const lexent *e)
+{
+    return (uint16_t *)(void *)(lex_fids(e) + e->nf);
+}
+
+static size_t lex_size(size_t nf)
+{
+    return (sizeof(lexent) + nf * 6 + 7) / 8 * 8;
+}
+
 static const char *lex_text(const lexicon *x, const lexent *e)
 {
     return e->wlen <= LEX_INLINE ? e->w : x->words + e->woff;
@@ -1707,7 +1735,7 @@ static size_t lex_find(const lexicon *x, const char *w, size_t n,
             return i;
         if ((s >> 32 << 32) != tag)
             continue;
-        e = &x->e[(uint32_t)s - 1];
+        e = lex_at(x, (uint32_t)s - 1);
         if (e->wlen == n && !memcmp(lex_text(x, e), w, n))
             return i;
     }
@@ -1716,19 +1744,20 @@ static size_t lex_find(const lexicon *x, const char *w, size_t n,
 /* Room for one more entry (rehashing at 1/2 load). */
 static int lex_reserve(lexicon *x)
 {
-    size_t cap = x->scap ? x->scap * 2 : 1024, i, j;
+    size_t cap = x->scap ? x->scap * 2 : 1024, i, j, off;
     uint64_t *s;
     if ((x->n + 1) * 2 <= x->scap)
         return 0;
     if (!(s = rcp_malloc(cap * sizeof *s)))
         return -1;
     memset(s, 0, cap * sizeof *s);
-    for (i = 0; i < x->n; i++) {
-        const lexent *e = &x->e[i];
+    for (i = off = 0; i < x->n; i++) {
+        const lexent *e = lex_at(x, (uint32_t)(off / 8));
         uint64_t h = word_hash(lex_text(x, e), e->wlen);
         for (j = (size_t)h & (cap - 1); s[j]; j = (j + 1) & (cap - 1))
             ;
-        s[j] = (h >> 32 << 32) | (uint64_t)(i + 1);
+        s[j] = (h >> 32 << 32) | (uint64_t)(off / 8 + 1);
+        off += lex_size(e->nf);
     }
     rcp_free(x->slot);
     x->slot = s;
@@ -1738,10 +1767,9 @@ static int lex_reserve(lexicon *x)
 
 static void lex_free(lexicon *x)
 {
-    rcp_free(x->e);
+    rcp_free(x->arena);
     rcp_free(x->slot);
     rcp_free(x->words);
-    rcp_free(x->feat);
     rcp_free(x->fkey);
     rcp_free(x->fix);
     memset(x, 0, sizeof *x);
@@ -1749,9 +1777,50 @@ static void lex_free(lexicon *x)
 
 static size_t lex_bytes(const lexicon *x)
 {
-    return x->cap * sizeof *x->e + x->scap * sizeof *x->slot + x->wcap
-           + x->fcap * sizeof *x->feat + x->fkcap * sizeof *x->fkey
-           + x->fixcap * sizeof *x->fix;
+    return x->acap + x->scap * sizeof *x->slot + x->wcap
+           + x->fkcap * sizeof *x->fkey + x->fixcap * sizeof *x->fix;
+}
+
+static void fset_free(fset *f)
+{
+    rcp_free(f->key);
+    rcp_free(f->pos);
+    memset(f, 0, sizeof *f);
+}
+
+/* Room for a document of nent feature entries (load <= 1/2); the set is
+** empty between documents, so growing it is allocating it anew.  One
+** allocation holds the six uint32_t arrays, then the sums. */
+static int fset_reserve(fset *f, size_t nent)
+{
+    size_t cap = 256, bits = 8;
+    unsigned char *p;
+    if (grow((void **)&f->pos, &f->poscap, nent, sizeof *f->pos))
+        return -1;
+    while (cap < 2 * nent) {
+        cap *= 2;
+        bits++;
+    }
+    if (cap <= f->cap)
+        return 0;
+    if (cap > UINT32_MAX / 2)
+        return -1;
+    rcp_free(f->key);
+    f->key = NULL;
+    f->cap = 0;
+    if (!(p = rcp_malloc(cap * (6 * sizeof(uint32_t) + sizeof(double)))))
+        return -1;
+    memset(p, 0, cap * 6 * sizeof(uint32_t));
+    f->key = (uint32_t *)(void *)p;
+    f->ecnt = f->key + cap;
+    f->bcnt = f->ecnt + cap;
+    f->slot = f->bcnt + cap;
+    f->touched = f->slot + cap;
+    f->order = f->touched + cap;
+    f->sum = (double *)(void *)(f->order + cap);
+    f->cap = cap;
+    f->bits = (unsigned)bits;
+    return 0;
 }
 
 /* Room for one more feature id (rehashing the key index at 1/2 load). */
@@ -2324,10 +2393,9 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->hist);
     wv_free(&m->wv);
     lex_free(&m->lex);
-    dbag_free(&m->bag);
+    fset_free(&m->fs);
     rcp_free(m->tids);
     rcp_free(m->dw);
-    rcp_free(m->seen);
     rcp_free(m);
 }
 
@@ -2455,10 +2523,10 @@ fail:
     return -1;
 }
 
-/* A word the lexicon does not hold yet (its slot i, hash h): classify,
-** stem, intern its term, compute its dense features (none with static
-** word vectors, whose embedder reads the text itself).  Its index, or -1
-** out of memory. */
+/* A word the lexicon does not hold yet (hash h): classify, stem, intern
+** its term, compute its dense features (none with static word vectors,
+** whose embedder reads the text itself).  Its offset / 8, or -1 out of
+** memory. */
 static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
                     uint64_t h)
 {
@@ -2468,16 +2536,14 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
     int alpha = cc == CC_WORD && is_ascii_alpha(w, n);
     char st[MAX_WORD_BYTES + 8];
     wfeat f[1 + 3 * (MAX_WORD_BYTES + 2)];
-    size_t sn = n, nf = 0, i;
+    size_t sn = n, nf = 0, i, size = lex_size(wfeat_bound(kind, n));
     long term = -1, fid;
     lexent *e;
-    if (x->wlen + n >= UINT32_MAX || x->n + 1 >= UINT32_MAX
-        || x->nfeat + wfeat_bound(kind, n) >= UINT32_MAX || lex_reserve(x)
-        || grow((void **)&x->e, &x->cap, x->n + 1, sizeof *x->e)
+    if (x->wlen + n >= UINT32_MAX || x->alen + size >= (size_t)8 << 31
+        || lex_reserve(x)
+        || grow((void **)&x->arena, &x->acap, x->alen + size, 1)
         || (n > LEX_INLINE
-            && grow((void **)&x->words, &x->wcap, x->wlen + n, 1))
-        || grow((void **)&x->feat, &x->fcap, x->nfeat + wfeat_bound(kind, n),
-                sizeof *x->feat))
+            && grow((void **)&x->words, &x->wcap, x->wlen + n, 1)))
         return -1;
     memcpy(st, w, n);
     if (!alpha || !rcp_stopword(w, n)) {
@@ -2491,19 +2557,19 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
             nf = word_feats(kind, w, n, st, sn, word_weight(kind, w, n),
                             m->o.dim, f);
     }
+    e = (lexent *)(void *)(x->arena + x->alen);
+    memset(e, 0, sizeof *e);
+    e->nf = (uint32_t)nf;
     for (i = 0; i < nf; i++) {
         if ((fid = fid_intern(x, f[i].key)) < 0)
             return -1;
-        x->feat[x->nfeat + i].fid = (uint32_t)fid;
-        x->feat[x->nfeat + i].slot = f[i].slot;
+        lex_fids(e)[i] = (uint32_t)fid;
+        lex_slots(e)[i] = (uint16_t)((f[i].slot & ~WF_NEG)
+                                     | (f[i].slot & WF_NEG ? LEX_NEG : 0));
     }
-    e = &x->e[x->n];
-    memset(e, 0, sizeof *e);
+    e->term = term < 0 ? LEX_STOP : (uint32_t)term;
     e->ws = nf ? f[0].w : 0;
     e->wg = nf > 1 ? f[1].w : 0;
-    e->term = term < 0 ? LEX_STOP : (uint32_t)term;
-    e->foff = (uint32_t)x->nfeat;
-    e->nf = (uint32_t)nf;
     e->wlen = (uint32_t)n;
     if (n > LEX_INLINE) {
         e->woff = (uint32_t)x->wlen;
@@ -2512,10 +2578,11 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
     } else {
         memcpy(e->w, w, n);
     }
-    x->nfeat += nf;
-    i = lex_find(x, w, n, h);
-    x->slot[i] = (h >> 32 << 32) | (uint64_t)++x->n;
-    return (long)x->n - 1;
+    x->slot[lex_find(x, w, n, h)] = (h >> 32 << 32)
+                                    | (uint64_t)(x->alen / 8 + 1);
+    x->alen += lex_size(nf);
+    x->n++;
+    return (long)(x->alen - lex_size(nf)) / 8;
 }
 
 static long lex_word(rcp_model *m, int cc, const char *w, size_t n)
@@ -2536,6 +2603,7 @@ typedef struct add_ctx {
     uint32_t   docno;
     uint32_t   ntok;            /* tokens BM25 counts */
     size_t     ntids, ndw;      /* in m->tids, m->dw */
+    size_t     nent;            /* dense feature entries of m->dw */
 } add_ctx;
 
 /* The fast path's sink: count the word (postings wait for the end). */
@@ -2550,7 +2618,7 @@ static int index_token(void *ctx, int cc, const char *w, size_t n,
     (void)end;
     if (x < 0)
         return -1;
-    e = &m->lex.e[x];
+    e = lex_at(&m->lex, (uint32_t)x);
     if (e->term == LEX_STOP)
         return 0;
     c->ntok++;
@@ -2560,6 +2628,7 @@ static int index_token(void *ctx, int cc, const char *w, size_t n,
         e->stamp = m->stamp;
         e->tf = 0;
         m->dw[c->ndw++] = (uint32_t)x;
+        c->nent += e->nf;
     }
     e->tf++;
     return 0;
@@ -2574,7 +2643,7 @@ static int post_lex(rcp_model *m, add_ctx *c)
     if (grow((void **)&m->tids, &m->tidcap, c->ndw, sizeof *m->tids))
         return -1;
     for (i = 0; i < c->ndw; i++) {
-        const lexent *e = &m->lex.e[m->dw[i]];
+        const lexent *e = lex_at(&m->lex, m->dw[i]);
         term *t = &m->terms[e->term];
         if (t->stamp != m->stamp) {
             t->stamp = m->stamp;
@@ -2596,67 +2665,78 @@ static int post_lex(rcp_model *m, add_ctx *c)
     return 0;
 }
 
-/* Bitmaps over every feature id of the lexicon (all zero between
-** adds, so growing them is allocating anew). */
-static int lex_bits(rcp_model *m)
+/* Pass 1: each feature entry's set position, counting listings. */
+static void fset_count(fset *f, const lexicon *x, const uint32_t *dw,
+                       size_t ndw)
 {
-    size_t words = m->lex.nfid / 64 + 1, cap = m->bitcap ? m->bitcap : 64;
-    if (words <= m->bitcap)
-        return 0;
-    while (cap < words)
-        cap *= 2;
-    rcp_free(m->seen);
-    m->bitcap = 0;
-    if (!(m->seen = rcp_malloc(2 * cap * sizeof *m->seen)))
-        return -1;
-    memset(m->seen, 0, 2 * cap * sizeof *m->seen);
-    m->twice = m->seen + cap;
-    m->bitcap = cap;
-    return 0;
+    size_t i, j, k = 0, mask = f->cap - 1;
+    for (i = 0; i < ndw; i++) {
+        const lexent *e = lex_at(x, dw[i]);
+        const uint32_t *id = lex_fids(e);
+        for (j = 0; j < e->nf; j++, k++) {
+            uint32_t key = id[j] + 1;
+            size_t p = (size_t)((key * 0x9E3779B1u) >> (32 - f->bits));
+            while (f->key[p] != key && f->key[p])
+                p = (p + 1) & mask;
+            if (!f->key[p]) {
+                f->key[p] = key;
+                f->touched[f->ntouched++] = (uint32_t)p;
+            }
+            f->ecnt[p]++;
+            f->pos[k] = (uint32_t)p;
+        }
+    }
+}
+
+/* Pass 2: lone features into out as they come, the others into the bag;
+** then the bag in first-come order, and the set emptied. */
+static void fset_embed(fset *f, const lexicon *x, const uint32_t *dw,
+                       size_t ndw, const double *tflog, float *out)
+{
+    size_t i, j, k = 0;
+    for (i = 0; i < ndw; i++) {
+        const lexent *e = lex_at(x, dw[i]);
+        const uint16_t *sl = lex_slots(e);
+        double damp = tf_damp(tflog, e->tf);
+        for (j = 0; j < e->nf; j++, k++) {
+            uint32_t p = f->pos[k], slot = sl[j] & ~LEX_NEG;
+            float w = j ? e->wg : e->ws;
+            slot |= sl[j] & LEX_NEG ? WF_NEG : 0;
+            if (f->ecnt[p] == 1) {
+                put_feature(out, slot, lone_value(w, e->tf, damp));
+                continue;
+            }
+            if (!f->bcnt[p]) {
+                f->sum[p] = 0;
+                f->slot[p] = slot;
+                f->order[f->norder++] = p;
+            }
+            f->sum[p] += (double)w * e->tf;
+            f->bcnt[p] += e->tf;
+        }
+    }
+    for (k = 0; k < f->norder; k++) {
+        uint32_t p = f->order[k];
+        put_feature(out, f->slot[p],
+                    (float)(f->sum[p] * tf_damp(tflog, f->bcnt[p])));
+        f->bcnt[p] = 0;
+    }
+    for (k = 0; k < f->ntouched; k++)
+        f->key[f->touched[k]] = f->ecnt[f->touched[k]] = 0;
+    f->ntouched = f->norder = 0;
 }
 
 /* The dense vector of the add in progress from its distinct words'
 ** remembered features: embed_feats' sums in embed_feats' order, feature
 ** ids standing in for keys (one id per key, so the same features are
 ** listed once, the same go through the bag). */
-static int embed_lex(rcp_model *m, size_t ndw, float *out)
+static int embed_lex(rcp_model *m, const add_ctx *c, float *out)
 {
-    const lexicon *x = &m->lex;
-    size_t i, j, bound = 0;
-    for (i = 0; i < ndw; i++)
-        bound += x->e[m->dw[i]].nf;
-    if (lex_bits(m) || dbag_reserve(&m->bag, bound))
+    if (fset_reserve(&m->fs, c->nent))
         return -1;
-    for (i = 0; i < ndw; i++) {
-        const lexent *e = &x->e[m->dw[i]];
-        for (j = 0; j < e->nf; j++) {
-            uint32_t id = x->feat[e->foff + j].fid;
-            uint64_t bit = (uint64_t)1 << (id & 63);
-            m->twice[id >> 6] |= m->seen[id >> 6] & bit;
-            m->seen[id >> 6] |= bit;
-        }
-    }
     memset(out, 0, m->o.dim * sizeof *out);
-    for (i = 0; i < ndw; i++) {
-        const lexent *e = &x->e[m->dw[i]];
-        double damp = tf_damp(m->tflog, e->tf);
-        for (j = 0; j < e->nf; j++) {
-            const lfeat *f = &x->feat[e->foff + j];
-            float w = j ? e->wg : e->ws;
-            if ((m->twice[f->fid >> 6] >> (f->fid & 63)) & 1)
-                dbag_add(&m->bag, (uint64_t)f->fid + 1, w, f->slot, e->tf);
-            else
-                put_feature(out, f->slot, lone_value(w, e->tf, damp));
-        }
-    }
-    dbag_project(&m->bag, m->tflog, out);
-    for (i = 0; i < ndw; i++) {
-        const lexent *e = &x->e[m->dw[i]];
-        for (j = 0; j < e->nf; j++) {
-            uint32_t id = x->feat[e->foff + j].fid;
-            m->seen[id >> 6] = m->twice[id >> 6] = 0;
-        }
-    }
+    fset_count(&m->fs, &m->lex, m->dw, c->ndw);
+    fset_embed(&m->fs, &m->lex, m->dw, c->ndw, m->tflog, out);
     normalize(out, m->o.dim);
     return 0;
 }
@@ -2665,12 +2745,15 @@ static int embed_lex(rcp_model *m, size_t ndw, float *out)
 ** over its budget). */
 static void lex_begin(rcp_model *m)
 {
-    size_t i;
+    size_t i, off;
     if (m->lex.n && lex_bytes(&m->lex) > m->o.lexicon_bytes)
         lex_free(&m->lex);
     if (++m->stamp == 0) {          /* wrapped: nothing may look seen */
-        for (i = 0; i < m->lex.n; i++)
-            m->lex.e[i].stamp = 0;
+        for (i = off = 0; i < m->lex.n; i++) {
+            lexent *e = lex_at(&m->lex, (uint32_t)(off / 8));
+            e->stamp = 0;
+            off += lex_size(e->nf);
+        }
         for (i = 0; i < m->nterms; i++)
             m->terms[i].stamp = 0;
         m->stamp = 1;
@@ -2686,11 +2769,11 @@ static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
     c.m = m;
     c.docno = (uint32_t)m->ndocs;
     c.ntok = 0;
-    c.ntids = c.ndw = 0;
+    c.ntids = c.ndw = c.nent = 0;
     lex_begin(m);
     if (scan_text(text, len, RCP_TOK_DEFAULT, index_token, &c)
         || (m->wv.n ? rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec)
-                    : embed_lex(m, c.ndw, vec))
+                    : embed_lex(m, &c, vec))
         || !(d->terms = rcp_malloc((c.ndw + 1) * sizeof *d->terms))
         || post_lex(m, &c)) {
         rcp_free(d->terms);
