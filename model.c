@@ -657,8 +657,9 @@ static int is_digits(const char *w, size_t n)
     return 1;
 }
 
-/* What the scanner hands on: a word (folded when asked; cc CC_WORD) or a
-** CJK character pair (cc CC_CJK, raw bytes), with its byte span.  The
+/* What the scanner hands on: a word (folded when asked; cc CC_WORD;
+** followed by 8 zero bytes) or a CJK character pair (cc CC_CJK, raw
+** bytes), with its byte span.  The
 ** sink decides what to keep: rcp_tokenize's makes tokens, the index's
 ** fast path looks words up in the lexicon instead. */
 typedef int (*tok_sink)(void *ctx, int cc, const char *w, size_t n,
@@ -701,6 +702,7 @@ static int scan_word(const unsigned char *s, size_t len, size_t *i,
             if (n + 4 <= MAX_WORD_BYTES)
                 n += utf8_put(w + n, fc[k]);
     }
+    memset(w + n, 0, 8);
     return f(ctx, CC_WORD, w, n, (uint32_t)start, (uint32_t)end);
 }
 
@@ -1596,12 +1598,13 @@ typedef struct lexicon {
 } lexicon;
 
 /* The document being embedded on the fast path: its feature entries'
-** ids in a small open-addressing set (key fid + 1), how often each is
-** listed, and for features listed more than once the bag (sum, count,
-** slot, first-come order).  Everything is indexed by set position, so
-** one probe per entry serves both passes; all zero between documents. */
+** ids in a small open-addressing set (key (fid + 1) << 1, the low bit set
+** once the feature is listed again), and for features listed more than
+** once the bag (sum, count, slot, first-come order).  Everything is
+** indexed by set position, so one probe per entry serves both passes;
+** all zero between documents. */
 typedef struct fset {
-    uint32_t *key, *ecnt, *bcnt, *slot, *touched, *order;
+    uint32_t *key, *bcnt, *slot, *touched, *order;
     double   *sum;
     size_t    cap, ntouched, norder;
     unsigned  bits;
@@ -1682,18 +1685,25 @@ static uint64_t doc_h(const void *ctx, uint32_t e)
     return ((const rcp_model *)ctx)->docs[e].h;
 }
 
-/* The lexicon's hash of a word, eight bytes at a time (its own: nothing
-** outside the lexicon sees it). */
-static uint64_t word_hash(const char *w, size_t n)
+/* The lexicon's hash of a word, eight bytes at a time, the last eight
+** zero-padded (its own: nothing outside the lexicon sees it).  With
+** padded set, w[n..n+8) may be read and holds zeros, which saves copying
+** the tail (scan_word pads the words it hands on). */
+static uint64_t word_hash(const char *w, size_t n, int padded)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, c;
-    for (; n >= 8; w += 8, n -= 8) {
-        memcpy(&c, w, 8);
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8) {
+        memcpy(&c, w + i, 8);
         h = (h ^ c) * 0xff51afd7ed558ccdULL;
         h ^= h >> 32;
     }
-    c = 0;
-    memcpy(&c, w, n);
+    if (padded) {
+        memcpy(&c, w + i, 8);
+    } else {
+        c = 0;
+        memcpy(&c, w + i, n - i);
+    }
     return mix64((h ^ c) * 0xff51afd7ed558ccdULL);
 }
 
@@ -1753,7 +1763,7 @@ static int lex_reserve(lexicon *x)
     memset(s, 0, cap * sizeof *s);
     for (i = off = 0; i < x->n; i++) {
         const lexent *e = lex_at(x, (uint32_t)(off / 8));
-        uint64_t h = word_hash(lex_text(x, e), e->wlen);
+        uint64_t h = word_hash(lex_text(x, e), e->wlen, 0);
         for (j = (size_t)h & (cap - 1); s[j]; j = (j + 1) & (cap - 1))
             ;
         s[j] = (h >> 32 << 32) | (uint64_t)(off / 8 + 1);
@@ -1790,7 +1800,7 @@ static void fset_free(fset *f)
 
 /* Room for a document of nent feature entries (load <= 1/2); the set is
 ** empty between documents, so growing it is allocating it anew.  One
-** allocation holds the six uint32_t arrays, then the sums. */
+** allocation holds the five uint32_t arrays, then the sums. */
 static int fset_reserve(fset *f, size_t nent)
 {
     size_t cap = 256, bits = 8;
@@ -1808,12 +1818,11 @@ static int fset_reserve(fset *f, size_t nent)
     rcp_free(f->key);
     f->key = NULL;
     f->cap = 0;
-    if (!(p = rcp_malloc(cap * (6 * sizeof(uint32_t) + sizeof(double)))))
+    if (!(p = rcp_malloc(cap * (5 * sizeof(uint32_t) + sizeof(double)))))
         return -1;
-    memset(p, 0, cap * 6 * sizeof(uint32_t));
+    memset(p, 0, cap * 5 * sizeof(uint32_t));
     f->key = (uint32_t *)(void *)p;
-    f->ecnt = f->key + cap;
-    f->bcnt = f->ecnt + cap;
+    f->bcnt = f->key + cap;
     f->slot = f->bcnt + cap;
     f->touched = f->slot + cap;
     f->order = f->touched + cap;
@@ -1851,7 +1860,7 @@ static int fid_reserve(lexicon *x)
 static long fid_intern(lexicon *x, uint64_t key)
 {
     size_t j;
-    if (x->nfid + 1 >= UINT32_MAX || fid_reserve(x))
+    if (x->nfid + 2 >= (size_t)1 << 31 || fid_reserve(x))
         return -1;
     for (j = (size_t)(key >> 1) & (x->fixcap - 1); x->fix[j];
          j = (j + 1) & (x->fixcap - 1))
@@ -2588,7 +2597,7 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
 static long lex_word(rcp_model *m, int cc, const char *w, size_t n)
 {
     lexicon *x = &m->lex;
-    uint64_t h = word_hash(w, n);
+    uint64_t h = word_hash(w, n, cc == CC_WORD);
     if (x->scap) {
         uint64_t s = x->slot[lex_find(x, w, n, h)];
         if (s)
@@ -2674,15 +2683,16 @@ static void fset_count(fset *f, const lexicon *x, const uint32_t *dw,
         const lexent *e = lex_at(x, dw[i]);
         const uint32_t *id = lex_fids(e);
         for (j = 0; j < e->nf; j++, k++) {
-            uint32_t key = id[j] + 1;
+            uint32_t key = (id[j] + 1) << 1;
             size_t p = (size_t)((key * 0x9E3779B1u) >> (32 - f->bits));
-            while (f->key[p] != key && f->key[p])
+            while ((f->key[p] | 1) != (key | 1) && f->key[p])
                 p = (p + 1) & mask;
-            if (!f->key[p]) {
+            if (f->key[p]) {
+                f->key[p] |= 1;
+            } else {
                 f->key[p] = key;
                 f->touched[f->ntouched++] = (uint32_t)p;
             }
-            f->ecnt[p]++;
             f->pos[k] = (uint32_t)p;
         }
     }
@@ -2702,7 +2712,7 @@ static void fset_embed(fset *f, const lexicon *x, const uint32_t *dw,
             uint32_t p = f->pos[k], slot = sl[j] & ~LEX_NEG;
             float w = j ? e->wg : e->ws;
             slot |= sl[j] & LEX_NEG ? WF_NEG : 0;
-            if (f->ecnt[p] == 1) {
+            if (!(f->key[p] & 1)) {
                 put_feature(out, slot, lone_value(w, e->tf, damp));
                 continue;
             }
@@ -2722,7 +2732,7 @@ static void fset_embed(fset *f, const lexicon *x, const uint32_t *dw,
         f->bcnt[p] = 0;
     }
     for (k = 0; k < f->ntouched; k++)
-        f->key[f->touched[k]] = f->ecnt[f->touched[k]] = 0;
+        f->key[f->touched[k]] = 0;
     f->ntouched = f->norder = 0;
 }
 
