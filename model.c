@@ -1593,24 +1593,12 @@ typedef struct lexicon {
     size_t    wlen, wcap;
     uint64_t *fkey;             /* feature id -> key */
     size_t    nfid, fkcap;
+    uint32_t *fmark;            /* feature id -> the add that last listed
+                                ** it << 1, | 1 when it listed it again */
+    size_t    fmcap;
     uint32_t *fix;              /* key -> feature id + 1 */
     size_t    fixcap;
 } lexicon;
-
-/* The document being embedded on the fast path: its feature entries'
-** ids in a small open-addressing set (key (fid + 1) << 1, the low bit set
-** once the feature is listed again), and for features listed more than
-** once the bag (sum, count, slot, first-come order).  Everything is
-** indexed by set position, so one probe per entry serves both passes;
-** all zero between documents. */
-typedef struct fset {
-    uint32_t *key, *bcnt, *slot, *touched, *order;
-    double   *sum;
-    size_t    cap, ntouched, norder;
-    unsigned  bits;
-    uint32_t *pos;              /* per feature entry: its set position */
-    size_t    poscap;
-} fset;
 
 struct rcp_model {
     rcp_model_opts o;
@@ -1641,7 +1629,7 @@ struct rcp_model {
     double   tflog[TFLOG_N];    /* the embedder's tf damping, tf_damp */
     lexicon  lex;               /* the fast path's word cache */
     uint32_t stamp;             /* of the add in progress, never 0 */
-    fset     fs;                /* scratch of the add in progress: */
+    dbag     bag;               /* scratch of the add in progress: */
     uint32_t *tids, *dw;        /* its term ids, its distinct words */
     size_t   tidcap, dwcap;     /* (dw: entry offsets / 8) */
 };
@@ -1781,6 +1769,7 @@ static void lex_free(lexicon *x)
     rcp_free(x->slot);
     rcp_free(x->words);
     rcp_free(x->fkey);
+    rcp_free(x->fmark);
     rcp_free(x->fix);
     memset(x, 0, sizeof *x);
 }
@@ -1788,48 +1777,8 @@ static void lex_free(lexicon *x)
 static size_t lex_bytes(const lexicon *x)
 {
     return x->acap + x->scap * sizeof *x->slot + x->wcap
-           + x->fkcap * sizeof *x->fkey + x->fixcap * sizeof *x->fix;
-}
-
-static void fset_free(fset *f)
-{
-    rcp_free(f->key);
-    rcp_free(f->pos);
-    memset(f, 0, sizeof *f);
-}
-
-/* Room for a document of nent feature entries (load <= 1/2); the set is
-** empty between documents, so growing it is allocating it anew.  One
-** allocation holds the five uint32_t arrays, then the sums. */
-static int fset_reserve(fset *f, size_t nent)
-{
-    size_t cap = 256, bits = 8;
-    unsigned char *p;
-    if (grow((void **)&f->pos, &f->poscap, nent, sizeof *f->pos))
-        return -1;
-    while (cap < 2 * nent) {
-        cap *= 2;
-        bits++;
-    }
-    if (cap <= f->cap)
-        return 0;
-    if (cap > UINT32_MAX / 2)
-        return -1;
-    rcp_free(f->key);
-    f->key = NULL;
-    f->cap = 0;
-    if (!(p = rcp_malloc(cap * (5 * sizeof(uint32_t) + sizeof(double)))))
-        return -1;
-    memset(p, 0, cap * 5 * sizeof(uint32_t));
-    f->key = (uint32_t *)(void *)p;
-    f->bcnt = f->key + cap;
-    f->slot = f->bcnt + cap;
-    f->touched = f->slot + cap;
-    f->order = f->touched + cap;
-    f->sum = (double *)(void *)(f->order + cap);
-    f->cap = cap;
-    f->bits = (unsigned)bits;
-    return 0;
+           + x->fkcap * sizeof *x->fkey + x->fmcap * sizeof *x->fmark
+           + x->fixcap * sizeof *x->fix;
 }
 
 /* Room for one more feature id (rehashing the key index at 1/2 load). */
@@ -1837,8 +1786,12 @@ static int fid_reserve(lexicon *x)
 {
     size_t cap = x->fixcap ? x->fixcap * 2 : 1024, i, j;
     uint32_t *s;
-    if (grow((void **)&x->fkey, &x->fkcap, x->nfid + 1, sizeof *x->fkey))
+    size_t mcap = x->fmcap;
+    if (grow((void **)&x->fkey, &x->fkcap, x->nfid + 1, sizeof *x->fkey)
+        || grow((void **)&x->fmark, &x->fmcap, x->nfid + 1, sizeof *x->fmark))
         return -1;
+    if (x->fmcap > mcap)
+        memset(x->fmark + mcap, 0, (x->fmcap - mcap) * sizeof *x->fmark);
     if ((x->nfid + 1) * 2 <= x->fixcap)
         return 0;
     if (!(s = rcp_malloc(cap * sizeof *s)))
@@ -2402,7 +2355,7 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->hist);
     wv_free(&m->wv);
     lex_free(&m->lex);
-    fset_free(&m->fs);
+    dbag_free(&m->bag);
     rcp_free(m->tids);
     rcp_free(m->dw);
     rcp_free(m);
@@ -2674,66 +2627,25 @@ static int post_lex(rcp_model *m, add_ctx *c)
     return 0;
 }
 
-/* Pass 1: each feature entry's set position, counting listings. */
-static void fset_count(fset *f, const lexicon *x, const uint32_t *dw,
-                       size_t ndw)
+/* Pass 1: mark each feature id listed by the add in progress (stamp),
+** and listed again.  Returns how many listings were repeats (a bound on
+** the features listed more than once). */
+static size_t mark_feats(const lexicon *x, const uint32_t *dw, size_t ndw,
+                         uint32_t stamp)
 {
-    size_t i, j, k = 0, mask = f->cap - 1;
+    size_t i, j, again = 0;
+    uint32_t once = stamp << 1;
     for (i = 0; i < ndw; i++) {
         const lexent *e = lex_at(x, dw[i]);
         const uint32_t *id = lex_fids(e);
-        for (j = 0; j < e->nf; j++, k++) {
-            uint32_t key = (id[j] + 1) << 1;
-            size_t p = (size_t)((key * 0x9E3779B1u) >> (32 - f->bits));
-            while ((f->key[p] | 1) != (key | 1) && f->key[p])
-                p = (p + 1) & mask;
-            if (f->key[p]) {
-                f->key[p] |= 1;
-            } else {
-                f->key[p] = key;
-                f->touched[f->ntouched++] = (uint32_t)p;
-            }
-            f->pos[k] = (uint32_t)p;
+        for (j = 0; j < e->nf; j++) {
+            uint32_t *mk = &x->fmark[id[j]];
+            int seen = (*mk | 1) == (once | 1);
+            again += (size_t)seen;
+            *mk = once | (uint32_t)seen;
         }
     }
-}
-
-/* Pass 2: lone features into out as they come, the others into the bag;
-** then the bag in first-come order, and the set emptied. */
-static void fset_embed(fset *f, const lexicon *x, const uint32_t *dw,
-                       size_t ndw, const double *tflog, float *out)
-{
-    size_t i, j, k = 0;
-    for (i = 0; i < ndw; i++) {
-        const lexent *e = lex_at(x, dw[i]);
-        const uint16_t *sl = lex_slots(e);
-        double damp = tf_damp(tflog, e->tf);
-        for (j = 0; j < e->nf; j++, k++) {
-            uint32_t p = f->pos[k], slot = sl[j] & ~LEX_NEG;
-            float w = j ? e->wg : e->ws;
-            slot |= sl[j] & LEX_NEG ? WF_NEG : 0;
-            if (!(f->key[p] & 1)) {
-                put_feature(out, slot, lone_value(w, e->tf, damp));
-                continue;
-            }
-            if (!f->bcnt[p]) {
-                f->sum[p] = 0;
-                f->slot[p] = slot;
-                f->order[f->norder++] = p;
-            }
-            f->sum[p] += (double)w * e->tf;
-            f->bcnt[p] += e->tf;
-        }
-    }
-    for (k = 0; k < f->norder; k++) {
-        uint32_t p = f->order[k];
-        put_feature(out, f->slot[p],
-                    (float)(f->sum[p] * tf_damp(tflog, f->bcnt[p])));
-        f->bcnt[p] = 0;
-    }
-    for (k = 0; k < f->ntouched; k++)
-        f->key[f->touched[k]] = 0;
-    f->ntouched = f->norder = 0;
+    return again;
 }
 
 /* The dense vector of the add in progress from its distinct words'
@@ -2742,11 +2654,27 @@ static void fset_embed(fset *f, const lexicon *x, const uint32_t *dw,
 ** listed once, the same go through the bag). */
 static int embed_lex(rcp_model *m, const add_ctx *c, float *out)
 {
-    if (fset_reserve(&m->fs, c->nent))
+    const lexicon *x = &m->lex;
+    size_t i, j;
+    if (dbag_reserve(&m->bag, mark_feats(x, m->dw, c->ndw, m->stamp)))
         return -1;
     memset(out, 0, m->o.dim * sizeof *out);
-    fset_count(&m->fs, &m->lex, m->dw, c->ndw);
-    fset_embed(&m->fs, &m->lex, m->dw, c->ndw, m->tflog, out);
+    for (i = 0; i < c->ndw; i++) {
+        const lexent *e = lex_at(x, m->dw[i]);
+        const uint32_t *id = lex_fids(e);
+        const uint16_t *sl = lex_slots(e);
+        double damp = tf_damp(m->tflog, e->tf);
+        for (j = 0; j < e->nf; j++) {
+            uint32_t slot = (sl[j] & ~LEX_NEG)
+                            | (sl[j] & LEX_NEG ? WF_NEG : 0);
+            float w = j ? e->wg : e->ws;
+            if (x->fmark[id[j]] & 1)
+                dbag_add(&m->bag, (uint64_t)id[j] + 1, w, slot, e->tf);
+            else
+                put_feature(out, slot, lone_value(w, e->tf, damp));
+        }
+    }
+    dbag_project(&m->bag, m->tflog, out);
     normalize(out, m->o.dim);
     return 0;
 }
@@ -2758,7 +2686,8 @@ static void lex_begin(rcp_model *m)
     size_t i, off;
     if (m->lex.n && lex_bytes(&m->lex) > m->o.lexicon_bytes)
         lex_free(&m->lex);
-    if (++m->stamp == 0) {          /* wrapped: nothing may look seen */
+    if (++m->stamp == 0x80000000u) {    /* wrapped (fmark keeps 31 bits):
+                                        ** nothing may look seen */
         for (i = off = 0; i < m->lex.n; i++) {
             lexent *e = lex_at(&m->lex, (uint32_t)(off / 8));
             e->stamp = 0;
@@ -2766,6 +2695,7 @@ static void lex_begin(rcp_model *m)
         }
         for (i = 0; i < m->nterms; i++)
             m->terms[i].stamp = 0;
+        memset(m->lex.fmark, 0, m->lex.nfid * sizeof *m->lex.fmark);
         m->stamp = 1;
     }
 }
