@@ -2664,14 +2664,17 @@ static int embed_lex(rcp_model *m, const add_ctx *c, float *out)
         const uint32_t *id = lex_fids(e);
         const uint16_t *sl = lex_slots(e);
         double damp = tf_damp(m->tflog, e->tf);
+        /* the n-grams share one weight, so one lone value */
+        float ls = lone_value(e->ws, e->tf, damp);
+        float lg = lone_value(e->wg, e->tf, damp);
         for (j = 0; j < e->nf; j++) {
             uint32_t slot = (sl[j] & ~LEX_NEG)
                             | (sl[j] & LEX_NEG ? WF_NEG : 0);
-            float w = j ? e->wg : e->ws;
             if (x->fmark[id[j]] & 1)
-                dbag_add(&m->bag, (uint64_t)id[j] + 1, w, slot, e->tf);
+                dbag_add(&m->bag, (uint64_t)id[j] + 1, j ? e->wg : e->ws,
+                         slot, e->tf);
             else
-                put_feature(out, slot, lone_value(w, e->tf, damp));
+                put_feature(out, slot, j ? lg : ls);
         }
     }
     dbag_project(&m->bag, m->tflog, out);
