@@ -1593,8 +1593,8 @@ typedef struct lexicon {
     size_t    wlen, wcap;
     uint64_t *fkey;             /* feature id -> key */
     size_t    nfid, fkcap;
-    uint32_t *fmark;            /* feature id -> the add that last listed
-                                ** it << 1, | 1 when it listed it again */
+    unsigned char *fmark;       /* feature id -> listed by the add in
+                                ** progress: 0 no, 1 once, 2 again */
     size_t    fmcap;
     uint32_t *fix;              /* key -> feature id + 1 */
     size_t    fixcap;
@@ -2627,25 +2627,34 @@ static int post_lex(rcp_model *m, add_ctx *c)
     return 0;
 }
 
-/* Pass 1: mark each feature id listed by the add in progress (stamp),
-** and listed again.  Returns how many listings were repeats (a bound on
-** the features listed more than once). */
-static size_t mark_feats(const lexicon *x, const uint32_t *dw, size_t ndw,
-                         uint32_t stamp)
+/* Pass 1: mark each feature id listed by the add in progress, once or
+** again (the marks are 0 between adds: pass 2 clears them).  Returns how
+** many listings were repeats (a bound on the features listed again). */
+static size_t mark_feats(const lexicon *x, const uint32_t *dw, size_t ndw)
 {
     size_t i, j, again = 0;
-    uint32_t once = stamp << 1;
     for (i = 0; i < ndw; i++) {
         const lexent *e = lex_at(x, dw[i]);
         const uint32_t *id = lex_fids(e);
         for (j = 0; j < e->nf; j++) {
-            uint32_t *mk = &x->fmark[id[j]];
-            int seen = (*mk | 1) == (once | 1);
-            again += (size_t)seen;
-            *mk = once | (uint32_t)seen;
+            unsigned char *mk = &x->fmark[id[j]];
+            unsigned seen = *mk != 0;
+            again += seen;
+            *mk = (unsigned char)(1 + seen);
         }
     }
     return again;
+}
+
+/* Clear the marks of a failed add. */
+static void unmark(rcp_model *m, const add_ctx *c)
+{
+    size_t i, j;
+    for (i = 0; i < c->ndw; i++) {
+        const lexent *e = lex_at(&m->lex, m->dw[i]);
+        for (j = 0; j < e->nf; j++)
+            m->lex.fmark[lex_fids(e)[j]] = 0;
+    }
 }
 
 /* The dense vector of the add in progress from its distinct words'
@@ -2656,8 +2665,10 @@ static int embed_lex(rcp_model *m, const add_ctx *c, float *out)
 {
     const lexicon *x = &m->lex;
     size_t i, j;
-    if (dbag_reserve(&m->bag, mark_feats(x, m->dw, c->ndw, m->stamp)))
+    if (dbag_reserve(&m->bag, mark_feats(x, m->dw, c->ndw))) {
+        unmark(m, c);
         return -1;
+    }
     memset(out, 0, m->o.dim * sizeof *out);
     for (i = 0; i < c->ndw; i++) {
         const lexent *e = lex_at(x, m->dw[i]);
@@ -2670,13 +2681,17 @@ static int embed_lex(rcp_model *m, const add_ctx *c, float *out)
         for (j = 0; j < e->nf; j++) {
             uint32_t slot = (sl[j] & ~LEX_NEG)
                             | (sl[j] & LEX_NEG ? WF_NEG : 0);
-            if (x->fmark[id[j]] & 1)
+            if (x->fmark[id[j]] == 2) {
                 dbag_add(&m->bag, (uint64_t)id[j] + 1, j ? e->wg : e->ws,
                          slot, e->tf);
-            else
+            } else {
                 put_feature(out, slot, j ? lg : ls);
+                x->fmark[id[j]] = 0;
+            }
         }
     }
+    for (i = 0; i < m->bag.n; i++)
+        x->fmark[m->bag.key[m->bag.order[i]] - 1] = 0;
     dbag_project(&m->bag, m->tflog, out);
     normalize(out, m->o.dim);
     return 0;
@@ -2689,8 +2704,7 @@ static void lex_begin(rcp_model *m)
     size_t i, off;
     if (m->lex.n && lex_bytes(&m->lex) > m->o.lexicon_bytes)
         lex_free(&m->lex);
-    if (++m->stamp == 0x80000000u) {    /* wrapped (fmark keeps 31 bits):
-                                        ** nothing may look seen */
+    if (++m->stamp == 0) {          /* wrapped: nothing may look seen */
         for (i = off = 0; i < m->lex.n; i++) {
             lexent *e = lex_at(&m->lex, (uint32_t)(off / 8));
             e->stamp = 0;
@@ -2698,7 +2712,6 @@ static void lex_begin(rcp_model *m)
         }
         for (i = 0; i < m->nterms; i++)
             m->terms[i].stamp = 0;
-        memset(m->lex.fmark, 0, m->lex.nfid * sizeof *m->lex.fmark);
         m->stamp = 1;
     }
 }
