@@ -665,10 +665,21 @@ static int is_digits(const char *w, size_t n)
 typedef int (*tok_sink)(void *ctx, int cc, const char *w, size_t n,
                         uint32_t start, uint32_t end);
 
+/* ASCII letters and digits, letters lower-cased; 0 for the rest. */
+static const unsigned char ascii_fold[128] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 0, 0, 0, 0, 0, 0,
+    0, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
+    112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 0, 0, 0, 0, 0,
+    0, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
+    112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 0, 0, 0, 0, 0
+};
+
 static int ascii_word(unsigned c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-        || (c >= 'A' && c <= 'Z');
+    return ascii_fold[c] != 0;
 }
 
 /* Scan one run of word characters starting at *i, folded into w; ASCII
@@ -677,33 +688,34 @@ static int scan_word(const unsigned char *s, size_t len, size_t *i,
                      unsigned flags, tok_sink f, void *ctx)
 {
     char w[MAX_WORD_BYTES + 8];
-    size_t n = 0, start = *i, end = *i;
+    size_t n = 0, start = *i, p = *i;   /* p local: w may alias *i */
     int fold = (flags & RCP_TOK_FOLD) != 0;
-    while (*i < len) {
-        size_t at = *i;
-        uint32_t c = s[at], fc[2];
+    while (p < len) {
+        size_t at = p;
+        uint32_t c = s[p], fc[2];
         int k, nf;
         if (c < 0x80) {
-            if (!ascii_word(c))
+            unsigned a = ascii_fold[c];
+            if (!a)
                 break;
-            *i = end = at + 1;
+            p++;
             if (n + 4 <= MAX_WORD_BYTES)
-                w[n++] = (char)(fold && c <= 'Z' && c >= 'A' ? c + 32 : c);
+                w[n++] = (char)(fold ? a : c);
             continue;
         }
-        c = utf8_next(s, len, i);
+        c = utf8_next(s, len, &p);
         if (char_class(c) != CC_WORD) {
-            *i = at;
+            p = at;
             break;
         }
-        end = *i;
         nf = fold ? fold_cp(c, fc) : (fc[0] = c, 1);
         for (k = 0; k < nf; k++)
             if (n + 4 <= MAX_WORD_BYTES)
                 n += utf8_put(w + n, fc[k]);
     }
+    *i = p;
     memset(w + n, 0, 8);
-    return f(ctx, CC_WORD, w, n, (uint32_t)start, (uint32_t)end);
+    return f(ctx, CC_WORD, w, n, (uint32_t)start, (uint32_t)p);
 }
 
 /* A run of CJK characters becomes its overlapping bigrams (a lone
@@ -2632,18 +2644,44 @@ static int post_lex(rcp_model *m, add_ctx *c)
 ** many listings were repeats (a bound on the features listed again). */
 static size_t mark_feats(const lexicon *x, const uint32_t *dw, size_t ndw)
 {
-    size_t i, j, again = 0;
+    unsigned char *mark = x->fmark;     /* locals: a char store may */
+    size_t i, j, again = 0;             /* alias anything else */
     for (i = 0; i < ndw; i++) {
         const lexent *e = lex_at(x, dw[i]);
         const uint32_t *id = lex_fids(e);
-        for (j = 0; j < e->nf; j++) {
-            unsigned char *mk = &x->fmark[id[j]];
-            unsigned seen = *mk != 0;
+        size_t nf = e->nf;
+        for (j = 0; j < nf; j++) {
+            unsigned seen = mark[id[j]] != 0;
             again += seen;
-            *mk = (unsigned char)(1 + seen);
+            mark[id[j]] = (unsigned char)(1 + seen);
         }
     }
     return again;
+}
+
+/* Pass 2 for one word: its lone features straight into out, clearing
+** their marks; the repeated ones into the bag. */
+static void embed_word(dbag *bag, unsigned char *mark, const lexent *e,
+                       const double *tflog, float *out)
+{
+    static const float sign[2] = { 1.0f, -1.0f };
+    const uint32_t *id = lex_fids(e);
+    const uint16_t *sl = lex_slots(e);
+    size_t j, nf = e->nf;
+    uint32_t tf = e->tf;
+    double damp = tf_damp(tflog, tf);
+    /* the n-grams share one weight, so one lone value */
+    float ls = lone_value(e->ws, tf, damp), lg = lone_value(e->wg, tf, damp);
+    for (j = 0; j < nf; j++) {
+        unsigned s = sl[j];
+        if (mark[id[j]] == 2) {
+            dbag_add(bag, (uint64_t)id[j] + 1, j ? e->wg : e->ws,
+                     (s & ~LEX_NEG) | (s & LEX_NEG ? WF_NEG : 0), tf);
+        } else {
+            out[s & ~LEX_NEG] += sign[s >> 15] * (j ? lg : ls);
+            mark[id[j]] = 0;
+        }
+    }
 }
 
 /* Clear the marks of a failed add. */
@@ -2664,32 +2702,14 @@ static void unmark(rcp_model *m, const add_ctx *c)
 static int embed_lex(rcp_model *m, const add_ctx *c, float *out)
 {
     const lexicon *x = &m->lex;
-    size_t i, j;
+    size_t i;
     if (dbag_reserve(&m->bag, mark_feats(x, m->dw, c->ndw))) {
         unmark(m, c);
         return -1;
     }
     memset(out, 0, m->o.dim * sizeof *out);
-    for (i = 0; i < c->ndw; i++) {
-        const lexent *e = lex_at(x, m->dw[i]);
-        const uint32_t *id = lex_fids(e);
-        const uint16_t *sl = lex_slots(e);
-        double damp = tf_damp(m->tflog, e->tf);
-        /* the n-grams share one weight, so one lone value */
-        float ls = lone_value(e->ws, e->tf, damp);
-        float lg = lone_value(e->wg, e->tf, damp);
-        for (j = 0; j < e->nf; j++) {
-            uint32_t slot = (sl[j] & ~LEX_NEG)
-                            | (sl[j] & LEX_NEG ? WF_NEG : 0);
-            if (x->fmark[id[j]] == 2) {
-                dbag_add(&m->bag, (uint64_t)id[j] + 1, j ? e->wg : e->ws,
-                         slot, e->tf);
-            } else {
-                put_feature(out, slot, j ? lg : ls);
-                x->fmark[id[j]] = 0;
-            }
-        }
-    }
+    for (i = 0; i < c->ndw; i++)
+        embed_word(&m->bag, x->fmark, lex_at(x, m->dw[i]), m->tflog, out);
     for (i = 0; i < m->bag.n; i++)
         x->fmark[m->bag.key[m->bag.order[i]] - 1] = 0;
     dbag_project(&m->bag, m->tflog, out);
