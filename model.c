@@ -1663,6 +1663,8 @@ struct rcp_model {
     size_t   livecap;
     uint32_t *dlen;             /* docs[docno].len, packed for BM25 */
     size_t   dlencap;
+    uint64_t *idpre;            /* docno -> id_prefix(id), for ties */
+    size_t   idprecap;
     size_t   live;
     uint64_t total_len;         /* tokens in live documents */
     size_t   live_postings, dead_postings;
@@ -2399,6 +2401,7 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->vecs);
     rcp_free(m->livebits);
     rcp_free(m->dlen);
+    rcp_free(m->idpre);
     rcp_free(m->hist);
     wv_free(&m->wv);
     lex_free(&m->lex);
@@ -2454,6 +2457,19 @@ static char *dup_bytes(const char *s, size_t n)
         d[n] = 0;
     }
     return d;
+}
+
+/* The first 8 bytes of an id as a big-endian number, zeros after a
+** shorter id: unequal prefixes order as id_cmp orders the ids (a zero
+** pad can only differ from a real, nonzero byte, and the shorter id
+** sorts first), equal ones need id_cmp. */
+static uint64_t id_prefix(const char *id, size_t n)
+{
+    uint64_t p = 0;
+    size_t i;
+    for (i = 0; i < 8; i++)
+        p = p << 8 | (i < n ? (unsigned char)id[i] : 0u);
+    return p;
 }
 
 static long find_doc(const rcp_model *m, const char *id, size_t n)
@@ -2604,6 +2620,63 @@ static long lex_word(rcp_model *m, int cc, const char *w, size_t n)
             return (long)(uint32_t)s - 1;
     }
     return lex_new(m, cc, w, n, h);
+}
+
+/* rcp_tokenize's sink, asking the lexicon first: a word it holds has its
+** stopword status and term there (the same as emit_token would derive,
+** without the stopword search and the stemmer). */
+typedef struct lex_tok_ctx {
+    tok_ctx          t;
+    const rcp_model *m;
+} lex_tok_ctx;
+
+static int emit_token_lex(void *ctx, int cc, const char *w, size_t n,
+                          uint32_t start, uint32_t end)
+{
+    lex_tok_ctx *c = ctx;
+    const lexicon *x = &c->m->lex;
+    const lexent *e;
+    const term *t;
+    rcp_token tk;
+    uint64_t sl = 0;
+    if (x->scap)
+        sl = x->slot[lex_find(x, w, n, word_hash(w, n, cc == CC_WORD))];
+    if (!sl)
+        return emit_token(&c->t, cc, w, n, start, end);
+    e = lex_at(x, (uint32_t)sl - 1);
+    tk.pos = c->t.pos++;
+    if (e->term == LEX_STOP)
+        return 0;
+    t = &c->m->terms[e->term];
+    tk.start = start;
+    tk.end = end;
+    tk.kind = cc == CC_CJK ? RCP_TOKEN_CJK
+            : is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
+    if (tok_bytes(c->t.t, w, n, &tk.word))
+        return -1;
+    tk.wlen = (uint32_t)n;
+    tk.term = tk.word;
+    tk.tlen = t->len;
+    if (t->len != n && tok_bytes(c->t.t, t->s, t->len, &tk.term))
+        return -1;
+    return tok_push(c->t.t, &tk);
+}
+
+/* rcp_tokenize(out, text, len, the index's flags), faster for words the
+** lexicon holds (the default flags only: the lexicon's setting). */
+static int model_tokenize(const rcp_model *m, rcp_tokens *out,
+                          const char *text, size_t len)
+{
+    lex_tok_ctx c;
+    if (m->o.tok_flags != RCP_TOK_DEFAULT || !m->lex.n)
+        return rcp_tokenize(out, text, len, m->o.tok_flags);
+    out->n = 0;
+    out->len = 0;
+    c.t.t = out;
+    c.t.flags = RCP_TOK_DEFAULT;
+    c.t.pos = 0;
+    c.m = m;
+    return scan_text(text, len, RCP_TOK_DEFAULT, emit_token_lex, &c);
 }
 
 /* The add in progress on the fast path. */
@@ -2899,7 +2972,9 @@ static int reserve_doc(rcp_model *m)
     m->veccap = rows;
     if (grow((void **)&m->livebits, &bits, m->ndocs / 8 + 1, 1)
         || grow((void **)&m->dlen, &m->dlencap, m->ndocs + 1,
-                sizeof *m->dlen))
+                sizeof *m->dlen)
+        || grow((void **)&m->idpre, &m->idprecap, m->ndocs + 1,
+                sizeof *m->idpre))
         return -1;
     if (bits > m->livecap)
         memset(m->livebits + m->livecap, 0, bits - m->livecap);
@@ -2976,6 +3051,7 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
     m->ids.slot[slot] = docno + 1;
     m->livebits[docno >> 3] |= (unsigned char)(1u << (docno & 7));
     m->dlen[docno] = d.len;
+    m->idpre[docno] = id_prefix(id, idlen);
     m->live++;
     m->total_len += d.len;
     m->live_postings += d.nterms;
@@ -3033,12 +3109,21 @@ static int id_cmp(const char *a, size_t an, const char *b, size_t bn)
     return c ? c : an < bn ? -1 : an > bn ? 1 : 0;
 }
 
-/* 1 when a ranks before b: higher score, then smaller id (invariant 6). */
+/* 1 when a ranks before b: higher score, then smaller id (invariant 6).
+** Ties are common (equal tf and length give equal BM25), so ids are told
+** apart by their prefixes first, without touching the documents. */
 static int cand_before(const rcp_model *m, const cand *a, const cand *b)
 {
-    const doc *x = &m->docs[a->doc], *y = &m->docs[b->doc];
+    const doc *x, *y;
+    uint64_t pa, pb;
     if (a->score != b->score)
         return a->score > b->score;
+    pa = m->idpre[a->doc];
+    pb = m->idpre[b->doc];
+    if (pa != pb)
+        return pa < pb;
+    x = &m->docs[a->doc];
+    y = &m->docs[b->doc];
     return id_cmp(x->id, x->idlen, y->id, y->idlen) < 0;
 }
 
@@ -3203,21 +3288,47 @@ static size_t query_terms(const rcp_model *m, const rcp_tokens *tk,
     return n;
 }
 
+/* One posting's part of a BM25 score (w = query weight x idf). */
+static double bm25_part(double w, double tf, double dl, double k1, double b,
+                        double avgdl)
+{
+    return w * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
+}
+
+/* A long posting list takes its parts for tf < BM25_TF and document
+** length < BM25_DL from a table filled as they come up (the table holds
+** bm25_part's own values, so scores are the same): one division per
+** distinct (tf, length) instead of one per posting. */
+#define BM25_TF 16
+#define BM25_DL 512
+#define BM25_CACHED(t) ((t)->n > 4 * BM25_TF * BM25_DL)
+
 static void bm25_accumulate(const rcp_model *m, const view *v,
-                            const term *t, double w, double *acc)
+                            const term *t, double w, double *acc,
+                            double *tab)
 {
     double k1 = m->o.k1, b = m->o.b;
     double avgdl = v->N > 0 ? v->total / v->N : 1.0;
     size_t i;
     if (avgdl <= 0)
         avgdl = 1.0;
+    if (tab)
+        for (i = 0; i < BM25_TF * BM25_DL; i++)
+            tab[i] = -1.0;              /* parts are >= 0 */
     for (i = 0; i < t->n; i++) {
         const posting *p = &t->p[i];
-        double tf = p->tf, dl = m->dlen[p->doc];
+        uint32_t dl = m->dlen[p->doc], tf = p->tf;
+        double *c;
         if (!visible(v, p->doc))
             continue;
-        acc[p->doc] += w * tf * (k1 + 1)
-                       / (tf + k1 * (1 - b + b * dl / avgdl));
+        if (!tab || tf >= BM25_TF || dl >= BM25_DL) {
+            acc[p->doc] += bm25_part(w, tf, dl, k1, b, avgdl);
+            continue;
+        }
+        c = &tab[tf * BM25_DL + dl];
+        if (*c < 0)
+            *c = bm25_part(w, tf, dl, k1, b, avgdl);
+        acc[p->doc] += *c;
     }
 }
 
@@ -3231,19 +3342,35 @@ typedef struct wterm {
 static int bm25_weighted(const rcp_model *m, const rcp_model_query *q,
                          const wterm *qt, size_t n, topk *out)
 {
-    double *acc = rcp_malloc((m->ndocs + 1) * sizeof *acc);
+    double *acc = rcp_malloc((m->ndocs + 1) * sizeof *acc), thr = 0;
+    double *tab = NULL;
     size_t i;
-    if (!acc)
+    for (i = 0; i < n; i++)
+        if (BM25_CACHED(&m->terms[qt[i].tid]) && !tab
+            && !(tab = rcp_malloc(BM25_TF * BM25_DL * sizeof *tab))) {
+            rcp_free(acc);
+            return -1;
+        }
+    if (!acc) {
+        rcp_free(tab);
         return -1;
+    }
     memset(acc, 0, (m->ndocs + 1) * sizeof *acc);
     for (i = 0; i < n; i++) {
         const term *t = &m->terms[qt[i].tid];
         bm25_accumulate(m, qview(q), t, qt[i].w * bm25_idf(qview(q), t),
-                        acc);
+                        acc, BM25_CACHED(t) ? tab : NULL);
     }
-    for (i = 0; i < m->ndocs; i++)
-        if (acc[i] > 0 && accepted(m, q, (uint32_t)i))
-            topk_push(m, out, (uint32_t)i, acc[i]);
+    rcp_free(tab);
+    for (i = 0; i < m->ndocs; i++) {
+        double s = acc[i];
+        /* below the worst kept: cannot enter (ties still go through) */
+        if (s <= 0 || s < thr || !accepted(m, q, (uint32_t)i))
+            continue;
+        topk_push(m, out, (uint32_t)i, s);
+        if (out->n == out->k && out->k)
+            thr = out->h[0].score;
+    }
     rcp_free(acc);
     return 0;
 }
@@ -3334,7 +3461,7 @@ static int rm3_doc(const rcp_model *m, uint32_t docno, double wd,
     rcp_tokens tk;
     size_t i;
     rcp_tokens_init(&tk);
-    if (rcp_tokenize(&tk, d->text, d->textlen, m->o.tok_flags)) {
+    if (model_tokenize(m, &tk, d->text, d->textlen)) {
         rcp_tokens_free(&tk);
         return -1;
     }
@@ -3854,7 +3981,7 @@ static int ce_score(const rcp_model *m, const view *v, const qterm *qt,
     int rc = -1;
     rcp_tokens_init(&p);
     r->score = r->conf = 0;
-    if (rcp_tokenize(&p, text, len, m->o.tok_flags)) {
+    if (model_tokenize(m, &p, text, len)) {
         rcp_tokens_free(&p);
         return -1;
     }

@@ -1425,6 +1425,35 @@ START_TEST(confidence_is_in_unit_range_and_independent_of_the_corpus)
 }
 END_TEST
 
+/* A model that has indexed text reads passages' words through its
+** lexicon (stopword status and stems remembered); that must not change
+** what it reads: confidence equals a fresh model's for every pair. */
+START_TEST(confidence_reads_passages_the_same_after_indexing)
+{
+    rcp_model *m = new_model(16), *fresh = new_model(16);
+    size_t nt = sizeof lex_texts / sizeof *lex_texts, i, j;
+    char id[16];
+    for (i = 0; i < nt; i++) {
+        snprintf(id, sizeof id, "%u", (unsigned)i);
+        add(m, id, lex_texts[i]);
+    }
+    for (i = 0; i < nt; i++)
+        for (j = 0; j < nt; j++) {
+            double a, b;
+            ck_assert_int_eq(rcp_model_confidence(m, lex_texts[i],
+                             strlen(lex_texts[i]), lex_texts[j],
+                             strlen(lex_texts[j]), &a), 0);
+            ck_assert_int_eq(rcp_model_confidence(fresh, lex_texts[i],
+                             strlen(lex_texts[i]), lex_texts[j],
+                             strlen(lex_texts[j]), &b), 0);
+            ck_assert_msg(a == b, "query %u passage %u: %g vs %g",
+                          (unsigned)i, (unsigned)j, a, b);
+        }
+    rcp_model_free(m);
+    rcp_model_free(fresh);
+}
+END_TEST
+
 START_TEST(search_hits_carry_confidence_and_rerank_scores)
 {
     rcp_model *m = new_model(0);
@@ -1538,6 +1567,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, colbert_rerank_is_maxsim_over_multi_vectors);
     tcase_add_test(tc,
         confidence_is_in_unit_range_and_independent_of_the_corpus);
+    tcase_add_test(tc, confidence_reads_passages_the_same_after_indexing);
     tcase_add_test(tc, search_hits_carry_confidence_and_rerank_scores);
     tcase_add_test(tc, mmr_trades_relevance_for_novelty);
     tcase_add_test(tc,
