@@ -1681,6 +1681,10 @@ struct rcp_model {
     dbag     bag;               /* scratch of the add in progress: */
     uint32_t *tids, *dw;        /* its term ids, its distinct words */
     size_t   tidcap, dwcap;     /* (dw: entry offsets / 8) */
+    struct wtok *wt;            /* its words, gathered (index_words) */
+    size_t   wtcap;
+    char    *wbuf;              /* their bytes, each zero-padded */
+    size_t   wbcap;
 };
 
 void rcp_model_opts_init(rcp_model_opts *o)
@@ -2408,6 +2412,8 @@ void rcp_model_free(rcp_model *m)
     dbag_free(&m->bag);
     rcp_free(m->tids);
     rcp_free(m->dw);
+    rcp_free(m->wt);
+    rcp_free(m->wbuf);
     rcp_free(m);
 }
 
@@ -2610,10 +2616,10 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
     return (long)(x->alen - lex_size(nf)) / 8;
 }
 
-static long lex_word(rcp_model *m, int cc, const char *w, size_t n)
+static long lex_word(rcp_model *m, int cc, const char *w, size_t n,
+                     uint64_t h)
 {
     lexicon *x = &m->lex;
-    uint64_t h = word_hash(w, n, cc == CC_WORD);
     if (x->scap) {
         uint64_t s = x->slot[lex_find(x, w, n, h)];
         if (s)
@@ -2686,33 +2692,110 @@ typedef struct add_ctx {
     uint32_t   ntok;            /* tokens BM25 counts */
     size_t     ntids, ndw;      /* in m->tids, m->dw */
     size_t     nent;            /* dense feature entries of m->dw */
+    size_t     nw, wblen;       /* gathered words: m->wt, m->wbuf */
 } add_ctx;
 
-/* The fast path's sink: count the word (postings wait for the end). */
-static int index_token(void *ctx, int cc, const char *w, size_t n,
-                       uint32_t start, uint32_t end)
+/* A word of the add in progress, gathered before any lookup so that the
+** lookups run in passes whose cache misses overlap (a pass touching one
+** thing per word keeps many misses in flight; one word at a time, each
+** waits on the last). */
+typedef struct wtok {
+    uint64_t h;                 /* word_hash */
+    uint64_t slot;              /* the first slot probed, its content */
+    uint32_t woff, n, cc;       /* the word: wbuf + woff, n bytes */
+    uint32_t ent;               /* its entry offset / 8 + 1; 0 unknown */
+} wtok;
+
+/* Bytes a gathered word takes: n, then zeros to at least 16 and to the
+** next 8 past the word (word_hash reads padded words). */
+static size_t wpad(size_t n)
+{
+    size_t p = (n + 15) / 8 * 8;
+    return p < 16 ? 16 : p;
+}
+
+/* The fast path's sink: gather the word. */
+static int gather_token(void *ctx, int cc, const char *w, size_t n,
+                        uint32_t start, uint32_t end)
 {
     add_ctx *c = ctx;
     rcp_model *m = c->m;
-    long x = lex_word(m, cc, w, n);
-    lexent *e;
+    size_t pad = wpad(n);
+    wtok *t;
     (void)start;
     (void)end;
-    if (x < 0)
+    if (c->wblen + pad >= UINT32_MAX
+        || grow((void **)&m->wbuf, &m->wbcap, c->wblen + pad, 1)
+        || grow((void **)&m->wt, &m->wtcap, c->nw + 1, sizeof *m->wt))
         return -1;
-    e = lex_at(&m->lex, (uint32_t)x);
-    if (e->term == LEX_STOP)
-        return 0;
-    c->ntok++;
-    if (e->stamp != m->stamp) {
-        if (grow((void **)&m->dw, &m->dwcap, c->ndw + 1, sizeof *m->dw))
-            return -1;
-        e->stamp = m->stamp;
-        e->tf = 0;
-        m->dw[c->ndw++] = (uint32_t)x;
-        c->nent += e->nf;
+    memcpy(m->wbuf + c->wblen, w, n);
+    memset(m->wbuf + c->wblen + n, 0, pad - n);
+    t = &m->wt[c->nw++];
+    t->h = word_hash(m->wbuf + c->wblen, n, 1);
+    t->woff = (uint32_t)c->wblen;
+    t->n = (uint32_t)n;
+    t->cc = (uint32_t)cc;
+    c->wblen += pad;
+    return 0;
+}
+
+/* Two zero-padded 16-byte words equal? */
+static int same16(const char *a, const char *b)
+{
+    uint64_t x[2], y[2];
+    memcpy(x, a, 16);
+    memcpy(y, b, 16);
+    return x[0] == y[0] && x[1] == y[1];
+}
+
+/* Passes 1 and 2 over the gathered words: the first slot each probes,
+** then the entry it names when the tag and a short word match (the
+** rest -- collisions, long words, new words -- go the usual way). */
+static void probe_words(rcp_model *m, const add_ctx *c)
+{
+    const lexicon *x = &m->lex;
+    size_t i, mask = x->scap - 1;
+    for (i = 0; i < c->nw; i++)
+        m->wt[i].slot = x->scap ? x->slot[m->wt[i].h & mask] : 0;
+    for (i = 0; i < c->nw; i++) {
+        wtok *t = &m->wt[i];
+        const lexent *e;
+        t->ent = 0;
+        if (!t->slot || (t->slot ^ t->h) >> 32 || t->n > LEX_INLINE)
+            continue;
+        e = lex_at(x, (uint32_t)t->slot - 1);
+        if (e->wlen == t->n && same16(e->w, m->wbuf + t->woff))
+            t->ent = (uint32_t)t->slot;
     }
-    e->tf++;
+}
+
+/* Pass 3: every word's entry (made when new); count it in the add. */
+static int index_words(rcp_model *m, add_ctx *c)
+{
+    size_t i;
+    probe_words(m, c);
+    for (i = 0; i < c->nw; i++) {
+        const wtok *t = &m->wt[i];
+        long x = t->ent ? (long)t->ent - 1
+                        : lex_word(m, (int)t->cc, m->wbuf + t->woff, t->n,
+                                   t->h);
+        lexent *e;
+        if (x < 0)
+            return -1;
+        e = lex_at(&m->lex, (uint32_t)x);
+        if (e->term == LEX_STOP)
+            continue;
+        c->ntok++;
+        if (e->stamp != m->stamp) {
+            if (grow((void **)&m->dw, &m->dwcap, c->ndw + 1, sizeof *m->dw))
+                return -1;
+            e->stamp = m->stamp;
+            e->tf = 0;
+            m->dw[c->ndw++] = (uint32_t)x;
+            c->nent += e->nf;
+        }
+        e->tf++;
+    }
     return 0;
 }
 
@@ -2858,9 +2941,10 @@ static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
     c.m = m;
     c.docno = (uint32_t)m->ndocs;
     c.ntok = 0;
-    c.ntids = c.ndw = c.nent = 0;
+    c.ntids = c.ndw = c.nent = c.nw = c.wblen = 0;
     lex_begin(m);
-    if (scan_text(text, len, RCP_TOK_DEFAULT, index_token, &c)
+    if (scan_text(text, len, RCP_TOK_DEFAULT, gather_token, &c)
+        || index_words(m, &c)
         || (m->wv.n ? rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec)
                     : embed_lex(m, &c, vec))
         || !(d->terms = rcp_malloc((c.ndw + 1) * sizeof *d->terms))
