@@ -3094,11 +3094,10 @@ static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
     return 0;
 }
 
-static int same_doc(const rcp_model *m, const char *id, size_t idlen,
-                    const char *text, size_t len, const char *meta,
-                    size_t metalen)
+/* Is document o (find_doc's answer) live with this text and meta? */
+static int same_doc(const rcp_model *m, long o, const char *text,
+                    size_t len, const char *meta, size_t metalen)
 {
-    long o = find_doc(m, id, idlen);
     const doc *d;
     if (o < 0 || !m->docs[o].live)
         return 0;
@@ -3115,15 +3114,14 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
                   size_t metalen)
 {
     doc d;
-    long old;
+    long old = find_doc(m, id, idlen);
     size_t slot;
     uint32_t docno = (uint32_t)m->ndocs;
-    if (same_doc(m, id, idlen, text, len, meta, metalen))
+    if (same_doc(m, old, text, len, meta, metalen))
         return 0;               /* §7.10: a repeat is observably one add */
     if (len >= UINT32_MAX || reserve_doc(m)
         || build_doc(m, &d, id, idlen, text, len, meta, metalen))
         return -1;
-    old = find_doc(m, id, idlen);
     /* §7.10: re-adding an id MUST replace, never duplicate */
     if (old >= 0 && m->docs[old].live)
         kill_doc(m, (uint32_t)old);
