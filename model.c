@@ -51,6 +51,13 @@
 **     retained version returns exactly what it returned then (§7.7.1).
 ** 11. A dead document keeps its text and postings while a retained
 **     version can see it (vdel + keep > version); sweep drops it after.
+** 12. Speed without a second meaning: with the default tokenizer an add
+**     goes through the lexicon, a bounded cache of what depends on a word
+**     alone (stopword, term id, dense features with ids).  Everything it
+**     produces -- postings, lengths, the vector -- is bit for bit what the
+**     plain path (rcp_tokenize, embed_tokens) gives; tests check both.
+**     The dense embedder's summation order is part of its definition
+**     ("rcp-hash-ngram-v2"), so the two paths can agree exactly.
 **
 ** THE LIFE OF A DOCUMENT (state: the function that moves it)
 **
