@@ -665,7 +665,7 @@ static int is_digits(const char *w, size_t n)
 }
 
 /* What the scanner hands on: a word (folded when asked; cc CC_WORD;
-** followed by 8 zero bytes) or a CJK character pair (cc CC_CJK, raw
+** followed by 16 zero bytes) or a CJK character pair (cc CC_CJK, raw
 ** bytes), with its byte span.  The
 ** sink decides what to keep: rcp_tokenize's makes tokens, the index's
 ** fast path looks words up in the lexicon instead. */
@@ -706,7 +706,7 @@ static int ascii_word(unsigned c)
 static int scan_word(const unsigned char *s, size_t len, size_t *i,
                      unsigned flags, tok_sink f, void *ctx)
 {
-    char w[MAX_WORD_BYTES + 8];
+    char w[MAX_WORD_BYTES + 16];
     size_t n = 0, start = *i, p = *i;   /* p local: w may alias *i */
     int fold = (flags & RCP_TOK_FOLD) != 0;
     const unsigned char *map = fold ? ascii_fold : ascii_keep;
@@ -734,7 +734,7 @@ static int scan_word(const unsigned char *s, size_t len, size_t *i,
                 n += utf8_put(w + n, fc[k]);
     }
     *i = p;
-    memset(w + n, 0, 8);
+    memset(w + n, 0, 16);
     return f(ctx, CC_WORD, w, n, (uint32_t)start, (uint32_t)p);
 }
 
@@ -2727,16 +2727,24 @@ static int gather_token(void *ctx, int cc, const char *w, size_t n,
 {
     add_ctx *c = ctx;
     rcp_model *m = c->m;
-    size_t pad = wpad(n);
+    size_t pad = wpad(n), k;
+    char *dst;
     wtok *t;
     (void)start;
     (void)end;
-    if (c->wblen + pad >= UINT32_MAX
-        || grow((void **)&m->wbuf, &m->wbcap, c->wblen + pad, 1)
-        || grow((void **)&m->wt, &m->wtcap, c->nw + 1, sizeof *m->wt))
+    if ((c->wblen + pad > m->wbcap || c->nw >= m->wtcap)
+        && (c->wblen + pad >= UINT32_MAX
+            || grow((void **)&m->wbuf, &m->wbcap, c->wblen + pad, 1)
+            || grow((void **)&m->wt, &m->wtcap, c->nw + 1, sizeof *m->wt)))
         return -1;
-    memcpy(m->wbuf + c->wblen, w, n);
-    memset(m->wbuf + c->wblen + n, 0, pad - n);
+    dst = m->wbuf + c->wblen;
+    if (cc == CC_WORD) {        /* padded with zeros past pad: copy 8s */
+        for (k = 0; k < pad; k += 8)
+            memcpy(dst + k, w + k, 8);
+    } else {
+        memcpy(dst, w, n);
+        memset(dst + n, 0, pad - n);
+    }
     t = &m->wt[c->nw++];
     t->h = word_hash(m->wbuf + c->wblen, n, 1);
     t->woff = (uint32_t)c->wblen;
@@ -2794,7 +2802,9 @@ static int index_words(rcp_model *m, add_ctx *c)
             continue;
         c->ntok++;
         if (e->stamp != m->stamp) {
-            if (grow((void **)&m->dw, &m->dwcap, c->ndw + 1, sizeof *m->dw))
+            if (c->ndw == m->dwcap
+                && grow((void **)&m->dw, &m->dwcap, c->ndw + 1,
+                        sizeof *m->dw))
                 return -1;
             e->stamp = m->stamp;
             e->tf = 0;
@@ -2826,7 +2836,8 @@ static int post_lex(rcp_model *m, add_ctx *c)
     }
     for (i = 0; i < c->ntids; i++) {
         term *t = &m->terms[m->tids[i]];
-        if (grow((void **)&t->p, &t->cap, t->n + 1, sizeof *t->p)) {
+        if (t->n == t->cap
+            && grow((void **)&t->p, &t->cap, t->n + 1, sizeof *t->p)) {
             unpost(m, m->tids, i);
             return -1;
         }
