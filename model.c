@@ -1648,8 +1648,11 @@ typedef struct lexicon {
     uint64_t *fkey;             /* feature id -> key */
     size_t    nfid, fkcap;
     unsigned char *fmark;       /* feature id -> listed by the add in
-                                ** progress: 0 no, 1 once, 2 again */
+                                ** progress: 0 no, 1 once, 2 again, 3 again
+                                ** and in the bag at fpos */
     size_t    fmcap;
+    uint32_t *fpos;             /* feature id -> its place in the bag */
+    size_t    fpcap;
     uint32_t *fix;              /* key -> feature id + 1 */
     size_t    fixcap;
 } lexicon;
@@ -1685,7 +1688,11 @@ struct rcp_model {
     double   tflog[TFLOG_N];    /* the embedder's tf damping, tf_damp */
     lexicon  lex;               /* the fast path's word cache */
     uint32_t stamp;             /* of the add in progress, never 0 */
-    dbag     bag;               /* scratch of the add in progress: */
+    struct lbag {               /* scratch of the add in progress: the */
+        uint32_t *fid, *cnt, *slot;     /* features listed again, in */
+        double   *sum;                  /* order of arrival */
+        size_t    n, cap;
+    } bag;
     uint32_t *tids, *dw;        /* its term ids, its distinct words */
     size_t   tidcap, dwcap;     /* (dw: entry offsets / 8) */
     struct wtok *wt;            /* its words, gathered (index_words) */
@@ -1830,6 +1837,7 @@ static void lex_free(lexicon *x)
     rcp_free(x->words);
     rcp_free(x->fkey);
     rcp_free(x->fmark);
+    rcp_free(x->fpos);
     rcp_free(x->fix);
     memset(x, 0, sizeof *x);
 }
@@ -1838,6 +1846,7 @@ static size_t lex_bytes(const lexicon *x)
 {
     return x->acap + x->scap * sizeof *x->slot + x->wcap
            + x->fkcap * sizeof *x->fkey + x->fmcap * sizeof *x->fmark
+           + x->fpcap * sizeof *x->fpos
            + x->fixcap * sizeof *x->fix;
 }
 
@@ -1848,7 +1857,8 @@ static int fid_reserve(lexicon *x)
     uint32_t *s;
     size_t mcap = x->fmcap;
     if (grow((void **)&x->fkey, &x->fkcap, x->nfid + 1, sizeof *x->fkey)
-        || grow((void **)&x->fmark, &x->fmcap, x->nfid + 1, sizeof *x->fmark))
+        || grow((void **)&x->fmark, &x->fmcap, x->nfid + 1, sizeof *x->fmark)
+        || grow((void **)&x->fpos, &x->fpcap, x->nfid + 1, sizeof *x->fpos))
         return -1;
     if (x->fmcap > mcap)
         memset(x->fmark + mcap, 0, (x->fmcap - mcap) * sizeof *x->fmark);
@@ -2416,7 +2426,7 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->hist);
     wv_free(&m->wv);
     lex_free(&m->lex);
-    dbag_free(&m->bag);
+    rcp_free(m->bag.sum);
     rcp_free(m->tids);
     rcp_free(m->dw);
     rcp_free(m->wt);
@@ -2868,16 +2878,38 @@ static size_t mark_feats(const lexicon *x, const uint32_t *dw, size_t ndw)
     return again;
 }
 
+/* Room for n features in the fast path's bag (one allocation, at sum). */
+static int lbag_reserve(struct lbag *b, size_t n)
+{
+    unsigned char *p;
+    if (n <= b->cap)
+        return 0;
+    rcp_free(b->sum);           /* the allocation */
+    b->sum = NULL;
+    b->cap = 0;
+    if (!(p = rcp_malloc(n * (3 * sizeof(uint32_t) + sizeof(double)))))
+        return -1;
+    b->sum = (double *)(void *)p;
+    b->fid = (uint32_t *)(void *)(b->sum + n);
+    b->cnt = b->fid + n;
+    b->slot = b->cnt + n;
+    b->cap = n;
+    return 0;
+}
+
 /* Pass 2 for one word: its lone features straight into out, clearing
-** their marks; the repeated ones into the bag. */
-static void embed_word(dbag *bag, unsigned char *mark, const lexent *e,
-                       const double *tflog, float *out)
+** their marks; the repeated ones into the bag (a feature's place there
+** by its id, so no hashing). */
+static void embed_word(rcp_model *m, const lexent *e, float *out)
 {
     const uint32_t *id = lex_fids(e);
     const uint16_t *sl = lex_slots(e);
+    unsigned char *mark = m->lex.fmark;
+    uint32_t *fpos = m->lex.fpos;
+    struct lbag *b = &m->bag;
     size_t j, nf = e->nf;
     uint32_t tf = e->tf;
-    double damp = tf_damp(tflog, tf);
+    double damp = tf_damp(m->tflog, tf);
     float ws = e->ws, wg = e->wg, lone[4];
     /* lone values: stem, -stem, n-gram, -n-gram (the n-grams share one
     ** weight; adding -x is subtracting x, bit for bit) */
@@ -2887,15 +2919,40 @@ static void embed_word(dbag *bag, unsigned char *mark, const lexent *e,
     lone[3] = -lone[2];
     for (j = 0; j < nf; j++) {
         unsigned s = sl[j];
-        uint32_t f = id[j];
-        if (mark[f] == 2) {
-            dbag_add(bag, (uint64_t)f + 1, j ? wg : ws,
-                     (s & ~LEX_NEG) | (s & LEX_NEG ? WF_NEG : 0), tf);
-        } else {
+        uint32_t f = id[j], p;
+        if (mark[f] == 1) {
             out[s & ~LEX_NEG] += lone[(j != 0) * 2 + (s >> 15)];
             mark[f] = 0;
+            continue;
         }
+        if (mark[f] == 2) {
+            p = (uint32_t)b->n++;
+            fpos[f] = p;
+            mark[f] = 3;
+            b->fid[p] = f;
+            b->sum[p] = 0;
+            b->cnt[p] = 0;
+            b->slot[p] = (s & ~LEX_NEG) | (s & LEX_NEG ? WF_NEG : 0);
+        } else {
+            p = fpos[f];
+        }
+        b->sum[p] += (double)(j ? wg : ws) * tf;
+        b->cnt[p] += tf;
     }
+}
+
+/* The bag into out, as dbag_project would (first come first), and the
+** bag's marks cleared. */
+static void lbag_project(rcp_model *m, float *out)
+{
+    struct lbag *b = &m->bag;
+    size_t p;
+    for (p = 0; p < b->n; p++) {
+        put_feature(out, b->slot[p],
+                    (float)(b->sum[p] * tf_damp(m->tflog, b->cnt[p])));
+        m->lex.fmark[b->fid[p]] = 0;
+    }
+    b->n = 0;
 }
 
 /* Clear the marks of a failed add. */
@@ -2917,16 +2974,14 @@ static int embed_lex(rcp_model *m, const add_ctx *c, float *out)
 {
     const lexicon *x = &m->lex;
     size_t i;
-    if (dbag_reserve(&m->bag, mark_feats(x, m->dw, c->ndw))) {
+    if (lbag_reserve(&m->bag, mark_feats(x, m->dw, c->ndw))) {
         unmark(m, c);
         return -1;
     }
     memset(out, 0, m->o.dim * sizeof *out);
     for (i = 0; i < c->ndw; i++)
-        embed_word(&m->bag, x->fmark, lex_at(x, m->dw[i]), m->tflog, out);
-    for (i = 0; i < m->bag.n; i++)
-        x->fmark[m->bag.key[m->bag.order[i]] - 1] = 0;
-    dbag_project(&m->bag, m->tflog, out);
+        embed_word(m, lex_at(x, m->dw[i]), out);
+    lbag_project(m, out);
     normalize4(out, m->o.dim);
     return 0;
 }
