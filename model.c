@@ -57,7 +57,7 @@
 **     produces -- postings, lengths, the vector -- is bit for bit what the
 **     plain path (rcp_tokenize, embed_tokens) gives; tests check both.
 **     The dense embedder's summation order is part of its definition
-**     ("rcp-hash-ngram-v2"), so the two paths can agree exactly.
+**     ("rcp-hash-ngram-v3"), so the two paths can agree exactly.
 **
 ** THE LIFE OF A DOCUMENT (state: the function that moves it)
 **
@@ -827,7 +827,9 @@ static int emit_token(void *ctx, int cc, const char *w, size_t n,
     if (alpha && (c->flags & RCP_TOK_STEM)) {
         memcpy(st, w, n);
         sn = rcp_stem_porter(st, n);
-        if (sn != n && tok_bytes(c->t, st, sn, &tk.term))
+        /* a stem as long as its word may still differ (study -> studi) */
+        if ((sn != n || memcmp(st, w, n) != 0)
+            && tok_bytes(c->t, st, sn, &tk.term))
             return -1;
         tk.tlen = (uint32_t)sn;
     }
@@ -999,7 +1001,7 @@ static double fbag_value(const fbag *b, size_t i)
     return c == 1 ? b->sum[i] : b->sum[i] / c * (1.0 + log(c));
 }
 
-/* MARK: - Hashed n-gram embedder (dense, "rcp-hash-ngram-v2") ------------- */
+/* MARK: - Hashed n-gram embedder (dense, "rcp-hash-ngram-v3") ------------- */
 
 /* The fixed model.  Every text is tokenized with RCP_TOK_DEFAULT (the
 ** embedder's own setting, whatever the index uses).  Each token gives
@@ -2137,7 +2139,7 @@ static int embed_static(const wvec *w, const char *text, size_t len,
     return 0;
 }
 
-/* MARK: - Learned-sparse embedder (§7.4, "rcp-hash-sparse-v1") ------------ */
+/* MARK: - Learned-sparse embedder (§7.4, "rcp-hash-sparse-v2") ------------ */
 
 /* SPLADE's shape without its training: each stem (the same tokens the
 ** dense embedder reads) maps to vocabulary id hash(stem) mod vocabulary,
@@ -2234,7 +2236,7 @@ uint32_t rcp_model_vocab(const rcp_model *m)
     return m->o.sparse_vocab;
 }
 
-/* MARK: - Multi-vector embedder (§7.5, "rcp-hash-multi-v1") --------------- */
+/* MARK: - Multi-vector embedder (§7.5, "rcp-hash-multi-v2") --------------- */
 
 /* One row per token (stopwords and general-English fillers skipped): the
 ** token's own hashed features (stem + n-grams, as the dense embedder)
@@ -2324,12 +2326,12 @@ size_t rcp_model_multi_dim(const rcp_model *m)
 static void set_identities(rcp_model *m)
 {
     if (!m->wv.n)
-        snprintf(m->identity, sizeof m->identity, "rcp-hash-ngram-v2-%u",
+        snprintf(m->identity, sizeof m->identity, "rcp-hash-ngram-v3-%u",
                  m->o.dim);
     snprintf(m->sparse_identity, sizeof m->sparse_identity,
-             "rcp-hash-sparse-v1-%lu", (unsigned long)m->o.sparse_vocab);
+             "rcp-hash-sparse-v2-%lu", (unsigned long)m->o.sparse_vocab);
     snprintf(m->multi_identity, sizeof m->multi_identity,
-             "rcp-hash-multi-v1-%u", m->o.multi_dim);
+             "rcp-hash-multi-v2-%u", m->o.multi_dim);
 }
 
 static const char *check_opts(const rcp_model_opts *o)
@@ -2595,10 +2597,9 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
         return -1;
     memcpy(st, w, n);
     if (!alpha || !rcp_stopword(w, n)) {
-        /* the term rcp_tokenize gives: a stem as long as its word
-        ** (study -> studi) is not taken, the word stays */
-        if (alpha && (sn = rcp_stem_porter(st, n)) == n)
-            memcpy(st, w, n);
+        /* the term rcp_tokenize gives: the Porter stem */
+        if (alpha)
+            sn = rcp_stem_porter(st, n);
         if ((term = intern_term(m, st, sn)) < 0)
             return -1;
         if (!m->wv.n)
