@@ -217,6 +217,16 @@ static void frame_error(rcp_server *s, int code, const char *fmt, ...)
     write_error(&s->resp, NULL, code, NULL, NULL, detail);
 }
 
+/* The answer in s->resp, if any, as one line to the sink (§5.1). */
+static void send_resp(rcp_server *s)
+{
+    if (s->resp.len == 0)
+        return;
+    rcp_buf_put(s->sink, s->resp.data, s->resp.len);
+    rcp_buf_putc(s->sink, '\n');
+    s->resp.len = 0;
+}
+
 /* MARK: - §4 Message format ---------------------------------------------- */
 
 /* §4.1, §4.7: a request id is a string or a number, never null. */
@@ -2170,7 +2180,6 @@ typedef struct rq {
     rcp_model_query q;
     rcp_call *c;
     int     strict, include_text, include_vectors, enc;
-    int     has_min;
     double  min_score;
     int64_t budget;          /* §7.7.2 tokenBudget; 0 = none */
     size_t  offset;          /* §10 page start */
@@ -2548,9 +2557,8 @@ static int get_retrieve(rcp_call *c, rq *r)
         return rc;
     /* §7.7.1: every stage is deterministic, so any seed is honoured
     ** trivially; §7.7.3: sessionId is a hint this server ignores. */
-    r->has_min = param(c->params, "minScore") != NULL;
-    if ((rc = get_num(c, c->params, "minScore", "minScore", -1e300, 1e300, 0,
-                      &r->min_score)))
+    if ((rc = get_num(c, c->params, "minScore", "minScore", -1e300, 1e300,
+                      -HUGE_VAL, &r->min_score)))
         return rc;
     return get_snapshot(c, r);
 }
@@ -2936,7 +2944,7 @@ static size_t apply_min_score(const rq *r, rcp_model_hit *h, size_t n)
 {
     size_t i, kept = 0;
     for (i = 0; i < n; i++)
-        if (!r->has_min || h[i].score >= r->min_score)
+        if (h[i].score >= r->min_score)
             h[kept++] = h[i];
     return kept;
 }
@@ -3286,16 +3294,12 @@ static void handle_batch(rcp_server *s, const rcp_json *arr, double t0)
     if (arr->n == 0) {
         frame_error(s, RCP_INVALID_REQUEST, "an empty batch is not a "
                     "valid request (§11)");
-        rcp_buf_put(s->sink, s->resp.data, s->resp.len);
-        rcp_buf_putc(s->sink, '\n');
         return;
     }
     if (arr->n > s->opts.max_batch || batch_flights(s, arr) != 0) {
         frame_error(s, RCP_INVALID_PARAMS, "a batch of %lu members exceeds "
                     "this server's limit of %lu (§11)",
                     (unsigned long)arr->n, (unsigned long)s->opts.max_batch);
-        rcp_buf_put(s->sink, s->resp.data, s->resp.len);
-        rcp_buf_putc(s->sink, '\n');
         return;
     }
     apply_cancels(s, arr);
@@ -3310,6 +3314,7 @@ static void handle_batch(rcp_server *s, const rcp_json *arr, double t0)
             rcp_buf_putc(&s->batch, ',');
         rcp_buf_put(&s->batch, s->resp.data, s->resp.len);
     }
+    s->resp.len = 0;            /* the members' answers are in the array */
     if (count) {
         rcp_buf_putc(&s->batch, ']');
         rcp_buf_put(s->sink, s->batch.data, s->batch.len);
@@ -3359,10 +3364,7 @@ static void handle_frame(rcp_server *s, const char *line, size_t len)
         s->nflights = one.id ? 1 : 0;
         handle_message(s, root, one.id ? &one : NULL, t0);
     }
-    if (s->resp.len && (!root || root->type != RCP_JSON_ARRAY)) {
-        rcp_buf_put(s->sink, s->resp.data, s->resp.len);
-        rcp_buf_putc(s->sink, '\n');
-    }
+    send_resp(s);
     s->flights = NULL;
     s->nflights = 0;
     rcp_arena_reset(&s->arena);
@@ -3374,8 +3376,7 @@ static void line(rcp_server *s, const char *p, size_t n)
         frame_error(s, RCP_PAYLOAD_TOO_LARGE, "frame of %lu bytes exceeds "
                     "the limit of %lu; discarded (§5.1, §15.5)",
                     (unsigned long)n, (unsigned long)s->opts.max_line);
-        rcp_buf_put(s->sink, s->resp.data, s->resp.len);
-        rcp_buf_putc(s->sink, '\n');
+        send_resp(s);
     } else if (!blank(p, n)) {
         handle_frame(s, p, n);
     }

@@ -28,6 +28,8 @@ static rcp_arena A;
 
 static rcp_field FIELDS[4];
 static size_t NFIELDS;
+static const char *TRUST;       /* opts.trust for the next server */
+static long DEADLINE = -1;      /* opts.deadline_ms for the next server */
 
 static void make_server(int debug, size_t max_batch)
 {
@@ -37,7 +39,8 @@ static void make_server(int debug, size_t max_batch)
     o.nfields = NFIELDS;
     o.debug = debug;
     o.max_batch = max_batch;
-    o.deadline_ms = -1;
+    o.deadline_ms = DEADLINE;
+    o.trust = TRUST;
     o.model = M;
     S = rcp_server_new(&o);
     ck_assert_ptr_nonnull(S);
@@ -1327,6 +1330,25 @@ START_TEST(recency_decays_by_half_life_from_the_newest_candidate)
 }
 END_TEST
 
+START_TEST(server_deadline_answers_32014_and_trust_is_configured)
+{
+    /* §13.1: the server's own deadline; §15.2: --trust labels content */
+    const rcp_json *v;
+    rcp_server_free(S);
+    DEADLINE = 30;
+    TRUST = "community";
+    make_server(1, 0);
+    DEADLINE = -1;
+    TRUST = NULL;
+    init_session();
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-rcp/sleep\","
+                "\"params\":{\"ms\":5000}}", RCP_TIMEOUT);
+    reply(CALL("index/add", "{\"documents\":[{\"text\":\"shock\"}]}"));
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1}"));
+    ck_assert(is_str(v, "result.hits.0.trust.level", "community"));
+}
+END_TEST
+
 START_TEST(filter_advertises_fields_with_types_and_all_operators)
 {
     const rcp_json *v;
@@ -2194,6 +2216,7 @@ static Suite *make_suite(void)
     tcase_add_test(f, filter_errors_name_the_field);
     tcase_add_test(f, filter_advertises_fields_with_types_and_all_operators);
     tcase_add_test(f, hits_carry_citation_and_trust);
+    tcase_add_test(f, server_deadline_answers_32014_and_trust_is_configured);
     tcase_add_test(f, recency_decays_by_half_life_from_the_newest_candidate);
     tcase_add_test(f, conformance_level_l2_with_filter_and_citations);
     tcase_add_test(io, stdio_lone_request_is_answered_at_once);
