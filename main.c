@@ -185,7 +185,10 @@ static int cmd_serve(int argc, char **argv)
         } else if (strcmp(a, "--data") == 0 || strcmp(a, "--corpus") == 0) {
             if (!v)
                 return usage_error("serve", "%s needs a path", a);
-            *(a[2] == 'd' ? &data : &corpus) = v;
+            if (strcmp(a, "--data") == 0)
+                data = v;
+            else
+                corpus = v;
             i++;
         } else if (strcmp(a, "--trust") == 0) {
             if (!v || (strcmp(v, "trusted") && strcmp(v, "community")
