@@ -25,8 +25,18 @@ SAN_CFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
              -fno-sanitize-recover=all
 
 # --- library objects -------------------------------------------------------
-LIB_SRCS = $(wildcard json.c rcp.c client.c model.c store.c conformance/conform.c)
-LIB_OBJS = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+LIB_SRCS = $(wildcard json.c rcp.c client.c model.c store.c \
+                      conformance/conform.c conformance/schema.c)
+LIB_OBJS = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/bundle.o
+
+# --- bundled data ----------------------------------------------------------
+# Every conformance/*.json (the checks, coverage.json, the normative schema
+# rcp-1.0.json) is compiled into the binary, so `rcp conform` and the schema
+# validator need no files at run time.  conformance/bundle.c writes the C
+# source; it runs on the build host, so it is built with HOST_CC whatever
+# CC targets.  The generated source lives under $(BUILD), never in git.
+HOST_CC     ?= cc
+BUNDLE_DATA  = $(sort $(wildcard conformance/*.json))
 
 # --- vec.c: one source, compiled once per instruction set ------------------
 # The scalar build (vec.o) holds the reference kernels and the run-time
@@ -74,6 +84,17 @@ $(BUILD)/rcp: $(BUILD)/main.o $(OBJS)
 
 $(BUILD)/%.o: %.c rcp.h
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -c $< -o $@
+
+$(BUILD)/bundle: conformance/bundle.c
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(CSTD) -O2 -o $@ $<
+
+$(BUILD)/gen/bundle.c: $(BUILD)/bundle $(BUNDLE_DATA)
+	@mkdir -p $(dir $@)
+	$(BUILD)/bundle $@ $(BUNDLE_DATA)
+
+$(BUILD)/gen/bundle.o: $(BUILD)/gen/bundle.c rcp.h
 	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -c $< -o $@
 
 $(BUILD)/vec.o: vec.c rcp.h
