@@ -1138,6 +1138,13 @@ const rcp_schema *rcp_schema_rcp1(void);
 int rcp_schema_validate(const rcp_schema *s, const char *ref,
                         const rcp_json *v, char *err, size_t errlen);
 
+/* JSON Schema's equality (enum, const; Core 2020-12 §4.2.2): the same
+** type; numbers by exact decimal value (1 == 1.0 == 1e0, -0 == 0),
+** strings byte for byte, arrays element by element, objects with the same
+** names (the last of repeated ones counting) and equal values in any
+** order.  0 when either is NULL.  Allocates nothing. */
+int rcp_schema_equal(const rcp_json *a, const rcp_json *b);
+
 /* §7: validate result as the result of method (a C string), the way the
 ** schema says to: {"method": method, "result": result} against
 ** #/$defs/ResultFor.  Pointers in err start at /result.  Returns as
