@@ -8,7 +8,9 @@
 ** in the same run on the same bytes: memchr (the C library's vectorised
 ** scan) and a byte loop (one table lookup per byte, what a byte-at-a-time
 ** scanner cannot beat) for parsing, memcpy for writing.  The ratios are
-** what to compare across machines.
+** what to compare across machines.  "schema" is the oracle's judgement of
+** the same frame (conformance/schema.c: the frame against rcp-1.0.json,
+** its result against its method's def), next to the parse it follows.
 */
 #include "rcp.h"
 
@@ -223,6 +225,7 @@ typedef struct payload {
     rcp_arena arena;
     const rcp_json *root;
     rcp_buf out;
+    const char *method;             /* the result's method, for the schema */
 } payload;
 
 static volatile size_t sink;
@@ -285,6 +288,17 @@ static void op_write_floats(void *ctx)
     sink += p->out.len;
 }
 
+/* The oracle's judgement of a frame (conformance/schema.c): the frame
+** against rcp-1.0.json's root, then its result against its method's. */
+static void op_validate(void *ctx)
+{
+    payload *p = ctx;
+    const rcp_schema *s = rcp_schema_rcp1();
+    sink += (size_t)(rcp_schema_validate(s, "#", p->root, NULL, 0) +
+                     rcp_schema_validate_result(s, p->method,
+                         rcp_json_get(p->root, "result"), NULL, 0));
+}
+
 static void op_memchr(void *ctx)
 {
     payload *p = ctx;
@@ -339,6 +353,26 @@ static void prepare(payload *p, const char *name, void (*gen)(rcp_buf *),
     }
 }
 
+/* Validation against the normative schema, next to the parse of the same
+** bytes; the payload must be valid, or the figure would time a shortcut. */
+static void report_schema(payload *p, double parse)
+{
+    char err[256];
+    double v;
+    if (rcp_schema_validate(rcp_schema_rcp1(), "#", p->root, err,
+                            sizeof err) != 0 ||
+        rcp_schema_validate_result(rcp_schema_rcp1(), p->method,
+                                   rcp_json_get(p->root, "result"), err,
+                                   sizeof err) != 0) {
+        fprintf(stderr, "%s: not valid against rcp-1.0.json: %s\n",
+                p->name, err);
+        exit(1);
+    }
+    v = measure(op_validate, p, p->text.len);
+    printf("  schema  %7.0f MB/s   %.3f x parse  (frame + %s result "
+           "against rcp-1.0.json)\n", v, v / parse, p->method);
+}
+
 static void report(payload *p)
 {
     double scan = measure(op_memchr, p, p->text.len);
@@ -360,6 +394,7 @@ static void report(payload *p)
     }
     printf("  write   %7.0f MB/s   %.3f x memcpy (%.0f MB/s)  (tree)\n",
            write, write / copy, copy);
+    report_schema(p, parse);
 }
 
 int main(void)
@@ -374,6 +409,8 @@ int main(void)
     prepare(&embed, "embed result 64 x 384 floats", write_embed, 0);
     prepare(&retrieve, "retrieve result 100 hits", write_retrieve, 0);
     prepare(&stream, "1000 ping request lines", write_stream, 1);
+    embed.method = "embed";
+    retrieve.method = "retrieve";
     printf("json.c: MB/s = 10^6 bytes of JSON text per second; median of "
            "%d runs\n", RUNS);
     report(&embed);
