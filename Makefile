@@ -8,6 +8,8 @@
 #   make eval       retrieval quality on ../shared/data/cranfield
 #   make NO_SIMD=1  build without any intrinsics (portable targets)
 #   make CC=clang   any C99 compiler
+#   make CC=X HOST_CC=cc   cross builds: conformance/bundle.c, the tool that
+#                   compiles the conformance data in, runs on the host
 #
 # Objects go to $(BUILD) (build/rel by default, build/asan for the sanitizer
 # pass) so the two builds never mix.
@@ -72,7 +74,7 @@ BENCHES = $(patsubst tests/%.c,%,$(wildcard tests/bench_*.c))
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all check test-run bench eval demo clean need-check
+.PHONY: all check test-run bench eval demo clean need-check FORCE
 
 all: rcp
 
@@ -90,8 +92,13 @@ $(BUILD)/bundle: conformance/bundle.c
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(CSTD) -O2 -o $@ $<
 
-$(BUILD)/gen/bundle.c: $(BUILD)/bundle $(BUNDLE_DATA)
+# The list of files is a prerequisite too, so removing or renaming a file
+# regenerates the table (the file is rewritten only when the list changes).
+$(BUILD)/gen/bundle.list: FORCE
 	@mkdir -p $(dir $@)
+	@echo '$(BUNDLE_DATA)' | cmp -s - $@ || echo '$(BUNDLE_DATA)' > $@
+
+$(BUILD)/gen/bundle.c: $(BUILD)/bundle $(BUNDLE_DATA) $(BUILD)/gen/bundle.list
 	$(BUILD)/bundle $@ $(BUNDLE_DATA)
 
 $(BUILD)/gen/bundle.o: $(BUILD)/gen/bundle.c rcp.h
