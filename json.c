@@ -99,6 +99,7 @@ void rcp_arena_init(rcp_arena *a, size_t limit)
     a->head = NULL;
     a->used = 0;
     a->limit = limit;
+    a->full = 0;
 }
 
 static char *block_data(rcp_arena_block *b)
@@ -129,8 +130,10 @@ static void *arena_grow(rcp_arena *a, size_t n)
     rcp_arena_block *b;
     cap = cap < ARENA_STEP ? cap * 2 : cap;
     b = arena_block_new(a->head && n > cap / 4 ? n : cap < n ? n : cap);
-    if (!b)
+    if (!b) {
+        a->full = 0;
         return NULL;
+    }
     if (a->head && n > cap / 4) {
         b->next = a->head->next;
         a->head->next = b;
@@ -154,8 +157,10 @@ static void *arena_take(rcp_arena *a, size_t n, size_t align)
         pad = (align - (b->used & (align - 1))) & (align - 1);
         room = b->cap - b->used;
     }
-    if (a->limit && (a->used > a->limit || a->limit - a->used < n + pad))
+    if (a->limit && (a->used > a->limit || a->limit - a->used < n + pad)) {
+        a->full = 1;
         return NULL;
+    }
     if (b && room >= pad && room - pad >= n) {
         char *p = block_data(b) + b->used + pad;
         b->used += pad + n;
@@ -242,14 +247,17 @@ int rcp_buf_reserve(rcp_buf *b, size_t extra)
     b->cap = cap;
     return 0;
 fail:
-    b->oom = 1;
-    b->cap = b->len;    /* so every later append takes this path and stops */
+    b->oom = 1;     /* cap stays true, so rcp_buf_clear can reuse the bytes */
     return -1;
 }
 
+/* Appends test oom first: a text that lost a piece must not go on to
+** gain later ones (a failed string followed by a fitting ':' is how a
+** broken buffer turns into "{:,:}"). */
 void rcp_buf_put(rcp_buf *b, const void *p, size_t n)
 {
-    if (n == 0 || (b->cap - b->len < n && rcp_buf_reserve(b, n)))
+    if (n == 0 || b->oom
+        || (b->cap - b->len < n && rcp_buf_reserve(b, n)))
         return;
     memcpy(b->data + b->len, p, n);
     b->len += n;
@@ -257,7 +265,7 @@ void rcp_buf_put(rcp_buf *b, const void *p, size_t n)
 
 void rcp_buf_putc(rcp_buf *b, char c)
 {
-    if (b->len == b->cap && rcp_buf_reserve(b, 1))
+    if (b->oom || (b->len == b->cap && rcp_buf_reserve(b, 1)))
         return;
     b->data[b->len++] = c;
 }
@@ -265,6 +273,12 @@ void rcp_buf_putc(rcp_buf *b, char c)
 void rcp_buf_puts(rcp_buf *b, const char *s)
 {
     rcp_buf_put(b, s, strlen(s));
+}
+
+void rcp_buf_clear(rcp_buf *b)
+{
+    b->len = 0;
+    b->oom = 0;
 }
 
 void rcp_buf_free(rcp_buf *b)
@@ -377,7 +391,7 @@ static int sw_special(uint64_t w)
 
 /* One table for every parse error: the code it carries and its text. */
 enum json_msg {
-    M_NOMEM, M_EMPTY, M_TRAILING, M_VALUE, M_BYTE, M_NONASCII, M_NUL,
+    M_NOMEM, M_LIMIT, M_EMPTY, M_TRAILING, M_VALUE, M_BYTE, M_NONASCII, M_NUL,
     M_BOM, M_QUOTE1, M_LITERAL, M_LIT_END, M_NAME, M_COLON, M_ARR_SEP,
     M_OBJ_SEP, M_UNTERM_ARR, M_UNTERM_OBJ, M_DEPTH,
     M_NUM_PLUS, M_NUM_DOT, M_NUM_NAN, M_NUM_MINUS, M_NUM_ZERO, M_NUM_FRAC,
@@ -392,7 +406,8 @@ static const struct json_msg_entry {
     rcp_json_errcode code;
     const char *text;
 } json_msgs[] = {
-    {RCP_JSON_E_NOMEM, "out of memory (allocation failed or arena limit)"},
+    {RCP_JSON_E_NOMEM, "out of memory (an allocation failed)"},
+    {RCP_JSON_E_LIMIT, "the parse tree would pass the memory limit"},
     {RCP_JSON_E_EMPTY, "no JSON value (empty input)"},
     {RCP_JSON_E_TRAILING, "unexpected data after the JSON value"},
     {RCP_JSON_E_TOKEN, "expected a value"},
@@ -529,9 +544,13 @@ typedef struct json_parser {
     json_frame fr_local[JP_LOCAL_FRAMES];
 } json_parser;
 
-/* Records the first error; returns NULL so callers can `return fail()`. */
+/* Records the first error; returns NULL so callers can `return fail()`.
+** A failed allocation is told apart here from a refusal by the limit (the
+** arena, and grow_scratch for the stacks, say which it was). */
 static const char *fail(json_parser *P, int msg, const char *at)
 {
+    if (msg == M_NOMEM && P->a->full)
+        msg = M_LIMIT;
     P->err->code = json_msgs[msg].code;
     P->err->msg = json_msgs[msg].text;
     P->err->offset = (size_t)(at - P->base);
@@ -546,9 +565,11 @@ static void *grow_scratch(json_parser *P, void *arr, const void *local,
 {
     size_t ncap = *cap * 2;
     void *q;
+    P->a->full = 1;
     if (ncap > (size_t)-1 / elem ||
         (P->a->limit && ncap * elem > P->a->limit))
         return NULL;
+    P->a->full = 0;
     if (arr == local) {
         q = rcp_malloc(ncap * elem);
         if (q)
@@ -1936,6 +1957,69 @@ size_t rcp_json_fmt_float(char *out, float v)
         return fmt_zero(out, bits != 0);
     s = fmt_shortest_f(bits & 0x7FFFFFFFu, &k);
     return fmt_layout(out, (int)(bits >> 31), s, k);
+}
+
+/* MARK: - JSON: fingerprint -------------------------------------------- */
+
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    size_t i;
+    for (i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211u;
+    return h;
+}
+
+/* A node as type, length, bytes: a length before every text keeps
+** ["ab","c"] apart from ["a","bc"] without escaping anything. */
+static uint64_t hash_node(uint64_t h, const rcp_json *v)
+{
+    unsigned char t[9];
+    size_t i, n = v->n;
+    t[0] = (unsigned char)v->type;
+    for (i = 1; i < 9; i++, n >>= 8)
+        t[i] = (unsigned char)(n & 0xFF);
+    h = fnv_bytes(h, t, 9);
+    if (v->type == RCP_JSON_STRING || v->type == RCP_JSON_NUMBER)
+        h = fnv_bytes(h, v->s, v->n);
+    return h;
+}
+
+/* Iterative, like rcp_jw_value; levels past the stack count only their
+** shape (parsed trees never get there: RCP_JSON_MAX_DEPTH). */
+uint64_t rcp_json_hash(uint64_t h, const rcp_json *v)
+{
+    struct { const rcp_json *v; size_t i; } st[RCP_JSON_MAX_DEPTH + 16];
+    size_t sp = 0;
+    if (!v)
+        return h;
+    h = hash_node(h, v);
+    if (v->type != RCP_JSON_ARRAY && v->type != RCP_JSON_OBJECT)
+        return h;
+    st[sp].v = v;
+    st[sp++].i = 0;
+    while (sp > 0) {
+        const rcp_json *c = st[sp - 1].v, *kid;
+        if (st[sp - 1].i == c->n) {
+            sp--;
+            continue;
+        }
+        kid = &c->kids[st[sp - 1].i++];
+        if (c->type == RCP_JSON_OBJECT) {
+            rcp_json key;
+            key.type = RCP_JSON_STRING;
+            key.s = kid->key;
+            key.n = kid->keylen;
+            h = hash_node(h, &key);
+        }
+        h = hash_node(h, kid);
+        if ((kid->type == RCP_JSON_ARRAY || kid->type == RCP_JSON_OBJECT)
+            && sp < sizeof st / sizeof *st) {
+            st[sp].v = kid;
+            st[sp++].i = 0;
+        }
+    }
+    return h;
 }
 
 /* MARK: - JSON: writer -------------------------------------------------- */

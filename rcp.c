@@ -25,6 +25,15 @@
 **   4. stdout carries only frames (§5.1).  Progress notifications go to
 **      the output sink as whole lines, never inside a response.
 **   5. After the shutdown response nothing more is processed (§13.1).
+**   6. Nothing malformed reaches stdout.  An answer is built in s->resp and
+**      checked in one place, seal(), before it is sent: one that ran out
+**      of memory becomes -32603 for the same id.  The output queue and a
+**      batch array take a line whole or not at all; when memory to hold
+**      one is lacking it is written straight out instead of dropped
+**      (send_line, batch_add).  Whoever sees a buffer's oom clears it.
+**   7. A finished answer never waits behind a long handler: the queue is
+**      written before any gated method runs (dispatch), while answers of
+**      session methods (ping, info, ...) are batched into few writes.
 **
 ** Lifecycle (§13), state -> event -> state, and the function doing it:
 **
@@ -78,16 +87,21 @@ struct rcp_server {
     int      state;
     rcp_arena arena;        /* the current frame (invariant 3) */
     rcp_arena scratch;      /* checkpoint look-ahead parses */
-    rcp_buf  resp;          /* the response being built */
+    rcp_buf  resp;          /* the answer being built (invariant 6) */
     rcp_buf  batch;         /* the batch array being built (§11) */
-    rcp_buf  outbuf;        /* output queue of the stdio loop */
+    size_t   nanswers;      /* members in it so far */
+    int      batch_open;    /* its head is already written (spilled) */
+    rcp_buf  outbuf;        /* output queue of the stdio loop: whole lines */
     rcp_buf *sink;          /* where finished lines go */
     /* stdio (§5.1) */
     int      in_fd, out_fd;
     char    *in;
     size_t   in_len, in_cap, in_pos;
+    size_t   seen;          /* in[in_pos, seen) holds no '\n' */
     size_t   scan;          /* look-ahead: lines before this are seen */
+    size_t   scan_seen;     /* in[scan, scan_seen) holds no '\n' */
     int      eof, out_dead, discarding;
+    rcp_server_stats stats;
     int      closing;       /* shutdown answered (§13.1, invariant 5) */
     /* §7.14: the requests of the current frame */
     flight  *flights;
@@ -206,6 +220,7 @@ static void write_error(rcp_buf *b, const rcp_json *id, int code,
 
 /* An error answered outside any request (id null): parse errors, frames
 ** too large, empty or oversized batches. */
+static void seal(rcp_server *s, const rcp_json *id);
 static void frame_error(rcp_server *s, int code, const char *fmt, ...)
 {
     char detail[256];
@@ -213,18 +228,58 @@ static void frame_error(rcp_server *s, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    s->resp.len = 0;
+    rcp_buf_clear(&s->resp);
     write_error(&s->resp, NULL, code, NULL, NULL, detail);
+    seal(s, NULL);
 }
 
-/* The answer in s->resp, if any, as one line to the sink (§5.1). */
-static void send_resp(rcp_server *s)
+/* The last resort when not even -32603 for the request's id can be built
+** (an id too long for the memory left): an answer without the id, so the
+** client at least learns that something failed, never silence. */
+static const char oom_line[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
+    "{\"code\":-32603,\"message\":\"Internal error\",\"data\":{\"detail\":"
+    "\"out of memory: the answer and its request id were lost\"}}}";
+#define RESP_RESERVE 4096   /* s->resp never has less: room for -32603 */
+
+/* Invariant 6: every answer passes here before it is sent.  One that ran
+** out of memory while being built becomes -32603 for the same id (a
+** bigger answer cannot be more correct than that), and the flag is
+** cleared here, by the one who saw it. */
+static void seal(rcp_server *s, const rcp_json *id)
 {
-    if (s->resp.len == 0)
+    if (!s->resp.oom)
         return;
-    rcp_buf_put(s->sink, s->resp.data, s->resp.len);
-    rcp_buf_putc(s->sink, '\n');
-    s->resp.len = 0;
+    s->stats.oom_answers++;
+    rcp_buf_clear(&s->resp);
+    write_error(&s->resp, id, RCP_INTERNAL_ERROR, NULL, NULL,
+                "out of memory while building the response");
+    if (!s->resp.oom)
+        return;
+    rcp_buf_clear(&s->resp);     /* fits RESP_RESERVE: never fails */
+    rcp_buf_put(&s->resp, oom_line, sizeof oom_line - 1);
+}
+
+/* A write's answer must not fail once the write is done (§13.1, §7.10:
+** an applied write is acknowledged), so a handler reserves the room its
+** result needs before it changes anything. */
+static int reserve_answer(rcp_call *c, size_t n)
+{
+    if (rcp_buf_reserve(&c->s->resp, n) == 0)
+        return 0;
+    return fail(c, RCP_INTERNAL_ERROR, NULL, NULL,
+                "out of memory: nothing was written");
+}
+
+/* The most an index/add result {ids, chunks} for docs can take: an id is
+** written at most 6 bytes per byte (\u escapes), a minted one in 32. */
+static size_t add_answer_bytes(const rcp_json *docs)
+{
+    size_t i, n = 64;
+    for (i = 0; i < docs->n; i++) {
+        const rcp_json *id = rcp_json_get(&docs->kids[i], "id");
+        n += id && id->type == RCP_JSON_STRING ? 6 * id->n + 3 : 32;
+    }
+    return n;
 }
 
 /* MARK: - §4 Message format ---------------------------------------------- */
@@ -597,11 +652,14 @@ static void scan_ahead(rcp_server *s)
 {
     for (;;) {
         const char *p = s->in + s->scan;
-        const char *nl = memchr(p, '\n', s->in_len - s->scan);
+        size_t from = s->scan_seen > s->scan ? s->scan_seen : s->scan;
+        const char *nl = memchr(s->in + from, '\n', s->in_len - from);
         rcp_json_err err;
         const rcp_json *root;
+        s->scan_seen = nl ? (size_t)(nl - s->in) : s->in_len;
+        s->stats.bytes_searched += s->scan_seen - from + (nl != NULL);
         if (!nl)
-            return;
+            return;     /* the rest is searched once more bytes come */
         if (find_bytes(p, (size_t)(nl - p), "notifications/cancel", 20)) {
             root = rcp_json_parse(&s->scratch, p, (size_t)(nl - p), 0, &err);
             if (root)
@@ -628,12 +686,13 @@ static int grow_input(rcp_server *s, size_t need)
     return 0;
 }
 
-/* One read() into the input buffer.  1 = bytes, 0 = EOF, -1 = error. */
+/* One read() into the input buffer.  1 = bytes, 0 = EOF, -1 = a read
+** error, -2 = no memory to grow the buffer (nothing was read). */
 static int read_input(rcp_server *s)
 {
     ssize_t n;
     if (grow_input(s, s->in_len + IN_CHUNK) != 0)
-        return -1;
+        return -2;
     do
         n = read(s->in_fd, s->in + s->in_len, s->in_cap - s->in_len);
     while (n < 0 && errno == EINTR);
@@ -644,6 +703,7 @@ static int read_input(rcp_server *s)
         return 0;
     }
     s->in_len += (size_t)n;
+    s->stats.bytes_read += (uint64_t)n;
     return 1;
 }
 
@@ -671,24 +731,73 @@ static void poll_input(rcp_server *s)
     scan_ahead(s);
 }
 
-static void flush_output(rcp_server *s)
+/* §5.1 output.  All of p[0..n) to out_fd; a closed stdout ends the
+** server (SIGPIPE is ignored). */
+static void write_fd(rcp_server *s, const char *p, size_t n)
 {
-    size_t off = 0;
-    if (s->out_fd < 0 || s->out_dead)
-        return;
-    while (off < s->outbuf.len) {
-        ssize_t n = write(s->out_fd, s->outbuf.data + off,
-                          s->outbuf.len - off);
-        if (n < 0 && errno == EINTR)
+    while (n && !s->out_dead) {
+        ssize_t k = write(s->out_fd, p, n);
+        if (k < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            /* §5.1: a closed stdout ends the server; SIGPIPE is ignored */
+        if (k <= 0) {
             s->out_dead = 1;
             break;
         }
-        off += (size_t)n;
+        p += k;
+        n -= (size_t)k;
     }
-    s->outbuf.len = 0;
+}
+
+/* The queue holds whole lines only, so writing it out leaves the peer
+** with whole lines, and the emptied queue is healthy again.  Never while
+** a spilled batch array is open on the wire (batch_add). */
+static void flush_output(rcp_server *s)
+{
+    if (s->out_fd < 0 || s->batch_open)
+        return;
+    write_fd(s, s->outbuf.data, s->outbuf.len);
+    rcp_buf_clear(&s->outbuf);
+}
+
+/* Bytes straight to the peer, after what is queued (so order holds);
+** nothing is allocated on the stdio path.  In-process (rcp_server_handle)
+** the peer is the caller's buffer. */
+static void out_raw(rcp_server *s, const char *p, size_t n)
+{
+    if (s->sink != &s->outbuf) {
+        rcp_buf_put(s->sink, p, n);
+        return;
+    }
+    write_fd(s, s->outbuf.data, s->outbuf.len);
+    rcp_buf_clear(&s->outbuf);
+    write_fd(s, p, n);
+}
+
+/* One line (p[0..n) and '\n') to the sink, whole or not at all; when the
+** queue cannot grow, the line is written straight out instead of lost. */
+static void send_line(rcp_server *s, const char *p, size_t n)
+{
+    rcp_buf *b = s->sink;
+    if (rcp_buf_reserve(b, n + 1) == 0) {
+        if (n)
+            memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len++] = '\n';
+        return;
+    }
+    if (b != &s->outbuf)
+        return;                 /* the caller's buffer: its oom tells */
+    s->stats.unqueued++;
+    out_raw(s, p, n);           /* writes the queue and clears its oom */
+    out_raw(s, "\n", 1);
+}
+
+/* The sealed answer in s->resp, if any, as one line (§5.1). */
+static void send_resp(rcp_server *s)
+{
+    if (s->resp.len)
+        send_line(s, s->resp.data, s->resp.len);
+    rcp_buf_clear(&s->resp);
 }
 
 /* Writes the "partial" member of a progress frame (§9 partial.hits). */
@@ -701,12 +810,18 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
 {
     rcp_server *s = c->s;
     rcp_jw w;
+    size_t mark;
     /* at most about twenty frames a request, but never the partial hits */
     if (!c->token || !has_cap(s, "streaming") || progress > 1.0
         || progress < c->progress || (!partial && (progress == c->progress
             || (c->progress >= 0 && progress < c->progress + 0.05))))
         return;
+    if (s->batch_open || s->sink->oom) {
+        s->stats.progress_dropped++;    /* §9 progress is advisory */
+        return;
+    }
     c->progress = progress;
+    mark = s->sink->len;
     rcp_jw_init(&w, s->sink);
     rcp_jw_obj(&w);
     rcp_jw_key(&w, "jsonrpc");
@@ -730,6 +845,12 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
     rcp_jw_obj_end(&w);
     rcp_jw_obj_end(&w);
     rcp_buf_putc(s->sink, '\n');
+    if (s->sink->oom) {                 /* invariant 6: never half a line */
+        s->sink->len = mark;
+        s->sink->oom = 0;
+        s->stats.progress_dropped++;
+        return;
+    }
     if (s->sink == &s->outbuf)
         flush_output(s);
 }
@@ -1447,24 +1568,15 @@ static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
     return h;
 }
 
-/* The write's identity for §7.10 idempotency keys: documents + flags. */
+/* The write's identity for §7.10 idempotency keys: documents + flags.
+** A tree hash allocates nothing, so it cannot silently come out wrong. */
 static uint64_t add_fingerprint(rcp_call *c)
 {
     static const char *const keys[] = { "documents", "chunk", "contextual" };
-    rcp_buf b;
-    rcp_jw w;
     uint64_t h = 14695981039346656037u;
     size_t i;
-    rcp_buf_init(&b);
-    for (i = 0; i < 3; i++) {
-        const rcp_json *v = param(c->params, keys[i]);
-        b.len = 0;
-        rcp_jw_init(&w, &b);
-        if (v)
-            rcp_jw_value(&w, v);
-        h = fnv1a(fnv1a(h, b.data ? b.data : "", b.len), "|", 1);
-    }
-    rcp_buf_free(&b);
+    for (i = 0; i < 3; i++)
+        h = fnv1a(rcp_json_hash(h, param(c->params, keys[i])), "|", 1);
     return h;
 }
 
@@ -1778,6 +1890,8 @@ static int m_index_add(rcp_call *c)
             return 0;
         }
     }
+    if ((rc = reserve_answer(c, add_answer_bytes(docs))) != 0)
+        return rc;
     start = c->s->resp.len;
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "ids");
@@ -2447,23 +2561,20 @@ static int get_sizes(rcp_call *c, rq *r)
 /* The request's identity for §10 cursors: its params without cursor. */
 static uint64_t retrieve_fingerprint(rcp_call *c)
 {
-    rcp_buf b;
-    rcp_jw w;
     size_t i;
     uint64_t h = 14695981039346656037u;
-    rcp_buf_init(&b);
     for (i = 0; i < c->params->n; i++) {
         const rcp_json *kv = &c->params->kids[i];
+        rcp_json key;
         if ((kv->keylen == 6 && memcmp(kv->key, "cursor", 6) == 0)
             || (kv->keylen == 5 && memcmp(kv->key, "_meta", 5) == 0))
             continue;
-        b.len = 0;
-        rcp_jw_init(&w, &b);
-        rcp_jw_keyn(&w, kv->key, kv->keylen);
-        rcp_jw_value(&w, kv);
-        h = fnv1a(h, b.data ? b.data : "", b.len);
+        memset(&key, 0, sizeof key);
+        key.type = RCP_JSON_STRING;
+        key.s = kv->key;
+        key.n = kv->keylen;
+        h = rcp_json_hash(rcp_json_hash(h, &key), kv);
     }
-    rcp_buf_free(&b);
     return h;
 }
 
@@ -3180,6 +3291,8 @@ static int dispatch(rcp_call *c, const rcp_json *name, double t0)
                     "cancelled by notifications/cancel");
     if (c->deadline > 0 && now_ms() >= c->deadline)
         return fail(c, RCP_TIMEOUT, NULL, NULL, "deadline elapsed");
+    if (m->cap)
+        flush_output(s);    /* invariant 7: it may run long */
     return m->fn(c);
 }
 
@@ -3196,7 +3309,7 @@ static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
     c.params = params;
     c.fl = fl;
     c.progress = -1;
-    s->resp.len = 0;
+    rcp_buf_clear(&s->resp);
     rcp_jw_init(&c.w, &s->resp);
     rcp_jw_obj(&c.w);
     rcp_jw_key(&c.w, "jsonrpc");
@@ -3205,15 +3318,11 @@ static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
     rcp_jw_value(&c.w, id);
     rcp_jw_key(&c.w, "result");
     rc = dispatch(&c, name, t0);
-    if (rc == 0 && !s->resp.oom) {
+    if (rc == 0) {
         rcp_jw_obj_end(&c.w);
-        return;
+        return;                 /* an oom is seal()'s to see */
     }
-    if (rc == 0)
-        fail(&c, rc = RCP_INTERNAL_ERROR, NULL, NULL,
-             "out of memory writing the result");
-    s->resp.len = 0;
-    s->resp.oom = 0;
+    rcp_buf_clear(&s->resp);
     write_error(&s->resp, id, rc, c.field, c.option, c.detail);
 }
 
@@ -3233,7 +3342,7 @@ static void handle_message(rcp_server *s, const rcp_json *msg, flight *fl,
                            double t0)
 {
     const rcp_json *id, *ver, *name, *params;
-    s->resp.len = 0;
+    rcp_buf_clear(&s->resp);
     if (msg->type != RCP_JSON_OBJECT) {
         frame_error(s, RCP_INVALID_REQUEST, "a request must be a JSON "
                     "object (§4.1)");
@@ -3250,7 +3359,6 @@ static void handle_message(rcp_server *s, const rcp_json *msg, flight *fl,
     }
     if (!valid_id(id))
         id = NULL;
-    s->resp.len = 0;
     if (!id || !rcp_json_streq(ver, "2.0") || !name
         || name->type != RCP_JSON_STRING
         || (params && params->type != RCP_JSON_OBJECT)) {
@@ -3260,9 +3368,10 @@ static void handle_message(rcp_server *s, const rcp_json *msg, flight *fl,
                 ? "method must be a string (§4.1)"
                 : "params must be an object (§4.1)";
         write_error(&s->resp, id, RCP_INVALID_REQUEST, NULL, NULL, why);
-        return;
+    } else {
+        call(s, id, name, params ? params : &empty_object, fl, t0);
     }
-    call(s, id, name, params ? params : &empty_object, fl, t0);
+    seal(s, id);
 }
 
 /* MARK: - §11 Batching --------------------------------------------------- */
@@ -3285,41 +3394,83 @@ static int batch_flights(rcp_server *s, const rcp_json *arr)
     return 0;
 }
 
+/* The sealed answer in s->resp as the batch's next member.  When the
+** array cannot grow, it is streamed instead: what it holds goes out now,
+** each later member as it comes, and until the array is closed nothing
+** else may be written (progress is held back, flush_output waits), so the
+** peer still gets one whole line (invariant 6). */
+static void batch_add(rcp_server *s)
+{
+    rcp_buf *b = &s->batch;
+    const char *sep = s->nanswers++ ? "," : "[";
+    size_t n = s->resp.len;
+    if (!s->batch_open && rcp_buf_reserve(b, n + 1) == 0) {
+        b->data[b->len++] = *sep;
+        memcpy(b->data + b->len, s->resp.data, n);
+        b->len += n;
+        return;
+    }
+    if (!s->batch_open) {
+        out_raw(s, b->data, b->len);
+        rcp_buf_clear(b);
+        s->batch_open = 1;
+    }
+    out_raw(s, sep, 1);
+    out_raw(s, s->resp.data, n);
+}
+
+static void batch_end(rcp_server *s)
+{
+    rcp_buf *b = &s->batch;
+    if (s->batch_open) {
+        out_raw(s, "]\n", 2);
+        s->batch_open = 0;
+    } else if (s->nanswers) {
+        rcp_buf_putc(b, ']');
+        if (b->oom) {
+            out_raw(s, b->data, b->len);
+            out_raw(s, "]\n", 2);
+        } else {
+            send_line(s, b->data, b->len);
+        }
+    }
+    rcp_buf_clear(b);
+    s->nanswers = 0;
+}
+
 /* §11: one response per request member in one array; none for
 ** notifications; nothing at all if every member is a notification; [] is
 ** a single -32600; an oversized batch is a single -32602. */
 static void handle_batch(rcp_server *s, const rcp_json *arr, double t0)
 {
-    size_t i, count = 0;
+    size_t i;
     if (arr->n == 0) {
         frame_error(s, RCP_INVALID_REQUEST, "an empty batch is not a "
                     "valid request (§11)");
         return;
     }
-    if (arr->n > s->opts.max_batch || batch_flights(s, arr) != 0) {
+    if (arr->n > s->opts.max_batch) {
         frame_error(s, RCP_INVALID_PARAMS, "a batch of %lu members exceeds "
                     "this server's limit of %lu (§11)",
                     (unsigned long)arr->n, (unsigned long)s->opts.max_batch);
         return;
     }
+    if (batch_flights(s, arr) != 0) {
+        frame_error(s, RCP_INTERNAL_ERROR, "out of memory: the batch of "
+                    "%lu members was not run", (unsigned long)arr->n);
+        return;
+    }
     apply_cancels(s, arr);
-    s->batch.len = 0;
-    rcp_buf_putc(&s->batch, '[');
+    rcp_buf_clear(&s->batch);
+    s->nanswers = 0;
     for (i = 0; i < arr->n; i++) {
         flight *fl = s->flights[i].id ? &s->flights[i] : NULL;
         handle_message(s, &arr->kids[i], fl, t0);
-        if (s->resp.len == 0)
-            continue;
-        if (count++)
-            rcp_buf_putc(&s->batch, ',');
-        rcp_buf_put(&s->batch, s->resp.data, s->resp.len);
+        if (s->resp.len)
+            batch_add(s);
     }
-    s->resp.len = 0;            /* the members' answers are in the array */
-    if (count) {
-        rcp_buf_putc(&s->batch, ']');
-        rcp_buf_put(s->sink, s->batch.data, s->batch.len);
-        rcp_buf_putc(s->sink, '\n');
-    }
+    rcp_buf_clear(&s->resp);    /* the members' answers are in the array */
+    batch_end(s);
 }
 
 /* MARK: - §5.1 stdio framing --------------------------------------------- */
@@ -3333,23 +3484,29 @@ static int blank(const char *p, size_t n)
     return 1;
 }
 
-/* One frame: copy (invariant 3), parse, answer, release. */
+/* One frame: copy (invariant 3), parse, answer, release.  A frame the
+** arena's limit refuses is too large (-32013, §15.5); one that met a
+** failed allocation is the server's trouble (-32603).  Either way the id
+** could not be read, so it is null. */
 static void handle_frame(rcp_server *s, const char *line, size_t len)
 {
     double t0 = now_ms();
     rcp_json_err err;
     const rcp_json *root = NULL;
     char *copy = rcp_arena_alloc(&s->arena, len ? len : 1);
-    s->resp.len = 0;
+    rcp_buf_clear(&s->resp);
     if (copy) {
         memcpy(copy, line, len);
         root = rcp_json_parse(&s->arena, copy, len, 0, &err);
     } else {
-        err.code = RCP_JSON_E_NOMEM;
+        err.code = s->arena.full ? RCP_JSON_E_LIMIT : RCP_JSON_E_NOMEM;
     }
-    if (!root && err.code == RCP_JSON_E_NOMEM)
+    if (!root && err.code == RCP_JSON_E_LIMIT)
         frame_error(s, RCP_PAYLOAD_TOO_LARGE, "the request needs more "
                     "memory than this server allows (§15.5)");
+    else if (!root && err.code == RCP_JSON_E_NOMEM)
+        frame_error(s, RCP_INTERNAL_ERROR, "out of memory reading the "
+                    "request; it was not run");
     else if (!root)
         frame_error(s, RCP_PARSE_ERROR, "error at byte %lu: %s",
                     (unsigned long)err.offset, err.msg);
@@ -3372,6 +3529,7 @@ static void handle_frame(rcp_server *s, const char *line, size_t len)
 
 static void line(rcp_server *s, const char *p, size_t n)
 {
+    s->stats.frames++;
     if (n > s->opts.max_line) {
         frame_error(s, RCP_PAYLOAD_TOO_LARGE, "frame of %lu bytes exceeds "
                     "the limit of %lu; discarded (§5.1, §15.5)",
@@ -3382,6 +3540,31 @@ static void line(rcp_server *s, const char *p, size_t n)
     }
 }
 
+/* The next '\n' in in[from, in_len), searching each byte once: s->seen
+** remembers where the last search for this line stopped (§5.1 framing
+** stays linear however long a line grows). */
+static char *next_newline(rcp_server *s)
+{
+    size_t from = s->seen > s->in_pos ? s->seen : s->in_pos;
+    char *nl = memchr(s->in + from, '\n', s->in_len - from);
+    s->seen = nl ? (size_t)(nl - s->in) : s->in_len;
+    s->stats.bytes_searched += s->seen - from + (nl != NULL);
+    return nl;
+}
+
+/* A line that cannot be buffered for lack of memory is answered once
+** (-32603, id null: it was never read whole) and dropped as it arrives,
+** like one over max_line, and serving goes on. */
+static void drop_unbuffered(rcp_server *s)
+{
+    frame_error(s, RCP_INTERNAL_ERROR, "out of memory buffering a frame "
+                "of more than %lu bytes; discarded",
+                (unsigned long)(s->in_len - s->in_pos));
+    send_resp(s);
+    s->discarding = 1;
+    s->in_len = s->seen = s->scan = s->scan_seen = s->in_pos;
+}
+
 /* §5.1: buffer until '\n'; never assume one message per read().  A line
 ** that outgrows max_line is answered once with -32013 and its bytes are
 ** dropped as they arrive, so memory stays bounded. */
@@ -3389,7 +3572,7 @@ static void drain_lines(rcp_server *s)
 {
     while (!s->closing && s->in_pos < s->in_len) {
         char *p = s->in + s->in_pos;
-        char *nl = memchr(p, '\n', s->in_len - s->in_pos);
+        char *nl = next_newline(s);
         size_t n = nl ? (size_t)(nl - p) : s->in_len - s->in_pos;
         if (!nl && !s->discarding && n <= s->opts.max_line)
             break;
@@ -3397,7 +3580,7 @@ static void drain_lines(rcp_server *s)
             if (!s->discarding)
                 line(s, p, n);   /* answers -32013 */
             s->discarding = 1;
-            s->in_pos = s->in_len;
+            s->in_pos = s->seen = s->in_len;
             break;
         }
         if (s->scan < s->in_pos + n + 1)
@@ -3413,7 +3596,10 @@ static void drain_lines(rcp_server *s)
     if (s->in_pos > 0) {
         memmove(s->in, s->in + s->in_pos, s->in_len - s->in_pos);
         s->in_len -= s->in_pos;
+        s->seen = s->seen > s->in_pos ? s->seen - s->in_pos : 0;
         s->scan = s->scan > s->in_pos ? s->scan - s->in_pos : 0;
+        s->scan_seen = s->scan_seen > s->in_pos ? s->scan_seen - s->in_pos
+                                                : 0;
         s->in_pos = 0;
     }
 }
@@ -3438,14 +3624,25 @@ rcp_server *rcp_server_new(const rcp_server_opts *opts)
     if (s->opts.store && s->opts.model)
         s->voff = rcp_store_version(s->opts.store)
                   - rcp_model_version(s->opts.model);
-    rcp_arena_init(&s->arena, ARENA_LIMIT);
-    rcp_arena_init(&s->scratch, ARENA_LIMIT);
+    if (s->opts.max_request_memory == 0)
+        s->opts.max_request_memory = ARENA_LIMIT;
+    rcp_arena_init(&s->arena, s->opts.max_request_memory);
+    rcp_arena_init(&s->scratch, s->opts.max_request_memory);
     rcp_buf_init(&s->resp);
     rcp_buf_init(&s->batch);
     rcp_buf_init(&s->outbuf);
     s->sink = &s->outbuf;
     s->in_fd = s->out_fd = -1;
+    if (rcp_buf_reserve(&s->resp, RESP_RESERVE) != 0) {   /* invariant 6 */
+        rcp_server_free(s);
+        return NULL;
+    }
     return s;
+}
+
+void rcp_server_stat(const rcp_server *s, rcp_server_stats *out)
+{
+    *out = s->stats;
 }
 
 void rcp_server_free(rcp_server *s)
@@ -3479,15 +3676,20 @@ int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
 }
 
 /* §5.1 loop: answer every complete line; write when the input runs dry
-** (so a lone request is answered at once) or the queue is large; on EOF
-** finish what was received, flush and stop (§7.12: EOF = shutdown). */
+** (so a lone request is answered at once), when the queue is large, or
+** before a gated method starts (invariant 7); on EOF finish what was
+** received, flush and stop (§7.12: EOF = shutdown). */
 int rcp_server_run(rcp_server *s, int in_fd, int out_fd)
 {
-    int rc = 0;
+    int rc = 0, r;
     signal(SIGPIPE, SIG_IGN);
     s->in_fd = in_fd;
     s->out_fd = out_fd;
     s->sink = &s->outbuf;
+    if (grow_input(s, IN_CHUNK) != 0) {
+        fputs("rcp: out of memory for the input buffer\n", stderr);
+        return -1;
+    }
     for (;;) {
         drain_lines(s);
         if (s->closing || s->out_dead)
@@ -3499,7 +3701,9 @@ int rcp_server_run(rcp_server *s, int in_fd, int out_fd)
         }
         if (s->outbuf.len && !input_ready(s, 0))
             flush_output(s);
-        if (read_input(s) < 0) {
+        if ((r = read_input(s)) == -2) {
+            drop_unbuffered(s);
+        } else if (r < 0) {
             fprintf(stderr, "rcp: reading stdin: %s\n", strerror(errno));
             rc = -1;
             break;

@@ -93,6 +93,7 @@ typedef struct rcp_arena {
     rcp_arena_block *head;
     size_t used;     /* bytes handed out since the last reset */
     size_t limit;
+    int    full;     /* the last NULL came from the limit, not malloc */
 } rcp_arena;
 void  rcp_arena_init(rcp_arena *a, size_t limit);
 /* n bytes aligned for any scalar type (n == 0 counts as 1); NULL when out
@@ -105,8 +106,12 @@ void  rcp_arena_free(rcp_arena *a);     /* release everything */
 
 /* A growable byte buffer.  Appends never fail loudly: on allocation
 ** failure the buffer sets oom and ignores further appends (len stays
-** where it was), so a writer checks once at the end.  rcp_buf_free
-** releases the bytes and clears oom. */
+** where it was), so a writer checks once at the end.  oom belongs to
+** the text being written, not to the buffer: whoever observes it
+** handles the loss and starts the next text with rcp_buf_clear, which
+** empties the buffer, clears oom and keeps the memory (cap is always
+** what is really allocated).  rcp_buf_free releases the bytes and
+** clears oom. */
 typedef struct rcp_buf {
     char  *data;
     size_t len, cap;
@@ -117,6 +122,7 @@ int  rcp_buf_reserve(rcp_buf *b, size_t extra);  /* 0 ok, -1 oom */
 void rcp_buf_put(rcp_buf *b, const void *p, size_t n);
 void rcp_buf_putc(rcp_buf *b, char c);
 void rcp_buf_puts(rcp_buf *b, const char *s);
+void rcp_buf_clear(rcp_buf *b);                  /* len 0, oom 0, keeps cap */
 void rcp_buf_free(rcp_buf *b);
 
 /* MARK: - JSON (json.c) §4.6, RFC 8259 ------------------------------------ */
@@ -159,7 +165,10 @@ typedef enum rcp_json_errcode {
     RCP_JSON_E_UTF8,         /* invalid UTF-8 */
     RCP_JSON_E_UNTERMINATED, /* input ends inside a string/array/object */
     RCP_JSON_E_DEPTH,        /* nesting deeper than the limit */
-    RCP_JSON_E_NOMEM         /* arena exhausted */
+    RCP_JSON_E_NOMEM,        /* an allocation failed (the server's
+                                trouble, not the text's: -32603) */
+    RCP_JSON_E_LIMIT         /* the tree would pass the arena's limit
+                                (the text is too large: -32013) */
 } rcp_json_errcode;
 
 typedef struct rcp_json_err {
@@ -229,6 +238,13 @@ void rcp_jw_null(rcp_jw *w);
 void rcp_jw_value(rcp_jw *w, const rcp_json *v);
 /* Already-serialised JSON, copied verbatim as one value. */
 void rcp_jw_raw(rcp_jw *w, const char *json, size_t n);
+
+/* A 64-bit fingerprint (FNV-1a) of a parsed value, continuing from h (the
+** FNV offset basis 14695981039346656037 to start): equal for two values
+** that rcp_jw_value writes the same, different otherwise but for hash
+** collisions.  Allocates nothing, so it cannot fail.  NULL hashes like
+** nothing at all. */
+uint64_t rcp_json_hash(uint64_t h, const rcp_json *v);
 
 /* MARK: - Vectors (vec.c) §7.3-§7.5 -------------------------------------- */
 
@@ -808,6 +824,9 @@ typedef struct rcp_server_opts {
                              (borrowed), or NULL to keep them in memory */
     const char *trust;    /* §15.2 trust.level of served content:
                              "trusted", "community" or NULL = "untrusted" */
+    size_t max_request_memory;  /* bytes one frame's parse tree and
+                             scratch may take; more is -32013 (§15.5);
+                             0 = default (256 MiB) */
 } rcp_server_opts;
 
 /* A new server in the uninitialised state (§13).  opts may be NULL (all
@@ -824,9 +843,27 @@ int rcp_server_run(rcp_server *s, int in_fd, int out_fd);
 /* One frame (one line, without its newline) in, its response line(s)
 ** (each ending in '\n') appended to out; nothing is appended for
 ** notifications.  For embedding a server in-process and for tests.
+** A line is appended whole or not at all: when out cannot grow, out->oom
+** is set (the caller sees it and clears it with rcp_buf_clear).
 ** Returns 1 once the server has answered shutdown, else 0. */
 int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
                       rcp_buf *out);
+
+/* Counters a server keeps about its own work, for operators, tests and
+** benchmarks.  Filled by rcp_server_stat; they only ever grow. */
+typedef struct rcp_server_stats {
+    uint64_t bytes_read;       /* from in_fd (rcp_server_run) */
+    uint64_t bytes_searched;   /* examined for a line end: each byte read
+                                  at most twice (§5.1 framing is linear) */
+    uint64_t frames;           /* lines handled */
+    uint64_t oom_answers;      /* answers that ran out of memory and went
+                                  out as -32603 instead */
+    uint64_t unqueued;         /* lines written straight out because the
+                                  output queue could not grow */
+    uint64_t progress_dropped; /* §9 progress frames not sent for lack of
+                                  memory (or inside a spilled batch) */
+} rcp_server_stats;
+void rcp_server_stat(const rcp_server *s, rcp_server_stats *out);
 
 /* A request being served, as seen by long-running work (the engine).  Long
 ** loops call rcp_call_checkpoint every so often: it reads and acts on

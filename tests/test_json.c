@@ -259,6 +259,36 @@ START_TEST(buf_oom_is_sticky_and_ignores_appends)
 }
 END_TEST
 
+/* Whoever sees a failed text clears it and writes the next one in the
+** same memory: rcp_buf_clear keeps the bytes (cap stays true), so the next
+** text needs no allocation at all while it fits. */
+START_TEST(buf_clear_after_oom_reuses_the_memory_without_allocating)
+{
+    rcp_buf b;
+    char *data;
+    size_t cap;
+    rcp_buf_init(&b);
+    rcp_buf_puts(&b, "abc");
+    data = b.data;
+    cap = b.cap;
+    count_reset(1);
+    ck_assert_int_eq(rcp_buf_reserve(&b, 1000), -1);
+    ck_assert_int_eq(b.oom, 1);
+    rcp_buf_clear(&b);
+    ck_assert_int_eq(b.oom, 0);
+    ck_assert_uint_eq(b.len, 0);
+    count_reset(1);                     /* any allocation would fail */
+    rcp_buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{}}");
+    ck_assert_int_eq(alloc_calls, 0);
+    ck_assert_int_eq(b.oom, 0);
+    ck_assert_ptr_eq(b.data, data);
+    ck_assert_uint_eq(b.cap, cap);
+    ck_assert(b.len == 35 && memcmp(b.data, "{\"jsonrpc\"", 10) == 0);
+    rcp_set_allocator(NULL, NULL);
+    rcp_buf_free(&b);
+}
+END_TEST
+
 START_TEST(allocator_hook_is_used_and_null_restores_default)
 {
     void *p;
@@ -750,13 +780,14 @@ START_TEST(arena_limit_bounds_a_parse)
     doc[o++] = ']';
     rcp_arena_init(&small, 4096);
     ck_assert_ptr_null(rcp_json_parse(&small, doc, o, 0, &jerr));
-    ck_assert_int_eq(jerr.code, RCP_JSON_E_NOMEM);
+    ck_assert_int_eq(jerr.code, RCP_JSON_E_LIMIT);
     rcp_arena_free(&small);
     rcp_arena_init(&small, 1 << 20);
     ck_assert_ptr_nonnull(rcp_json_parse(&small, doc, o, 0, &jerr));
     rcp_arena_free(&small);
 }
 END_TEST
+
 
 /* Big enough to spill both scratch stacks and need several arena blocks,
 ** with escaped strings (decoded into the arena). */
@@ -798,6 +829,39 @@ START_TEST(each_failed_allocation_is_an_error_not_a_crash_or_leak)
         ck_assert_int_eq(alloc_live, 0);
     }
     ck_assert_int_ge(failures, total);
+}
+END_TEST
+
+/* A text over the arena's limit (a request too large, -32013) and an
+** allocation that failed (the server's trouble, -32603) are different
+** errors, told apart where they happen: in the arena and the scratch
+** stacks, whatever the limit is. */
+START_TEST(over_the_limit_and_out_of_memory_are_different_errors)
+{
+    static char doc[1 << 17];
+    size_t len = alloc_doc(doc), i, o = 0;
+    char deep[2100];
+    rcp_arena a;
+    long n, failures = 0;
+    for (i = 0; i < 1000; i++)
+        deep[o++] = '[';
+    for (i = 0; i < 1000; i++)
+        deep[o++] = ']';
+    rcp_arena_init(&a, 4096);           /* the frame stack outgrows it */
+    ck_assert_ptr_null(rcp_json_parse(&a, deep, o, 2000, &jerr));
+    ck_assert_int_eq(jerr.code, RCP_JSON_E_LIMIT);
+    rcp_arena_free(&a);
+    for (n = 1; n <= 8; n++) {          /* a limit far above the need */
+        rcp_arena_init(&a, (size_t)1 << 30);
+        count_reset(n);
+        if (!rcp_json_parse(&a, doc, len, 0, &jerr)) {
+            ck_assert_int_eq(jerr.code, RCP_JSON_E_NOMEM);
+            failures++;
+        }
+        rcp_set_allocator(NULL, NULL);
+        rcp_arena_free(&a);
+    }
+    ck_assert_int_ge(failures, 4);
 }
 END_TEST
 
@@ -1283,6 +1347,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, arena_limit_refuses_past_the_cap);
     tcase_add_test(core, arena_reset_keeps_one_block_so_reuse_needs_no_malloc);
     tcase_add_test(core, buf_oom_is_sticky_and_ignores_appends);
+    tcase_add_test(core, buf_clear_after_oom_reuses_the_memory_without_allocating);
     tcase_add_test(core, allocator_hook_is_used_and_null_restores_default);
     tcase_add_test(p, y_any_value_is_a_json_text);
     tcase_add_test(p, n_empty_input_has_no_value);
@@ -1308,6 +1373,7 @@ static Suite *make_suite(void)
     tcase_add_test(p, depth_limit_is_enforced_without_recursion);
     tcase_add_test(p, depth_counts_objects_and_arrays_alike);
     tcase_add_test(p, arena_limit_bounds_a_parse);
+    tcase_add_test(p, over_the_limit_and_out_of_memory_are_different_errors);
     tcase_add_test(p, each_failed_allocation_is_an_error_not_a_crash_or_leak);
     tcase_add_test(p, writer_allocation_failure_sets_oom);
     tcase_add_test(acc, duplicate_names_are_kept_and_the_last_wins);

@@ -1688,6 +1688,377 @@ START_TEST(batch_member_error_never_fails_the_others)
 }
 END_TEST
 
+/* MARK: - §12 out of memory: every failed allocation is one exact answer */
+
+/* Issue 8 items 4 and 5.  A short session is run again and again, the Nth
+** allocation failing in run N, through the stdio loop (the server's own
+** output queue) and in-process.  After every run: each line is valid JSON;
+** each frame got exactly one answer; an answer is the one a run without
+** failure gives, or -32603 (for the request's id, or null when the frame
+** could not be read), or -32001 once initialize itself failed; and a write
+** is acknowledged exactly when it was applied. */
+
+static long OOM_AT, OOM_CALLS;
+
+static void *oom_alloc(void *ud, void *p, size_t n)
+{
+    (void)ud;
+    if (n == 0) {
+        free(p);
+        return NULL;
+    }
+    return ++OOM_CALLS == OOM_AT ? NULL : realloc(p, n);
+}
+
+#define R(id, m, p) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"" m \
+                    "\",\"params\":" p "}"
+static const char *const OOM_SESSION[] = {
+    R(1, "initialize", "{\"protocolVersion\":1}"),
+    R(2, "retrieve", "{\"query\":\"quick fox\",\"k\":2,\"_meta\":"
+      "{\"progressToken\":\"p2\"}}"),
+    R(3, "embed", "{\"inputs\":[\"the quick brown fox\"]}"),
+    "{\"jsonrpc\":\"2.0\",\"id\":\"x\",",
+    "[" R(4, "ping", "{}") "," R(5, "retrieve", "{\"query\":\"lazy dog\","
+    "\"k\":1}") "," R(6, "index/add", "{\"documents\":[{\"id\":\"b1\","
+    "\"text\":\"a batched document about foxes\"}]}") ","
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}]",
+    R(7, "index/add", "{\"documents\":[{\"id\":\"a1\",\"text\":\"a single "
+      "document about dogs\"}]}"),
+    R(8, "ping", "{\"nonce\":\"n8\"}"),
+    "[" R(9, "ping", "{}") "," R(10, "ping", "{\"nonce\":10}") "]",
+    R(11, "index/delete", "{\"ids\":[\"a1\",\"b1\"]}"),
+    R(12, "ping", "{}")
+};
+#undef R
+#define OOM_FRAMES (sizeof OOM_SESSION / sizeof *OOM_SESSION)
+
+static rcp_model *oom_model(void)
+{
+    static const char *const text[] = { "the quick brown fox jumps",
+        "the lazy dog sleeps", "a fox and a dog" };
+    char err[128], id[8];
+    rcp_model *m = rcp_model_new(NULL, err, sizeof err);
+    int i;
+    ck_assert_msg(m != NULL, "%s", err);
+    for (i = 0; i < 3; i++) {
+        snprintf(id, sizeof id, "d%d", i);
+        ck_assert_int_eq(rcp_model_add(m, id, 2, text[i], strlen(text[i]),
+                                       NULL, 0), 0);
+    }
+    return m;
+}
+
+static char *slurp_fd(int fd, size_t *n)
+{
+    size_t cap = 1 << 16;
+    char *b = malloc(cap);
+    ssize_t k;
+    *n = 0;
+    ck_assert_ptr_nonnull(b);
+    lseek(fd, 0, SEEK_SET);
+    while ((k = read(fd, b + *n, cap - *n - 1)) > 0)
+        if ((*n += (size_t)k) == cap - 1)
+            ck_assert_ptr_nonnull(b = realloc(b, cap *= 2));
+    b[*n] = '\0';
+    return b;
+}
+
+static int temp_fd(void)
+{
+    char path[] = "/tmp/rcp-oom-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    return fd;
+}
+
+/* The session with allocation `at` failing (0: none), through the stdio
+** loop or rcp_server_handle; returns what was written (malloc'd). */
+static char *oom_session(int stdio, long at, int *rc)
+{
+    rcp_server_opts o;
+    rcp_model *m = oom_model();
+    rcp_server *s;
+    rcp_buf out;
+    char *text = NULL;
+    size_t i, n;
+    int in = -1, fd = -1;
+    memset(&o, 0, sizeof o);
+    o.model = m;
+    o.deadline_ms = -1;
+    s = rcp_server_new(&o);
+    ck_assert_ptr_nonnull(s);
+    rcp_buf_init(&out);
+    ck_assert_int_eq(rcp_buf_reserve(&out, 1 << 20), 0);
+    if (stdio) {
+        in = temp_fd();
+        fd = temp_fd();
+        for (i = 0; i < OOM_FRAMES; i++) {
+            n = strlen(OOM_SESSION[i]);
+            ck_assert_int_eq((long)write(in, OOM_SESSION[i], n), (long)n);
+            ck_assert_int_eq((long)write(in, "\n", 1), 1);
+        }
+        lseek(in, 0, SEEK_SET);
+    }
+    OOM_AT = at;
+    OOM_CALLS = 0;
+    rcp_set_allocator(oom_alloc, NULL);
+    *rc = 0;
+    if (stdio)
+        *rc = rcp_server_run(s, in, fd);
+    else
+        for (i = 0; i < OOM_FRAMES; i++)
+            rcp_server_handle(s, OOM_SESSION[i], strlen(OOM_SESSION[i]),
+                              &out);
+    rcp_set_allocator(NULL, NULL);
+    ck_assert_int_eq(out.oom, 0);
+    rcp_server_free(s);
+    rcp_model_free(m);
+    if (stdio) {
+        text = slurp_fd(fd, &n);
+        close(in);
+        close(fd);
+    } else {
+        text = malloc(out.len + 1);
+        ck_assert_ptr_nonnull(text);
+        memcpy(text, out.data, out.len);
+        text[out.len] = '\0';
+    }
+    rcp_buf_free(&out);
+    return text;
+}
+
+/* v re-serialised without latencyMs (the one member that may differ). */
+static void canon(rcp_jw *w, const rcp_json *v)
+{
+    size_t i;
+    if (v->type == RCP_JSON_ARRAY || v->type == RCP_JSON_OBJECT) {
+        if (v->type == RCP_JSON_ARRAY)
+            rcp_jw_arr(w);
+        else
+            rcp_jw_obj(w);
+        for (i = 0; i < v->n; i++) {
+            const rcp_json *k = &v->kids[i];
+            if (v->type == RCP_JSON_OBJECT) {
+                if (k->keylen == 9 && !memcmp(k->key, "latencyMs", 9))
+                    continue;
+                rcp_jw_keyn(w, k->key, k->keylen);
+            }
+            canon(w, k);
+        }
+        if (v->type == RCP_JSON_ARRAY)
+            rcp_jw_arr_end(w);
+        else
+            rcp_jw_obj_end(w);
+    } else {
+        rcp_jw_value(w, v);
+    }
+}
+
+static int same_answer(const rcp_json *a, const rcp_json *b)
+{
+    rcp_buf x, y;
+    rcp_jw w;
+    int eq;
+    rcp_buf_init(&x);
+    rcp_buf_init(&y);
+    rcp_jw_init(&w, &x);
+    canon(&w, a);
+    rcp_jw_init(&w, &y);
+    canon(&w, b);
+    eq = x.len == y.len && !x.oom && !y.oom && !memcmp(x.data, y.data, x.len);
+    rcp_buf_free(&x);
+    rcp_buf_free(&y);
+    return eq;
+}
+
+/* The answers (progress frames checked and skipped), one per frame. */
+static size_t oom_answers(const char *text, const rcp_json **ans, size_t max)
+{
+    size_t n = 0;
+    while (*text) {
+        const char *nl = strchr(text, '\n');
+        rcp_json_err err;
+        const rcp_json *v;
+        ck_assert_msg(nl != NULL, "unterminated output line: %.300s", text);
+        v = rcp_json_parse(&A, text, (size_t)(nl - text), 0, &err);
+        ck_assert_msg(v != NULL, "malformed output line: %.*s",
+                      (int)(nl - text > 300 ? 300 : nl - text), text);
+        if (v->type == RCP_JSON_OBJECT
+            && rcp_json_streq(rcp_json_get(v, "method"),
+                              "notifications/progress")) {
+            ck_assert(is_str(v, "jsonrpc", "2.0")
+                      && at(v, "params.progress") != NULL);
+        } else {
+            ck_assert_msg(n < max, "more answers than frames");
+            ans[n++] = v;
+        }
+        text = nl + 1;
+    }
+    return n;
+}
+
+static int code_of(const rcp_json *v)
+{
+    const rcp_json *c = at(v, "error.code");
+    int64_t x = 0;
+    return c && rcp_json_int(c, &x) ? (int)x : 0;
+}
+
+/* One answer to a request: the reference, or an error this run could
+** give.  Returns 1 when it is a successful write acknowledgement. */
+static int check_member(const rcp_json *got, const rcp_json *want,
+                        int init_failed, const char *ctx)
+{
+    int code = code_of(got);
+    ck_assert_msg(is_str(got, "jsonrpc", "2.0"), "%s: no jsonrpc", ctx);
+    ck_assert_msg(rcp_id_equal(at(got, "id"), at(want, "id")),
+                  "%s: wrong id", ctx);
+    if (same_answer(got, want))
+        return at(got, "result") != NULL;
+    ck_assert_msg(code == RCP_INTERNAL_ERROR
+                  || (init_failed && code == RCP_NOT_INITIALIZED),
+                  "%s: answer %d differs from the reference", ctx, code);
+    return 0;
+}
+
+static void oom_check(const char *text, const char *ref, long n)
+{
+    const rcp_json *got[OOM_FRAMES + 1], *want[OOM_FRAMES + 1];
+    size_t ng, nw, f, i, k;
+    int init_failed = 0, acked = 0, deleted = -1;
+    char ctx[96];
+    ng = oom_answers(text, got, OOM_FRAMES + 1);
+    nw = oom_answers(ref, want, OOM_FRAMES + 1);
+    ck_assert_uint_eq(nw, OOM_FRAMES);
+    ck_assert_msg(ng == OOM_FRAMES, "allocation %ld: %lu answers to %lu "
+                  "frames:\n%.300s", n, (unsigned long)ng,
+                  (unsigned long)OOM_FRAMES, text);
+    for (f = 0; f < OOM_FRAMES; f++) {
+        const rcp_json *g = got[f], *w = want[f];
+        snprintf(ctx, sizeof ctx, "allocation %ld, frame %lu", n,
+                 (unsigned long)f);
+        if (same_answer(g, w)) {
+            acked += (f == 5 && at(g, "result") != NULL)
+                     + (f == 4 && at(g, "2.result") != NULL);
+        } else if (g->type == RCP_JSON_OBJECT && at(g, "id")
+                   && at(g, "id")->type == RCP_JSON_NULL) {
+            /* the frame could not be read: nothing of it ran */
+            ck_assert_msg(code_of(g) == RCP_INTERNAL_ERROR, "%s", ctx);
+        } else if (w->type == RCP_JSON_ARRAY) {
+            ck_assert_msg(g->type == RCP_JSON_ARRAY && g->n == w->n,
+                          "%s: batch answer is not the whole array", ctx);
+            for (i = 0; i < w->n; i++) {
+                for (k = 0; k < g->n; k++)
+                    if (rcp_id_equal(at(&g->kids[k], "id"),
+                                     at(&w->kids[i], "id")))
+                        break;
+                ck_assert_msg(k < g->n, "%s: member %lu missing", ctx,
+                              (unsigned long)i);
+                if (check_member(&g->kids[k], &w->kids[i], init_failed, ctx)
+                    && i == 2)
+                    acked++;
+            }
+        } else if (f == 8 && at(g, "result.deleted")) {
+            /* what it finds depends on the writes before: checked below */
+        } else if (check_member(g, w, init_failed, ctx) && f == 5) {
+            acked++;
+        }
+        init_failed |= f == 0 && !same_answer(g, w);
+        if (f == 8 && at(g, "result.deleted"))
+            deleted = (int)num(g, "result.deleted");
+        else if (f == 8 && code_of(g) != RCP_INTERNAL_ERROR
+                 && code_of(g) != RCP_NOT_INITIALIZED)
+            ck_abort_msg("%s: index/delete neither ran nor failed", ctx);
+    }
+    /* §13.1: a write is acknowledged exactly when it was applied */
+    ck_assert_msg(deleted < 0 || deleted == acked, "allocation %ld: %d "
+                  "writes applied, %d acknowledged:\n%.300s", n, deleted, acked,
+                  text);
+}
+
+static void oom_every_allocation(int stdio)
+{
+    int rc;
+    char *ref = oom_session(stdio, 0, &rc), *text;
+    long at;
+    ck_assert_int_eq(rc, 0);
+    for (at = 1;; at++) {
+        text = oom_session(stdio, at, &rc);
+        if (OOM_CALLS < at) {           /* the run needed fewer: done */
+            oom_check(text, ref, at);
+            free(text);
+            break;
+        }
+        if (rc != 0) {                  /* only the input buffer, first */
+            ck_assert_int_eq(at, 1);
+            ck_assert_msg(*text == '\0', "output after a failed start");
+        } else {
+            oom_check(text, ref, at);
+        }
+        free(text);
+        rcp_arena_reset(&A);
+    }
+    ck_assert_int_gt(at, 50);
+    free(ref);
+}
+
+/* §15.5, §12: a frame over the server's memory limit is too large
+** (-32013); a frame that met a failed allocation is the server's trouble
+** (-32603), whatever the limit.  Both have id null: the id was not read. */
+START_TEST(parse_over_the_limit_is_32013_but_out_of_memory_is_32603)
+{
+    rcp_server_opts o;
+    char *frame = malloc(40100);
+    size_t n = 0, i;
+    const rcp_json *v;
+    ck_assert_ptr_nonnull(frame);
+    n += (size_t)sprintf(frame, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                         "\"ping\",\"pad\":[");
+    for (i = 0; i < 20000; i++)
+        n += (size_t)sprintf(frame + n, "%s0", i ? "," : "");
+    n += (size_t)sprintf(frame + n, "]}");
+    rcp_server_free(S);
+    memset(&o, 0, sizeof o);
+    o.max_request_memory = 64 << 10;
+    S = rcp_server_new(&o);
+    ck_assert_ptr_nonnull(S);
+    v = reply(frame);
+    ck_assert_int_eq(num(v, "error.code"), RCP_PAYLOAD_TOO_LARGE);
+    ck_assert(at(v, "id") && at(v, "id")->type == RCP_JSON_NULL);
+    rcp_server_free(S);
+    o.max_request_memory = 0;           /* 256 MiB: far above the need */
+    S = rcp_server_new(&o);
+    ck_assert_ptr_nonnull(S);
+    OOM_AT = 1;
+    OOM_CALLS = 0;
+    rcp_set_allocator(oom_alloc, NULL);
+    OUT.len = 0;
+    rcp_server_handle(S, frame, n, &OUT);
+    rcp_set_allocator(NULL, NULL);
+    ck_assert_int_ge(OOM_CALLS, 1);
+    v = rcp_json_parse(&A, OUT.data, OUT.len - 1, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(num(v, "error.code"), RCP_INTERNAL_ERROR);
+    ck_assert(at(v, "id") && at(v, "id")->type == RCP_JSON_NULL);
+    v = reply(frame);                   /* and the same frame runs now */
+    ck_assert(at(v, "result") != NULL);
+    free(frame);
+}
+END_TEST
+
+START_TEST(oom_at_every_allocation_stdio_answers_every_frame_exactly)
+{
+    oom_every_allocation(1);
+}
+END_TEST
+
+START_TEST(oom_at_every_allocation_in_process_answers_every_frame_exactly)
+{
+    oom_every_allocation(0);
+}
+END_TEST
+
 /* MARK: - §5.1 stdio transport (the real binary) ------------------------- */
 
 typedef struct proc {
@@ -1849,6 +2220,60 @@ START_TEST(stdio_oversized_line_gets_32013_and_server_goes_on)
 }
 END_TEST
 
+/* §5.1, issue 8 item 9: a long line arriving in pipe-sized pieces is
+** searched for its end once, not once per piece (that was quadratic: a
+** 1 GiB line took minutes of CPU).  Counted, not timed. */
+START_TEST(stdio_long_line_is_read_in_linear_time)
+{
+    const size_t pad = 8u << 20;
+    rcp_server_opts o;
+    rcp_server_stats st;
+    rcp_server *s;
+    int to[2], out = temp_fd();
+    char *text;
+    size_t n;
+    pid_t pid;
+    ck_assert_int_eq(pipe(to), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {                     /* 4 KiB at a time, like a slow peer */
+        static char chunk[4096];
+        static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                                   "\"ping\",\"pad\":\"";
+        size_t left = pad;
+        close(to[0]);
+        memset(chunk, 'x', sizeof chunk);
+        if (write(to[1], head, sizeof head - 1) < 0)
+            _exit(1);
+        while (left) {
+            size_t k = left < sizeof chunk ? left : sizeof chunk;
+            if (write(to[1], chunk, k) != (ssize_t)k)
+                _exit(1);
+            left -= k;
+        }
+        _exit(write(to[1], "\"}\n", 3) == 3 ? 0 : 1);
+    }
+    close(to[1]);
+    memset(&o, 0, sizeof o);
+    o.max_line = pad * 2;
+    s = rcp_server_new(&o);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(rcp_server_run(s, to[0], out), 0);
+    rcp_server_stat(s, &st);
+    rcp_server_free(s);
+    close(to[0]);
+    waitpid(pid, NULL, 0);
+    text = slurp_fd(out, &n);
+    close(out);
+    ck_assert_str_eq(text, PONG(1) "\n");
+    free(text);
+    ck_assert_uint_ge(st.bytes_read, pad);
+    ck_assert_msg(st.bytes_searched <= 2 * st.bytes_read, "%llu bytes "
+                  "searched for %llu read", (unsigned long long)
+                  st.bytes_searched, (unsigned long long)st.bytes_read);
+}
+END_TEST
+
 START_TEST(stdio_eof_finishes_in_flight_work_and_exits_0)
 {
     /* §5.1, §7.12: EOF is an implicit shutdown after finishing */
@@ -1918,6 +2343,33 @@ START_TEST(cancel_in_flight_request_gets_exactly_one_32006)
     ck_assert_ptr_nonnull(l);
     ck_assert_ptr_nonnull(strstr(l, "\"id\":7,\"error\":{\"code\":-32006"));
     ck_assert_str_eq(next_line(&p, 10000), PONG(8));
+    ck_assert_int_eq(finish(&p), 0);
+}
+END_TEST
+
+/* Issue 8 item 6: a finished answer is written before a long handler
+** starts, not when the input runs dry.  Causal, not timed: the sleep
+** behind initialize ends only when we cancel it, and we cancel it only
+** once initialize's answer has arrived.  Pipelined pings still share
+** writes (bench_serve measures that). */
+START_TEST(stdio_finished_answer_does_not_wait_behind_a_long_request)
+{
+    proc p;
+    const char *l;
+    start(&p, "--debug", NULL, NULL);
+    send_str(&p, INIT PING(1) "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+             "\"x-rcp/sleep\",\"params\":{\"ms\":3600000}}\n");
+    l = next_line(&p, 20000);
+    ck_assert_msg(l != NULL, "initialize's answer waited behind the sleep");
+    ck_assert_ptr_nonnull(strstr(l, "\"id\":0,\"result\""));
+    l = next_line(&p, 20000);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_str_eq(l, PONG(1));
+    send_str(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\","
+             "\"params\":{\"id\":2}}\n");
+    l = next_line(&p, 20000);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_ptr_nonnull(strstr(l, "\"id\":2,\"error\":{\"code\":-32006"));
     ck_assert_int_eq(finish(&p), 0);
 }
 END_TEST
@@ -2133,6 +2585,7 @@ static Suite *make_suite(void)
     TCase *io = tcase_create("stdio");
     TCase *e = tcase_create("engine");
     TCase *f = tcase_create("filter");
+    TCase *oom = tcase_create("oom");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_checked_fixture(d, setup_debug, teardown);
     tcase_add_test(t, envelope_id_is_echoed_byte_for_byte);
@@ -2224,10 +2677,13 @@ static Suite *make_suite(void)
     tcase_add_test(io, stdio_notification_gets_no_line);
     tcase_add_test(io, stdio_oversized_line_gets_32013_and_server_goes_on);
     tcase_add_test(io, stdio_eof_finishes_in_flight_work_and_exits_0);
+    tcase_add_test(io, stdio_long_line_is_read_in_linear_time);
     tcase_add_test(io, stdio_shutdown_stops_processing);
     tcase_add_test(io, stdio_closed_stdout_ends_cleanly);
     tcase_add_test(io, cancel_in_flight_request_gets_exactly_one_32006);
     tcase_add_test(io, cancel_unknown_or_answered_id_is_a_no_op);
+    tcase_add_test(io,
+                   stdio_finished_answer_does_not_wait_behind_a_long_request);
     tcase_add_test(io, deadline_elapses_in_flight_is_32014);
     tcase_add_test(io, storage_restart_serves_the_same_version_and_results);
     tcase_add_test(io, storage_kill_9_mid_write_loses_nothing_acknowledged);
@@ -2235,11 +2691,18 @@ static Suite *make_suite(void)
     tcase_add_test(io, cli_help_version_and_usage_errors);
     tcase_add_test(io, cli_json_prints_compact_or_error_at_byte);
     tcase_set_timeout(io, 60);
+    tcase_add_checked_fixture(oom, setup, teardown);
+    tcase_add_test(oom, oom_at_every_allocation_stdio_answers_every_frame_exactly);
+    tcase_add_test(oom, parse_over_the_limit_is_32013_but_out_of_memory_is_32603);
+    tcase_add_test(oom,
+                   oom_at_every_allocation_in_process_answers_every_frame_exactly);
+    tcase_set_timeout(oom, 300);
     suite_add_tcase(s, t);
     suite_add_tcase(s, d);
     suite_add_tcase(s, io);
     suite_add_tcase(s, e);
     suite_add_tcase(s, f);
+    suite_add_tcase(s, oom);
     return s;
 }
 
