@@ -38,6 +38,9 @@ static const char usage_serve[] =
     "options:\n"
     "  --data DIR          keep the corpus durably in DIR (created and\n"
     "                      locked; every acknowledged write is fsynced)\n"
+    "  --salvage           open a --data log damaged before its end: keep\n"
+    "                      the commits before the damage, set the rest\n"
+    "                      aside in DIR/rcp.log.torn and say what it held\n"
     "  --corpus FILE       bulk-load a JSON Lines corpus, one\n"
     "                      {\"id\",\"text\",\"meta\"} per line, before\n"
     "                      serving; a bad line is reported and nothing\n"
@@ -91,18 +94,25 @@ static long parse_count(const char *s, long min, long max)
 /* The engine, its durable store (--data) and the bulk load (--corpus),
 ** in that order, before the first frame is read. */
 static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
-                       const char *data, const char *corpus)
+                       const char *data, const char *corpus, int salvage)
 {
-    char err[512];
+    char err[1024];
+    rcp_store_info in;
     o->model = rcp_model_new(mo, err, sizeof err);
     if (!o->model) {
         fprintf(stderr, "rcp serve: %s\n", err);
         return -1;
     }
-    if (data && !(o->store = rcp_store_open(data, o->model, err,
-                                            sizeof err))) {
+    if (data && !(o->store = rcp_store_open_flags(data, o->model,
+                                    salvage ? RCP_STORE_SALVAGE : 0u, err,
+                                    sizeof err))) {
         fprintf(stderr, "rcp serve: --data %s\n", err);
         return -1;
+    }
+    if (o->store) {             /* what open dropped is never silent */
+        rcp_store_stat(o->store, &in);
+        if (*in.warning)
+            fprintf(stderr, "rcp serve: --data: warning: %s\n", in.warning);
     }
     if (corpus && rcp_store_load_jsonl(o->store, o->model, corpus,
                                        STDERR_FILENO, err, sizeof err) < 0) {
@@ -113,7 +123,7 @@ static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
 }
 
 static int serve(rcp_server_opts *o, rcp_model_opts *mo, const char *data,
-                 const char *corpus)
+                 const char *corpus, int salvage)
 {
     const char *verr;
     rcp_server *s = NULL;
@@ -122,7 +132,7 @@ static int serve(rcp_server_opts *o, rcp_model_opts *mo, const char *data,
         fprintf(stderr, "rcp serve: RCP_SIMD: %s\n", verr);
         return 2;
     }
-    if (open_engine(o, mo, data, corpus) == 0) {
+    if (open_engine(o, mo, data, corpus, salvage) == 0) {
         if ((s = rcp_server_new(o)) == NULL)
             fputs("rcp serve: out of memory\n", stderr);
         else
@@ -142,7 +152,7 @@ static int cmd_serve(int argc, char **argv)
     rcp_server_opts o;
     rcp_model_opts mo;
     const char *data = NULL, *corpus = NULL;
-    int i;
+    int i, salvage = 0;
     memset(&o, 0, sizeof o);
     o.deadline_ms = -1;
     rcp_model_opts_init(&mo);
@@ -154,6 +164,8 @@ static int cmd_serve(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--debug") == 0) {
             o.debug = 1;
+        } else if (strcmp(a, "--salvage") == 0) {
+            salvage = 1;
         } else if (strcmp(a, "--max-line") == 0) {
             if ((n = parse_count(v, 2, 1L << 30)) < 0)
                 return usage_error("serve", "--max-line needs a byte count "
@@ -214,7 +226,9 @@ static int cmd_serve(int argc, char **argv)
             return usage_error("serve", "unknown option '%s'", a);
         }
     }
-    return serve(&o, &mo, data, corpus);
+    if (salvage && !data)
+        return usage_error("serve", "--salvage needs --data DIR%s", "");
+    return serve(&o, &mo, data, corpus, salvage);
 }
 
 /* Read all of stdin as bytes (NULs included). */

@@ -1685,6 +1685,7 @@ struct rcp_model {
     ** versions, a ring indexed by version % (keep + 1) */
     struct vstat { uint64_t n, total; } *hist;
     size_t   keep;
+    uint64_t vfloor;            /* no older snapshot is kept (rollback) */
     size_t   held;              /* dead documents whose text is kept */
     uint64_t next_sweep;        /* no sweep before this version */
     double   tflog[TFLOG_N];    /* the embedder's tf damping, tf_damp */
@@ -3250,6 +3251,142 @@ long rcp_model_find(const rcp_model *m, const char *id, size_t idlen)
     return d >= 0 && m->docs[d].live ? d : -1;
 }
 
+/* MARK: - Rollback (store.c: a write that never reached the disk) -------- */
+
+/* Documents killed after v, which the rollback brings back. */
+static int revives(const doc *d, uint64_t v)
+{
+    return !d->live && d->vdel > v && d->vdel != UINT64_MAX;
+}
+
+/* kill_doc freed their term lists; rebuild them from the postings, which
+** a dead document keeps while a retained version sees it (note 11) --
+** allocated before anything changes, so a failure changes nothing. */
+static int revive_terms(rcp_model *m, uint64_t v, size_t n0)
+{
+    size_t i, j, k, back = 0;
+    for (i = 0; i < n0; i++) {
+        if (revives(&m->docs[i], v) && !m->docs[i].text)
+            return -1;          /* swept: cannot happen within keep */
+        back += revives(&m->docs[i], v);
+    }
+    if (!back)
+        return 0;
+    for (i = 0; i < m->nterms; i++)
+        for (j = 0; j < m->terms[i].n && m->terms[i].p[j].doc < n0; j++)
+            m->docs[m->terms[i].p[j].doc].nterms += revives(
+                &m->docs[m->terms[i].p[j].doc], v);
+    for (i = 0; i < n0; i++) {
+        doc *d = &m->docs[i];
+        if (!revives(d, v) || !d->nterms)
+            continue;
+        if (!(d->terms = rcp_malloc(d->nterms * sizeof *d->terms))) {
+            for (k = 0; k < n0; k++)
+                if (revives(&m->docs[k], v)) {
+                    rcp_free(m->docs[k].terms);
+                    m->docs[k].terms = NULL;
+                    m->docs[k].nterms = 0;
+                }
+            return -1;
+        }
+        d->nterms = 0;
+    }
+    for (i = 0; i < m->nterms; i++)
+        for (j = 0; j < m->terms[i].n && m->terms[i].p[j].doc < n0; j++) {
+            doc *d = &m->docs[m->terms[i].p[j].doc];
+            if (revives(d, v))
+                d->terms[d->nterms++] = (uint32_t)i;
+        }
+    return 0;
+}
+
+/* Postings of documents n0.. are the tail of every list (note 4). */
+static void drop_tail(rcp_model *m, size_t n0)
+{
+    size_t i;
+    for (i = 0; i < m->nterms; i++) {
+        term *t = &m->terms[i];
+        while (t->n && t->p[t->n - 1].doc >= n0) {
+            if (m->docs[t->p[--t->n].doc].live) {
+                t->df--;
+                m->live_postings--;
+            } else {
+                m->dead_postings--;
+            }
+        }
+    }
+    for (i = n0; i < m->ndocs; i++) {
+        doc *d = &m->docs[i];
+        if (d->live) {
+            m->live--;
+            m->total_len -= d->len;
+            m->livebits[i >> 3] &= (unsigned char)~(1u << (i & 7));
+        } else if (d->text) {
+            m->held--;
+        }
+        doc_release(d);
+        rcp_free(d->id);
+    }
+    m->ndocs = n0;
+}
+
+static void revive(rcp_model *m, uint32_t docno)
+{
+    doc *d = &m->docs[docno];
+    uint32_t i;
+    for (i = 0; i < d->nterms; i++)
+        m->terms[d->terms[i]].df++;
+    m->live_postings += d->nterms;
+    m->dead_postings -= d->nterms;
+    m->total_len += d->len;
+    m->live++;
+    m->held--;
+    m->livebits[docno >> 3] |= (unsigned char)(1u << (docno & 7));
+    d->live = 1;
+    d->vdel = UINT64_MAX;
+}
+
+/* Each id names its latest document again (as rcp_model_add left it). */
+static void reindex_ids(rcp_model *m)
+{
+    size_t i, slot;
+    memset(m->ids.slot, 0, m->ids.cap * sizeof *m->ids.slot);
+    m->ids.n = 0;
+    for (i = 0; i < m->ndocs; i++) {
+        const doc *d = &m->docs[i];
+        slot = sidx_find(&m->ids, m, doc_eq, d->id, d->idlen, d->h);
+        m->ids.n += !m->ids.slot[slot];
+        m->ids.slot[slot] = (uint32_t)i + 1;
+    }
+}
+
+int rcp_model_rollback(rcp_model *m, uint64_t v)
+{
+    uint64_t now = m->version;
+    size_t n0 = m->ndocs, i;
+    if (v == now)
+        return 0;
+    if (v > now || now - v > m->keep)
+        return -1;
+    while (n0 > 0 && m->docs[n0 - 1].vadd > v)   /* vadd rises with docno */
+        n0--;
+    if (revive_terms(m, v, n0))
+        return -1;
+    for (i = 0; i < n0; i++)
+        if (revives(&m->docs[i], v))
+            revive(m, (uint32_t)i);
+    if (n0 < m->ndocs) {
+        drop_tail(m, n0);
+        reindex_ids(m);
+    }
+    /* a sweep since v may have dropped what versions before now - keep
+    ** saw; those from there to v are whole (note 11), and hist too */
+    if (now > m->keep && now - m->keep > m->vfloor)
+        m->vfloor = now - m->keep;
+    m->version = v;
+    return 0;
+}
+
 /* MARK: - Ranking: candidates and top-k ----------------------------------- */
 
 typedef struct cand {
@@ -4655,7 +4792,8 @@ static int post_recall(const rcp_model *m, const rcp_model_query *q,
 
 int rcp_model_has_version(const rcp_model *m, uint64_t v)
 {
-    return v <= m->version && m->version - v <= m->keep;
+    return v == m->version
+        || (v < m->version && m->version - v <= m->keep && v >= m->vfloor);
 }
 
 static int visible_at(const doc *d, uint64_t v)

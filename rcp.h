@@ -545,6 +545,16 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
                   size_t metalen);
 /* §7.11: 1 when a live document was removed, 0 when absent. */
 int rcp_model_delete(rcp_model *m, const char *id, size_t idlen);
+/* Undo every change made after version v, so the model serves exactly
+** what it served at v and goes on from v as if those changes never were
+** (store.c: a write that did not reach the disk must not stay visible,
+** §13.1).  Documents added since go; those replaced or deleted since
+** come back.  Versions after v are forgotten, and a retained snapshot
+** that a sweep since v thinned out is given up (has_version says 0).
+** 0 ok (also when v is the current version); -1 when v is in the future
+** or more than snapshot_keep changes back, or memory is lacking -- the
+** model is then unchanged. */
+int rcp_model_rollback(rcp_model *m, uint64_t v);
 size_t   rcp_model_count(const rcp_model *m);    /* live documents */
 /* Bumped by every add/delete that changed something (for indexVersion). */
 uint64_t rcp_model_version(const rcp_model *m);
@@ -698,14 +708,26 @@ typedef struct rcp_store rcp_store;
 /* Open (creating if needed) the store in dir and replay its log into m,
 ** which must be empty.  dir is created (one level, not its parents) and
 ** locked: a second open of the same dir, by this or any other process,
-** fails with "DIR: in use by process PID".  A torn tail left by a crash
-** mid-append is cut off (the file is truncated to the last whole
-** commit); corruption followed by valid data, a bad header or an unknown
+** fails with "DIR: in use by process PID".  A bad last commit -- torn by
+** a crash mid-append (never acknowledged) or damaged after it was
+** acknowledged; the two look alike -- is cut off, but never silently:
+** its bytes are first copied to DIR/rcp.log.torn (.1, .2, ... if that
+** exists) and rcp_store_stat's warning says what was dropped (byte
+** offset, bytes, commits, the documents they touched) -- show it to the
+** operator.  Damage followed by valid commits, a bad header or an unknown
 ** format version is an error, never skipped.  NULL on failure with a
 ** message in err[0..errlen); m may then hold part of the log (free it).
 ** The store is owned by the caller; close it with rcp_store_close. */
 rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
                           size_t errlen);
+/* The same with flags.  RCP_STORE_SALVAGE: damage followed by valid
+** commits is treated like a bad last commit -- everything from the
+** damage on is set aside and described (those later commits cannot be
+** replayed without the damaged one), the good prefix opens.  For an
+** operator who chose to, never by default. */
+#define RCP_STORE_SALVAGE 1u
+rcp_store *rcp_store_open_flags(const char *dir, rcp_model *m,
+                                unsigned flags, char *err, size_t errlen);
 
 /* Commit what is pending (best effort; call rcp_store_commit first to
 ** learn whether that worked), release the lock, free st.  The model is
@@ -736,12 +758,16 @@ int rcp_store_delete(rcp_store *st, const char *id, size_t idlen,
 ** response of index/add and index/delete; with nothing pending it does
 ** nothing and costs nothing).  May compact the log afterwards (a failed
 ** compaction is not an error: the commit is safe; see rcp_store_stat).
-** -1 when writing or fsync failed: the store then refuses every later
-** write (add, delete, commit all return -1) until it is closed and
-** reopened, because after a failed fsync the kernel may have dropped the
-** data and a retry can falsely succeed.  The model keeps the failed
-** changes in memory; on disk stays every commit acknowledged before,
-** plus possibly the failed one (all of it or none of it). */
+** -1 when writing or fsync failed: the pending changes are then undone
+** in the model too (rcp_model_rollback), so nothing unacknowledged stays
+** visible, and the log is cut back to its last commit.  A write() that
+** found no room (ENOSPC, EDQUOT, EFBIG) leaves the store working: later
+** writes may succeed once there is room.  Any other failure -- a failed
+** fsync above all, after which the kernel may have dropped the data and
+** a retry can falsely succeed -- makes the store refuse every later write
+** (add, delete, commit return -1) until it is closed and reopened.  On
+** disk stays every commit acknowledged before (after a failed fsync,
+** possibly the failed one too, all of it or none of it). */
 int rcp_store_commit(rcp_store *st);
 
 /* Commit, then rewrite the log with only the live documents and the
@@ -767,9 +793,17 @@ typedef struct rcp_store_info {
     uint64_t pending_bytes; /* written by the next commit */
     uint64_t compactions;   /* done since open */
     int      failed;        /* 1: refuses writes until reopened */
-    const char *warning;    /* last failed compaction, or ""; borrowed */
+    const char *warning;    /* what open dropped or set aside, or the last
+                               failed compaction, or ""; borrowed */
 } rcp_store_info;
 void rcp_store_stat(const rcp_store *st, rcp_store_info *out);
+
+/* Test hook (like rcp_set_allocator, process-wide): fn(ud, op) is called
+** before every write, fsync and truncate a store makes, op being "write",
+** "fsync" or "truncate"; a non-zero return makes that call fail with that
+** value as errno.  NULL removes the hook. */
+typedef int (*rcp_store_fault_fn)(void *ud, const char *op);
+void rcp_store_set_fault(rcp_store_fault_fn fn, void *ud);
 
 /* Bulk-load a JSON Lines corpus: one {"id"?: string, "text": string,
 ** "meta"?: object} per line (§7.10 document shape; null = absent, other

@@ -18,6 +18,8 @@
 **   DIR/rcp.log      the log: a header, then frames
 **   DIR/rcp.log.new  exists only while the log is created or compacted;
 **                    rcp_store_open deletes a leftover one
+**   DIR/rcp.log.torn bytes open cut off the log (cases A, B), kept for
+**                    the operator; .torn.1, .torn.2, ... for later ones
 **
 ** The log, format version 1.  Every integer is little-endian and is
 ** written and read byte by byte with shifts, so the file means the same
@@ -56,7 +58,7 @@
 **     disk before its response exists).
 **  2. Bytes past size can only come from the one commit in flight when
 **     the process died: a commit starts writing only after the previous
-**     one's fsync returned, and after a failed commit nothing is written.
+**     one's fsync returned, and a failed commit is cut off again (F).
 **  3. ADD and DEL versions are consecutive: base + 1, base + 2, ...
 **     Replaying the log into an empty model rebuilds the same live
 **     documents (ids, texts, metas, relative order) and the same version.
@@ -73,11 +75,18 @@
 **     CRC check and, because nothing was written after it, no valid frame
 **     follows; open truncates the file there.  That commit had not
 **     returned, so it was never acknowledged: nothing acknowledged is lost.
+**     But a damaged LAST frame (a media error in an acknowledged commit)
+**     looks exactly the same, and no log can tell them apart; so open is
+**     never silent about it: the bytes go to DIR/rcp.log.torn first
+**     (fsynced), and the warning names the offset, the size and the
+**     documents the frame touched (cut_tail, set_aside).
 **  B. Damage in the middle (a media error, a stray write): a frame fails
 **     and a valid frame follows it.  Case A cannot produce that, so open
-**     reports both byte offsets and leaves the file as it is.  A damaged
-**     LAST frame looks exactly like case A and is dropped: the limit of
-**     any log, and only that commit is at stake.
+**     reports both byte offsets and leaves the file as it is -- unless the
+**     operator asks to salvage (RCP_STORE_SALVAGE, `rcp serve --salvage`):
+**     then everything from the damage on is set aside and described as in
+**     case A (the later commits cannot be replayed without the damaged
+**     one: invariant 3) and the good prefix opens.
 **  C. Forged frames: texts are stored verbatim, so a client can send bytes
 **     laid out like a frame.  The CRC covers the file's random salt,
 **     which never leaves the file, so such bytes never pass for a frame
@@ -90,11 +99,16 @@
 **     rcp.log is the new file, complete and fsynced.  The directory is
 **     fsynced before anything is appended to the new file, so a commit is
 **     never acknowledged in a file the directory could still forget.
-**  F. A write or fsync fails: the store refuses every later write until it
-**     is reopened (after a failed fsync Linux may drop the dirty pages and
-**     report the next fsync as a success, so retrying proves nothing).
-**     On disk: every acknowledged commit, plus the failed one whole or not
-**     at all (case A).  The model keeps the failed change in memory.
+**  F. A write or fsync fails: the change is undone in the model
+**     (rcp_model_rollback to the last commit), so no read ever sees what
+**     was not acknowledged, and the file is cut back to size.  A write()
+**     that found no room (ENOSPC, EDQUOT, EFBIG) leaves the store working:
+**     nothing acknowledged was touched, and later writes may succeed once
+**     there is room.  Anything else -- a failed fsync above all: Linux may
+**     drop the dirty pages and report the next fsync as a success, so
+**     retrying proves nothing -- makes the store refuse every later write
+**     until it is reopened.  On disk: every acknowledged commit, plus
+**     after a failed fsync possibly the failed one, whole or not at all.
 **  G. Two servers on one DIR: the lock refuses the second.  Record locks
 **     belong to a process, and closing ANY descriptor of the lock file
 **     drops them, so open also keeps a list of the stores this process has
@@ -105,7 +119,9 @@
 ** replay, cut a torn tail) -> rcp_store_add / rcp_store_delete (apply to
 ** the model, append to the pending frame) -> rcp_store_commit (write the
 ** frame, fsync; maybe compact) -> ... -> rcp_store_close.  A failed commit
-** moves the store to "failed" (case F); only close leaves that state.
+** goes back to the last one (commit_failed); one that did not fail for
+** lack of room also moves the store to "failed" (case F), which only
+** close leaves.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -362,9 +378,12 @@ struct rcp_store {
     uint64_t   compact_at;        /* no compaction below (after a failure) */
     uint64_t   compactions;
     pbuf       pending;           /* frame header + records, or empty */
+    uint64_t   cversion, cmver;   /* version, model version and live */
+    uint64_t   clive;             /* bytes at the last commit (case F) */
+    unsigned   flags;             /* RCP_STORE_SALVAGE */
     int        failed;            /* case F: refuses writes */
     char       err[512];
-    char       warn[512];
+    char       warn[1024];
 };
 
 static rcp_store *open_stores;
@@ -408,11 +427,31 @@ static char *join(const char *dir, const char *name)
 
 /* MARK: - POSIX I/O: whole reads and writes, fsync ----------------------- */
 
+static rcp_store_fault_fn fault_fn;
+static void *fault_ud;
+
+void rcp_store_set_fault(rcp_store_fault_fn fn, void *ud)
+{
+    fault_fn = fn;
+    fault_ud = fn ? ud : NULL;
+}
+
+/* The test hook's verdict on the next call: 0 go on, else it failed. */
+static int faulted(const char *op)
+{
+    int e = fault_fn ? fault_fn(fault_ud, op) : 0;
+    if (e)
+        errno = e;
+    return e != 0;
+}
+
 static int write_at(int fd, const void *data, size_t n, uint64_t off)
 {
     const char *p = data;
     ssize_t w;
     while (n) {
+        if (faulted("write"))
+            return -1;
         w = pwrite(fd, p, n, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
@@ -449,7 +488,19 @@ static int read_at(int fd, void *data, size_t n, uint64_t off, size_t *got)
 
 static int sync_fd(int fd)
 {
+    if (faulted("fsync"))
+        return -1;
     while (fsync(fd) != 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
+static int truncate_fd(int fd, uint64_t size)
+{
+    if (faulted("truncate"))
+        return -1;
+    while (ftruncate(fd, (off_t)size) != 0)
         if (errno != EINTR)
             return -1;
     return 0;
@@ -658,28 +709,175 @@ static int apply_frame(rcp_store *st, const unsigned char *payload,
     return 0;
 }
 
-/* The log is valid up to off but not to end: case A (cut it off) or B
-** (report it, touch nothing). */
+/* What a dropped stretch of the log held, for the operator: the commits
+** and the documents they touched, as far as they can be read. */
+typedef struct tally {
+    unsigned long valid, damaged;
+    char   ids[200];            /* the first few, quoted */
+    size_t idlen;
+    unsigned long more;         /* ids not listed */
+} tally;
+
+static void tally_id(tally *t, unsigned type, const char *id, size_t n)
+{
+    char q[64];
+    int k;
+    k = snprintf(q, sizeof q, "%s%s \"%.*s%s\"", t->idlen ? ", " : "",
+                 type == REC_DEL ? "delete" : "add", (int)(n > 24 ? 24 : n),
+                 id, n > 24 ? "..." : "");
+    if (t->more || t->idlen + (size_t)k >= sizeof t->ids - 16) {
+        t->more++;
+        return;
+    }
+    memcpy(t->ids + t->idlen, q, (size_t)k + 1);
+    t->idlen += (size_t)k;
+}
+
+/* The records of payload[0..n), up to the first that does not parse (a
+** damaged frame is read as far as it goes; no CRC vouches for it). */
+static void tally_records(tally *t, const unsigned char *p, size_t n)
+{
+    cur c;
+    rec r;
+    c.p = p;
+    c.n = n;
+    c.pos = 0;
+    while (c.pos < c.n && rec_parse(&c, &r) == 0)
+        tally_id(t, r.type, r.id, r.idlen);
+}
+
+/* A damaged frame at off: its header when it has one, then whatever of
+** its payload is there.  Returns where the next valid frame starts (or
+** end). */
+static int tally_damaged(rcp_store *st, uint64_t off, uint64_t end,
+                         pbuf *tmp, tally *t, uint64_t *next)
+{
+    unsigned char h[FRAME_HDR];
+    size_t got, n = 0;
+    int r;
+    t->damaged++;
+    if (read_at(st->fd, h, FRAME_HDR, off, &got))
+        return st_sys(st, "read", st->logpath);
+    if (got == FRAME_HDR && memcmp(h, frame_mark, 4) == 0) {
+        uint64_t len = dec32(h + 4), have = end - off - FRAME_HDR;
+        n = (size_t)(len < have ? len : have);
+        tmp->len = 0;
+        if (pbuf_reserve(tmp, n + 1) == 0
+            && read_at(st->fd, tmp->p, n, off + FRAME_HDR, &got) == 0)
+            tally_records(t, tmp->p, got);
+    }
+    if ((r = find_frame(st, off, end, tmp, next)) < 0)
+        return -1;
+    if (r == 0)
+        *next = end;
+    return 0;
+}
+
+static int tally_region(rcp_store *st, uint64_t off, uint64_t end,
+                        pbuf *tmp, tally *t)
+{
+    size_t n;
+    int r;
+    memset(t, 0, sizeof *t);
+    while (off < end) {
+        if ((r = read_frame(st, off, end, tmp, &n)) < 0)
+            return -1;
+        if (r == 1) {
+            t->valid++;
+            tally_records(t, tmp->p + FRAME_HDR, n);
+            off += FRAME_HDR + n;
+        } else if (tally_damaged(st, off, end, tmp, t, &off)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Copy bytes [off, end) of the log to a new DIR/rcp.log.torn (or .1, .2,
+** ...: an earlier one is never overwritten), durably, before the log
+** loses them.  The name goes to path[0..cap). */
+static int set_aside(rcp_store *st, uint64_t off, uint64_t end, char *path,
+                     size_t cap)
+{
+    unsigned char buf[65536];
+    uint64_t pos;
+    size_t n, got;
+    unsigned k;
+    int fd = -1, rc = 0;
+    for (k = 0; fd < 0 && k < 10000; k++) {
+        if (k)
+            snprintf(path, cap, "%s.torn.%u", st->logpath, k);
+        else
+            snprintf(path, cap, "%s.torn", st->logpath);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0)
+        return st_sys(st, "cannot set the damaged tail aside", path);
+    for (pos = off; pos < end && !rc; pos += got) {
+        n = end - pos < sizeof buf ? (size_t)(end - pos) : sizeof buf;
+        if (read_at(st->fd, buf, n, pos, &got) || got == 0
+            || write_at(fd, buf, got, pos - off))
+            rc = -1;
+    }
+    if (rc || sync_fd(fd))
+        rc = st_sys(st, "cannot set the damaged tail aside", path);
+    close(fd);
+    if (!rc && sync_dir(st))
+        rc = -1;
+    if (rc)
+        (void)unlink(path);
+    return rc;
+}
+
+/* The log is valid up to off but not to end.  Case A and a damaged last
+** commit look alike, so the store says what it drops and keeps the bytes
+** aside; case B (valid frames follow the damage) is refused unless the
+** operator asked to salvage (RCP_STORE_SALVAGE): then the same, for
+** everything from the damage on. */
 static int cut_tail(rcp_store *st, uint64_t off, uint64_t end, pbuf *tmp)
 {
     uint64_t at = 0;
+    tally t;
+    char side[600], more[32] = "";
     int r = find_frame(st, off, end, tmp, &at);
     if (r < 0)
         return -1;
-    if (r > 0)
+    if (r > 0 && !(st->flags & RCP_STORE_SALVAGE))
         return st_fail(st, "%s: corrupt log: the frame at byte %llu is "
                        "damaged but a valid frame follows at byte %llu; "
-                       "not opening it (restore a backup, or truncate the "
-                       "file to %llu bytes to keep what precedes)",
-                       st->logpath, (unsigned long long)off,
-                       (unsigned long long)at, (unsigned long long)off);
-    if (ftruncate(st->fd, (off_t)off) || sync_fd(st->fd))
+                       "not opening it (restore a backup, or open it with "
+                       "--salvage to keep the %llu bytes before the damage "
+                       "and set the rest aside)", st->logpath,
+                       (unsigned long long)off, (unsigned long long)at,
+                       (unsigned long long)off);
+    if (tally_region(st, off, end, tmp, &t)
+        || set_aside(st, off, end, side, sizeof side))
+        return -1;
+    if (truncate_fd(st->fd, off) || sync_fd(st->fd))
         return st_sys(st, "truncate", st->logpath);
-    snprintf(st->warn, sizeof st->warn, "%s: dropped a torn tail of %llu "
-             "bytes at byte %llu (a commit cut short by a crash, never "
-             "acknowledged)", st->logpath, (unsigned long long)(end - off),
-             (unsigned long long)off);
+    if (t.more)
+        snprintf(more, sizeof more, " and %lu more", t.more);
+    snprintf(st->warn, sizeof st->warn, "%s: %s at byte %llu: dropped %llu "
+             "bytes (commits: %lu damaged, %lu valid; documents they touched, "
+             "as far as readable: %s%s); they are kept in %.300s",
+             st->logpath,
+             r > 0 ? "salvage: kept what precedes the damage"
+                   : "the last commit is a torn tail or damaged (a crash "
+                     "mid-write, never acknowledged, or damage to an "
+                     "acknowledged commit: the two look alike)",
+             (unsigned long long)off, (unsigned long long)(end - off),
+             t.damaged, t.valid, t.idlen ? t.ids : "none", more, side);
     return 0;
+}
+
+/* What the disk holds now: a failed commit comes back to it (case F). */
+static void mark_committed(rcp_store *st)
+{
+    st->cversion = st->version;
+    st->cmver = rcp_model_version(st->m);
+    st->clive = st->live;
 }
 
 static int replay(rcp_store *st)
@@ -707,6 +905,7 @@ static int replay(rcp_store *st)
         return -1;
     st->size = off;
     st->mver = rcp_model_version(st->m);
+    mark_committed(st);
     return 0;
 }
 
@@ -1004,8 +1203,8 @@ static void maybe_compact(rcp_store *st)
 
 /* MARK: - Public: open, close, commit ------------------------------------ */
 
-rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
-                          size_t errlen)
+rcp_store *rcp_store_open_flags(const char *dir, rcp_model *m,
+                                unsigned flags, char *err, size_t errlen)
 {
     rcp_store *st;
     if (!dir || !*dir || !m) {
@@ -1021,6 +1220,7 @@ rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
         say(err, errlen, "%s: out of memory", dir);
         return NULL;
     }
+    st->flags = flags;
     if (make_dir(st) || lock_dir(st) || open_log(st) || replay(st)) {
         say(err, errlen, "%s", st->err);
         store_free(st);
@@ -1029,15 +1229,59 @@ rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
     st->next = open_stores;
     open_stores = st;
     maybe_compact(st);
+    mark_committed(st);
     return st;
 }
 
-/* Case F: the first failure is kept as the message of every refusal. */
-static int poison(rcp_store *st, const char *what)
+rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
+                          size_t errlen)
 {
+    return rcp_store_open_flags(dir, m, 0, err, errlen);
+}
+
+/* Case F.  Which failed commits the store survives.  A write() that found
+** no room (ENOSPC, EDQUOT, EFBIG) left acknowledged data as it was: what
+** part of the frame it wrote lies past st->size and is cut off again, so
+** once the file is back at st->size later writes may succeed.  A failed
+** fsync is not survivable: Linux may have dropped the dirty pages and
+** marked them clean, so the next fsync would report success for data
+** that never reached the disk (PostgreSQL's "fsyncgate", 2018); nor is
+** any other write error (EIO, EROFS: the device, not the room).  Either
+** way the change goes out of memory too, so the model never shows what
+** the disk does not hold (§13.1: never acknowledged, never visible). */
+static int no_room(int e)
+{
+#ifdef EDQUOT
+    if (e == EDQUOT)
+        return 1;
+#endif
+    return e == ENOSPC || e == EFBIG;
+}
+
+static int commit_failed(rcp_store *st, const char *what, int wrote)
+{
+    int e = errno, back, cut;
+    st->pending.len = 0;
+    if (st->pending.cap > KEEP_BUF)
+        pbuf_free(&st->pending);
+    back = rcp_model_rollback(st->m, st->cmver) == 0;
+    if (back) {
+        st->version = st->cversion;
+        st->mver = st->cmver;
+        st->live = st->clive;
+    }
+    cut = truncate_fd(st->fd, st->size) == 0;   /* best effort after fsync */
+    if (wrote && no_room(e) && back && cut)
+        return st_fail(st, "%s: commit failed %s: %s; nothing of it was kept "
+                       "(the log is back at its last commit and the change "
+                       "is undone); later writes can succeed once there is "
+                       "room", st->logpath, what, strerror(e));
     st->failed = 1;
-    return st_fail(st, "%s: %s: %s; the store takes no more writes until "
-                   "it is reopened", st->logpath, what, strerror(errno));
+    return st_fail(st, "%s: commit failed %s: %s; %s; the store takes no "
+                   "more writes until it is reopened", st->logpath, what,
+                   strerror(e), back ? "the change is undone in memory"
+                   : "the change could not be undone in memory (out of "
+                     "memory): reads show it until a restart");
 }
 
 int rcp_store_commit(rcp_store *st)
@@ -1048,14 +1292,15 @@ int rcp_store_commit(rcp_store *st)
         return 0;
     frame_seal(&st->pending, st->salt);
     if (write_at(st->fd, st->pending.p, st->pending.len, st->size))
-        return poison(st, "commit failed writing");
+        return commit_failed(st, "writing", 1);
     if (sync_fd(st->fd))
-        return poison(st, "commit failed in fsync");
+        return commit_failed(st, "in fsync", 0);
     st->size += st->pending.len;
     st->pending.len = 0;
     if (st->pending.cap > KEEP_BUF)
         pbuf_free(&st->pending);
     maybe_compact(st);
+    mark_committed(st);
     return 0;
 }
 

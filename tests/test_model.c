@@ -994,6 +994,164 @@ START_TEST(a_pinned_version_serves_the_results_it_served_then)
 }
 END_TEST
 
+/* Hits of a and b are the same documents (by id) with the same scores. */
+static void same_hits(const rcp_model *a, const rcp_model *b, const char *q,
+                      int mode)
+{
+    rcp_model_hit x[8], y[8];
+    size_t nx = search(a, q, mode, x, 8), ny = search(b, q, mode, y, 8), i;
+    char id[64];
+    ck_assert_uint_eq(nx, ny);
+    for (i = 0; i < nx; i++) {
+        strcpy(id, hit_id(a, &x[i]));
+        ck_assert_str_eq(id, hit_id(b, &y[i]));
+        ck_assert_msg(x[i].score == y[i].score, "%s: %.17g != %.17g", q,
+                      x[i].score, y[i].score);
+        ck_assert(x[i].confidence == y[i].confidence);
+    }
+}
+
+static void same_model(const rcp_model *a, const rcp_model *b)
+{
+    static const char *const ids[] = { "a", "b", "c", "d", "e", "f" };
+    static const char *const qs[] = { "boundary layer", "heat transfer cone",
+                                      "wing flutter", "suction" };
+    rcp_model_docview x, y;
+    size_t i;
+    int mode;
+    ck_assert_uint_eq(rcp_model_version(a), rcp_model_version(b));
+    ck_assert_uint_eq(rcp_model_count(a), rcp_model_count(b));
+    for (i = 0; i < 6; i++) {
+        long da = rcp_model_find(a, ids[i], 1), db = rcp_model_find(b, ids[i], 1);
+        ck_assert_msg((da < 0) == (db < 0), "%s", ids[i]);
+        if (da < 0)
+            continue;
+        ck_assert_int_eq(rcp_model_doc(a, (uint32_t)da, &x), 0);
+        ck_assert_int_eq(rcp_model_doc(b, (uint32_t)db, &y), 0);
+        ck_assert(x.textlen == y.textlen && !memcmp(x.text, y.text, x.textlen));
+    }
+    for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_HYBRID; mode++)
+        for (i = 0; i < 4; i++)
+            same_hits(a, b, qs[i], mode);
+}
+
+/* store.c, issue 8 item 9: a write that did not reach the disk is undone
+** in memory.  After rcp_model_rollback(m, v), m serves what a model that
+** never saw the undone changes serves, pinned versions before v too, and
+** goes on from v as that model does. */
+START_TEST(rollback_serves_exactly_what_the_model_served_at_that_version)
+{
+    rcp_model *m = new_model(32), *f = new_model(32), *g;
+    rcp_model_hit h[8];
+    rcp_model_docview x;
+    rcp_model_opts o;
+    char err[128];
+    uint64_t v;
+    int i, rc;
+    for (i = 0; i < 2; i++) {
+        rcp_model *x = i ? f : m;
+        add(x, "a", "shock wave boundary layer interaction");
+        add(x, "b", "boundary layer transition on a flat plate");
+        add(x, "c", "wing flutter in transonic flow");
+        ck_assert_int_eq(rcp_model_delete(x, "c", 1), 1);
+        add(x, "d", "heat transfer in a boundary layer");
+    }
+    v = rcp_model_version(m);
+    add(m, "b", "heat transfer to a cone");         /* replaced */
+    ck_assert_int_eq(rcp_model_delete(m, "a", 1), 1);   /* deleted */
+    add(m, "e", "boundary layer suction");          /* new */
+    add(m, "c", "wing flutter again");              /* deleted before */
+    add(m, "e", "suction on a cone");               /* new, replaced */
+    ck_assert_int_eq(rcp_model_delete(m, "d", 1), 1);
+    ck_assert_int_eq(rcp_model_rollback(m, v + 7), -1);     /* the future */
+    ck_assert_int_eq(rcp_model_rollback(m, v), 0);
+    same_model(m, f);
+    ck_assert(rcp_model_has_version(m, v) && rcp_model_has_version(m, v - 1));
+    ck_assert(!rcp_model_has_version(m, v + 1));
+    ck_assert_uint_eq(search_at(m, "wing flutter", RCP_MODE_SPARSE, v - 2,
+                                h, 8, &rc), 1);     /* c, before its delete */
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(rcp_model_doc_at(m, h[0].doc, v - 2, &x), 0);
+    ck_assert(x.idlen == 1 && x.id[0] == 'c');
+    /* and it goes on from v as if the undone changes never were */
+    add(m, "e", "suction near the wing");
+    add(f, "e", "suction near the wing");
+    add(m, "a", "a shock wave again");
+    add(f, "a", "a shock wave again");
+    ck_assert_int_eq(rcp_model_delete(m, "b", 1), 1);
+    ck_assert_int_eq(rcp_model_delete(f, "b", 1), 1);
+    same_model(m, f);
+    rcp_model_free(m);
+    rcp_model_free(f);
+    /* more changes back than snapshots kept: refused, nothing changes */
+    rcp_model_opts_init(&o);
+    o.dim = 16;
+    o.snapshot_keep = 2;
+    g = rcp_model_new(&o, err, sizeof err);
+    ck_assert_ptr_nonnull(g);
+    add(g, "a", "one");
+    v = rcp_model_version(g);
+    add(g, "b", "two");
+    add(g, "c", "three");
+    add(g, "a", "four");
+    ck_assert_int_eq(rcp_model_rollback(g, v), -1);
+    ck_assert_uint_eq(rcp_model_version(g), v + 3);
+    ck_assert_uint_eq(rcp_model_count(g), 3);
+    ck_assert_int_eq(rcp_model_rollback(g, v + 1), 0);
+    ck_assert_uint_eq(rcp_model_count(g), 2);
+    ck_assert(rcp_model_find(g, "c", 1) < 0);
+    rcp_model_free(g);
+}
+END_TEST
+
+/* A sweep since v may drop what old snapshots saw; a rollback then gives
+** those snapshots up (-32010 "no longer kept") instead of serving them
+** thinned out, and an out-of-memory rollback changes nothing. */
+START_TEST(rollback_after_a_sweep_gives_up_thinned_snapshots)
+{
+    rcp_model_opts o;
+    rcp_model *m, *f;
+    char err[128], text[2000];
+    size_t n = 0, w;
+    uint64_t v, old;
+    int i, rc;
+    rcp_model_hit h[8];
+    for (w = 0; w < 150; w++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "w%lu ",
+                              (unsigned long)w);
+    rcp_model_opts_init(&o);
+    o.dim = 16;
+    o.snapshot_keep = 8;
+    m = rcp_model_new(&o, err, sizeof err);
+    f = rcp_model_new(&o, err, sizeof err);
+    ck_assert(m && f);
+    for (i = 0; i < 28; i++) {          /* dead postings pile up: 4050 */
+        text[0] = (char)('a' + i % 26);
+        add(m, "big", text);
+        add(f, "big", text);
+    }
+    old = rcp_model_version(m) - 8;     /* kept, by the count of changes */
+    v = rcp_model_version(m);
+    for (i = 0; i < 6; i++) {           /* past 4096: a sweep drops what
+                                        ** old saw (vdel + keep <= now) */
+        text[1] = (char)('a' + i);
+        add(m, "big", text);
+    }
+    ck_assert_int_eq(rcp_model_rollback(m, v), 0);
+    ck_assert(rcp_model_has_version(m, v));
+    ck_assert(!rcp_model_has_version(m, old));
+    search_at(m, "w1", RCP_MODE_SPARSE, old, h, 8, &rc);
+    ck_assert_int_eq(rc, RCP_MODEL_GONE);
+    ck_assert_uint_eq(search(m, "w1", RCP_MODE_SPARSE, h, 8), 1);
+    ck_assert_uint_eq(rcp_model_count(m), 1);
+    ck_assert_uint_eq(rcp_model_version(m), rcp_model_version(f));
+    same_hits(m, f, "w7 w8", RCP_MODE_SPARSE);
+    same_hits(m, f, "w7 w8", RCP_MODE_DENSE);
+    rcp_model_free(m);
+    rcp_model_free(f);
+}
+END_TEST
+
 START_TEST(an_upserted_document_reads_as_it_was_at_the_pinned_version)
 {
     rcp_model *m = new_model(16);
@@ -1252,6 +1410,39 @@ static void *failing_alloc(void *ud, void *p, size_t n)
         fail_after--;
     return realloc(p, n);
 }
+
+/* A rollback that cannot get the memory to bring documents back changes
+** nothing; the same rollback later succeeds. */
+START_TEST(rollback_out_of_memory_changes_nothing)
+{
+    rcp_model *m = new_model(32), *f = new_model(32);
+    rcp_model_hit h[4];
+    uint64_t v;
+    add(m, "a", "first document about wings");
+    add(m, "b", "second document about flow");
+    v = rcp_model_version(m);
+    add(m, "a", "replaced text on shocks");
+    ck_assert_int_eq(rcp_model_delete(m, "b", 1), 1);
+    add(f, "a", "replaced text on shocks");
+    rcp_set_allocator(failing_alloc, NULL);
+    fail_after = 0;
+    ck_assert_int_eq(rcp_model_rollback(m, v), -1);
+    fail_after = -1;
+    rcp_set_allocator(NULL, NULL);
+    ck_assert_uint_eq(rcp_model_version(m), v + 2);
+    ck_assert_uint_eq(rcp_model_count(m), 1);
+    ck_assert_uint_eq(search(m, "wings flow", RCP_MODE_SPARSE, h, 4), 0);
+    ck_assert_uint_eq(search(m, "shocks", RCP_MODE_SPARSE, h, 4), 1);
+    ck_assert(search(m, "shocks", RCP_MODE_SPARSE, h, 4) == 1
+              && search(f, "shocks", RCP_MODE_SPARSE, h + 1, 3) == 1
+              && h[0].score == h[1].score);
+    ck_assert_int_eq(rcp_model_rollback(m, v), 0);
+    ck_assert_uint_eq(rcp_model_count(m), 2);
+    ck_assert_uint_eq(search(m, "wings flow", RCP_MODE_SPARSE, h, 4), 2);
+    rcp_model_free(m);
+    rcp_model_free(f);
+}
+END_TEST
 
 START_TEST(add_and_search_fail_cleanly_when_memory_runs_out)
 {
@@ -1584,6 +1775,10 @@ static Suite *make_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("snapshots");
     tcase_add_test(tc, a_pinned_version_serves_the_results_it_served_then);
+    tcase_add_test(tc,
+                   rollback_serves_exactly_what_the_model_served_at_that_version);
+    tcase_add_test(tc, rollback_after_a_sweep_gives_up_thinned_snapshots);
+    tcase_add_test(tc, rollback_out_of_memory_changes_nothing);
     tcase_add_test(tc,
         an_upserted_document_reads_as_it_was_at_the_pinned_version);
     tcase_add_test(tc, an_expired_or_future_version_is_gone);

@@ -2456,6 +2456,181 @@ START_TEST(storage_restart_serves_the_same_version_and_results)
 }
 END_TEST
 
+/* `rcp serve ARGS` with stdin at EOF: its exit status, its stderr. */
+static int run_cli(const char *a1, const char *a2, const char *a3,
+                   char *err, size_t cap)
+{
+    int fd = temp_fd(), status;
+    ssize_t n;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(fd, 2);
+        execl(bin(), bin(), "serve", a1, a2, a3, (char *)NULL);
+        _exit(127);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    lseek(fd, 0, SEEK_SET);
+    n = read(fd, err, cap - 1);
+    err[n > 0 ? n : 0] = '\0';
+    close(fd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A log of commits adding each id in turn; returns the log's path. */
+static void store_of(const char *data, const char *const *ids, size_t n,
+                     char *log, size_t cap)
+{
+    char err[512];
+    rcp_model *m = rcp_model_new(NULL, err, sizeof err);
+    rcp_store *st;
+    size_t i;
+    ck_assert_ptr_nonnull(m);
+    st = rcp_store_open(data, m, err, sizeof err);
+    ck_assert_msg(st != NULL, "%s", err);
+    for (i = 0; i < n; i++) {
+        ck_assert_int_eq(rcp_store_add(st, ids[i], strlen(ids[i]),
+                                       "some text to keep", 17, NULL, 0), 0);
+        ck_assert_int_eq(rcp_store_commit(st), 0);
+    }
+    rcp_store_close(st);
+    rcp_model_free(m);
+    snprintf(log, cap, "%s/rcp.log", data);
+}
+
+/* Flip a byte of the text of commit k (0-based) of log. */
+static void damage_commit(const char *log, int k)
+{
+    unsigned char b[16];
+    long off = 36;
+    int fd = open(log, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    while (k-- >= 0) {
+        ck_assert_int_eq((long)pread(fd, b, 12, off), 12);
+        if (k >= 0)
+            off += 12 + (long)(b[4] | b[5] << 8 | b[6] << 16
+                               | (unsigned long)b[7] << 24);
+    }
+    ck_assert_int_eq((long)pread(fd, b, 1, off + 12 + 30), 1);
+    b[0] ^= 1;
+    ck_assert_int_eq((long)pwrite(fd, b, 1, off + 12 + 30), 1);
+    close(fd);
+}
+
+/* Issue 8 item 7: what open drops is said on stderr, never silently;
+** damage before valid commits is refused unless the operator salvages. */
+START_TEST(storage_damaged_log_is_never_silent_and_salvage_is_chosen)
+{
+    static const char *const ids[] = { "first", "second", "third" };
+    char dir[64], data[80], log[120], err[4096];
+    snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
+    store_of(data, ids, 3, log, sizeof log);
+    damage_commit(log, 2);                      /* the last commit */
+    ck_assert_int_eq(run_cli("--data", data, NULL, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "warning") && strstr(err, "dropped")
+                  && strstr(err, "\"third\"") && strstr(err, "rcp.log.torn"),
+                  "%s", err);
+    ck_assert_int_eq(run_cli("--data", data, NULL, err, sizeof err), 0);
+    ck_assert_str_eq(err, "");                  /* said once, then clean */
+    damage_commit(log, 0);                      /* valid commits follow */
+    ck_assert_int_eq(run_cli("--data", data, NULL, err, sizeof err), 1);
+    ck_assert_msg(strstr(err, "corrupt") && strstr(err, "--salvage"), "%s",
+                  err);
+    ck_assert_int_eq(run_cli("--data", data, "--salvage", err, sizeof err),
+                     0);
+    ck_assert_msg(strstr(err, "salvage") && strstr(err, "\"second\"")
+                  && strstr(err, "rcp.log.torn.1"), "%s", err);
+    remove_dir(dir);
+}
+END_TEST
+
+/* The store's I/O hook for the next two tests: fail every FAIL_OP. */
+static const char *FAIL_OP;
+static int FAIL_ERRNO;
+
+static int io_fault(void *ud, const char *op)
+{
+    (void)ud;
+    return FAIL_OP && strcmp(op, FAIL_OP) == 0 ? FAIL_ERRNO : 0;
+}
+
+static void store_server(rcp_model **m, rcp_store **st, const char *data)
+{
+    char err[512];
+    rcp_server_opts o;
+    *m = rcp_model_new(NULL, err, sizeof err);
+    ck_assert_ptr_nonnull(*m);
+    *st = rcp_store_open(data, *m, err, sizeof err);
+    ck_assert_msg(*st != NULL, "%s", err);
+    rcp_server_free(S);
+    memset(&o, 0, sizeof o);
+    o.model = *m;
+    o.store = *st;
+    o.deadline_ms = -1;
+    S = rcp_server_new(&o);
+    ck_assert_ptr_nonnull(S);
+    init_session();
+}
+
+#define ADD(id, doc) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":" \
+    "\"index/add\",\"params\":{\"documents\":[{\"id\":\"" doc "\",\"text\":" \
+    "\"" doc " words\"}]}}"
+#define FIND(id, doc) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":" \
+    "\"retrieve\",\"params\":{\"query\":\"" doc "\",\"k\":5,\"mode\":" \
+    "\"sparse\"}}"
+
+/* Issue 8 item 9, §13.1: a write answered -32010 is not visible to reads
+** (the model is rolled back with the log); after a write() that found no
+** room, later writes succeed once there is room; after a failed fsync the
+** store refuses writes until it is reopened. */
+START_TEST(storage_failed_write_is_never_visible_and_no_room_recovers)
+{
+    char dir[64], data[80];
+    rcp_model *m;
+    rcp_store *st;
+    const rcp_json *v;
+    snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
+    store_server(&m, &st, data);
+    ck_assert(at(reply(ADD(1, "kept")), "result") != NULL);
+    FAIL_OP = "write";
+    FAIL_ERRNO = ENOSPC;
+    rcp_store_set_fault(io_fault, NULL);
+    expect_code(ADD(2, "lost"), RCP_BACKEND_UNAVAILABLE);
+    v = reply(FIND(3, "lost"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 0);
+    ck_assert(is_str(v, "result.indexVersion", "v1"));
+    FAIL_OP = NULL;                             /* room again */
+    ck_assert(at(reply(ADD(4, "later")), "result") != NULL);
+    v = reply(FIND(5, "later"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 1);
+    ck_assert(is_str(v, "result.indexVersion", "v2"));
+    FAIL_OP = "fsync";
+    FAIL_ERRNO = EIO;
+    expect_code(ADD(6, "unsure"), RCP_BACKEND_UNAVAILABLE);
+    FAIL_OP = NULL;
+    ck_assert_uint_eq(at(reply(FIND(7, "unsure")), "result.hits")->n, 0);
+    expect_code(ADD(8, "refused"), RCP_BACKEND_UNAVAILABLE);
+    ck_assert_ptr_nonnull(strstr(OUT.data, "no more writes"));
+    rcp_store_set_fault(NULL, NULL);
+    rcp_server_free(S);
+    S = NULL;
+    rcp_store_close(st);
+    rcp_model_free(m);
+    store_server(&m, &st, data);                /* reopened: what was acked */
+    ck_assert_uint_eq(at(reply(FIND(9, "kept later")), "result.hits")->n, 2);
+    ck_assert_uint_eq(at(reply(FIND(10, "lost unsure")), "result.hits")->n,
+                      0);
+    rcp_server_free(S);
+    S = NULL;
+    rcp_store_close(st);
+    rcp_model_free(m);
+    remove_dir(dir);
+}
+END_TEST
+
 START_TEST(storage_kill_9_mid_write_loses_nothing_acknowledged)
 {
     /* issue 4 / §7.10 / §13.1: an acknowledged index/add is on disk before
@@ -2586,6 +2761,7 @@ static Suite *make_suite(void)
     TCase *e = tcase_create("engine");
     TCase *f = tcase_create("filter");
     TCase *oom = tcase_create("oom");
+    TCase *st = tcase_create("store");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_checked_fixture(d, setup_debug, teardown);
     tcase_add_test(t, envelope_id_is_echoed_byte_for_byte);
@@ -2687,6 +2863,10 @@ static Suite *make_suite(void)
     tcase_add_test(io, deadline_elapses_in_flight_is_32014);
     tcase_add_test(io, storage_restart_serves_the_same_version_and_results);
     tcase_add_test(io, storage_kill_9_mid_write_loses_nothing_acknowledged);
+    tcase_add_test(io, storage_damaged_log_is_never_silent_and_salvage_is_chosen);
+    tcase_add_checked_fixture(st, setup, teardown);
+    tcase_add_test(st,
+                   storage_failed_write_is_never_visible_and_no_room_recovers);
     tcase_add_test(io, corpus_bad_line_is_reported_and_nothing_loads);
     tcase_add_test(io, cli_help_version_and_usage_errors);
     tcase_add_test(io, cli_json_prints_compact_or_error_at_byte);
@@ -2703,6 +2883,7 @@ static Suite *make_suite(void)
     suite_add_tcase(s, e);
     suite_add_tcase(s, f);
     suite_add_tcase(s, oom);
+    suite_add_tcase(s, st);
     return s;
 }
 

@@ -8,6 +8,11 @@
 ** The file layout the tests forge frames with is the one documented at
 ** the top of store.c.
 */
+#ifdef __linux__
+#define _GNU_SOURCE             /* unshare, mount: the real full disk test */
+#include <sched.h>
+#include <sys/mount.h>
+#endif
 #include "rcp.h"
 #include "testutil.h"
 
@@ -677,6 +682,117 @@ START_TEST(frame_bytes_inside_a_torn_text_are_not_taken_for_data)
 }
 END_TEST
 
+/* Issue 8 item 7.  A bad last frame is a torn write (never acknowledged)
+** or damage to an acknowledged commit, and the store cannot tell which;
+** so it is never silent: the warning names the offset, the bytes and the
+** documents the frame touched, and the bytes are kept in rcp.log.torn
+** (rcp.log.torn.1, ... next time: nothing is overwritten). */
+START_TEST(damaged_last_commit_is_reported_with_its_documents_and_kept)
+{
+    rcp_model *ref = new_model(), *m;
+    rcp_store *st;
+    rcp_store_info in;
+    uint64_t prev, v;
+    size_t n, k, round;
+    char *full, *torn, side[200], want[64];
+    build_two_states(ref, &prev, &v);
+    full = read_file(LOG, &n);
+    full[prev + 12 + 30] ^= 0x01;       /* a byte of the acknowledged text */
+    for (round = 0; round < 2; round++) {
+        write_file(LOG, full, n);
+        st = open_ok(DB, &m);
+        ck_assert_uint_eq(rcp_store_version(st), v);
+        ck_assert(same_docs(m, ref));
+        ck_assert_int_eq(file_size(LOG), (long)prev);
+        rcp_store_stat(st, &in);
+        snprintf(want, sizeof want, "byte %llu", (unsigned long long)prev);
+        ck_assert_msg(strstr(in.warning, want), "%s", in.warning);
+        snprintf(want, sizeof want, "%lu bytes", (unsigned long)(n - prev));
+        ck_assert_msg(strstr(in.warning, want), "%s", in.warning);
+        ck_assert_msg(strstr(in.warning, "\"last\"")
+                      && strstr(in.warning, "\"d1\""), "%s", in.warning);
+        snprintf(side, sizeof side, "%s/rcp.log.torn%s", DB,
+                 round ? ".1" : "");
+        ck_assert_msg(strstr(in.warning, side), "%s", in.warning);
+        torn = read_file(side, &k);
+        ck_assert_uint_eq(k, n - prev);
+        ck_assert(memcmp(torn, full + prev, k) == 0);
+        free(torn);
+        rcp_store_close(st);
+        rcp_model_free(m);
+    }
+    rcp_model_free(ref);
+    free(full);
+}
+END_TEST
+
+/* Offset of frame k (0-based) of a log. */
+static size_t frame_at(const char *log, size_t n, int k)
+{
+    size_t off = 36;
+    while (k-- > 0) {
+        ck_assert_uint_lt(off + 12, n);
+        off += 12 + ((size_t)(unsigned char)log[off + 4]
+                     | (size_t)(unsigned char)log[off + 5] << 8
+                     | (size_t)(unsigned char)log[off + 6] << 16
+                     | (size_t)(unsigned char)log[off + 7] << 24);
+    }
+    return off;
+}
+
+/* Damage with valid frames after it is refused; with RCP_STORE_SALVAGE the
+** good prefix is kept, the rest set aside and described. */
+START_TEST(damage_before_valid_commits_is_refused_unless_salvaged)
+{
+    rcp_model *ref = new_model(), *four = new_model(), *m;
+    rcp_store *st;
+    rcp_store_info in;
+    uint64_t prev, v;
+    size_t n, k, off;
+    char *full, *torn, side[200], err[512], want[64];
+    unsigned long i;
+    const char *e;
+    build_two_states(ref, &prev, &v);
+    for (i = 0; i < 4; i++)
+        ck_assert_int_eq(do_op(NULL, four, i), 0);
+    full = read_file(LOG, &n);
+    off = frame_at(full, n, 4);
+    full[off + 12 + 20] ^= 0x01;
+    write_file(LOG, full, n);
+    e = open_fails(DB);
+    ck_assert_msg(strstr(e, "valid frame follows") && strstr(e, "salvage"),
+                  "%s", e);
+    ck_assert_int_eq(file_size(LOG), (long)n);
+    m = new_model();
+    st = rcp_store_open_flags(DB, m, RCP_STORE_SALVAGE, err, sizeof err);
+    ck_assert_msg(st != NULL, "%s", err);
+    ck_assert_uint_eq(rcp_store_version(st), rcp_model_version(four));
+    ck_assert(same_docs(m, four));
+    ck_assert_int_eq(file_size(LOG), (long)off);
+    rcp_store_stat(st, &in);
+    snprintf(want, sizeof want, "%lu bytes", (unsigned long)(n - off));
+    ck_assert_msg(strstr(in.warning, want) && strstr(in.warning, "salvage")
+                  && strstr(in.warning, "4 valid"), "%s",
+                  in.warning);
+    snprintf(side, sizeof side, "%s/rcp.log.torn", DB);
+    torn = read_file(side, &k);
+    ck_assert(k == n - off && memcmp(torn, full + off, k) == 0);
+    free(torn);
+    add(st, "after", "written after the salvage", NULL);
+    commit(st);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    st = open_ok(DB, &m);               /* a plain open from now on */
+    ck_assert_uint_eq(rcp_store_version(st), rcp_model_version(four) + 1);
+    ck_assert(rcp_model_find(m, "after", 5) >= 0);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    rcp_model_free(ref);
+    rcp_model_free(four);
+    free(full);
+}
+END_TEST
+
 /* MARK: - compaction (store.c case E) ------------------------------------ */
 
 START_TEST(compaction_keeps_every_document_and_the_version)
@@ -877,14 +993,18 @@ END_TEST
 
 /* MARK: - write failure (store.c case F) --------------------------------- */
 
-/* In a child: commits fail once the file may not grow (RLIMIT_FSIZE); the
-** store then refuses writes.  Exit 0 when it behaved. */
+/* In a child: a commit fails for real once the file may not grow
+** (RLIMIT_FSIZE: the kernel writes what fits, then EFBIG).  No room, so
+** the store cuts the file back, undoes the change, and a small write
+** that fits goes through.  Exit 0 when it behaved. */
 static void failing_child(void)
 {
     rcp_model *m;
     char err[512], big[20000];
     rcp_store *st;
+    rcp_store_info in;
     struct rlimit rl;
+    long size;
     m = new_model();
     if (!(st = rcp_store_open(DB, m, err, sizeof err)))
         _exit(10);
@@ -892,24 +1012,26 @@ static void failing_child(void)
         || rcp_store_commit(st))
         _exit(11);
     signal(SIGXFSZ, SIG_IGN);
-    rl.rlim_cur = rl.rlim_max = (rlim_t)(file_size(LOG) + 5000);
+    size = file_size(LOG);
+    rl.rlim_cur = rl.rlim_max = (rlim_t)(size + 5000);
     if (setrlimit(RLIMIT_FSIZE, &rl))
         _exit(12);
     memset(big, 'b', sizeof big);
     if (rcp_store_add(st, "big", 3, big, sizeof big, NULL, 0))
         _exit(13);
-    if (rcp_store_commit(st) != -1
-        || !strstr(rcp_store_error(st), "no more writes"))
+    if (rcp_store_commit(st) != -1 || !strstr(rcp_store_error(st), "large"))
         _exit(14);
-    if (rcp_store_add(st, "x", 1, "y", 1, NULL, 0) != -1
-        || rcp_store_delete(st, "ok", 2, NULL) != -1
-        || rcp_store_commit(st) != -1)
+    rcp_store_stat(st, &in);
+    if (in.failed || rcp_model_find(m, "big", 3) >= 0
+        || rcp_store_version(st) != 1 || file_size(LOG) != size)
         _exit(15);
+    if (rcp_store_add(st, "x", 1, "fits", 4, NULL, 0) || rcp_store_commit(st))
+        _exit(16);
     rcp_store_close(st);
     _exit(0);
 }
 
-START_TEST(failed_commit_refuses_writes_and_disk_keeps_acknowledged_ones)
+START_TEST(failed_commit_is_undone_and_disk_keeps_acknowledged_ones)
 {
     rcp_model *m;
     rcp_store *st;
@@ -924,10 +1046,207 @@ START_TEST(failed_commit_refuses_writes_and_disk_keeps_acknowledged_ones)
                   "child status %d", status);
     st = open_ok(DB, &m);
     ck_assert(rcp_model_find(m, "ok", 2) >= 0);
-    ck_assert(rcp_model_find(m, "big", 3) < 0);   /* torn, so dropped */
-    ck_assert_uint_eq(rcp_store_version(st), 1);
+    ck_assert(rcp_model_find(m, "big", 3) < 0);   /* never acknowledged */
+    ck_assert(rcp_model_find(m, "x", 1) >= 0);
+    ck_assert_uint_eq(rcp_store_version(st), 2);
     rcp_store_close(st);
     rcp_model_free(m);
+}
+END_TEST
+
+/* The store's I/O hook: fail the next FAULT_OP with FAULT_ERRNO. */
+static const char *FAULT_OP;
+static int FAULT_ERRNO, FAULTS;
+
+static int fault(void *ud, const char *op)
+{
+    (void)ud;
+    if (!FAULT_OP || strcmp(op, FAULT_OP) != 0)
+        return 0;
+    FAULT_OP = NULL;
+    FAULTS++;
+    return FAULT_ERRNO;
+}
+
+static void madd(rcp_model *m, const char *id, const char *text,
+                 const char *meta)
+{
+    ck_assert_int_eq(rcp_model_add(m, id, strlen(id), text, strlen(text),
+                                   meta, meta ? strlen(meta) : 0), 0);
+}
+
+/* A store with a, b committed; then a failed commit of an upsert of a, a
+** delete of b and a new c.  The model must be back where the disk is. */
+static rcp_store *fail_a_commit(rcp_model **m, rcp_model *ref,
+                                const char *op, int e)
+{
+    rcp_store *st = open_ok(DB, m);
+    uint64_t v, size;
+    add(st, "a", "the first text", NULL);
+    add(st, "b", "the second text", "{\"k\":1}");
+    commit(st);
+    madd(ref, "a", "the first text", NULL);
+    madd(ref, "b", "the second text", "{\"k\":1}");
+    v = rcp_store_version(st);
+    size = log_bytes(st);
+    add(st, "a", "a replacement", NULL);
+    ck_assert_int_eq(del(st, "b"), 1);
+    add(st, "c", "a new one", NULL);
+    FAULT_OP = op;
+    FAULT_ERRNO = e;
+    FAULTS = 0;
+    rcp_store_set_fault(fault, NULL);
+    ck_assert_int_eq(rcp_store_commit(st), -1);
+    rcp_store_set_fault(NULL, NULL);
+    ck_assert_int_eq(FAULTS, 1);
+    /* §13.1: never acknowledged, so never visible */
+    ck_assert_uint_eq(rcp_store_version(st), v);
+    ck_assert_uint_eq(rcp_model_version(*m), rcp_model_version(ref));
+    ck_assert(same_docs(*m, ref));
+    ck_assert_int_eq(file_size(LOG), (long)size);
+    return st;
+}
+
+/* Issue 8 item 9: a write() that found no room put nothing in place of
+** acknowledged data; the store cuts the file back to its last commit,
+** undoes the change in memory and takes later writes. */
+START_TEST(failed_write_without_room_is_undone_and_later_writes_succeed)
+{
+    rcp_model *m, *ref = new_model(), *m2;
+    rcp_store *st = fail_a_commit(&m, ref, "write", ENOSPC);
+    rcp_store_info in;
+    rcp_store_stat(st, &in);
+    ck_assert_int_eq(in.failed, 0);
+    ck_assert_msg(strstr(rcp_store_error(st), "No space left"), "%s",
+                  rcp_store_error(st));
+    add(st, "d", "written once there is room", NULL);
+    commit(st);
+    madd(ref, "d", "written once there is room", NULL);
+    ck_assert_uint_eq(rcp_store_version(st), 3);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    st = open_ok(DB, &m2);
+    ck_assert(same_docs(m2, ref));
+    ck_assert_uint_eq(rcp_store_version(st), 3);
+    rcp_store_close(st);
+    rcp_model_free(m2);
+    rcp_model_free(ref);
+}
+END_TEST
+
+/* After a failed fsync the kernel may have dropped the pages and marked
+** them clean, so a later fsync proves nothing ("fsyncgate"): the change
+** is undone in memory and the store refuses writes until it is reopened;
+** other write errors (EIO: the device, not the room) too. */
+START_TEST(failed_fsync_is_undone_and_the_store_refuses_until_reopened)
+{
+    static const char *const ops[] = { "fsync", "write" };
+    static const int errs[] = { EIO, EIO };
+    int k;
+    for (k = 0; k < 2; k++) {
+        rcp_model *m, *ref = new_model(), *m2;
+        rcp_store *st = fail_a_commit(&m, ref, ops[k], errs[k]);
+        rcp_store_info in;
+        rcp_store_stat(st, &in);
+        ck_assert_int_eq(in.failed, 1);
+        ck_assert_msg(strstr(rcp_store_error(st), "no more writes"), "%s",
+                      rcp_store_error(st));
+        ck_assert_int_eq(rcp_store_add(st, "x", 1, "y", 1, NULL, 0), -1);
+        ck_assert_int_eq(rcp_store_delete(st, "a", 1, NULL), -1);
+        ck_assert(same_docs(m, ref));
+        rcp_store_close(st);
+        rcp_model_free(m);
+        st = open_ok(DB, &m2);
+        ck_assert(same_docs(m2, ref));
+        ck_assert_uint_eq(rcp_store_version(st), 2);
+        rcp_store_close(st);
+        rcp_model_free(m2);
+        rcp_model_free(ref);
+        teardown();
+        setup();
+    }
+}
+END_TEST
+
+/* A real full disk, where the system lets us mount one: a 256 KiB tmpfs
+** in a mount namespace of our own (so nothing outside sees it).  Commits
+** fail with ENOSPC, are undone, and succeed again once a file is removed.
+** In a child; exit 0 when it behaved, 99 when no tmpfs could be mounted. */
+static void full_disk_child(void)
+{
+#ifdef __linux__
+    rcp_model *m, *ref = new_model();
+    char err[512], big[60000], text[16], filler[200];
+    rcp_store *st;
+    rcp_store_info in;
+    int i, fd, failed = 0;
+    if (unshare(CLONE_NEWNS) != 0
+        && unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+        _exit(99);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0
+        || mount("tmpfs", TMP, "tmpfs", 0, "size=256k") != 0)
+        _exit(99);
+    /* someone else's file takes 100 KiB of the disk */
+    snprintf(filler, sizeof filler, "%s/filler", TMP);
+    memset(big, 'f', sizeof big);
+    if ((fd = open(filler, O_WRONLY | O_CREAT, 0644)) < 0
+        || write(fd, big, sizeof big) != (ssize_t)sizeof big
+        || write(fd, big, 40000) != 40000 || close(fd) != 0)
+        _exit(13);
+    m = new_model();
+    if (!(st = rcp_store_open(DB, m, err, sizeof err)))
+        _exit(10);
+    memset(big, 'x', sizeof big);
+    for (i = 0; i < 8 && !failed; i++) {
+        snprintf(text, sizeof text, "doc%d ", i);
+        memcpy(big, text, strlen(text));
+        if (rcp_store_add(st, text, strlen(text), big, sizeof big, NULL, 0))
+            _exit(11);
+        if (rcp_store_commit(st) == 0)
+            (void)rcp_model_add(ref, text, strlen(text), big, sizeof big,
+                                NULL, 0);
+        else
+            failed = 1;
+    }
+    rcp_store_stat(st, &in);
+    if (!failed || in.failed || !strstr(rcp_store_error(st), "No space")
+        || !same_docs(m, ref) || (long)in.log_bytes != file_size(LOG))
+        _exit(12);
+    /* room again: the other file goes; the same store writes on */
+    if (unlink(filler) != 0)
+        _exit(14);
+    if (rcp_store_add(st, text, strlen(text), big, sizeof big, NULL, 0)
+        || rcp_store_commit(st))
+        _exit(15);
+    (void)rcp_model_add(ref, text, strlen(text), big, sizeof big, NULL, 0);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    m = new_model();
+    if (!(st = rcp_store_open(DB, m, err, sizeof err)) || !same_docs(m, ref))
+        _exit(16);
+    rcp_store_close(st);
+    _exit(0);
+#else
+    _exit(99);
+#endif
+}
+
+START_TEST(real_full_disk_fails_cleanly_and_writes_resume_with_room)
+{
+    pid_t pid = fork();
+    int status;
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        full_disk_child();
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 99) {
+        fprintf(stderr, "note: no tmpfs could be mounted here; the real "
+                "full disk test did not run (the injected ones did)\n");
+        return;
+    }
+    ck_assert_msg(WEXITSTATUS(status) == 0, "child status %d",
+                  WEXITSTATUS(status));
 }
 END_TEST
 
@@ -1204,13 +1523,22 @@ static Suite *make_suite(void)
         mid_file_corruption_is_reported_and_the_file_left_alone);
     tcase_add_test(dmg, valid_frames_with_bad_contents_or_format_are_reported);
     tcase_add_test(dmg, frame_bytes_inside_a_torn_text_are_not_taken_for_data);
+    tcase_add_test(dmg,
+        damaged_last_commit_is_reported_with_its_documents_and_kept);
+    tcase_add_test(dmg, damage_before_valid_commits_is_refused_unless_salvaged);
     tcase_add_test(cmp, compaction_keeps_every_document_and_the_version);
     tcase_add_test(cmp,
         crash_between_compaction_write_and_rename_leaves_a_store_that_opens);
     tcase_add_test(crash,
         kill_9_at_a_random_moment_loses_no_acknowledged_write);
     tcase_add_test(crash,
-        failed_commit_refuses_writes_and_disk_keeps_acknowledged_ones);
+        failed_commit_is_undone_and_disk_keeps_acknowledged_ones);
+    tcase_add_test(crash,
+        failed_write_without_room_is_undone_and_later_writes_succeed);
+    tcase_add_test(crash,
+        failed_fsync_is_undone_and_the_store_refuses_until_reopened);
+    tcase_add_test(crash,
+        real_full_disk_fails_cleanly_and_writes_resume_with_room);
     tcase_add_test(crash, out_of_memory_in_a_write_changes_nothing);
     tcase_add_test(lock,
         second_open_of_the_same_dir_fails_with_a_clear_message);
