@@ -10,7 +10,10 @@
 **     buffer fills;
 **   - end to end through the protocol: index/add of a synthetic corpus
 **     (documents/s) and pipelined retrieve requests/s per mode, next to
-**     ping requests/s (the protocol's own ceiling) from the same run.
+**     ping requests/s (the protocol's own ceiling) from the same run;
+**   - one 64 MiB line (a ping with a long ignored member) through a pipe,
+**     next to `cat` moving the same bytes: reading a line is linear in
+**     its length (it was quadratic: issue 8 item 9).
 */
 #include "rcp.h"
 
@@ -302,6 +305,42 @@ static void bench_retrieve(const char *bin)
     free(pings);
 }
 
+static void bench_long_line(const char *bin)
+{
+    const size_t pad = (size_t)64 << 20;
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                               "\"ping\",\"pad\":\"";
+    char *line = malloc(pad + 64), *srv_argv[5], *cat_argv[2];
+    double t[3], c[3];
+    size_t n = sizeof head - 1;
+    int r;
+    if (!line)
+        exit(1);
+    memcpy(line, head, n);
+    memset(line + n, 'x', pad);
+    n += pad;
+    memcpy(line + n, "\"}\n", 3);
+    n += 3;
+    srv_argv[0] = (char *)bin;
+    srv_argv[1] = "serve";
+    srv_argv[2] = "--max-line";
+    srv_argv[3] = "134217728";
+    srv_argv[4] = NULL;
+    cat_argv[0] = "cat";
+    cat_argv[1] = NULL;
+    for (r = 0; r < 3; r++) {
+        t[r] = pump(srv_argv, line, n, 1);
+        c[r] = pump(cat_argv, line, n, 1);
+    }
+    printf("one 64 MiB line through a pipe (median of 3):\n");
+    printf("  rcp serve   %8.1f ms  %7.1f MB/s\n", median(t, 3) * 1e3,
+           n / median(t, 3) / 1e6);
+    printf("  cat (limit) %8.1f ms  %7.1f MB/s   ratio %.2f\n",
+           median(c, 3) * 1e3, n / median(c, 3) / 1e6,
+           median(c, 3) / median(t, 3));
+    free(line);
+}
+
 int main(void)
 {
     const char *bin = getenv("RCP_BIN") ? getenv("RCP_BIN") : "./rcp";
@@ -337,6 +376,7 @@ int main(void)
     printf("  target      %10.0f requests/s\n", 1.5e6);
     printf("stdio ping, lone request round trip: %.1f us median of 201\n",
            lone_ping_us(bin));
+    bench_long_line(bin);
     bench_retrieve(bin);
     free(stream);
     return 0;
