@@ -1736,7 +1736,7 @@ static rcp_model *oom_model(void)
 {
     static const char *const text[] = { "the quick brown fox jumps",
         "the lazy dog sleeps", "a fox and a dog" };
-    char err[128], id[8];
+    char err[128], id[16];
     rcp_model *m = rcp_model_new(NULL, err, sizeof err);
     int i;
     ck_assert_msg(m != NULL, "%s", err);
