@@ -1107,12 +1107,27 @@ static rcp_store *fail_a_commit(rcp_model **m, rcp_model *ref,
     return st;
 }
 
+/* Close st (and m, ref), reopen: the disk holds ref's documents at
+** version v. */
+static void close_and_reopen_holds(rcp_store *st, rcp_model *m,
+                                   rcp_model *ref, uint64_t v)
+{
+    rcp_store_close(st);
+    rcp_model_free(m);
+    st = open_ok(DB, &m);
+    ck_assert(same_docs(m, ref));
+    ck_assert_uint_eq(rcp_store_version(st), v);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    rcp_model_free(ref);
+}
+
 /* Issue 8 item 9: a write() that found no room put nothing in place of
 ** acknowledged data; the store cuts the file back to its last commit,
 ** undoes the change in memory and takes later writes. */
 START_TEST(failed_write_without_room_is_undone_and_later_writes_succeed)
 {
-    rcp_model *m, *ref = new_model(), *m2;
+    rcp_model *m, *ref = new_model();
     rcp_store *st = fail_a_commit(&m, ref, "write", ENOSPC);
     rcp_store_info in;
     rcp_store_stat(st, &in);
@@ -1123,14 +1138,7 @@ START_TEST(failed_write_without_room_is_undone_and_later_writes_succeed)
     commit(st);
     madd(ref, "d", "written once there is room", NULL);
     ck_assert_uint_eq(rcp_store_version(st), 3);
-    rcp_store_close(st);
-    rcp_model_free(m);
-    st = open_ok(DB, &m2);
-    ck_assert(same_docs(m2, ref));
-    ck_assert_uint_eq(rcp_store_version(st), 3);
-    rcp_store_close(st);
-    rcp_model_free(m2);
-    rcp_model_free(ref);
+    close_and_reopen_holds(st, m, ref, 3);
 }
 END_TEST
 
@@ -1144,7 +1152,7 @@ START_TEST(failed_fsync_is_undone_and_the_store_refuses_until_reopened)
     static const int errs[] = { EIO, EIO };
     int k;
     for (k = 0; k < 2; k++) {
-        rcp_model *m, *ref = new_model(), *m2;
+        rcp_model *m, *ref = new_model();
         rcp_store *st = fail_a_commit(&m, ref, ops[k], errs[k]);
         rcp_store_info in;
         rcp_store_stat(st, &in);
@@ -1154,14 +1162,7 @@ START_TEST(failed_fsync_is_undone_and_the_store_refuses_until_reopened)
         ck_assert_int_eq(rcp_store_add(st, "x", 1, "y", 1, NULL, 0), -1);
         ck_assert_int_eq(rcp_store_delete(st, "a", 1, NULL), -1);
         ck_assert(same_docs(m, ref));
-        rcp_store_close(st);
-        rcp_model_free(m);
-        st = open_ok(DB, &m2);
-        ck_assert(same_docs(m2, ref));
-        ck_assert_uint_eq(rcp_store_version(st), 2);
-        rcp_store_close(st);
-        rcp_model_free(m2);
-        rcp_model_free(ref);
+        close_and_reopen_holds(st, m, ref, 2);
         teardown();
         setup();
     }
