@@ -31,6 +31,7 @@
 **      passed.  SHOULD and MAY checks never block it: they show WARN.
 */
 #include "../rcp.h"
+#include "conform.h"
 
 #include <dirent.h>
 #include <stdarg.h>

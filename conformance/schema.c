@@ -2,7 +2,7 @@
 ** schema.c -- a JSON Schema (draft 2020-12) validator for the keywords the
 ** normative RCP/1 schema (conformance/rcp-1.0.json) uses, so the oracle
 ** can judge every result against the schema itself (issue 10: "validate
-** in C; no dependency").  The keyword list is in rcp.h.
+** in C; no dependency").  The keyword list is in conform.h.
 **
 ** DESIGN NOTES
 **
@@ -33,11 +33,12 @@
 **     "integer" is any number without a fractional part (1e2 and 10.0
 **     are, 1.5 is not; JSON Schema has no range limit, unlike §4.6), and
 **     minimum / maximum / enum / const compare exact values.
-**  5. pattern is ECMA-262 (2020-12 §6.4) for the subset in rcp.h, matched
-**     on code points (the "u" flag, as the draft recommends) by a
+**  5. pattern is ECMA-262 (2020-12 §6.4) for the subset in conform.h,
+**     matched on code points (the "u" flag, as the draft recommends) by a
 **     Thompson-style state set: linear in the string, no backtracking.
 */
 #include "rcp.h"
+#include "conform.h"
 
 #include <assert.h>
 #include <stdarg.h>

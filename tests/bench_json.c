@@ -13,6 +13,7 @@
 ** its result against its method's def), next to the parse it follows.
 */
 #include "rcp.h"
+#include "conformance/conform.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 ** ./conformance (make runs tests from the repository root).
 */
 #include "../rcp.h"
+#include "../conformance/conform.h"
 #include "testutil.h"
 
 #include <poll.h>

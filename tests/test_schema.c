@@ -9,6 +9,7 @@
 ** (no vector needs a real apostrophe), so JSON reads as JSON.
 */
 #include "rcp.h"
+#include "conformance/conform.h"
 #include "testutil.h"
 
 #include <stdio.h>
