@@ -833,7 +833,7 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
     rcp_jw_key(&w, "progressToken");
     rcp_jw_value(&w, c->token);
     rcp_jw_key(&w, "progress");
-    rcp_jw_double(&w, progress);
+    rcp_jw_double(&w, round(progress * 1e4) / 1e4);   /* as read: 0.82 */
     if (stage) {
         rcp_jw_key(&w, "stage");
         rcp_jw_cstr(&w, stage);

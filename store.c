@@ -1456,6 +1456,7 @@ typedef struct loader {
     size_t      errlen;
     int         pfd;           /* progress */
     size_t      shown;         /* length of the progress line on screen */
+    struct timespec t0;        /* when loading began (the final line) */
 } loader;
 
 static int lfail(loader *ld, const char *fmt, ...)
@@ -1616,11 +1617,17 @@ static void progress(loader *ld, unsigned long done, unsigned long total,
     char line[512];
     int n;
     size_t len;
+    struct timespec t;
+    double secs;
     if (ld->pfd < 0 || (!final && !isatty(ld->pfd)))
         return;     /* a log file gets the final line only */
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    secs = (double)(t.tv_sec - ld->t0.tv_sec)
+         + (double)(t.tv_nsec - ld->t0.tv_nsec) / 1e9;
     if (final)
         n = snprintf(line, sizeof line, "\rloaded %s: %lu documents (%lu "
-                     "new or changed)", ld->name, done, changed);
+                     "new or changed) in %.3g s, %.0f docs/s", ld->name,
+                     done, changed, secs, done / (secs > 1e-6 ? secs : 1e-6));
     else
         n = snprintf(line, sizeof line, "\rloading %s: %lu/%lu documents "
                      "(%lu%%)", ld->name, done, total,
@@ -1695,6 +1702,7 @@ static int loader_open(loader *ld, const char *path, int pfd, char *err,
     ld->err = err;
     ld->errlen = errlen;
     ld->pfd = pfd;
+    clock_gettime(CLOCK_MONOTONIC, &ld->t0);
     rcp_arena_init(&ld->arena, 0);
     rcp_buf_init(&ld->meta);
     rcp_buf_init(&ld->id);
