@@ -1,35 +1,64 @@
 # rcp -- the C99 reference implementation of RCP/1.
 #
-#   make            build ./rcp (-std=c99 -pedantic -Wall -Wextra -Werror)
-#   make check      unit tests + conformance suite, then again under
-#                   AddressSanitizer + UndefinedBehaviorSanitizer
-#   make bench      benchmarks: figures printed next to limits measured
-#                   in the same run
-#   make eval       retrieval quality on ../shared/data/cranfield
-#   make NO_SIMD=1  build without any intrinsics (portable targets)
-#   make CC=clang   any C99 compiler
-#   make CC=X HOST_CC=cc   cross builds: conformance/bundle.c, the tool that
-#                   compiles the conformance data in, runs on the host
+#   make              ./rcp, and $(BUILD)/librcp.a and librcp.so
+#   make check        unit tests, the conformance suite and the build and
+#                     install tests, warnings as errors; then the unit tests
+#                     and the suite again under ASan + UBSan
+#   make install      bin/rcp, lib/librcp.{a,so}, include/rcp.h,
+#                     lib/pkgconfig/rcp.pc, man pages; PREFIX (/usr/local)
+#                     and DESTDIR as usual; NO_SHARED=1: no librcp.so
+#   make uninstall    removes exactly what make install writes
+#   make bench        benchmarks: figures printed next to limits measured
+#                     in the same run
+#   make eval         retrieval quality on Cranfield (CRANFIELD=DIR,
+#                     default ../shared/data/cranfield)
+#   make demo         the README's worked session, explained step by step
+#   make NO_SIMD=1    build without any intrinsics (portable targets)
+#   make DEVELOPER=1  warnings are errors (make check always builds so)
+#   make CC=X HOST_CC=cc  cross builds: conformance/bundle.c, the tool that
+#                     compiles the conformance data in, runs on the host
 #
-# Objects go to $(BUILD) (build/rel by default, build/asan for the sanitizer
-# pass) so the two builds never mix.
+# CC, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS, AR and ARFLAGS are the user's: the
+# project's own flags are added to them, never replaced by them.  OPT
+# (default -O2) comes before CFLAGS, so CFLAGS=-O0 wins.  The build
+# remembers its flags in $(BUILD)/flags and rebuilds when they change.
+# Objects go to $(BUILD) (build/rel by default; make check uses build/dev
+# and build/asan), so builds never mix.
 
 CC      ?= cc
 OPT     ?= -O2
-CSTD     = -std=c99 -pedantic -Wall -Wextra -Werror
 CFLAGS  ?= -g
-ALL_CFLAGS = $(CSTD) $(OPT) $(CFLAGS) $(SANFLAGS)
-CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I.
-LDLIBS  += -lm
 BUILD   ?= build/rel
+ifeq ($(origin ARFLAGS),default)
+ARFLAGS  = rcs
+endif
+
+# -Werror only where the project checks itself: a user's compiler may be
+# newer than ours and warn about something new; that must not stop a build.
+WARN          = -pedantic -Wall -Wextra $(if $(filter 1,$(DEVELOPER)),-Werror)
+ALL_CFLAGS    = -std=c99 $(WARN) $(OPT) $(CFLAGS) $(SANFLAGS)
+ALL_CPPFLAGS  = -D_POSIX_C_SOURCE=200809L -I. $(CPPFLAGS)
+ALL_LDLIBS    = $(LDLIBS) -lm
 
 SAN_CFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
              -fno-sanitize-recover=all
 
-# --- library objects -------------------------------------------------------
-LIB_SRCS = $(wildcard json.c rcp.c client.c model.c store.c \
-                      conformance/conform.c conformance/schema.c)
-LIB_OBJS = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/bundle.o
+VERSION := $(shell sed -n 's/^\#define RCP_VERSION *"\([^"]*\)".*/\1/p' rcp.h)
+
+# --- what goes where -------------------------------------------------------
+# librcp holds the protocol, the engine, the storage, the client and JSON
+# (and the vector kernels under them).  The command line (main.c) and the
+# conformance machinery (the runner, the schema validator, the bundled
+# data; conformance/conform.h) are linked into the rcp binary only: they
+# are not library API (README, "Install").
+LIB_SRCS     = json.c rcp.c client.c model.c store.c
+CONFORM_SRCS = conformance/conform.c conformance/schema.c
+LIB_OBJS     = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(VEC_OBJS)
+CONFORM_OBJS = $(patsubst %.c,$(BUILD)/%.o,$(CONFORM_SRCS)) \
+               $(BUILD)/gen/bundle.o
+PIC_OBJS     = $(patsubst $(BUILD)/%,$(BUILD)/pic/%,$(LIB_OBJS))
+# what the tests, benchmarks and eval link
+OBJS         = $(LIB_OBJS) $(CONFORM_OBJS)
 
 # --- bundled data ----------------------------------------------------------
 # Every conformance/*.json (the checks, coverage.json, the normative schema
@@ -63,34 +92,91 @@ VEC_FLAGS_sse2   = -msse2
 VEC_FLAGS_avx2   = -mavx2 -mfma
 VEC_FLAGS_avx512 = -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma
 VEC_FLAGS_neon   =
-VEC_OBJS = $(if $(wildcard vec.c),$(BUILD)/vec.o \
-           $(patsubst %,$(BUILD)/vec_%.o,$(VEC_VARIANTS)))
+VEC_OBJS = $(BUILD)/vec.o $(patsubst %,$(BUILD)/vec_%.o,$(VEC_VARIANTS))
 
-OBJS = $(LIB_OBJS) $(VEC_OBJS)
+# --- the shared library, where the platform has one ------------------------
+# ELF (Linux, the BSDs, GNU): librcp.so.VERSION with the soname
+# librcp.so.SOVERSION, and the librcp.so link the compiler looks for; only
+# rcp_* symbols are exported (the vec_* kernels stay inside).  Mach-O
+# (macOS): the same as .dylib.  Elsewhere: librcp.a only.  While the major
+# version is 0 every minor version may change the ABI, so the soname
+# carries major.minor (0.1); from 1.0 on, the major alone.
+VER_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+VER_MINOR := $(word 2,$(subst ., ,$(VERSION)))
+SOVERSION := $(if $(filter 0,$(VER_MAJOR)),$(VER_MAJOR).$(VER_MINOR),$(VER_MAJOR))
+ifneq (,$(findstring linux,$(ARCH))$(findstring bsd,$(ARCH))$(findstring gnu,$(ARCH)))
+SO_KIND    = elf
+SO_FILE    = librcp.so.$(VERSION)
+SO_NAME    = librcp.so.$(SOVERSION)
+SO_DEV     = librcp.so
+SO_LDFLAGS = -shared -Wl,-soname,$(SO_NAME) \
+             -Wl,--version-script,$(BUILD)/librcp.map
+else ifneq (,$(findstring darwin,$(ARCH)))
+SO_KIND    = macho
+SO_FILE    = librcp.$(VERSION).dylib
+SO_NAME    = librcp.$(SOVERSION).dylib
+SO_DEV     = librcp.dylib
+SO_LDFLAGS = -dynamiclib -install_name $(LIBDIR)/$(SO_NAME) \
+             -compatibility_version $(SOVERSION) -current_version $(VERSION) \
+             -Wl,-exported_symbol,'_rcp_*'
+endif
+SHARED = $(if $(filter 1,$(NO_SHARED)),,$(SO_KIND))
 
-# --- tests and benchmarks --------------------------------------------------
-TESTS   = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
-BENCHES = $(patsubst tests/%.c,%,$(wildcard tests/bench_*.c))
-CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+# --- the build remembers its flags -----------------------------------------
+# $(BUILD)/flags lists every setting that goes into an object or a link.
+# It is rewritten only when one changed, and everything depends on it, so
+# `make NO_SIMD=1` then a plain `make` rebuilds (git's GIT-CFLAGS idea).
+# `rcp --version` prints it.
+shq         = '$(subst ','\'',$(1))'
+CC_VERSION := $(shell $(CC) --version 2>/dev/null | sed -n 1p)
+FLAGS_LINES = $(call shq,cc:       $(strip $(CC))) \
+              $(call shq,compiler: $(CC_VERSION)) \
+              $(call shq,cflags:   $(strip $(ALL_CFLAGS))) \
+              $(call shq,cppflags: $(strip $(ALL_CPPFLAGS))) \
+              $(call shq,simd:     $(strip $(VEC_DEFS) $(VEC_VARIANTS))) \
+              $(call shq,ldflags:  $(strip $(LDFLAGS))) \
+              $(call shq,ldlibs:   $(strip $(ALL_LDLIBS))) \
+              $(call shq,shared:   $(if $(SHARED),$(SO_NAME),none))
 
-.PHONY: all check test-run bench eval demo clean need-check FORCE
+.PHONY: all lib check test-run make-test bench eval demo clean need-check \
+        install uninstall FORCE
 
-all: rcp
+all: rcp lib
 
+lib: $(BUILD)/librcp.a $(if $(SHARED),$(BUILD)/$(SO_FILE))
+
+$(BUILD)/flags: FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' $(FLAGS_LINES) >$@+; \
+	 if cmp -s $@+ $@; then rm -f $@+; else mv -f $@+ $@; fi
+
+# The flags as a C string for rcp --version (main.c only).
+$(BUILD)/buildinfo.h: $(BUILD)/flags
+	@{ echo '/* generated by make from $(BUILD)/flags */'; \
+	   echo '#define RCP_BUILD_INFO \'; \
+	   sed -e 's/[\\"]/\\&/g' -e 's/.*/    "  &\\n" \\/' $<; \
+	   echo '    ""'; } >$@
+
+# --- compiling and linking -------------------------------------------------
 rcp: $(BUILD)/rcp
 	cp $< $@
 
-$(BUILD)/rcp: $(BUILD)/main.o $(OBJS)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/rcp: $(BUILD)/main.o $(LIB_OBJS) $(CONFORM_OBJS) $(BUILD)/flags
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(ALL_LDLIBS)
 
-$(BUILD)/%.o: %.c rcp.h
+$(BUILD)/%.o: %.c rcp.h $(BUILD)/flags
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) -c $< -o $@
+
+$(BUILD)/main.o: main.c rcp.h conformance/conform.h $(BUILD)/buildinfo.h \
+                 $(BUILD)/flags
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) -I$(BUILD) -c main.c -o $@
+
+$(CONFORM_OBJS): conformance/conform.h
 
 $(BUILD)/bundle: conformance/bundle.c
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(CSTD) -O2 -o $@ $<
+	$(HOST_CC) -std=c99 $(WARN) -O2 -o $@ $<
 
 # The list of files is a prerequisite too, so removing or renaming a file
 # regenerates the table (the file is rewritten only when the list changes).
@@ -101,17 +187,43 @@ $(BUILD)/gen/bundle.list: FORCE
 $(BUILD)/gen/bundle.c: $(BUILD)/bundle $(BUNDLE_DATA) $(BUILD)/gen/bundle.list
 	$(BUILD)/bundle $@ $(BUNDLE_DATA)
 
-$(BUILD)/gen/bundle.o: $(BUILD)/gen/bundle.c rcp.h
-	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -c $< -o $@
+$(BUILD)/gen/bundle.o: $(BUILD)/gen/bundle.c rcp.h $(BUILD)/flags
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) -c $< -o $@
 
-$(BUILD)/vec.o: vec.c rcp.h
+$(BUILD)/vec.o: vec.c rcp.h $(BUILD)/flags
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) $(VEC_DEFS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(VEC_DEFS) -c $< -o $@
 
-$(BUILD)/vec_%.o: vec.c rcp.h
+$(BUILD)/vec_%.o: vec.c rcp.h $(BUILD)/flags
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) $(VEC_DEFS) -DRCP_VEC_UNIT_$* \
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(VEC_DEFS) -DRCP_VEC_UNIT_$* \
 	    $(VEC_FLAGS_$*) -c $< -o $@
+
+# The same objects position-independent, for the shared library only (the
+# rcp binary and librcp.a keep the compiler's default code).
+$(BUILD)/pic/%.o: %.c rcp.h $(BUILD)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC $(ALL_CPPFLAGS) -c $< -o $@
+
+$(BUILD)/pic/vec.o: vec.c rcp.h $(BUILD)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC $(ALL_CPPFLAGS) $(VEC_DEFS) -c $< -o $@
+
+$(BUILD)/pic/vec_%.o: vec.c rcp.h $(BUILD)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC $(ALL_CPPFLAGS) $(VEC_DEFS) \
+	    -DRCP_VEC_UNIT_$* $(VEC_FLAGS_$*) -c $< -o $@
+
+$(BUILD)/librcp.a: $(LIB_OBJS)
+	rm -f $@
+	$(AR) $(ARFLAGS) $@ $^
+
+$(BUILD)/librcp.map: $(BUILD)/flags
+	@printf '{\n  global: rcp_*;\n  local: *;\n};\n' >$@
+
+$(BUILD)/$(SO_FILE): $(PIC_OBJS) $(BUILD)/librcp.map
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(SO_LDFLAGS) -o $@ $(PIC_OBJS) \
+	    $(ALL_LDLIBS)
 
 # vec.c on other targets, from an x86 host, under qemu-user: test_vec with
 # tests/minicheck/check.h standing in for Check (not built for them).
@@ -126,7 +238,7 @@ vec-objs: $(BUILD)/json.o $(VEC_OBJS)
 vec-cross-check:
 	$(MAKE) CC="$(VEC_CROSS_CC)" BUILD=$(VEC_CROSS) vec-objs
 	@mkdir -p $(VEC_CROSS)/tests
-	$(VEC_CROSS_CC) $(CSTD) $(OPT) $(CFLAGS) $(CPPFLAGS) -Itests/minicheck \
+	$(VEC_CROSS_CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) -Itests/minicheck \
 	    -o $(VEC_CROSS)/tests/test_vec tests/test_vec.c $(VEC_CROSS)/json.o \
 	    $(VEC_CROSS)/vec*.o -lm
 	$(VEC_CROSS_RUN) $(VEC_CROSS)/tests/test_vec
@@ -134,14 +246,22 @@ vec-be-check:
 	$(MAKE) vec-cross-check VEC_CROSS_CC=s390x-linux-gnu-gcc \
 	    VEC_CROSS_RUN="qemu-s390x -L /usr/s390x-linux-gnu" VEC_CROSS=build/s390x
 
-$(BUILD)/tests/test_%: tests/test_%.c $(OBJS) tests/testutil.h
+# --- tests and benchmarks --------------------------------------------------
+TESTS   = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
+BENCHES = $(patsubst tests/%.c,%,$(wildcard tests/bench_*.c))
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+
+$(BUILD)/tests/test_%: tests/test_%.c $(OBJS) tests/testutil.h \
+                       conformance/conform.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) $(CHECK_CFLAGS) -o $@ $< $(OBJS) \
-	    $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ \
+	    $< $(OBJS) $(CHECK_LIBS) $(ALL_LDLIBS)
 
 $(BUILD)/tests/bench_%: tests/bench_%.c $(OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(OBJS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(LDFLAGS) -o $@ $< $(OBJS) \
+	    $(ALL_LDLIBS)
 
 need-check:
 	@pkg-config --exists check || { \
@@ -153,11 +273,14 @@ need-check:
 CONFORM_FIELDS = --field year:int --field lang:keyword --field tags:keyword \
                  --field title:text --field published:date
 
-# Unit tests, then the conformance suite against our own server; the whole
-# sequence once more under ASan + UBSan.
+# Unit tests, the conformance suite and the build/install tests with
+# warnings as errors; the unit tests and the suite once more under ASan +
+# UBSan.
 check: need-check
-	$(MAKE) test-run
-	$(MAKE) test-run BUILD=build/asan SANFLAGS="$(SAN_CFLAGS)" OPT=-O1
+	$(MAKE) test-run BUILD=build/dev DEVELOPER=1
+	$(MAKE) test-run BUILD=build/asan DEVELOPER=1 SANFLAGS="$(SAN_CFLAGS)" \
+	    OPT=-O1
+	$(MAKE) make-test BUILD=build/dev DEVELOPER=1
 	@echo "make check: all passed (plain and sanitized)"
 
 test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp
@@ -171,34 +294,110 @@ test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp
 	@echo "== conformance, with filter fields ($(BUILD))"
 	@$(BUILD)/rcp conform -- $(BUILD)/rcp serve --debug $(CONFORM_FIELDS)
 
+# The build as a user drives it (flags, NO_SIMD, -Werror, eval's
+# collection) and the install: tests/test_make.sh, a shell script because
+# it drives make, pkg-config and cc.
+make-test: lib $(BUILD)/rcp
+	@echo "== test_make.sh ($(BUILD))"
+	@MAKE="$(MAKE)" CC="$(CC)" BUILD="$(BUILD)" sh tests/test_make.sh
+
 bench: $(patsubst %,$(BUILD)/tests/%,$(BENCHES)) $(BUILD)/rcp
 	@set -e; for b in $(BENCHES); do \
 	  echo "== $$b"; RCP_BIN=$(BUILD)/rcp $(BUILD)/tests/$$b; done
 
-# Retrieval quality of the built-in engine (tests/eval.c, model.c's owner).
-eval: $(BUILD)/tests/eval
-	$(BUILD)/tests/eval ../shared/data/cranfield
+# Retrieval quality of the built-in engine (tests/eval.c, model.c's owner)
+# on the Cranfield collection; said plainly when it is not there.
+CRANFIELD ?= ../shared/data/cranfield
+eval:
+	@for f in cran.all.1400 cran.qry cranqrel; do \
+	  [ -r "$(CRANFIELD)/$$f" ] && continue; \
+	  echo "make eval: the Cranfield collection is not in $(CRANFIELD)" \
+	       "($$f is missing)." >&2; \
+	  echo "Get cran.tar.gz from" \
+	       "http://ir.dcs.gla.ac.uk/resources/test_collections/cran/," >&2; \
+	  echo "unpack it (cran.all.1400, cran.qry, cranqrel) and run:" \
+	       "make eval CRANFIELD=DIR" >&2; \
+	  exit 2; done
+	@$(MAKE) --no-print-directory $(BUILD)/tests/eval
+	$(BUILD)/tests/eval $(CRANFIELD)
 
 $(BUILD)/tests/eval: tests/eval.c $(OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(OBJS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(LDFLAGS) -o $@ $< $(OBJS) \
+	    $(ALL_LDLIBS)
 
+# --- install ---------------------------------------------------------------
+# What a C library installs, and nothing else; uninstall removes exactly
+# these names (the shared library's three names whether or not this
+# build made one).
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+MANDIR       ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL      ?= install
+pcdir         = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+$(BUILD)/rcp.pc: FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pcdir,$(LIBDIR))' \
+	  'includedir=$(call pcdir,$(INCLUDEDIR))' '' 'Name: rcp' \
+	  'Description: RCP/1 reference implementation: protocol, retrieval engine, client, JSON' \
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -lrcp' 'Libs.private: -lm' >$@
+
+install: all $(BUILD)/rcp.pc
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+	    $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	$(INSTALL) -m 755 $(BUILD)/rcp $(DESTDIR)$(BINDIR)/rcp
+	$(INSTALL) -m 644 $(BUILD)/librcp.a $(DESTDIR)$(LIBDIR)/librcp.a
+	$(INSTALL) -m 644 rcp.h $(DESTDIR)$(INCLUDEDIR)/rcp.h
+	$(INSTALL) -m 644 $(BUILD)/rcp.pc $(DESTDIR)$(PKGCONFIGDIR)/rcp.pc
+	$(INSTALL) -m 644 rcp.1 $(DESTDIR)$(MANDIR)/man1/rcp.1
+	$(INSTALL) -m 644 rcp.3 $(DESTDIR)$(MANDIR)/man3/rcp.3
+ifneq ($(SHARED),)
+	$(INSTALL) -m 755 $(BUILD)/$(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_FILE)
+	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/$(SO_DEV)
+endif
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/rcp $(DESTDIR)$(LIBDIR)/librcp.a \
+	    $(DESTDIR)$(INCLUDEDIR)/rcp.h $(DESTDIR)$(PKGCONFIGDIR)/rcp.pc \
+	    $(DESTDIR)$(MANDIR)/man1/rcp.1 $(DESTDIR)$(MANDIR)/man3/rcp.3 \
+	    $(if $(SO_KIND),$(addprefix $(DESTDIR)$(LIBDIR)/,$(SO_FILE) \
+	        $(SO_NAME) $(SO_DEV)))
+
+# --- the demo --------------------------------------------------------------
 # The worked session of the README's quick start (after the spec's
 # Appendix D): the server starts on the sample corpus (the project's own
-# writing), and each request (->) is shown with what came back (<-).
-DEMO_SERVE = ./rcp serve --corpus tests/sample-corpus.jsonl \
+# writing); each step says in one line what it shows, then its request
+# (->) and what came back (<-), up to the response with the request's id.
+DEMO_RCP  ?= ./rcp
+DEMO_SERVE = $(DEMO_RCP) serve --corpus tests/sample-corpus.jsonl \
              --field file:keyword --field section:text --field kind:keyword
-DEMO = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"client":{"name":"demo","version":"1"}}}' \
-       '{"jsonrpc":"2.0","id":2,"method":"retrieve","params":{"query":"what happens to a batch that holds only notifications","k":2,"mode":"hybrid","rerank":{"method":"cross-encoder","topN":20},"filter":{"field":"file","op":"eq","value":"README.md"},"_meta":{"progressToken":"t2"}}}' \
-       '{"jsonrpc":"2.0","id":3,"method":"index/add","params":{"documents":[{"id":"note-1","text":"The demo wrote this note: an acknowledged index/add is searchable at once.","meta":{"file":"NOTES.md","kind":"note"}}]}}' \
-       '{"jsonrpc":"2.0","id":4,"method":"retrieve","params":{"query":"which note did the demo write","k":1,"filter":{"field":"kind","op":"eq","value":"note"}}}' \
-       '{"jsonrpc":"2.0","id":5,"method":"shutdown","params":{}}'
+DEMO_STEPS = \
+  '1. initialize: the client says which protocol version it speaks; the server answers with the version both will use and every capability it offers.' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"client":{"name":"demo","version":"1"}}}' \
+  '2. retrieve, hybrid + cross-encoder rerank, filtered to README.md: progress frames (with partial hits after recall) come first, then the hits with their scores per stage, citation and trust.' \
+  '{"jsonrpc":"2.0","id":2,"method":"retrieve","params":{"query":"what happens to a batch that holds only notifications","k":2,"mode":"hybrid","rerank":{"method":"cross-encoder","topN":20},"filter":{"field":"file","op":"eq","value":"README.md"},"_meta":{"progressToken":"t2"}}}' \
+  '3. index/add: a new document; once the write is acknowledged it is searchable.' \
+  '{"jsonrpc":"2.0","id":3,"method":"index/add","params":{"documents":[{"id":"note-1","text":"The demo wrote this note: an acknowledged index/add is searchable at once.","meta":{"file":"NOTES.md","kind":"note"}}]}}' \
+  '4. retrieve, filtered to kind = note: the document added a moment ago is the hit.' \
+  '{"jsonrpc":"2.0","id":4,"method":"retrieve","params":{"query":"which note did the demo write","k":1,"filter":{"field":"kind","op":"eq","value":"note"}}}' \
+  '5. shutdown: the server answers {} and exits.' \
+  '{"jsonrpc":"2.0","id":5,"method":"shutdown","params":{}}'
 demo: SHELL := /bin/bash
-demo: rcp
-	@coproc SRV { $(DEMO_SERVE); }; \
-	for f in $(DEMO); do \
+demo: $(DEMO_RCP)
+	@coproc SRV { $(DEMO_SERVE) 2>/dev/null; }; id=0; \
+	for f in $(DEMO_STEPS); do \
+	  case $$f in [0-9]*) printf '\n%s\n' "$$f"; continue;; esac; \
+	  id=$$((id + 1)); \
 	  printf -- '-> %s\n' "$$f"; printf '%s\n' "$$f" >&$${SRV[1]}; \
-	  while read -t 1 -r line <&$${SRV[0]}; do printf '<- %s\n' "$$line"; done; \
+	  while read -r line <&$${SRV[0]}; do printf '<- %s\n' "$$line"; \
+	    case $$line in *'"id":'$$id,*) break;; esac; done; \
 	done; wait
 
 clean:
