@@ -263,6 +263,31 @@ $(BUILD)/tests/bench_%: tests/bench_%.c $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(LDFLAGS) -o $@ $< $(OBJS) \
 	    $(ALL_LDLIBS)
 
+# Bench-only anchors (issue 17): bench_json measures cJSON (C) and simdjson
+# (C++, behind tests/anchor_simdjson.cpp) beside json.c when they are
+# installed (Debian: libcjson-dev, libsimdjson-dev); never needed to build
+# or test, and their columns are skipped with a note when absent.
+ANCHOR_CJSON := $(shell pkg-config --exists libcjson 2>/dev/null && echo 1)
+ANCHOR_SJ    := $(shell pkg-config --exists simdjson 2>/dev/null && \
+                  command -v $(CXX) >/dev/null 2>&1 && echo 1)
+ANCHOR_DEFS  = $(if $(ANCHOR_CJSON),-DRCP_ANCHOR_CJSON \
+               $(shell pkg-config --cflags libcjson)) \
+               $(if $(ANCHOR_SJ),-DRCP_ANCHOR_SIMDJSON)
+ANCHOR_LIBS  = $(if $(ANCHOR_CJSON),$(shell pkg-config --libs libcjson)) \
+               $(if $(ANCHOR_SJ),$(shell pkg-config --libs simdjson))
+ANCHOR_OBJS  = $(if $(ANCHOR_SJ),$(BUILD)/tests/anchor_simdjson.o)
+ANCHOR_LINK  = $(if $(ANCHOR_SJ),$(CXX),$(CC))
+
+$(BUILD)/tests/anchor_simdjson.o: tests/anchor_simdjson.cpp tests/anchor.h
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -g $(shell pkg-config --cflags simdjson) -Itests -c $< -o $@
+
+$(BUILD)/tests/bench_json: tests/bench_json.c $(OBJS) $(ANCHOR_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS) $(ANCHOR_DEFS) -c $< -o $@.o
+	$(ANCHOR_LINK) $(OPT) $(CFLAGS) $(SANFLAGS) -o $@ $@.o $(OBJS) \
+	    $(ANCHOR_OBJS) $(ANCHOR_LIBS) $(LDLIBS)
+
 need-check:
 	@pkg-config --exists check || { \
 	  echo "Check (the C unit-test framework) is missing."; \

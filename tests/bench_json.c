@@ -1,16 +1,24 @@
 /*
-** bench_json.c -- parse and write speed of json.c on three payloads built
-** in memory (issue 2): a float-heavy embed result (64 x 384 floats), a
-** text-heavy retrieve result (100 hits with meta and citations) and a
-** stream of 1000 small request lines.
+** bench_json.c -- parse and write speed of json.c beside simdjson and
+** cJSON, measured in the same run on the same bytes (issues 2 and 17).
 **
-** Each figure is the median of RUNS runs, printed next to limits measured
-** in the same run on the same bytes: memchr (the C library's vectorised
-** scan) and a byte loop (one table lookup per byte, what a byte-at-a-time
-** scanner cannot beat) for parsing, memcpy for writing.  The ratios are
-** what to compare across machines.  "schema" is the oracle's judgement of
-** the same frame (conformance/schema.c: the frame against rcp-1.0.json,
-** its result against its method's def), next to the parse it follows.
+** Three payloads built in memory: a float-heavy embed result (64 x 384
+** floats), a text-heavy retrieve result (100 hits with meta and
+** citations) and 1,000 retrieve request lines, parsed one line at a time
+** as a server reads them.  Every row times its contenders interleaved
+** (one run each in turn, RUNS times), so a noisy machine slows them
+** alike; it prints the best and the median of the RUNS runs and the
+** ratios, which are what to compare across machines.
+**
+** The anchors are bench-only: cJSON (Debian's libcjson-dev) is compiled
+** in when the Makefile finds it (RCP_ANCHOR_CJSON), simdjson
+** (libsimdjson-dev, C++) through tests/anchor_simdjson.cpp
+** (RCP_ANCHOR_SIMDJSON).  Without them their columns are skipped with a
+** note; a limit measured on the same bytes stays beside rcp either way
+** (a table-lookup byte loop for parsing, memcpy for writing).  "schema"
+** is the oracle's judgement of the same frame (conformance/schema.c: the
+** frame against rcp-1.0.json, its result against its method's def),
+** timed next to the parse it follows.
 */
 #include "rcp.h"
 #include "conformance/conform.h"
@@ -20,12 +28,20 @@
 #include <string.h>
 #include <time.h>
 
-#define RUNS     7
-#define MIN_TIME 0.03       /* seconds per run */
+#ifdef RCP_ANCHOR_CJSON
+#include <cJSON.h>
+#endif
+#ifdef RCP_ANCHOR_SIMDJSON
+#include "anchor.h"
+#endif
+
+#define RUNS     9
+#define MIN_TIME 0.02       /* seconds per run */
 #define DIM      384
 #define NVEC     64
 #define NHITS    100
 #define NLINES   1000
+#define PAD      64         /* readable bytes after a text (simdjson's) */
 
 /* MARK: - timing -------------------------------------------------------- */
 
@@ -44,33 +60,55 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* MB/s (10^6 bytes) of fn over bytes per call, median of RUNS runs.  fn
-** is read through a volatile so the compiler cannot inline it and hoist
-** a pure call (memchr) out of the timing loop. */
-static double measure(bench_fn volatile fn, void *ctx, size_t bytes)
+/* One contender of a row: fn(ctx) does the row's work once. */
+typedef struct contender {
+    bench_fn fn;            /* NULL: not measured (anchor absent, n/a) */
+    void *ctx;
+    long reps;
+    double mbs[RUNS];       /* sorted after the race */
+} contender;
+
+enum { C_RCP, C_SJ, C_CJ, C_LIMIT, NCONT };
+
+/* Seconds for reps calls.  fn is read through a volatile so the compiler
+** cannot inline it and hoist a pure call (memcpy) out of the loop. */
+static double run(bench_fn volatile fn, void *ctx, long reps)
 {
-    double t0, dt, mbs[RUNS];
-    long reps = 1, i;
-    int r;
-    for (;;) {                                  /* calibrate */
-        t0 = now();
-        for (i = 0; i < reps; i++)
-            fn(ctx);
-        dt = now() - t0;
-        if (dt >= MIN_TIME)
-            break;
-        reps *= dt < MIN_TIME / 8 ? 8 : 2;
-    }
-    for (r = 0; r < RUNS; r++) {
-        t0 = now();
-        for (i = 0; i < reps; i++)
-            fn(ctx);
-        dt = now() - t0;
-        mbs[r] = (double)bytes * (double)reps / dt / 1e6;
-    }
-    qsort(mbs, RUNS, sizeof mbs[0], cmp_double);
-    return mbs[RUNS / 2];
+    double t0 = now();
+    long i;
+    for (i = 0; i < reps; i++)
+        fn(ctx);
+    return now() - t0;
 }
+
+/* Calibrates each contender to MIN_TIME a run, then RUNS rounds with each
+** contender once per round, the order rotating; MB/s of bytes per call. */
+static void race(contender *c, size_t bytes)
+{
+    int i, r;
+    for (i = 0; i < NCONT; i++) {
+        double dt;
+        if (!c[i].fn)
+            continue;
+        for (c[i].reps = 1;; c[i].reps *= dt < MIN_TIME / 8 ? 8 : 2) {
+            dt = run(c[i].fn, c[i].ctx, c[i].reps);
+            if (dt >= MIN_TIME)
+                break;
+        }
+    }
+    for (r = 0; r < RUNS; r++)
+        for (i = 0; i < NCONT; i++) {
+            contender *k = &c[(i + r) % NCONT];
+            if (k->fn)
+                k->mbs[r] = (double)bytes * (double)k->reps /
+                            run(k->fn, k->ctx, k->reps) / 1e6;
+        }
+    for (i = 0; i < NCONT; i++)
+        qsort(c[i].mbs, RUNS, sizeof c[i].mbs[0], cmp_double);
+}
+
+static double best(const contender *c)   { return c->mbs[RUNS - 1]; }
+static double median(const contender *c) { return c->mbs[RUNS / 2]; }
 
 /* MARK: - payloads ------------------------------------------------------ */
 
@@ -95,11 +133,31 @@ static float rng_component(void)
 }
 
 static float vectors[NVEC][DIM];
+/* The same components as binary64 values whose shortest text is the
+** float's (read back from the embed text): a server holding doubles
+** writes the same bytes. */
+static double dvectors[NVEC][DIM];
 
-static void write_embed(rcp_buf *b)
+static void write_vectors(rcp_jw *w, int dbl)
+{
+    int i, j;
+    rcp_jw_arr(w);
+    for (i = 0; i < NVEC; i++) {
+        rcp_jw_arr(w);
+        if (dbl)
+            for (j = 0; j < DIM; j++)
+                rcp_jw_double(w, dvectors[i][j]);
+        else
+            for (j = 0; j < DIM; j++)
+                rcp_jw_float(w, vectors[i][j]);
+        rcp_jw_arr_end(w);
+    }
+    rcp_jw_arr_end(w);
+}
+
+static void write_embed_as(rcp_buf *b, int dbl)
 {
     rcp_jw w;
-    int i, j;
     rcp_jw_init(&w, b);
     rcp_jw_obj(&w);
     rcp_jw_key(&w, "jsonrpc");
@@ -109,16 +167,14 @@ static void write_embed(rcp_buf *b)
     rcp_jw_key(&w, "result");
     rcp_jw_obj(&w);
     rcp_jw_key(&w, "vectors");
-    rcp_jw_arr(&w);
-    for (i = 0; i < NVEC; i++) {
-        rcp_jw_arr(&w);
-        for (j = 0; j < DIM; j++)
-            rcp_jw_float(&w, vectors[i][j]);
-        rcp_jw_arr_end(&w);
-    }
-    rcp_jw_arr_end(&w);
+    write_vectors(&w, dbl);
     rcp_jw_obj_end(&w);
     rcp_jw_obj_end(&w);
+}
+
+static void write_embed(rcp_buf *b)
+{
+    write_embed_as(b, 0);
 }
 
 static const char *const words[] = {
@@ -127,15 +183,17 @@ static const char *const words[] = {
     "Zürich", "déjà", "vu", "—", "日本語", "テキスト", "Ελληνικά", "résumé",
     "boundary", "layer", "flow", "pressure", "supersonic", "wing", "is",
     "to", "in", "for", "on", "that", "by", "heat", "transfer", "model",
-    "\"quoted\"", "line\nbreak", "tab\there", "emoji 😀"
+    "emoji 😀", "\"quoted\"", "line\nbreak", "tab\there"
 };
+#define NWORDS (sizeof words / sizeof *words)
+#define NPLAIN (NWORDS - 3)     /* a query's words: none needs escaping */
 
-static void put_text(rcp_jw *w, size_t target)
+static void put_text_from(rcp_jw *w, size_t target, size_t nwords)
 {
     char text[1024];
     size_t n = 0;
     while (n < target) {
-        const char *wd = words[rng() % (sizeof words / sizeof *words)];
+        const char *wd = words[rng() % nwords];
         size_t l = strlen(wd);
         memcpy(text + n, wd, l);
         n += l;
@@ -143,6 +201,11 @@ static void put_text(rcp_jw *w, size_t target)
     }
     text[n - 1] = '.';
     rcp_jw_str(w, text, n);
+}
+
+static void put_text(rcp_jw *w, size_t target)
+{
+    put_text_from(w, target, NWORDS);
 }
 
 static void write_hit(rcp_jw *w, int i)
@@ -205,14 +268,53 @@ static void write_retrieve(rcp_buf *b)
     rcp_jw_obj_end(&w);
 }
 
-static void write_stream(rcp_buf *b)
+/* §7 retrieve requests as a client sends them: a query of a few words,
+** k, a mode, a filter on every other line, _meta on every fourth. */
+static void write_requests(rcp_buf *b)
 {
-    char line[128];
+    static const char *const modes[] = {"dense", "sparse", "hybrid"};
     int i;
     for (i = 0; i < NLINES; i++) {
-        sprintf(line, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\","
-                      "\"params\":{\"nonce\":%d}}\n", i + 1, i * 7919);
-        rcp_buf_puts(b, line);
+        rcp_jw w;
+        rcp_jw_init(&w, b);
+        rcp_jw_obj(&w);
+        rcp_jw_key(&w, "jsonrpc");
+        rcp_jw_cstr(&w, "2.0");
+        rcp_jw_key(&w, "id");
+        rcp_jw_int(&w, i + 1);
+        rcp_jw_key(&w, "method");
+        rcp_jw_cstr(&w, "retrieve");
+        rcp_jw_key(&w, "params");
+        rcp_jw_obj(&w);
+        rcp_jw_key(&w, "query");
+        put_text_from(&w, 20 + rng() % 60, NPLAIN);
+        rcp_jw_key(&w, "k");
+        rcp_jw_int(&w, 1 + (int64_t)(rng() % 20));
+        rcp_jw_key(&w, "mode");
+        rcp_jw_cstr(&w, modes[rng() % 3]);
+        if (i % 2) {
+            rcp_jw_key(&w, "filter");
+            rcp_jw_obj(&w);
+            rcp_jw_key(&w, "field");
+            rcp_jw_cstr(&w, "year");
+            rcp_jw_key(&w, "op");
+            rcp_jw_cstr(&w, "gte");
+            rcp_jw_key(&w, "value");
+            rcp_jw_int(&w, 1950 + (int64_t)(rng() % 70));
+            rcp_jw_obj_end(&w);
+        }
+        if (i % 4 == 0) {
+            char tok[16];
+            sprintf(tok, "t%d", i);
+            rcp_jw_key(&w, "_meta");
+            rcp_jw_obj(&w);
+            rcp_jw_key(&w, "progressToken");
+            rcp_jw_cstr(&w, tok);
+            rcp_jw_obj_end(&w);
+        }
+        rcp_jw_obj_end(&w);
+        rcp_jw_obj_end(&w);
+        rcp_buf_putc(b, '\n');
     }
 }
 
@@ -220,16 +322,29 @@ static void write_stream(rcp_buf *b)
 
 typedef struct payload {
     const char *name;
-    rcp_buf text;
-    size_t line_off[NLINES + 1];    /* stream only: line starts */
+    rcp_buf text;                   /* PAD zero bytes readable past len */
+    size_t line_off[NLINES + 1];    /* lines only: line starts */
     int nlines;                     /* 0: one document */
-    rcp_arena arena;
-    const rcp_json *root;
+    rcp_arena arena;                /* for parsing in the timed loop */
+    rcp_arena keep;                 /* the trees written back */
+    const rcp_json *root;           /* a document's tree */
+    const rcp_json *roots[NLINES];  /* each line's tree */
     rcp_buf out;
     const char *method;             /* the result's method, for the schema */
+#ifdef RCP_ANCHOR_CJSON
+    cJSON *cj;                      /* the document as cJSON */
+    cJSON *cj_lines[NLINES];
+#endif
 } payload;
 
 static volatile size_t sink;
+static unsigned char quote_class[256];
+
+static const char *line_at(const payload *p, int i, size_t *n)
+{
+    *n = p->line_off[i + 1] - p->line_off[i] - 1;
+    return p->text.data + p->line_off[i];
+}
 
 static void op_parse(void *ctx)
 {
@@ -238,16 +353,15 @@ static void op_parse(void *ctx)
     int i;
     if (!p->nlines) {
         rcp_arena_reset(&p->arena);
-        p->root = rcp_json_parse(&p->arena, p->text.data, p->text.len, 0,
-                                 &err);
-        sink += p->root != NULL;
+        sink += rcp_json_parse(&p->arena, p->text.data, p->text.len, 0,
+                               &err) != NULL;
         return;
     }
     for (i = 0; i < p->nlines; i++) {
+        size_t n;
+        const char *s = line_at(p, i, &n);
         rcp_arena_reset(&p->arena);
-        sink += rcp_json_parse(&p->arena, p->text.data + p->line_off[i],
-                               p->line_off[i + 1] - p->line_off[i] - 1, 0,
-                               &err) != NULL;
+        sink += rcp_json_parse(&p->arena, s, n, 0, &err) != NULL;
     }
 }
 
@@ -255,29 +369,25 @@ static void op_write_tree(void *ctx)
 {
     payload *p = ctx;
     rcp_jw w;
+    int i;
     p->out.len = 0;
-    rcp_jw_init(&w, &p->out);
-    rcp_jw_value(&w, p->root);
+    if (!p->nlines) {
+        rcp_jw_init(&w, &p->out);
+        rcp_jw_value(&w, p->root);
+    }
+    for (i = 0; i < p->nlines; i++) {
+        rcp_jw_init(&w, &p->out);
+        rcp_jw_value(&w, p->roots[i]);
+        rcp_buf_putc(&p->out, '\n');
+    }
     sink += p->out.len;
 }
 
-/* The stream: each line parsed then written back, as a server would. */
-static void op_write_stream(void *ctx)
+static void op_write_doubles(void *ctx)
 {
     payload *p = ctx;
-    rcp_json_err err;
-    int i;
     p->out.len = 0;
-    for (i = 0; i < p->nlines; i++) {
-        rcp_jw w;
-        rcp_arena_reset(&p->arena);
-        rcp_jw_init(&w, &p->out);
-        rcp_jw_value(&w, rcp_json_parse(&p->arena,
-                                        p->text.data + p->line_off[i],
-                                        p->line_off[i + 1] - p->line_off[i]
-                                            - 1, 0, &err));
-        rcp_buf_putc(&p->out, '\n');
-    }
+    write_embed_as(&p->out, 1);
     sink += p->out.len;
 }
 
@@ -285,7 +395,7 @@ static void op_write_floats(void *ctx)
 {
     payload *p = ctx;
     p->out.len = 0;
-    write_embed(&p->out);
+    write_embed_as(&p->out, 0);
     sink += p->out.len;
 }
 
@@ -299,14 +409,6 @@ static void op_validate(void *ctx)
                      rcp_schema_validate_result(s, p->method,
                          rcp_json_get(p->root, "result"), NULL, 0));
 }
-
-static void op_memchr(void *ctx)
-{
-    payload *p = ctx;
-    sink += memchr(p->text.data, 0x01, p->text.len) != NULL;
-}
-
-static unsigned char quote_class[256];
 
 static void op_byteloop(void *ctx)
 {
@@ -325,18 +427,90 @@ static void op_memcpy(void *ctx)
     sink += (unsigned char)p->out.data[p->text.len / 2];
 }
 
-/* MARK: - report -------------------------------------------------------- */
+#ifdef RCP_ANCHOR_SIMDJSON
+static anchor_sj *sj;
+static void op_sj_parse(void *ctx)
+{
+    payload *p = ctx;
+    int i;
+    if (!p->nlines) {
+        sink += anchor_sj_parse(sj, p->text.data, p->text.len);
+        return;
+    }
+    for (i = 0; i < p->nlines; i++) {
+        size_t n;
+        const char *s = line_at(p, i, &n);
+        sink += anchor_sj_parse(sj, s, n);
+    }
+}
+#endif
+
+#ifdef RCP_ANCHOR_CJSON
+static void op_cj_parse(void *ctx)
+{
+    payload *p = ctx;
+    cJSON *v;
+    int i;
+    if (!p->nlines) {
+        v = cJSON_ParseWithLength(p->text.data, p->text.len);
+        sink += v != NULL;
+        cJSON_Delete(v);
+        return;
+    }
+    for (i = 0; i < p->nlines; i++) {
+        size_t n;
+        const char *s = line_at(p, i, &n);
+        v = cJSON_ParseWithLength(s, n);
+        sink += v != NULL;
+        cJSON_Delete(v);
+    }
+}
+
+/* cJSON's fastest writer: into a buffer given once, no malloc per call. */
+static void op_cj_write(void *ctx)
+{
+    payload *p = ctx;
+    size_t off = 0;
+    int i;
+    if (!p->nlines) {
+        cJSON_PrintPreallocated(p->cj, p->out.data, (int)p->out.cap, 0);
+        sink += (unsigned char)p->out.data[0];
+        return;
+    }
+    for (i = 0; i < p->nlines; i++) {
+        cJSON_PrintPreallocated(p->cj_lines[i], p->out.data + off,
+                                (int)(p->out.cap - off), 0);
+        off += strlen(p->out.data + off);
+        p->out.data[off++] = '\n';
+    }
+    sink += off;
+}
+#endif
+
+/* MARK: - payload set-up ------------------------------------------------ */
+
+static void die(const char *what, const char *name)
+{
+    fprintf(stderr, "bench_json: %s: %s\n", name, what);
+    exit(1);
+}
 
 static void prepare(payload *p, const char *name, void (*gen)(rcp_buf *),
                     int lines)
 {
     rcp_json_err err;
     size_t i;
+    int k;
     p->name = name;
     rcp_buf_init(&p->text);
     rcp_buf_init(&p->out);
     rcp_arena_init(&p->arena, 0);
+    rcp_arena_init(&p->keep, 0);
     gen(&p->text);
+    if (rcp_buf_reserve(&p->text, PAD) || rcp_buf_reserve(&p->out,
+                                                      p->text.len * 2 + 64))
+        die("out of memory", name);
+    memset(p->text.data + p->text.len, 0, PAD);
     p->nlines = 0;
     if (lines) {
         p->line_off[0] = 0;
@@ -344,92 +518,235 @@ static void prepare(payload *p, const char *name, void (*gen)(rcp_buf *),
             if (p->text.data[i] == '\n')
                 p->line_off[++p->nlines] = i + 1;
     }
-    rcp_buf_reserve(&p->out, p->text.len * 2 + 64);
-    p->root = lines ? NULL : rcp_json_parse(&p->arena, p->text.data,
-                                            p->text.len, 0, &err);
-    if (!lines && !p->root) {
-        fprintf(stderr, "%s: generated text does not parse: %s at %u\n",
-                name, err.msg, (unsigned)err.offset);
-        exit(1);
+    if (!lines) {
+        p->root = rcp_json_parse(&p->keep, p->text.data, p->text.len, 0,
+                                 &err);
+        if (!p->root)
+            die(err.msg, name);
     }
+    for (k = 0; k < p->nlines; k++) {
+        size_t n;
+        const char *s = line_at(p, k, &n);
+        p->roots[k] = rcp_json_parse(&p->keep, s, n, 0, &err);
+        if (!p->roots[k])
+            die(err.msg, name);
+    }
+#ifdef RCP_ANCHOR_CJSON
+    p->cj = lines ? NULL : cJSON_ParseWithLength(p->text.data, p->text.len);
+    if (!lines && !p->cj)
+        die("cJSON does not parse it", name);
+    for (k = 0; k < p->nlines; k++) {
+        size_t n;
+        const char *s = line_at(p, k, &n);
+        p->cj_lines[k] = cJSON_ParseWithLength(s, n);
+        if (!p->cj_lines[k])
+            die("cJSON does not parse a line", name);
+    }
+#endif
+#ifdef RCP_ANCHOR_SIMDJSON
+    if (!sj && !(sj = anchor_sj_new()))
+        die("out of memory", "simdjson");
+    if (PAD < anchor_sj_padding())
+        die("PAD is less than SIMDJSON_PADDING", name);
+    sink = 0;
+    op_sj_parse(p);
+    if (sink != (size_t)(lines ? p->nlines : 1))
+        die("simdjson does not parse it", name);
+#endif
 }
 
-/* Validation against the normative schema, next to the parse of the same
-** bytes; the payload must be valid, or the figure would time a shortcut. */
-static void report_schema(payload *p, double parse)
+static void release(payload *p)
 {
+    int k;
+    rcp_buf_free(&p->text);
+    rcp_buf_free(&p->out);
+    rcp_arena_free(&p->arena);
+    rcp_arena_free(&p->keep);
+#ifdef RCP_ANCHOR_CJSON
+    cJSON_Delete(p->cj);
+    for (k = 0; k < p->nlines; k++)
+        cJSON_Delete(p->cj_lines[k]);
+#endif
+    (void)k;
+}
+
+/* MARK: - the table ----------------------------------------------------- */
+
+static void print_ratio(const contender *a, const contender *b)
+{
+    if (a->fn && b->fn)
+        printf("  %5.2f %5.2f", best(a) / best(b), median(a) / median(b));
+    else
+        printf("  %11s", "-");
+}
+
+static void print_mbs(const contender *c)
+{
+    if (c->fn)
+        printf("  %5.0f %5.0f", best(c), median(c));
+    else
+        printf("  %11s", "-");
+}
+
+/* Races one row and prints it: rcp, the anchors, the ratios, the limit. */
+static void row(const char *what, size_t bytes, contender *c,
+                const char *limit)
+{
+    race(c, bytes);
+    printf("%-34s", what);
+    print_mbs(&c[C_RCP]);
+    print_mbs(&c[C_SJ]);
+    print_mbs(&c[C_CJ]);
+    print_ratio(&c[C_RCP], &c[C_SJ]);
+    print_ratio(&c[C_RCP], &c[C_CJ]);
+    print_mbs(&c[C_LIMIT]);
+    printf(" %s\n", limit);
+}
+
+static void set(contender *c, int who, bench_fn fn, void *ctx)
+{
+    c[who].fn = fn;
+    c[who].ctx = ctx;
+}
+
+/* Validation against the normative schema, raced against the parse of
+** the same bytes; the payload must be valid, or the figure would time a
+** shortcut. */
+static void schema_row(payload *p)
+{
+    contender c[NCONT];
     char err[256];
-    double v;
+    memset(c, 0, sizeof c);
     if (rcp_schema_validate(rcp_schema_rcp1(), "#", p->root, err,
                             sizeof err) != 0 ||
         rcp_schema_validate_result(rcp_schema_rcp1(), p->method,
                                    rcp_json_get(p->root, "result"), err,
-                                   sizeof err) != 0) {
-        fprintf(stderr, "%s: not valid against rcp-1.0.json: %s\n",
-                p->name, err);
-        exit(1);
-    }
-    v = measure(op_validate, p, p->text.len);
-    printf("  schema  %7.0f MB/s   %.3f x parse  (frame + %s result "
-           "against rcp-1.0.json)\n", v, v / parse, p->method);
+                                   sizeof err) != 0)
+        die(err, p->name);
+    set(c, C_RCP, op_validate, p);
+    set(c, C_LIMIT, op_parse, p);
+    race(c, p->text.len);
+    printf("schema, %-26s  %5.0f %5.0f  %.2f x parse (%s result and "
+           "frame against rcp-1.0.json)\n", p->name, best(&c[C_RCP]),
+           median(&c[C_RCP]), median(&c[C_RCP]) / median(&c[C_LIMIT]),
+           p->method);
 }
 
-static void report(payload *p)
+/* A target of issue 17 against what this run measured (medians). */
+static void target(const char *what, const contender *a, const contender *b,
+                   double want)
 {
-    double scan = measure(op_memchr, p, p->text.len);
-    double loop = measure(op_byteloop, p, p->text.len);
-    double copy = measure(op_memcpy, p, p->text.len);
-    double parse = measure(op_parse, p, p->text.len);
-    double write = measure(p->nlines ? op_write_stream : op_write_tree, p,
-                           p->text.len);
-    printf("%-28s %8.1f KB\n", p->name, (double)p->text.len / 1e3);
-    printf("  parse   %7.0f MB/s   %.2f x byte loop (%.0f MB/s), "
-           "%.3f x memchr (%.0f MB/s)\n", parse, parse / loop, loop,
-           parse / scan, scan);
-    if (p->nlines) {
-        printf("          %7.2f M lines/s\n",
-               parse * 1e6 / (double)p->text.len * p->nlines / 1e6);
-        printf("  parse+write %3.0f MB/s   %.3f x memcpy (%.0f MB/s)\n",
-               write, write / copy, copy);
+    if (!a->fn || !b->fn) {
+        printf("  %-46s >= %5.2f   not measured (anchor absent)\n", what,
+               want);
         return;
     }
-    printf("  write   %7.0f MB/s   %.3f x memcpy (%.0f MB/s)  (tree)\n",
-           write, write / copy, copy);
-    report_schema(p, parse);
+    printf("  %-46s >= %5.2f   %5.2f (best %5.2f)  %s\n", what, want,
+           median(a) / median(b), best(a) / best(b),
+           median(a) / median(b) >= want ? "met" : "NOT met");
 }
 
 int main(void)
 {
-    static payload embed, retrieve, stream;
-    double t0 = now(), fl;
+    static payload embed, retrieve, lines;
+    static contender pe[NCONT], pr[NCONT], pl[NCONT], wr[NCONT], wl[NCONT],
+        wd[NCONT], wf[NCONT];
+    char name[64];
+    double t0 = now();
     int i, j;
     quote_class['"'] = 1;
     for (i = 0; i < NVEC; i++)
         for (j = 0; j < DIM; j++)
             vectors[i][j] = rng_component();
-    prepare(&embed, "embed result 64 x 384 floats", write_embed, 0);
-    prepare(&retrieve, "retrieve result 100 hits", write_retrieve, 0);
-    prepare(&stream, "1000 ping request lines", write_stream, 1);
+    prepare(&embed, "embed result", write_embed, 0);
+    prepare(&retrieve, "retrieve result", write_retrieve, 0);
+    prepare(&lines, "request lines", write_requests, 1);
+    for (i = 0; i < NVEC; i++)      /* the floats' shortest texts, read */
+        for (j = 0; j < DIM; j++)
+            dvectors[i][j] = rcp_json_num(
+                &embed.root->kids[2].kids[0].kids[i].kids[j]);
+
+    printf("json.c beside");
+#ifdef RCP_ANCHOR_SIMDJSON
+    printf(" simdjson (DOM, %s kernel)", anchor_sj_kernel());
+#else
+    printf(" -- simdjson: not built (apt-get install libsimdjson-dev g++)");
+#endif
+#ifdef RCP_ANCHOR_CJSON
+    printf(" and cJSON %d.%d.%d\n", CJSON_VERSION_MAJOR,
+           CJSON_VERSION_MINOR, CJSON_VERSION_PATCH);
+#else
+    printf(" -- cJSON: not built (apt-get install libcjson-dev)\n");
+#endif
+    printf("MB/s = 10^6 bytes of the payload's JSON text per second; "
+           "best and median of %d interleaved runs\n", RUNS);
+    printf("%-34s  %11s  %11s  %11s  %11s  %11s  %11s\n", "", "rcp",
+           "simdjson", "cJSON", "rcp/simdj", "rcp/cJSON", "limit");
+    printf("%-34s  %11s  %11s  %11s  %11s  %11s  %11s\n", "", "best   med",
+           "best   med", "best   med", "best   med", "best   med",
+           "best   med");
+
+    set(pe, C_RCP, op_parse, &embed);
+    set(pr, C_RCP, op_parse, &retrieve);
+    set(pl, C_RCP, op_parse, &lines);
+    set(pe, C_LIMIT, op_byteloop, &embed);
+    set(pr, C_LIMIT, op_byteloop, &retrieve);
+    set(pl, C_LIMIT, op_byteloop, &lines);
+    set(wr, C_RCP, op_write_tree, &retrieve);
+    set(wl, C_RCP, op_write_tree, &lines);
+    set(wd, C_RCP, op_write_doubles, &embed);
+    set(wf, C_RCP, op_write_floats, &embed);
+    set(wr, C_LIMIT, op_memcpy, &retrieve);
+    set(wl, C_LIMIT, op_memcpy, &lines);
+    set(wd, C_LIMIT, op_memcpy, &embed);
+    set(wf, C_LIMIT, op_memcpy, &embed);
+#ifdef RCP_ANCHOR_SIMDJSON
+    set(pe, C_SJ, op_sj_parse, &embed);
+    set(pr, C_SJ, op_sj_parse, &retrieve);
+    set(pl, C_SJ, op_sj_parse, &lines);
+#endif
+#ifdef RCP_ANCHOR_CJSON
+    set(pe, C_CJ, op_cj_parse, &embed);
+    set(pr, C_CJ, op_cj_parse, &retrieve);
+    set(pl, C_CJ, op_cj_parse, &lines);
+    set(wr, C_CJ, op_cj_write, &retrieve);
+    set(wl, C_CJ, op_cj_write, &lines);
+    set(wd, C_CJ, op_cj_write, &embed);  /* its numbers are binary64 */
+#endif
+    sprintf(name, "parse, embed result %.0f KB", embed.text.len / 1e3);
+    row(name, embed.text.len, pe, "byte loop");
+    sprintf(name, "parse, retrieve result %.0f KB",
+            retrieve.text.len / 1e3);
+    row(name, retrieve.text.len, pr, "byte loop");
+    sprintf(name, "parse, %d request lines %.0f KB", NLINES,
+            lines.text.len / 1e3);
+    row(name, lines.text.len, pl, "byte loop");
+    row("write, retrieve tree", retrieve.text.len, wr, "memcpy");
+    row("write, 1000 request trees", lines.text.len, wl, "memcpy");
+    row("write, embed vectors from binary64", embed.text.len, wd, "memcpy");
+    row("write, embed vectors from binary32", embed.text.len, wf, "memcpy");
+    printf("%-34s  %5.2f %5.2f M lines/s parsed\n", "",
+           best(&pl[C_RCP]) / lines.text.len * NLINES,
+           median(&pl[C_RCP]) / lines.text.len * NLINES);
     embed.method = "embed";
     retrieve.method = "retrieve";
-    printf("json.c: MB/s = 10^6 bytes of JSON text per second; median of "
-           "%d runs\n", RUNS);
-    report(&embed);
-    fl = measure(op_write_floats, &embed, embed.text.len);
-    printf("  write   %7.0f MB/s   %.2f M floats/s  (rcp_jw_float from "
-           "binary, shortest)\n", fl, fl * 1e6 / (double)embed.text.len *
-           NVEC * DIM / 1e6);
-    report(&retrieve);
-    report(&stream);
+    schema_row(&embed);
+    schema_row(&retrieve);
+    printf("targets (issue 17), rcp's speed as a ratio (medians):\n");
+    target("parse request lines / simdjson", &pl[C_RCP], &pl[C_SJ], 0.75);
+    target("parse retrieve result / simdjson", &pr[C_RCP], &pr[C_SJ],
+           0.55);
+    target("write retrieve tree / cJSON", &wr[C_RCP], &wr[C_CJ], 8);
+    target("write vectors from binary64 / cJSON", &wd[C_RCP], &wd[C_CJ],
+           15);
+    target("write binary32 / write binary64 (rcp)", &wf[C_RCP], &wd[C_RCP],
+           1);
     printf("(%.1f s)\n", now() - t0);
-    rcp_buf_free(&embed.text);
-    rcp_buf_free(&embed.out);
-    rcp_arena_free(&embed.arena);
-    rcp_buf_free(&retrieve.text);
-    rcp_buf_free(&retrieve.out);
-    rcp_arena_free(&retrieve.arena);
-    rcp_buf_free(&stream.text);
-    rcp_buf_free(&stream.out);
-    rcp_arena_free(&stream.arena);
+    release(&embed);
+    release(&retrieve);
+    release(&lines);
+#ifdef RCP_ANCHOR_SIMDJSON
+    anchor_sj_free(sj);
+#endif
     return 0;
 }
