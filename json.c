@@ -147,7 +147,7 @@ static void *arena_grow(rcp_arena *a, size_t n)
 }
 
 /* n bytes aligned to align (a power of two <= ARENA_ALIGN). */
-static void *arena_take(rcp_arena *a, size_t n, size_t align)
+static inline void *arena_take(rcp_arena *a, size_t n, size_t align)
 {
     rcp_arena_block *b = a->head;
     size_t pad = 0, room = 0;
@@ -361,30 +361,71 @@ static const signed char json_hex[256] = {
     -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
 };
 
-/* SWAR: a 64-bit word read through memcpy (any alignment, any endianness;
-** only a yes/no answer is taken from it). */
+/* The bytes a string scan (and the writer's escaper) must stop at: '"',
+** '\\', a control byte (< 0x20) or the first byte of a multi-byte UTF-8
+** sequence (>= 0x80); every other byte is copied as it is.  The plain
+** version looks at one byte at a time; the fast one (below) at eight, and
+** tests/test_json.c checks that both give the same offset on random and
+** edge inputs.  Returns the offset of the first such byte in u[0..n), n
+** when there is none. */
+static size_t plain_run_plain(const unsigned char *u, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (json_cls[u[i]] & C_PLAIN))
+        i++;
+    return i;
+}
+
+/* SWAR: eight bytes in one uint64_t.  The word is assembled from its bytes
+** with byte i in bits 8i..8i+7 whatever the host's byte order or word size
+** (compilers make one load of it where that is cheaper); no alignment is
+** needed. */
 #define SW_ONES  ((uint64_t)0x0101010101010101u)
 #define SW_HIGHS ((uint64_t)0x8080808080808080u)
 
 static uint64_t sw_load(const unsigned char *p)
 {
-    uint64_t w;
-    memcpy(&w, p, sizeof w);
-    return w;
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 |
+           (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
 }
 
-static uint64_t sw_haszero(uint64_t x)
+/* The high bit of each byte of w that plain_run stops at, exact for the
+** lowest such byte (bits above it may be spurious).  Per byte b:
+**   (b ^ 0x02) - 0x21 sets the high bit for b < 0x20 and for b == '"'
+**       (xor 2 maps 0x22 to 0x20 and keeps every other byte >= 0x21),
+**   (b ^ '\\') - 1 sets it for b == '\\',
+**   b itself for b >= 0x80.
+** A subtraction borrows into the byte above only from a byte whose result
+** has its high bit set, one that is flagged; and without a borrow in, a
+** high bit set by these subtractions alone means b is special or b >=
+** 0x80.  So no byte below the first flagged one is wrong. */
+static uint64_t sw_special(uint64_t w)
 {
-    return (x - SW_ONES) & ~x;
+    return (((w ^ SW_ONES * 0x02) - SW_ONES * 0x21) |
+            ((w ^ SW_ONES * '\\') - SW_ONES) | w) & SW_HIGHS;
 }
 
-/* Nonzero when some byte of w is '"', '\', < 0x20 or >= 0x80: the bytes a
-** string scan (and the writer's escaper) must look at one by one. */
-static int sw_special(uint64_t w)
+/* The index (0..7) of the lowest flagged byte of m (m != 0, high bits
+** only): its bit is 8i+7, so (lowest >> 7) is 2^(8i) and multiplying by
+** 0x0001020304050607 shifts that constant up i bytes, leaving byte 7-i of
+** it, which is i, on top. */
+static size_t sw_first(uint64_t m)
 {
-    uint64_t q = sw_haszero(w ^ (SW_ONES * '"'));
-    uint64_t b = sw_haszero(w ^ (SW_ONES * '\\'));
-    return ((q | b | (w - SW_ONES * 0x20) | w) & SW_HIGHS) != 0;
+    return (size_t)((((m & (0 - m)) >> 7) *
+                     (uint64_t)0x0001020304050607u) >> 56);
+}
+
+static inline size_t plain_run(const unsigned char *u, size_t n)
+{
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t m = sw_special(sw_load(u + i));
+        if (m)
+            return i + sw_first(m);
+    }
+    return i + plain_run_plain(u + i, n - i);
 }
 
 /* MARK: - JSON: error messages ------------------------------------------ */
@@ -520,33 +561,29 @@ static size_t utf8_put(char *o, unsigned long cp)
 
 /* MARK: - JSON: parser state -------------------------------------------- */
 
-#define JP_LOCAL_VALS   64
-#define JP_LOCAL_FRAMES 32
+#define JP_LOCAL_VALS 64
+#define JP_NONE ((size_t)-1)   /* no container open */
 
-typedef struct json_frame {
-    size_t start;        /* first child's index on the value stack */
-    const char *key;     /* the container's own member name, if any */
-    size_t keylen;
-    int obj;
-} json_frame;
-
+/* The value stack holds, in document order, each open container's slot
+** followed by its finished children.  An open container's slot already
+** has its type and member name; its n links to the slot of the container
+** around it (JP_NONE at the top) until it closes and n becomes the
+** number of its children.  So there is no second stack of frames. */
 typedef struct json_parser {
     rcp_arena *a;
     const char *base, *end;
-    rcp_json *st;        /* value stack: finished values not yet adopted */
+    rcp_json *st;        /* value stack */
     size_t top, cap;
-    json_frame *fr;      /* open containers */
-    size_t depth, fcap, maxdepth;
-    const char *key;     /* member name for the next value pushed */
-    size_t keylen;
+    size_t open;         /* slot of the innermost open container */
+    int obj;             /* 1 when that container is an object */
+    size_t depth, maxdepth;
     rcp_json_err *err;
     rcp_json st_local[JP_LOCAL_VALS];
-    json_frame fr_local[JP_LOCAL_FRAMES];
 } json_parser;
 
 /* Records the first error; returns NULL so callers can `return fail()`.
 ** A failed allocation is told apart here from a refusal by the limit (the
-** arena, and grow_scratch for the stacks, say which it was). */
+** arena, and grow_stack for the value stack, say which it was). */
 static const char *fail(json_parser *P, int msg, const char *at)
 {
     if (msg == M_NOMEM && P->a->full)
@@ -557,60 +594,56 @@ static const char *fail(json_parser *P, int msg, const char *at)
     return NULL;
 }
 
-/* Doubles a scratch stack (moving it off the C stack the first time).
+/* Doubles the value stack (moving it off the C stack the first time).
 ** Scratch is held to the arena's limit too, so a limit bounds all the
-** memory one parse may use.  NULL when that fails; arr is untouched. */
-static void *grow_scratch(json_parser *P, void *arr, const void *local,
-                          size_t *cap, size_t elem)
+** memory one parse may use.  -1 (recorded at at) when that fails. */
+static int grow_stack(json_parser *P, const char *at)
 {
-    size_t ncap = *cap * 2;
-    void *q;
-    P->a->full = 1;
-    if (ncap > (size_t)-1 / elem ||
-        (P->a->limit && ncap * elem > P->a->limit))
-        return NULL;
-    P->a->full = 0;
-    if (arr == local) {
-        q = rcp_malloc(ncap * elem);
-        if (q)
-            memcpy(q, local, *cap * elem);
-    } else {
-        q = rcp_realloc(arr, ncap * elem);
+    size_t ncap = P->cap * 2, elem = sizeof *P->st;
+    rcp_json *q = NULL;
+    P->a->full = 1;             /* fail() tells the limit from no memory */
+    if (ncap <= (size_t)-1 / elem &&
+        !(P->a->limit && ncap * elem > P->a->limit)) {
+        P->a->full = 0;
+        if (P->st == P->st_local) {
+            q = rcp_malloc(ncap * elem);
+            if (q)
+                memcpy(q, P->st_local, P->cap * elem);
+        } else {
+            q = rcp_realloc(P->st, ncap * elem);
+        }
     }
-    if (q)
-        *cap = ncap;
-    return q;
-}
-
-static int push_grow(json_parser *P, const char *at)
-{
-    void *q = grow_scratch(P, P->st, P->st_local, &P->cap, sizeof *P->st);
     if (!q) {
-        fail(P, M_NOMEM, at ? at : P->end);
+        fail(P, M_NOMEM, at);
         return -1;
     }
     P->st = q;
+    P->cap = ncap;
     return 0;
 }
 
-/* Pushes a finished value; it takes the pending member name. */
-static int push(json_parser *P, rcp_json_type t, const char *s, size_t n)
+/* The slot for the next value (top of the stack), not yet counted; NULL
+** when the stack cannot grow (recorded at at). */
+static rcp_json *slot(json_parser *P, const char *at)
 {
-    rcp_json *v;
-    if (P->top == P->cap && push_grow(P, s))
-        return -1;
-    v = &P->st[P->top++];
+    if (P->top == P->cap && grow_stack(P, at))
+        return NULL;
+    return &P->st[P->top];
+}
+
+/* Completes a scalar in its slot v (the top one, member name set). */
+static void put_scalar(json_parser *P, rcp_json *v, rcp_json_type t,
+                       const char *s, size_t n)
+{
     v->type = t;
     v->n = n;
     v->s = s;
     v->kids = NULL;
-    v->key = P->key;
-    v->keylen = P->keylen;
-    P->key = NULL;
-    P->keylen = 0;
-    return 0;
+    P->top++;
 }
 
+/* Callers test first for the byte they expect: compact JSON, what servers
+** mostly see, has no whitespace. */
 static const char *skip_ws(const char *p, const char *end)
 {
     while (p < end && (json_cls[(unsigned char)*p] & C_WS))
@@ -687,8 +720,9 @@ static int utf8_easy(const unsigned char *u)
            (u[1] & 0xC0) == 0x80 && (u[2] & 0xC0) == 0x80;
 }
 
-/* Pass 1: p is just after the opening quote.  Validates up to the closing
-** quote; returns the byte after it and sets *esc when a \ was seen. */
+/* Pass 1: p is inside a string, after its opening quote and any bytes
+** plain_run passed.  Validates up to the closing quote; returns the byte
+** after it and sets *esc when a \ was seen. */
 static const char *scan_string(json_parser *P, const char *p, int *esc)
 {
     const unsigned char *u = (const unsigned char *)p;
@@ -696,10 +730,7 @@ static const char *scan_string(json_parser *P, const char *p, int *esc)
     size_t len;
     int m;
     for (;;) {
-        while (end - u >= 8 && !sw_special(sw_load(u)))
-            u += 8;
-        while (u < end && (json_cls[*u] & C_PLAIN))
-            u++;
+        u += plain_run(u, (size_t)(end - u));
         if (u == end)
             return fail(P, M_STR_END, P->end);
         if (*u == '"')
@@ -771,12 +802,14 @@ static size_t decode_string(char *out, const char *p, const char *end)
     return (size_t)(o - out);
 }
 
-/* p is after the opening quote; *s, *n get the decoded bytes. */
-static const char *parse_string(json_parser *P, const char *p,
-                                const char **s, size_t *n)
+/* The string from p (after its opening quote) when it needs more than
+** plain bytes: from at on, escapes, UTF-8 or an error. */
+static const char *parse_string_rest(json_parser *P, const char *p,
+                                     const char *at, const char **s,
+                                     size_t *n)
 {
     int esc = 0;
-    const char *q = scan_string(P, p, &esc);
+    const char *q = scan_string(P, at, &esc);
     char *buf;
     if (!q)
         return NULL;
@@ -793,6 +826,21 @@ static const char *parse_string(json_parser *P, const char *p,
     return q;
 }
 
+/* p is after the opening quote; *s, *n get the decoded bytes.  Most
+** strings (member names above all) hold no byte that needs a look, so
+** the first one plain_run stops at is their closing quote. */
+static inline const char *parse_string(json_parser *P, const char *p,
+                                       const char **s, size_t *n)
+{
+    size_t i = plain_run((const unsigned char *)p, (size_t)(P->end - p));
+    if (p + i < P->end && p[i] == '"') {
+        *s = p;
+        *n = i;
+        return p + i + 1;
+    }
+    return parse_string_rest(P, p, p + i, s, n);
+}
+
 /* MARK: - JSON: numbers and literals (RFC 8259 §6, §3) ------------------ */
 
 static int is_digit_at(const char *p, const char *end)
@@ -800,28 +848,47 @@ static int is_digit_at(const char *p, const char *end)
     return p < end && (unsigned char)(*p - '0') < 10;
 }
 
-/* Nonzero when all eight bytes of w are ASCII digits (a byte is a digit
-** iff its high nibble is 3 and adding 6 does not carry out of the low). */
-static int sw_eight_digits(uint64_t w)
+/* The offset of the first byte in u[0..n) that is not an ASCII digit, n
+** when there is none: one byte at a time, then eight (tested to agree, as
+** plain_run). */
+static size_t digit_run_plain(const unsigned char *u, size_t n)
 {
-    uint64_t f0 = SW_ONES * 0xF0;
-    return ((w & f0) | (((w + SW_ONES * 0x06) & f0) >> 4)) ==
-           SW_ONES * 0x33;
+    size_t i = 0;
+    while (i < n && (unsigned char)(u[i] - '0') < 10)
+        i++;
+    return i;
+}
+
+/* The high bit of each byte of w that is not a digit, exact for the
+** lowest one: y = b ^ '0' is 0..9 for a digit; y + 0x76 sets the high bit
+** for 10 <= y < 0x8A, y itself for y >= 0x80.  The addition carries out
+** of a byte only when y >= 0x8A, a flagged byte, so none below the first
+** flagged one is wrong. */
+static uint64_t sw_nondigit(uint64_t w)
+{
+    uint64_t y = w ^ SW_ONES * '0';
+    return ((y + SW_ONES * 0x76) | y) & SW_HIGHS;
+}
+
+static inline size_t digit_run(const unsigned char *u, size_t n)
+{
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t m = sw_nondigit(sw_load(u + i));
+        if (m)
+            return i + sw_first(m);
+    }
+    return i + digit_run_plain(u + i, n - i);
 }
 
 static const char *digits(const char *p, const char *end)
 {
-    while (end - p >= 8 &&
-           sw_eight_digits(sw_load((const unsigned char *)p)))
-        p += 8;
-    while (is_digit_at(p, end))
-        p++;
-    return p;
+    return p + digit_run((const unsigned char *)p, (size_t)(end - p));
 }
 
 /* number = [ minus ] int [ frac ] [ exp ]; only validated here, the text
-** is kept (design note 3). */
-static const char *parse_number(json_parser *P, const char *p, int *want)
+** is kept (design note 3).  Completes slot v. */
+static const char *parse_number(json_parser *P, rcp_json *v, const char *p)
 {
     const char *s = p, *end = P->end;
     if (*p == '-')
@@ -848,23 +915,24 @@ static const char *parse_number(json_parser *P, const char *p, int *want)
     }
     if (p < end && (json_cls[(unsigned char)*p] & C_NUMC))
         return fail(P, M_NUM_CHAR, p);
-    if (push(P, RCP_JSON_NUMBER, s, (size_t)(p - s)))
-        return NULL;
-    *want = 0;
+    put_scalar(P, v, RCP_JSON_NUMBER, s, (size_t)(p - s));
     return p;
 }
 
-static const char *parse_literal(json_parser *P, const char *p,
-                                 const char *word, rcp_json_type t)
+/* true, false or null (word, n bytes) at p; completes slot v. */
+static const char *parse_literal(json_parser *P, rcp_json *v, const char *p,
+                                 const char *word, size_t n, rcp_json_type t)
 {
-    size_t i, n = strlen(word);
-    for (i = 0; i < n; i++) {
-        if (p + i == P->end)
-            return fail(P, M_LIT_END, P->end);
-        if (p[i] != word[i])
-            return fail(P, M_LITERAL, p + i);
-    }
-    return push(P, t, p, n) ? NULL : p + n;
+    size_t i;
+    if ((size_t)(P->end - p) < n || memcmp(p, word, n) != 0)
+        for (i = 0; i < n; i++) {
+            if (p + i == P->end)
+                return fail(P, M_LIT_END, P->end);
+            if (p[i] != word[i])
+                return fail(P, M_LITERAL, p + i);
+        }
+    put_scalar(P, v, t, p, n);
+    return p + n;
 }
 
 static int starts(const char *p, const char *end, const char *word)
@@ -892,133 +960,189 @@ static int bad_value(json_parser *P, const char *p)
     return c >= 0x80 ? M_NONASCII : M_BYTE;
 }
 
+/* A scalar value at p (p < end) into slot v. */
+static const char *parse_scalar(json_parser *P, rcp_json *v, const char *p)
+{
+    const char *s;
+    size_t n;
+    switch (*p) {
+    case '"':
+        p = parse_string(P, p + 1, &s, &n);
+        if (p)
+            put_scalar(P, v, RCP_JSON_STRING, s, n);
+        return p;
+    case '-': case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+        return parse_number(P, v, p);
+    case 't': return parse_literal(P, v, p, "true", 4, RCP_JSON_TRUE);
+    case 'f': return parse_literal(P, v, p, "false", 5, RCP_JSON_FALSE);
+    case 'n': return parse_literal(P, v, p, "null", 4, RCP_JSON_NULL);
+    }
+    return fail(P, bad_value(P, p), p);
+}
+
 /* MARK: - JSON: containers and the main loop ---------------------------- */
 
-/* After '{' or ',' in an object: a member name and its ':'. */
-static const char *member_name(json_parser *P, const char *p)
+static int in_object(const json_parser *P)
+{
+    return P->obj;
+}
+
+/* After '{' or ',' in an object: a member name into slot v, and its ':'. */
+static const char *member_name(json_parser *P, rcp_json *v, const char *p)
 {
     const char *end = P->end;
-    p = skip_ws(p, end);
+    if (p == end || *p != '"')
+        p = skip_ws(p, end);
     if (p == end)
         return fail(P, M_UNTERM_OBJ, end);
     if (*p != '"')
         return fail(P, *p == '\'' ? M_QUOTE1 : M_NAME, p);
-    p = parse_string(P, p + 1, &P->key, &P->keylen);
+    p = parse_string(P, p + 1, &v->key, &v->keylen);
     if (!p)
         return NULL;
+    if (p < end && *p == ':')
+        return p + 1;
     p = skip_ws(p, end);
     if (p == end)
         return fail(P, M_UNTERM_OBJ, end);
     return *p == ':' ? p + 1 : fail(P, M_COLON, p);
 }
 
-/* Design note 1: the children move from the stack into the arena. */
-static const char *close_container(json_parser *P, const char *p)
+/* '{' or '[' at p in slot v: the slot stays on the stack, its children
+** follow it (design note 1). */
+static int open_container(json_parser *P, rcp_json *v, const char *p)
 {
-    json_frame *f = &P->fr[--P->depth];
-    size_t n = P->top - f->start;
-    rcp_json *kids = NULL;
-    if (n) {
-        kids = arena_take(P->a, n * sizeof *kids, ARENA_ALIGN);
-        if (!kids)
-            return fail(P, M_NOMEM, p - 1);
-        memcpy(kids, P->st + f->start, n * sizeof *kids);
+    if (P->depth >= P->maxdepth) {
+        fail(P, M_DEPTH, p);
+        return -1;
     }
-    P->top = f->start;
-    P->key = f->key;
-    P->keylen = f->keylen;
-    if (push(P, f->obj ? RCP_JSON_OBJECT : RCP_JSON_ARRAY, NULL, n))
+    v->type = *p == '{' ? RCP_JSON_OBJECT : RCP_JSON_ARRAY;
+    v->s = NULL;
+    v->kids = NULL;
+    v->n = P->open;
+    P->open = P->top++;
+    P->obj = v->type == RCP_JSON_OBJECT;
+    P->depth++;
+    return 0;
+}
+
+/* The closing byte at p: the innermost container's children move from
+** the stack into the arena (design note 1) and its slot is complete. */
+static int close_container(json_parser *P, const char *p)
+{
+    rcp_json *c = &P->st[P->open];
+    size_t n = P->top - P->open - 1;
+    if (n) {
+        c->kids = arena_take(P->a, n * sizeof *c->kids, ARENA_ALIGN);
+        if (!c->kids) {
+            fail(P, M_NOMEM, p);
+            return -1;
+        }
+        memcpy(c->kids, c + 1, n * sizeof *c->kids);
+    }
+    P->top = P->open + 1;
+    P->open = c->n;
+    P->obj = P->open != JP_NONE &&
+             P->st[P->open].type == RCP_JSON_OBJECT;
+    P->depth--;
+    c->n = n;
+    return 0;
+}
+
+/* After '{', '[' or ',': the slot for the next value, its member name
+** read when in an object; NULL with the error recorded. */
+static const char *next_member(json_parser *P, const char *p, rcp_json **v)
+{
+    *v = slot(P, p);
+    if (!*v)
         return NULL;
-    P->st[P->top - 1].kids = kids;
+    if (in_object(P))
+        return member_name(P, *v, p);
+    (*v)->key = NULL;
+    (*v)->keylen = 0;
     return p;
 }
 
-static const char *open_container(json_parser *P, const char *p, int *want)
+/* A value at p into slot v.  *more = 1 when it opened a container with
+** children to come, 0 when the value is complete (an empty container
+** closes at once). */
+static const char *parse_value(json_parser *P, const char *p, rcp_json *v,
+                               int *more)
 {
-    json_frame *f;
-    int obj = *p == '{';
-    if (P->depth >= P->maxdepth)
-        return fail(P, M_DEPTH, p);
-    if (P->depth == P->fcap) {
-        void *q = grow_scratch(P, P->fr, P->fr_local, &P->fcap, sizeof *f);
-        if (!q)
-            return fail(P, M_NOMEM, p);
-        P->fr = q;
-    }
-    f = &P->fr[P->depth++];
-    f->start = P->top;
-    f->key = P->key;
-    f->keylen = P->keylen;
-    f->obj = obj;
-    P->key = NULL;
-    P->keylen = 0;
-    p = skip_ws(p + 1, P->end);
-    if (p < P->end && *p == (obj ? '}' : ']')) {
-        *want = 0;
-        return close_container(P, p + 1);
-    }
-    *want = 1;
-    return obj ? member_name(P, p) : p;
-}
-
-/* A value where one is expected; *want becomes 0 once it is complete. */
-static const char *parse_value(json_parser *P, const char *p, int *want)
-{
-    const char *s;
-    size_t n;
-    p = skip_ws(p, P->end);
-    if (p == P->end)
-        return fail(P, !P->depth ? M_EMPTY : P->fr[P->depth - 1].obj
+    const char *end = P->end;
+    char close;
+    *more = 0;
+    if (p == end || *p != '"')
+        p = skip_ws(p, end);
+    if (p == end)
+        return fail(P, P->open == JP_NONE ? M_EMPTY : in_object(P)
                            ? M_UNTERM_OBJ : M_UNTERM_ARR, p);
-    switch (*p) {
-    case '"':
-        p = parse_string(P, p + 1, &s, &n);
-        if (!p || push(P, RCP_JSON_STRING, s, n))
+    if (*p != '{' && *p != '[')
+        return parse_scalar(P, v, p);
+    close = *p == '{' ? '}' : ']';
+    if (open_container(P, v, p))
+        return NULL;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == close)
+        return close_container(P, p) ? NULL : p + 1;
+    *more = 1;
+    return p;
+}
+
+/* After a value: the bytes that close containers, up to a ',' (returns
+** what follows it) or the end of the root (P->open == JP_NONE). */
+static const char *after_value(json_parser *P, const char *p)
+{
+    const char *end = P->end;
+    while (P->open != JP_NONE) {
+        int obj = in_object(P);
+        if (p < end && *p == ',')
+            return p + 1;
+        p = skip_ws(p, end);
+        if (p == end)
+            return fail(P, obj ? M_UNTERM_OBJ : M_UNTERM_ARR, p);
+        if (*p == ',')
+            return p + 1;
+        if (*p != (obj ? '}' : ']'))
+            return fail(P, obj ? M_OBJ_SEP : M_ARR_SEP, p);
+        if (close_container(P, p++))
             return NULL;
-        *want = 0;
-        return p;
-    case '-': case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9':
-        return parse_number(P, p, want);
-    case '{': case '[':
-        return open_container(P, p, want);
-    case 't': *want = 0; return parse_literal(P, p, "true", RCP_JSON_TRUE);
-    case 'f': *want = 0; return parse_literal(P, p, "false", RCP_JSON_FALSE);
-    case 'n': *want = 0; return parse_literal(P, p, "null", RCP_JSON_NULL);
     }
-    return fail(P, bad_value(P, p), p);
+    return p;
 }
 
-/* After a value inside a container: ',' and more, or the closing byte. */
-static const char *after_value(json_parser *P, const char *p, int *want)
+/* The main loop: a value at p into slot v, the bytes after it, and the
+** slot (and member name) of the next one, until the root is complete.
+** Iterative: depth is a counter, never the C stack. */
+static const char *parse_values(json_parser *P, const char *p, rcp_json *v)
 {
-    int obj = P->fr[P->depth - 1].obj;
-    p = skip_ws(p, P->end);
-    if (p == P->end)
-        return fail(P, obj ? M_UNTERM_OBJ : M_UNTERM_ARR, p);
-    if (*p == ',') {
-        *want = 1;
-        return obj ? member_name(P, p + 1) : p + 1;
-    }
-    if (*p == (obj ? '}' : ']'))
-        return close_container(P, p + 1);
-    return fail(P, obj ? M_OBJ_SEP : M_ARR_SEP, p);
-}
-
-static const rcp_json *parse_text(json_parser *P, const char *p)
-{
-    rcp_json *root;
-    int want = 1;
+    int more;
     for (;;) {
-        if (want)
-            p = parse_value(P, p, &want);
-        else if (P->depth)
-            p = after_value(P, p, &want);
-        else
-            break;
+        p = parse_value(P, p, v, &more);
+        if (p && !more) {
+            p = after_value(P, p);
+            if (p && P->open == JP_NONE)
+                return p;
+        }
+        if (p)
+            p = next_member(P, p, &v);
         if (!p)
             return NULL;
     }
+}
+
+static const rcp_json *parse_text(json_parser *P)
+{
+    const char *p;
+    rcp_json *root, *v = slot(P, P->base);
+    if (!v)
+        return NULL;
+    v->key = NULL;
+    v->keylen = 0;
+    p = parse_values(P, P->base, v);
+    if (!p)
+        return NULL;
     /* RFC 8259 §2: JSON-text = ws value ws, nothing else */
     p = skip_ws(p, P->end);
     if (p != P->end) {
@@ -1046,21 +1170,17 @@ const rcp_json *rcp_json_parse(rcp_arena *a, const char *text, size_t len,
     P.st = P.st_local;
     P.top = 0;
     P.cap = JP_LOCAL_VALS;
-    P.fr = P.fr_local;
+    P.open = JP_NONE;
+    P.obj = 0;
     P.depth = 0;
-    P.fcap = JP_LOCAL_FRAMES;
     P.maxdepth = max_depth ? max_depth : RCP_JSON_MAX_DEPTH;
-    P.key = NULL;
-    P.keylen = 0;
     P.err = err ? err : &dummy;
     P.err->code = RCP_JSON_OK;
     P.err->offset = 0;
     P.err->msg = "ok";
-    root = parse_text(&P, P.base);
+    root = parse_text(&P);
     if (P.st != P.st_local)
         rcp_free(P.st);
-    if (P.fr != P.fr_local)
-        rcp_free(P.fr);
     return root;
 }
 
@@ -2108,10 +2228,7 @@ static void jw_string(rcp_buf *b, const char *str, size_t n)
         return;
     rcp_buf_putc(b, '"');
     for (run = p; ; p += len, run = p) {
-        while (end - p >= 8 && !sw_special(sw_load(p)))
-            p += 8;
-        while (p < end && (json_cls[*p] & C_PLAIN))
-            p++;
+        p += plain_run(p, (size_t)(end - p));
         rcp_buf_put(b, run, (size_t)(p - run));
         if (p == end)
             break;
