@@ -428,6 +428,39 @@ static inline size_t plain_run(const unsigned char *u, size_t n)
     return i + plain_run_plain(u + i, n - i);
 }
 
+/* The offset of the first byte in u[0..n) that is not an ASCII digit, n
+** when there is none: one byte at a time, then eight (tested to agree, as
+** plain_run). */
+static size_t digit_run_plain(const unsigned char *u, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (unsigned char)(u[i] - '0') < 10)
+        i++;
+    return i;
+}
+
+/* The high bit of each byte of w that is not a digit, exact for the
+** lowest one: y = b ^ '0' is 0..9 for a digit; y + 0x76 sets the high bit
+** for 10 <= y < 0x8A, y itself for y >= 0x80.  The addition carries out
+** of a byte only when y >= 0x8A, a flagged byte, so none below the first
+** flagged one is wrong. */
+static uint64_t sw_nondigit(uint64_t w)
+{
+    uint64_t y = w ^ SW_ONES * '0';
+    return ((y + SW_ONES * 0x76) | y) & SW_HIGHS;
+}
+
+static inline size_t digit_run(const unsigned char *u, size_t n)
+{
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t m = sw_nondigit(sw_load(u + i));
+        if (m)
+            return i + sw_first(m);
+    }
+    return i + digit_run_plain(u + i, n - i);
+}
+
 /* MARK: - JSON: error messages ------------------------------------------ */
 
 /* One table for every parse error: the code it carries and its text. */
@@ -557,6 +590,60 @@ static size_t utf8_put(char *o, unsigned long cp)
     o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
     o[3] = (char)(0x80 | (cp & 0x3F));
     return 4;
+}
+
+/* The common well-formed sequences, checked inline: two bytes led by
+** C2..DF, three led by E1..EF but ED (the leads whose second byte may be
+** any of 80..BF), with three bytes readable.  Their length, or 0 for
+** anything else, which utf8_seq then judges. */
+static size_t utf8_easy(const unsigned char *u, size_t avail)
+{
+    int ok = avail >= 3 &&
+             (u[0] >= 0xC2 && u[0] <= 0xDF ? (u[1] & 0xC0) == 0x80
+              : u[0] >= 0xE1 && u[0] <= 0xEF && u[0] != 0xED &&
+                (u[1] & 0xC0) == 0x80 && (u[2] & 0xC0) == 0x80);
+    return ok ? 2 + (size_t)(u[0] >= 0xE0) : 0;
+}
+
+/* The offset of the first byte in u[0..n) where a string needs more than
+** a copy: '"', '\\', a control byte, or a byte >= 0x80 that does not start
+** an easy sequence; n when there is none.  Both the parser and the writer
+** scan strings with it.  The plain version, one byte at a time: */
+static size_t text_run_plain(const unsigned char *u, size_t n)
+{
+    size_t i = 0, k;
+    while (i < n) {
+        if (json_cls[u[i]] & C_PLAIN)
+            i++;
+        else if (u[i] >= 0x80 && (k = utf8_easy(u + i, n - i)) != 0)
+            i += k;
+        else
+            break;
+    }
+    return i;
+}
+
+/* The fast one: plain runs eight bytes at a time, easy sequences between
+** them (tests/test_json.c checks that both agree). */
+static inline size_t text_run(const unsigned char *u, size_t n)
+{
+    size_t i = 0, k;
+    for (;;) {
+        i += plain_run(u + i, n - i);
+        if (i == n || u[i] < 0x80 || (k = utf8_easy(u + i, n - i)) == 0)
+            return i;
+        i += k;
+    }
+}
+
+size_t json_text_run(const unsigned char *u, size_t n, int fast)
+{
+    return fast ? text_run(u, n) : text_run_plain(u, n);
+}
+
+size_t json_digit_run(const unsigned char *u, size_t n, int fast)
+{
+    return fast ? digit_run(u, n) : digit_run_plain(u, n);
 }
 
 /* MARK: - JSON: parser state -------------------------------------------- */
@@ -710,16 +797,6 @@ static const char *check_escape(json_parser *P, const char *p)
     return cp >= 0xD800 && cp <= 0xDBFF ? check_pair(P, p) : p + 6;
 }
 
-/* The common well-formed 2- and 3-byte sequences, checked inline (u has
-** three bytes); anything else goes to utf8_seq. */
-static int utf8_easy(const unsigned char *u)
-{
-    if (u[0] >= 0xC2 && u[0] <= 0xDF)
-        return (u[1] & 0xC0) == 0x80;
-    return u[0] >= 0xE1 && u[0] <= 0xEF && u[0] != 0xED &&
-           (u[1] & 0xC0) == 0x80 && (u[2] & 0xC0) == 0x80;
-}
-
 /* Pass 1: p is inside a string, after its opening quote and any bytes
 ** plain_run passed.  Validates up to the closing quote; returns the byte
 ** after it and sets *esc when a \ was seen. */
@@ -743,8 +820,8 @@ static const char *scan_string(json_parser *P, const char *p, int *esc)
             u = (const unsigned char *)p;
         } else if (*u < 0x20) {
             return fail(P, *u ? M_STR_CTRL : M_STR_NUL, (const char *)u);
-        } else if (end - u >= 3 && utf8_easy(u)) {
-            u += 2 + (*u >= 0xE0);
+        } else if ((len = utf8_easy(u, (size_t)(end - u))) != 0) {
+            u += len;
         } else {
             m = utf8_seq(u, end, &len);
             if (m)
@@ -827,8 +904,8 @@ static const char *parse_string_rest(json_parser *P, const char *p,
 }
 
 /* p is after the opening quote; *s, *n get the decoded bytes.  Most
-** strings (member names above all) hold no byte that needs a look, so
-** the first one plain_run stops at is their closing quote. */
+** strings (member names above all) hold no escape and only easy UTF-8,
+** so the first byte text_run stops at is their closing quote. */
 static inline const char *parse_string(json_parser *P, const char *p,
                                        const char **s, size_t *n)
 {
@@ -846,39 +923,6 @@ static inline const char *parse_string(json_parser *P, const char *p,
 static int is_digit_at(const char *p, const char *end)
 {
     return p < end && (unsigned char)(*p - '0') < 10;
-}
-
-/* The offset of the first byte in u[0..n) that is not an ASCII digit, n
-** when there is none: one byte at a time, then eight (tested to agree, as
-** plain_run). */
-static size_t digit_run_plain(const unsigned char *u, size_t n)
-{
-    size_t i = 0;
-    while (i < n && (unsigned char)(u[i] - '0') < 10)
-        i++;
-    return i;
-}
-
-/* The high bit of each byte of w that is not a digit, exact for the
-** lowest one: y = b ^ '0' is 0..9 for a digit; y + 0x76 sets the high bit
-** for 10 <= y < 0x8A, y itself for y >= 0x80.  The addition carries out
-** of a byte only when y >= 0x8A, a flagged byte, so none below the first
-** flagged one is wrong. */
-static uint64_t sw_nondigit(uint64_t w)
-{
-    uint64_t y = w ^ SW_ONES * '0';
-    return ((y + SW_ONES * 0x76) | y) & SW_HIGHS;
-}
-
-static inline size_t digit_run(const unsigned char *u, size_t n)
-{
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        uint64_t m = sw_nondigit(sw_load(u + i));
-        if (m)
-            return i + sw_first(m);
-    }
-    return i + digit_run_plain(u + i, n - i);
 }
 
 static const char *digits(const char *p, const char *end)
@@ -1858,13 +1902,42 @@ static int fmt_log10_3q_pow2(int e)   /* floor(log10(3/4 2^e)) */
     return fmt_floor_shift((int64_t)e * 1262611 - 524031, 22);
 }
 
-/* Round to odd of cp * g / 2^128 (Schubfach's key step). */
-static uint64_t fmt_round_odd_d(const uint64_t *g, uint64_t cp)
+/* Round to odd of cp * g / 2^128 (Schubfach's key step), from the exact
+** 192-bit product cp * g = y * 2^64 + x (y = g[0] * cp, x = g[1] * cp):
+** its top 64 bits, or'ed with 1 when the 64 below them exceed 1. */
+static uint64_t fmt_rop(fmt_u128 y, fmt_u128 x)
 {
-    fmt_u128 x = fmt_mul64(g[1], cp), y = fmt_mul64(g[0], cp);
     y.lo += x.hi;
     y.hi += y.lo < x.hi;
     return y.hi | (y.lo > 1);
+}
+
+static uint64_t fmt_round_odd_d(const uint64_t *g, uint64_t cp)
+{
+    return fmt_rop(fmt_mul64(g[0], cp), fmt_mul64(g[1], cp));
+}
+
+/* a * 2^j as 128 bits, 0 <= j < 64 */
+static fmt_u128 fmt_shl(uint64_t a, int j)
+{
+    fmt_u128 r;
+    r.hi = a >> (63 - j) >> 1;  /* two steps: j == 0 is defined */
+    r.lo = a << j;
+    return r;
+}
+
+static fmt_u128 fmt_add(fmt_u128 a, fmt_u128 b)
+{
+    a.lo += b.lo;
+    a.hi += b.hi + (a.lo < b.lo);
+    return a;
+}
+
+static fmt_u128 fmt_sub(fmt_u128 a, fmt_u128 b)
+{
+    a.hi -= b.hi + (a.lo < b.lo);
+    a.lo -= b.lo;
+    return a;
 }
 
 static uint64_t fmt_round_odd_f(uint64_t g, uint64_t cp)
@@ -1898,9 +1971,28 @@ static uint64_t fmt_pick(uint64_t vbl, uint64_t vb, uint64_t vbr, int even,
     return s + (vb > 4 * s + 2 || (vb == 4 * s + 2 && (s & 1)));
 }
 
-/* |v| = c * 2^q as the shortest s * 10^k (v finite, nonzero). */
-static uint64_t fmt_shortest_d(uint64_t bits, int *k)
+/* The three round-to-odd products of Schubfach for binary64 from two
+** multiplications: the interval ends' cp differ from the value's, cb, by
+** a power of two (2^jl below, 2^jr above), so their exact products are
+** the value's plus or minus g shifted.  Bit for bit what three calls of
+** fmt_round_odd_d give (tests/test_json.c compares them). */
+static void fmt_rop3_d(const uint64_t *g, uint64_t cb, int jl, int jr,
+                       uint64_t v[3])
 {
+    fmt_u128 y = fmt_mul64(g[0], cb), x = fmt_mul64(g[1], cb);
+    v[0] = fmt_rop(fmt_sub(y, fmt_shl(g[0], jl)),
+                   fmt_sub(x, fmt_shl(g[1], jl)));
+    v[1] = fmt_rop(y, x);
+    v[2] = fmt_rop(fmt_add(y, fmt_shl(g[0], jr)),
+                   fmt_add(x, fmt_shl(g[1], jr)));
+}
+
+/* |v| = c * 2^q as the shortest s * 10^k (v finite, nonzero).  fast
+** takes fmt_rop3_d's two multiplications instead of three calls of
+** fmt_round_odd_d, the plain form of the step. */
+static uint64_t fmt_shortest_d(uint64_t bits, int *k, int fast)
+{
+    uint64_t r[3];
     uint64_t frac = bits & (((uint64_t)1 << 52) - 1), c;
     int be = (int)(bits >> 52 & 0x7FF), q, closer, h;
     const uint64_t *g;
@@ -1913,9 +2005,14 @@ static uint64_t fmt_shortest_d(uint64_t bits, int *k)
     *k = closer ? fmt_log10_3q_pow2(q) : fmt_log10_pow2(q);
     h = q + fmt_log2_pow10(-*k) + 1;
     g = &fmt_pow10_d[2 * (-*k - FMT_D_KMIN)];
-    return fmt_pick(fmt_round_odd_d(g, (4 * c - 2 + (uint64_t)closer) << h),
-                    fmt_round_odd_d(g, 4 * c << h),
-                    fmt_round_odd_d(g, (4 * c + 2) << h), !(c & 1), k);
+    if (fast) {         /* Schubfach: 1 <= h <= 4, so the shifts are < 64 */
+        fmt_rop3_d(g, 4 * c << h, closer ? h : h + 1, h + 1, r);
+    } else {
+        r[0] = fmt_round_odd_d(g, (4 * c - 2 + (uint64_t)closer) << h);
+        r[1] = fmt_round_odd_d(g, 4 * c << h);
+        r[2] = fmt_round_odd_d(g, (4 * c + 2) << h);
+    }
+    return fmt_pick(r[0], r[1], r[2], !(c & 1), k);
 }
 
 static uint64_t fmt_shortest_f(uint32_t bits, int *k)
@@ -1945,15 +2042,51 @@ static const char fmt_pairs[] =
     "6061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* The number of decimal digits of s, by halving the range. */
 static int fmt_ndigits(uint64_t s)
 {
     int n = 1;
-    uint64_t p = 10;
-    while (n < 20 && s >= p) {
-        n++;
-        p *= 10;
+    if (s >= (uint64_t)10000000000000000u) {
+        s /= (uint64_t)10000000000000000u;
+        n += 16;
     }
-    return n;
+    if (s >= 100000000u) {
+        s /= 100000000u;
+        n += 8;
+    }
+    if (s >= 10000u) {
+        s /= 10000u;
+        n += 4;
+    }
+    if (s >= 100u) {
+        s /= 100u;
+        n += 2;
+    }
+    return n + (s >= 10u);
+}
+
+/* s (nonzero) without its trailing zeros, k counting them: eight, four,
+** two and one at a time (a double's shortest s has at most 17 digits,
+** an integer below 2^53 up to 15 zeros). */
+static uint64_t fmt_trim(uint64_t s, int *k)
+{
+    while (s % 100000000u == 0) {
+        s /= 100000000u;
+        *k += 8;
+    }
+    if (s % 10000u == 0) {
+        s /= 10000u;
+        *k += 4;
+    }
+    if (s % 100u == 0) {
+        s /= 100u;
+        *k += 2;
+    }
+    if (s % 10u == 0) {
+        s /= 10u;
+        *k += 1;
+    }
+    return s;
 }
 
 /* The nd <= 9 digits of s into o[0..nd), two at a time from the right,
@@ -2000,15 +2133,13 @@ static size_t fmt_exponent(char *o, int e)
 
 /* s * 10^k laid out as ECMAScript's Number::toString does: plain digits
 ** while the decimal point is within 21 digits (and not more than 6 zeros
-** after it), otherwise d.ddde+XX / d.ddde-XX. */
-static size_t fmt_layout(char *out, int neg, uint64_t s, int k)
+** after it), otherwise d.ddde+XX / d.ddde-XX.  The plain version; the
+** fast one follows. */
+static size_t fmt_layout_plain(char *out, int neg, uint64_t s, int k)
 {
     char *o = out + neg;
     int nd, n, i;
-    while (s % 10 == 0) {
-        s /= 10;
-        k++;
-    }
+    s = fmt_trim(s, &k);
     nd = fmt_ndigits(s);
     n = k + nd;                 /* value = 0.d1d2.. * 10^n */
     out[0] = '-';
@@ -2040,6 +2171,68 @@ static size_t fmt_layout(char *out, int neg, uint64_t s, int k)
     return (size_t)(o + fmt_exponent(o, n - 1) - out);
 }
 
+/* Exactly eight digits of v < 10^8, leading zeros included: two halves
+** of four, each two pairs, without a loop. */
+static void fmt_8digits(char *o, uint32_t v)
+{
+    uint32_t hi = v / 10000, lo = v % 10000;
+    memcpy(o, fmt_pairs + 2 * (hi / 100), 2);
+    memcpy(o + 2, fmt_pairs + 2 * (hi % 100), 2);
+    memcpy(o + 4, fmt_pairs + 2 * (lo / 100), 2);
+    memcpy(o + 6, fmt_pairs + 2 * (lo % 100), 2);
+}
+
+/* The digits of s ending at e, in blocks of eight: up to seven bytes
+** before the first digit are overwritten (with zeros). */
+static void fmt_digits_to(char *e, uint64_t s)
+{
+    while (s >= 100000000u) {
+        fmt_8digits(e - 8, (uint32_t)(s % 100000000u));
+        s /= 100000000u;
+        e -= 8;
+    }
+    fmt_8digits(e - 8, (uint32_t)s);
+}
+
+/* fmt_layout_plain's output, built in a scratch with room before it so
+** digits go in whole blocks and prefixes in fixed-size stores, then copied
+** out in one fixed-size move: out gets RCP_JSON_FMT_SIZE bytes written. */
+static size_t fmt_layout(char *out, int neg, uint64_t s, int k)
+{
+    char t[8 + RCP_JSON_FMT_SIZE + 24], *base = t + 8, *o = base + neg;
+    int nd, n, i;
+    size_t len;
+    s = fmt_trim(s, &k);
+    nd = fmt_ndigits(s);
+    n = k + nd;                 /* value = 0.d1d2.. * 10^n */
+    if (nd <= n && n <= 21) {   /* 1500, 1e20 */
+        fmt_digits_to(o + nd, s);
+        memset(o + nd, '0', 21);
+        len = (size_t)(neg + n);
+    } else if (0 < n && n <= 21) {      /* 12.5 */
+        fmt_digits_to(o + 1 + nd, s);
+        for (i = 0; i < n; i++)
+            o[i] = o[i + 1];
+        o[n] = '.';
+        len = (size_t)(neg + nd + 1);
+    } else if (-6 < n && n <= 0) {      /* 0.000125 */
+        char *f = o + 2 - n;
+        fmt_digits_to(f + nd, s);
+        memcpy(f - 8, "00000000", 8);   /* f - 8 <= o: covers "0." */
+        o[1] = '.';
+        len = (size_t)(f + nd - base);
+    } else {                    /* 1.25e-7, 1e+21 */
+        fmt_digits_to(o + 1 + nd, s);
+        o[0] = o[1];
+        o[1] = '.';
+        o += nd == 1 ? 1 : nd + 1;
+        len = (size_t)(o + fmt_exponent(o, n - 1) - base);
+    }
+    base[0] = neg ? '-' : base[0];
+    memcpy(out, base, RCP_JSON_FMT_SIZE);
+    return len;
+}
+
 static size_t fmt_zero(char *out, int neg)
 {
     out[0] = '-';
@@ -2048,7 +2241,7 @@ static size_t fmt_zero(char *out, int neg)
 }
 
 /* §4.6: NaN and Infinity MUST NOT be emitted; a finite sentinel is */
-size_t rcp_json_fmt_double(char *out, double v)
+size_t json_fmt_double(char *out, double v, int fast)
 {
     uint64_t bits, s;
     int k;
@@ -2059,8 +2252,14 @@ size_t rcp_json_fmt_double(char *out, double v)
     memcpy(&bits, &v, sizeof bits);
     if ((bits & ~((uint64_t)1 << 63)) == 0)
         return fmt_zero(out, bits != 0);
-    s = fmt_shortest_d(bits & ~((uint64_t)1 << 63), &k);
-    return fmt_layout(out, (int)(bits >> 63), s, k);
+    s = fmt_shortest_d(bits & ~((uint64_t)1 << 63), &k, fast);
+    return fast ? fmt_layout(out, (int)(bits >> 63), s, k)
+                : fmt_layout_plain(out, (int)(bits >> 63), s, k);
+}
+
+size_t rcp_json_fmt_double(char *out, double v)
+{
+    return json_fmt_double(out, v, 1);
 }
 
 size_t rcp_json_fmt_float(char *out, float v)
@@ -2153,19 +2352,15 @@ static unsigned char *jw_first(rcp_jw *w)
     return &w->first[w->depth < JW_SLOTS ? w->depth : JW_SLOTS - 1];
 }
 
-static void jw_sep(rcp_jw *w)
-{
-    unsigned char *f = jw_first(w);
-    if (*f)
-        *f = 0;
-    else
-        rcp_buf_putc(w->b, ',');
-}
+static char *jw_item(rcp_jw *w, size_t n);
 
 static void jw_open(rcp_jw *w, char c)
 {
-    jw_sep(w);
-    rcp_buf_putc(w->b, c);
+    char *o = jw_item(w, 1);
+    if (o) {
+        *o = c;
+        w->b->len++;
+    }
     if (++w->depth >= JW_SLOTS)
         w->b->oom = 1;          /* too deep to track: fail, never overrun */
     *jw_first(w) = 1;
@@ -2190,66 +2385,169 @@ void rcp_jw_obj_end(rcp_jw *w) { jw_close(w, '}'); }
 void rcp_jw_arr(rcp_jw *w)     { jw_open(w, '['); }
 void rcp_jw_arr_end(rcp_jw *w) { jw_close(w, ']'); }
 
-/* A byte JSON will not take raw: the two-letter escapes, else \u00XX. */
-static void jw_escape_byte(rcp_buf *b, unsigned char c)
+/* A byte JSON will not take raw: the two-letter escapes, else \u00XX,
+** into e (6 bytes); returns how many. */
+static size_t jw_escape_code(char *e, unsigned char c)
 {
     static const char hexd[] = "0123456789abcdef";
-    char e[6] = {'\\', 'u', '0', '0', 0, 0};
+    e[0] = '\\';
     switch (c) {
-    case '"':  e[1] = '"';  break;
-    case '\\': e[1] = '\\'; break;
-    case '\b': e[1] = 'b';  break;
-    case '\f': e[1] = 'f';  break;
-    case '\n': e[1] = 'n';  break;
-    case '\r': e[1] = 'r';  break;
-    case '\t': e[1] = 't';  break;
-    default:
-        e[4] = hexd[c >> 4];
-        e[5] = hexd[c & 15];
-        rcp_buf_put(b, e, 6);
-        return;
+    case '"':  e[1] = '"';  return 2;
+    case '\\': e[1] = '\\'; return 2;
+    case '\b': e[1] = 'b';  return 2;
+    case '\f': e[1] = 'f';  return 2;
+    case '\n': e[1] = 'n';  return 2;
+    case '\r': e[1] = 'r';  return 2;
+    case '\t': e[1] = 't';  return 2;
     }
-    rcp_buf_put(b, e, 2);
+    e[1] = 'u';
+    e[2] = e[3] = '0';
+    e[4] = hexd[c >> 4];
+    e[5] = hexd[c & 15];
+    return 6;
 }
 
-/* Quoted and escaped.  Never a raw control byte, so a frame stays one
-** line (§5.1); U+2028/U+2029 stay raw (valid JSON, RFC 8259 §7).  Bytes
-** that are not UTF-8 become U+FFFD, one per maximal subpart (Unicode §3.9),
-** so the output is always valid JSON (§4.6: strings are UTF-8). */
-static void jw_string(rcp_buf *b, const char *str, size_t n)
+/* The bytes of a string that text_run stops at, one item at a time into
+** o (room for 6): an escape, a well-formed sequence copied, or U+FFFD for
+** one maximal subpart that is not UTF-8 (Unicode §3.9).  Returns the
+** input consumed; *on gets the bytes written. */
+static size_t jw_special(char *o, const unsigned char *p,
+                         const unsigned char *end, size_t *on)
 {
-    const unsigned char *p, *end, *run;
     size_t len;
-    if (!str)
-        str = "", n = 0;
-    p = (const unsigned char *)str;
-    end = p + n;
-    if (rcp_buf_reserve(b, n + 2))
-        return;
+    if (*p < 0x80) {
+        *on = jw_escape_code(o, *p);
+        return 1;
+    }
+    if (utf8_seq(p, end, &len) == 0) {
+        memcpy(o, p, len);
+        *on = len;
+        return len;
+    }
+    memcpy(o, "\xEF\xBF\xBD", 3);
+    *on = 3;
+    return len + !len;
+}
+
+/* Quoted and escaped, then tail (':' after a member name) unless it is 0.
+** Never a raw control byte, so a frame stays one line (§5.1); U+2028 and
+** U+2029 stay raw (valid JSON, RFC 8259 §7).  Bytes that are not UTF-8
+** become U+FFFD, so the output is always valid JSON (§4.6: strings are
+** UTF-8).  The plain version appends piece by piece: */
+static void jw_string_plain(rcp_buf *b, const char *str, size_t n, char tail)
+{
+    const unsigned char *p = (const unsigned char *)str, *end = p + n;
+    char e[6];
+    size_t k, en;
     rcp_buf_putc(b, '"');
-    for (run = p; ; p += len, run = p) {
-        p += plain_run(p, (size_t)(end - p));
-        rcp_buf_put(b, run, (size_t)(p - run));
-        if (p == end)
-            break;
-        len = 1;
-        if (*p < 0x80) {
-            jw_escape_byte(b, *p);
-        } else if (utf8_seq(p, end, &len) == 0) {
-            rcp_buf_put(b, p, len);
-        } else {
-            rcp_buf_put(b, "\xEF\xBF\xBD", 3);
-            len += !len;
+    while (p < end) {
+        k = text_run_plain(p, (size_t)(end - p));
+        rcp_buf_put(b, p, k);
+        p += k;
+        if (p < end) {
+            p += jw_special(e, p, end, &en);
+            rcp_buf_put(b, e, en);
         }
     }
     rcp_buf_putc(b, '"');
+    if (tail)
+        rcp_buf_putc(b, tail);
+}
+
+/* Room for n more bytes in b; where they go, NULL when b cannot grow
+** (then it is marked failed, as every append marks it). */
+static char *jw_room(rcp_buf *b, size_t n)
+{
+    if ((b->oom || b->cap - b->len < n) && rcp_buf_reserve(b, n))
+        return NULL;
+    return b->data + b->len;
+}
+
+#define JW_SLACK 8      /* whole words are stored before they are judged */
+
+/* The run text_run would pass, copied from p to *o while it is scanned:
+** each word is stored whole (o has JW_SLACK bytes of room past the
+** copy) and judged after, and easy UTF-8 sequences go through as they
+** are.  Returns the first byte that needs jw_special (end when none). */
+static const unsigned char *jw_copy_run(char **o, const unsigned char *p,
+                                        const unsigned char *end)
+{
+    char *q = *o;
+    size_t k;
+    for (;;) {
+        if (end - p >= 8) {
+            uint64_t m = sw_special(sw_load(p));
+            memcpy(q, p, 8);
+            k = m ? sw_first(m) : 8;
+            p += k;
+            q += k;
+            if (k == 8)
+                continue;
+        } else {
+            while (p < end && (json_cls[*p] & C_PLAIN))
+                *q++ = (char)*p++;
+        }
+        if (p == end || *p < 0x80 || (k = utf8_easy(p, (size_t)(end - p))) == 0)
+            break;
+        memcpy(q, p, 3);            /* utf8_easy saw 3 readable bytes */
+        p += k;
+        q += k;
+    }
+    *o = q;
+    return p;
+}
+
+/* jw_string_plain's output, written straight into room reserved for the
+** common case (no escapes: n + 3 bytes), grown only at an escape. */
+static void jw_string(rcp_buf *b, const char *str, size_t n, char tail)
+{
+    const unsigned char *p = (const unsigned char *)str, *end = p + n;
+    char *o = jw_room(b, n + 3 + JW_SLACK);
+    size_t en;
+    if (!o)
+        return;
+    *o++ = '"';
+    while ((p = jw_copy_run(&o, p, end)) != end) {
+        /* one item at most 6 bytes for at least 1 in, then the rest */
+        b->len = (size_t)(o - b->data);
+        o = jw_room(b, 6 + (size_t)(end - p) + 2 + JW_SLACK);
+        if (!o)
+            return;
+        p += jw_special(o, p, end, &en);
+        o += en;
+    }
+    *o++ = '"';
+    *o = tail;
+    b->len = (size_t)(o + (tail != 0) - b->data);
+}
+
+void json_write_string(rcp_buf *b, const char *s, size_t n, int fast)
+{
+    if (fast)
+        jw_string(b, s, n, 0);
+    else
+        jw_string_plain(b, s, n, 0);
+}
+
+/* The comma due before a value (or member name) of the current level,
+** into the room for n more bytes; where those go, NULL when b failed. */
+static char *jw_item(rcp_jw *w, size_t n)
+{
+    unsigned char *f = jw_first(w);
+    char *o = jw_room(w->b, n + 1);
+    if (o && !*f) {
+        *o++ = ',';
+        w->b->len++;
+    }
+    *f = 0;
+    return o;
 }
 
 void rcp_jw_keyn(rcp_jw *w, const char *k, size_t n)
 {
-    jw_sep(w);
-    jw_string(w->b, k, n);
-    rcp_buf_putc(w->b, ':');
+    if (!jw_item(w, 0))
+        return;
+    jw_string(w->b, k ? k : "", k ? n : 0, ':');
     *jw_first(w) = 1;           /* the value that follows takes no comma */
 }
 
@@ -2260,8 +2558,8 @@ void rcp_jw_key(rcp_jw *w, const char *k)
 
 void rcp_jw_str(rcp_jw *w, const char *s, size_t n)
 {
-    jw_sep(w);
-    jw_string(w->b, s, n);
+    if (jw_item(w, 0))
+        jw_string(w->b, s ? s : "", s ? n : 0, 0);
 }
 
 void rcp_jw_cstr(rcp_jw *w, const char *s)
@@ -2274,48 +2572,59 @@ void rcp_jw_int(rcp_jw *w, int64_t v)
     char d[24];
     int i = 24;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    char *o;
     do
         d[--i] = (char)('0' + u % 10);
     while (u /= 10);
     if (v < 0)
         d[--i] = '-';
-    jw_sep(w);
-    rcp_buf_put(w->b, d + i, (size_t)(24 - i));
+    o = jw_item(w, 24);
+    if (o) {
+        memcpy(o, d + i, (size_t)(24 - i));
+        w->b->len += (size_t)(24 - i);
+    }
 }
 
 void rcp_jw_double(rcp_jw *w, double v)
 {
-    jw_sep(w);
-    if (rcp_buf_reserve(w->b, 32) == 0)
-        w->b->len += rcp_json_fmt_double(w->b->data + w->b->len, v);
+    char *o = jw_item(w, RCP_JSON_FMT_SIZE);
+    if (o)
+        w->b->len += rcp_json_fmt_double(o, v);
 }
 
 void rcp_jw_float(rcp_jw *w, float v)
 {
-    jw_sep(w);
-    if (rcp_buf_reserve(w->b, 32) == 0)
-        w->b->len += rcp_json_fmt_float(w->b->data + w->b->len, v);
+    char *o = jw_item(w, RCP_JSON_FMT_SIZE);
+    if (o)
+        w->b->len += rcp_json_fmt_float(o, v);
+}
+
+/* A value's bytes as they are (literals, numbers kept as text, raw). */
+static void jw_bytes(rcp_jw *w, const char *s, size_t n)
+{
+    char *o = jw_item(w, n);
+    if (o && n) {
+        memcpy(o, s, n);
+        w->b->len += n;
+    }
 }
 
 void rcp_jw_bool(rcp_jw *w, int v)
 {
-    jw_sep(w);
     if (v)
-        rcp_buf_put(w->b, "true", 4);
+        jw_bytes(w, "true", 4);
     else
-        rcp_buf_put(w->b, "false", 5);
+        jw_bytes(w, "false", 5);
 }
 
 void rcp_jw_null(rcp_jw *w)
 {
-    jw_sep(w);
-    rcp_buf_put(w->b, "null", 4);
+    jw_bytes(w, "null", 4);
 }
 
 void rcp_jw_raw(rcp_jw *w, const char *json, size_t n)
 {
-    jw_sep(w);
-    rcp_buf_put(w->b, json, n);
+    jw_bytes(w, json, n);
 }
 
 /* A scalar, or the opening of a container; 1 when children follow. */

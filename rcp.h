@@ -1115,4 +1115,22 @@ int rcp_id_equal(const rcp_json *a, const rcp_json *b);
 /* 1 when §12 defines code. */
 int rcp_code_known(int code);
 
+/* MARK: - INTERNAL: shared between the library's files and its tests ---- */
+
+/* Not a stable API.  json.c's fast paths beside their plain versions, so
+** tests/test_json.c can check on random and edge inputs that each gives
+** exactly what the plain one gives (fast = 0: the plain version). */
+/* The offset of the first byte in u[0..n) where a string needs more than
+** a copy ('"', '\\', a control byte, a byte >= 0x80 not starting a common
+** well-formed UTF-8 sequence); n when none. */
+size_t json_text_run(const unsigned char *u, size_t n, int fast);
+/* The offset of the first byte in u[0..n) that is not an ASCII digit. */
+size_t json_digit_run(const unsigned char *u, size_t n, int fast);
+/* rcp_json_fmt_double; fast = 0 computes Schubfach's three products with
+** three multiplications. */
+size_t json_fmt_double(char *out, double v, int fast);
+/* A string as the writer puts it (quoted, escaped, U+FFFD for bytes that
+** are not UTF-8), appended to b; fast = 0 appends piece by piece. */
+void   json_write_string(rcp_buf *b, const char *s, size_t n, int fast);
+
 #endif /* RCP_H */

@@ -1323,6 +1323,193 @@ START_TEST(fmt_output_is_valid_json)
 }
 END_TEST
 
+/* MARK: - fast paths agree with the plain versions ----------------------- */
+
+/* Bytes where a scan's answer changes: the string specials and their
+** neighbours, every UTF-8 boundary of Unicode Table 3-7, digits and what
+** borders them, bytes whose SWAR arithmetic borrows or carries. */
+static const unsigned char edge_bytes[] = {
+    0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x39, 0x3A, 0x41,
+    0x5B, 0x5C, 0x5D, 0x61, 0x7E, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xA2,
+    0xB0, 0xB9, 0xBA, 0xBF, 0xC0, 0xC1, 0xC2, 0xC3, 0xDF, 0xE0, 0xE1, 0xE3,
+    0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xF8, 0xFE, 0xFF
+};
+#define N_EDGE (sizeof edge_bytes / sizeof *edge_bytes)
+
+/* Random text: mostly plain ASCII or digits, with edge bytes and whole
+** well-formed sequences mixed in at a rate that changes per call. */
+static void random_text(unsigned char *u, size_t n, int digits)
+{
+    static const char *const seqs[] = {
+        "\xC3\xA9", "\xDF\xBF", "\xE2\x80\x94", "\xE6\x97\xA5", "\xED\x9F\xBF",
+        "\xE0\xA0\x80", "\xEF\xBF\xBD", "\xF0\x9F\x98\x80", "\xF4\x8F\xBF\xBF"
+    };
+    unsigned rate = 1 + (unsigned)(rng() % 24);
+    size_t i = 0;
+    while (i < n) {
+        uint64_t r = rng();
+        if (r % rate == 0) {
+            u[i++] = edge_bytes[(r >> 8) % N_EDGE];
+        } else if (r % rate == 1) {
+            const char *q = seqs[(r >> 8) % 9];
+            while (*q && i < n)
+                u[i++] = (unsigned char)*q++;
+        } else {
+            u[i++] = (unsigned char)(digits ? '0' + (r >> 8) % 10
+                                            : 0x20 + (r >> 8) % 0x5F);
+        }
+    }
+}
+
+static void check_runs_agree(const unsigned char *u, size_t n)
+{
+    ck_assert_uint_eq(json_text_run(u, n, 1), json_text_run(u, n, 0));
+    ck_assert_uint_eq(json_digit_run(u, n, 1), json_digit_run(u, n, 0));
+}
+
+/* Each of the 256 byte values at each position of a plain (or digit)
+** run, for every run length: the word-at-a-time scans must stop exactly
+** where the byte loops stop. */
+START_TEST(scans_agree_with_byte_loops_on_every_byte_at_every_position)
+{
+    unsigned char u[40];
+    size_t n, pos;
+    int c, base;
+    for (base = 0; base < 2; base++)
+        for (n = 0; n <= 24; n++)
+            for (pos = 0; pos < n; pos++)
+                for (c = 0; c < 256; c++) {
+                    memset(u, base ? '7' : 'a', sizeof u);
+                    u[pos] = (unsigned char)c;
+                    check_runs_agree(u, n);
+                    if (pos + 1 < n) {      /* a second special after it */
+                        u[pos + 1] = '"';
+                        check_runs_agree(u, n);
+                    }
+                }
+}
+END_TEST
+
+START_TEST(scans_agree_with_byte_loops_on_random_text)
+{
+    unsigned char u[300];
+    int i;
+    size_t off;
+    for (i = 0; i < 20000; i++) {
+        size_t n = (size_t)(rng() % sizeof u);
+        random_text(u, n, i & 1);
+        for (off = 0; off < 9 && off <= n; off++)
+            check_runs_agree(u + off, n - off);
+    }
+}
+END_TEST
+
+static void check_strings_agree(const unsigned char *u, size_t n,
+                                size_t prefill)
+{
+    rcp_buf f, p;
+    size_t i;
+    rcp_buf_init(&f);
+    rcp_buf_init(&p);
+    for (i = 0; i < prefill; i++) {     /* a buffer already part full */
+        rcp_buf_putc(&f, 'x');
+        rcp_buf_putc(&p, 'x');
+    }
+    json_write_string(&f, (const char *)u, n, 1);
+    json_write_string(&p, (const char *)u, n, 0);
+    ck_assert(!f.oom && !p.oom);
+    ck_assert_uint_eq(f.len, p.len);
+    ck_assert(memcmp(f.data, p.data, f.len) == 0);
+    ck_assert_ptr_nonnull(parse_n(f.data + prefill, f.len - prefill));
+    rcp_buf_free(&f);
+    rcp_buf_free(&p);
+}
+
+/* The writer's copy-while-scanning escaper against the piece-by-piece
+** one: same bytes for escapes, U+FFFD replacements and runs, whatever
+** room the buffer starts with (so every growth point is crossed). */
+START_TEST(string_writer_agrees_with_plain_writer)
+{
+    unsigned char u[600];
+    int i, c;
+    for (c = 0; c < 256; c++) {
+        memset(u, 'a', 20);
+        u[c % 20] = (unsigned char)c;
+        check_strings_agree(u, 20, (size_t)c % 70);
+    }
+    for (i = 0; i < 20000; i++) {
+        size_t n = (size_t)(rng() % (i % 10 ? 60 : sizeof u));
+        random_text(u, n, 0);
+        check_strings_agree(u, n, (size_t)(rng() % 130));
+    }
+}
+END_TEST
+
+static void check_fmt_agree(double v)
+{
+    char f[RCP_JSON_FMT_SIZE], p[RCP_JSON_FMT_SIZE];
+    size_t nf = json_fmt_double(f, v, 1), np = json_fmt_double(p, v, 0);
+    ck_assert_msg(nf == np && memcmp(f, p, nf) == 0, "%.17g: %.*s vs %.*s",
+                  v, (int)nf, f, (int)np, p);
+}
+
+/* Two multiplications for Schubfach's three products and the block
+** layout give exactly what three multiplications and the plain layout
+** give, in every layout (plain, 12.5, 0.000125, exponent) and class
+** (subnormal, integer, near a power of two, short decimal). */
+START_TEST(fmt_double_fast_agrees_with_plain)
+{
+    int i, e;
+    for (i = 0; i < 300000; i++) {
+        uint64_t bits = rng();
+        double v;
+        switch (i % 5) {
+        case 1: bits &= 0x800FFFFFFFFFFFFFu; break;               /* sub */
+        case 2: bits &= 0xFFF0000000000000u | (rng() & 3); break;
+        case 3: bits = (bits & 0x800FFFFFFFFFFFFFu) |             /* 1e-9..1e23 */
+                       (uint64_t)(993 + rng() % 84) << 52; break;
+        }
+        memcpy(&v, &bits, sizeof v);
+        if (i % 5 == 4) {
+            char t[40];
+            sprintf(t, "%de%d", (int)(rng() % 100000000), (int)(rng() % 50) - 25);
+            v = strtod(t, NULL);
+        }
+        check_fmt_agree(v);
+    }
+    for (e = -330; e <= 310; e++) {     /* every power of ten and beside */
+        char t[40];
+        sprintf(t, "1e%d", e);
+        check_fmt_agree(strtod(t, NULL));
+        check_fmt_agree(nextafter(strtod(t, NULL), 0));
+        check_fmt_agree(-nextafter(strtod(t, NULL), HUGE_VAL));
+    }
+    for (i = 0; i < 64; i++) {          /* integers, powers of two */
+        check_fmt_agree(ldexp(1.0, i));
+        check_fmt_agree((double)((uint64_t)1 << i) - 1.0);
+    }
+}
+END_TEST
+
+/* The formatters may use all of RCP_JSON_FMT_SIZE bytes, never more. */
+START_TEST(fmt_writes_no_byte_past_its_room)
+{
+    char out[RCP_JSON_FMT_SIZE + 8];
+    int i;
+    for (i = 0; i < 20000; i++) {
+        uint64_t bits = rng();
+        double v;
+        size_t n;
+        memcpy(&v, &bits, sizeof v);
+        memset(out, '#', sizeof out);
+        n = i & 1 ? rcp_json_fmt_float(out, (float)v)
+                  : rcp_json_fmt_double(out, v);
+        ck_assert_uint_le(n, RCP_JSON_FMT_SIZE);
+        ck_assert(memcmp(out + RCP_JSON_FMT_SIZE, "########", 8) == 0);
+    }
+}
+END_TEST
+
 /* MARK: - suite --------------------------------------------------------- */
 
 static Suite *make_suite(void)
@@ -1333,10 +1520,12 @@ static Suite *make_suite(void)
     TCase *acc = tcase_create("accessors");
     TCase *wr = tcase_create("writer");
     TCase *fmt = tcase_create("format");
-    TCase *all[5];
+    TCase *fast = tcase_create("fast paths");
+    TCase *all[6];
     size_t i;
     all[0] = core, all[1] = p, all[2] = acc, all[3] = wr, all[4] = fmt;
-    for (i = 0; i < 5; i++) {
+    all[5] = fast;
+    for (i = 0; i < 6; i++) {
         tcase_add_checked_fixture(all[i], setup, teardown);
         tcase_set_timeout(all[i], 60);
         suite_add_tcase(s, all[i]);
@@ -1393,6 +1582,12 @@ static Suite *make_suite(void)
     tcase_add_test(fmt, fmt_double_is_shortest_vs_brute_force);
     tcase_add_test(fmt, fmt_float_is_shortest_vs_brute_force);
     tcase_add_test(fmt, fmt_output_is_valid_json);
+    tcase_add_test(fast,
+                   scans_agree_with_byte_loops_on_every_byte_at_every_position);
+    tcase_add_test(fast, scans_agree_with_byte_loops_on_random_text);
+    tcase_add_test(fast, string_writer_agrees_with_plain_writer);
+    tcase_add_test(fast, fmt_double_fast_agrees_with_plain);
+    tcase_add_test(fast, fmt_writes_no_byte_past_its_room);
     return s;
 }
 
