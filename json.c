@@ -182,6 +182,11 @@ void rcp_arena_reset(rcp_arena *a)
 {
     rcp_arena_block *b, *next, *keep = NULL;
     size_t total = 0;
+    if (a->head && !a->head->next) {    /* one block: nothing to merge */
+        a->head->used = 0;
+        a->used = 0;
+        return;
+    }
     for (b = a->head; b; b = b->next)
         if (!keep || b->cap > keep->cap)
             keep = b;
@@ -596,7 +601,7 @@ static size_t utf8_put(char *o, unsigned long cp)
 ** C2..DF, three led by E1..EF but ED (the leads whose second byte may be
 ** any of 80..BF), with three bytes readable.  Their length, or 0 for
 ** anything else, which utf8_seq then judges. */
-static size_t utf8_easy(const unsigned char *u, size_t avail)
+static inline size_t utf8_easy(const unsigned char *u, size_t avail)
 {
     int ok = avail >= 3 &&
              (u[0] >= 0xC2 && u[0] <= 0xDF ? (u[1] & 0xC0) == 0x80
@@ -821,7 +826,10 @@ static const char *scan_string(json_parser *P, const char *p, int *esc)
         } else if (*u < 0x20) {
             return fail(P, *u ? M_STR_CTRL : M_STR_NUL, (const char *)u);
         } else if ((len = utf8_easy(u, (size_t)(end - u))) != 0) {
-            u += len;
+            do                      /* a word of CJK, Greek, ... */
+                u += len;
+            while (u < end && *u >= 0x80 &&
+                   (len = utf8_easy(u, (size_t)(end - u))) != 0);
         } else {
             m = utf8_seq(u, end, &len);
             if (m)
@@ -2465,6 +2473,36 @@ static char *jw_room(rcp_buf *b, size_t n)
 
 #define JW_SLACK 8      /* whole words are stored before they are judged */
 
+/* plain_run of the last 4..7 bytes of a string, u[0..n), read as two
+** 4-byte words that overlap, never past the end: when the first has no
+** special byte, the bytes the second shares with it borrow nothing, so
+** its lowest flag is exact too. */
+static uint32_t sw_load4(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static uint32_t sw_special4(uint32_t w)
+{
+    return (((w ^ 0x02020202u) - 0x21212121u) |
+            ((w ^ 0x5C5C5C5Cu) - 0x01010101u) | w) & 0x80808080u;
+}
+
+static size_t sw_first4(uint32_t m)
+{
+    return (size_t)((((m & (0 - m)) >> 7) * 0x00010203u) >> 24);
+}
+
+static size_t sw_tail_run(const unsigned char *u, size_t n)
+{
+    uint32_t m = sw_special4(sw_load4(u));
+    if (m)
+        return sw_first4(m);
+    m = sw_special4(sw_load4(u + n - 4));
+    return m ? n - 4 + sw_first4(m) : n;
+}
+
 /* The run text_run would pass, copied from p to *o while it is scanned:
 ** each word is stored whole (o has JW_SLACK bytes of room past the
 ** copy) and judged after, and easy UTF-8 sequences go through as they
@@ -2483,6 +2521,12 @@ static const unsigned char *jw_copy_run(char **o, const unsigned char *p,
             q += k;
             if (k == 8)
                 continue;
+        } else if (end - p >= 4) {
+            k = sw_tail_run(p, (size_t)(end - p));
+            memcpy(q, p, 4);
+            memcpy(q + (end - p) - 4, end - 4, 4);
+            p += k;
+            q += k;
         } else {
             while (p < end && (json_cls[*p] & C_PLAIN))
                 *q++ = (char)*p++;
@@ -2497,15 +2541,19 @@ static const unsigned char *jw_copy_run(char **o, const unsigned char *p,
     return p;
 }
 
-/* jw_string_plain's output, written straight into room reserved for the
-** common case (no escapes: n + 3 bytes), grown only at an escape. */
-static void jw_string(rcp_buf *b, const char *str, size_t n, char tail)
+/* jw_string_plain's output after lead (',' or 0), written straight into
+** room reserved for the common case (no escapes: n + 4 bytes), grown
+** only at an escape. */
+static void jw_string(rcp_buf *b, const char *str, size_t n, char lead,
+                      char tail)
 {
     const unsigned char *p = (const unsigned char *)str, *end = p + n;
-    char *o = jw_room(b, n + 3 + JW_SLACK);
+    char *o = jw_room(b, n + 4 + JW_SLACK);
     size_t en;
     if (!o)
         return;
+    *o = lead;
+    o += lead != 0;
     *o++ = '"';
     while ((p = jw_copy_run(&o, p, end)) != end) {
         /* one item at most 6 bytes for at least 1 in, then the rest */
@@ -2524,7 +2572,7 @@ static void jw_string(rcp_buf *b, const char *str, size_t n, char tail)
 void json_write_string(rcp_buf *b, const char *s, size_t n, int fast)
 {
     if (fast)
-        jw_string(b, s, n, 0);
+        jw_string(b, s, n, 0, 0);
     else
         jw_string_plain(b, s, n, 0);
 }
@@ -2547,7 +2595,7 @@ void rcp_jw_keyn(rcp_jw *w, const char *k, size_t n)
 {
     if (!jw_item(w, 0))
         return;
-    jw_string(w->b, k ? k : "", k ? n : 0, ':');
+    jw_string(w->b, k ? k : "", k ? n : 0, 0, ':');
     *jw_first(w) = 1;           /* the value that follows takes no comma */
 }
 
@@ -2559,7 +2607,7 @@ void rcp_jw_key(rcp_jw *w, const char *k)
 void rcp_jw_str(rcp_jw *w, const char *s, size_t n)
 {
     if (jw_item(w, 0))
-        jw_string(w->b, s ? s : "", s ? n : 0, 0);
+        jw_string(w->b, s ? s : "", s ? n : 0, 0, 0);
 }
 
 void rcp_jw_cstr(rcp_jw *w, const char *s)
@@ -2646,8 +2694,9 @@ static int jw_node(rcp_jw *w, const rcp_json *v)
 }
 
 /* Iterative: a stack as deep as the writer can track (deeper trees mark
-** the buffer failed).  Numbers keep their text (design note 3). */
-void rcp_jw_value(rcp_jw *w, const rcp_json *v)
+** the buffer failed).  Numbers keep their text (design note 3).  The
+** plain version goes through the public calls: */
+static void jw_value_plain(rcp_jw *w, const rcp_json *v)
 {
     struct { const rcp_json *v; size_t i; } st[JW_SLOTS];
     size_t sp = 0;
@@ -2670,4 +2719,101 @@ void rcp_jw_value(rcp_jw *w, const rcp_json *v)
             st[sp++].i = 0;
         }
     }
+}
+
+/* A node of rcp_jw_value after lead (',' or 0): a scalar, or the opening
+** of a container; 1 for a container (even an empty one: its depth counts
+** as jw_open counts it). */
+static int jw_node_fast(rcp_buf *b, const rcp_json *v, char lead)
+{
+    const char *s = NULL;
+    size_t n = 0;
+    char *o;
+    switch (v->type) {
+    case RCP_JSON_STRING:
+        jw_string(b, v->s ? v->s : "", v->s ? v->n : 0, lead, 0);
+        return 0;
+    case RCP_JSON_ARRAY:
+    case RCP_JSON_OBJECT:
+        o = jw_room(b, 3);
+        if (!o)
+            return 0;
+        *o = lead;
+        o += lead != 0;
+        *o++ = v->type == RCP_JSON_ARRAY ? '[' : '{';
+        b->len = (size_t)(o - b->data);
+        return 1;
+    case RCP_JSON_NUMBER: s = v->s, n = v->s ? v->n : 0; break;
+    case RCP_JSON_NULL:   s = "null", n = 4; break;
+    case RCP_JSON_TRUE:   s = "true", n = 4; break;
+    case RCP_JSON_FALSE:  s = "false", n = 5; break;
+    }
+    o = jw_room(b, n + 1);
+    if (o) {
+        *o = lead;
+        o += lead != 0;
+        if (n)
+            memcpy(o, s, n);
+        b->len = (size_t)(o + n - b->data);
+    }
+    return 0;
+}
+
+/* jw_value_plain's output.  Only the value itself owes the writer's
+** comma; below it each node knows whether it is a first child, so commas,
+** member names and values go straight into reserved room and the
+** writer's own state (depth, comma flags) is left as a scalar leaves it. */
+static void jw_value_fast(rcp_jw *w, const rcp_json *v)
+{
+    struct { const rcp_json *v; size_t i; } st[JW_SLOTS];
+    size_t sp = 0;
+    rcp_buf *b = w->b;
+    if (!v || !jw_item(w, 0) || !jw_node_fast(b, v, 0))
+        return;
+    for (;;) {
+        const rcp_json *c, *kid;
+        char lead;
+        if (w->depth + sp + 1 >= JW_SLOTS) {
+            b->oom = 1;         /* too deep to track: fail, as jw_open */
+            return;
+        }
+        st[sp].v = v;
+        st[sp++].i = 0;
+        for (;;) {              /* the next child, closing what ends */
+            c = st[sp - 1].v;
+            if (st[sp - 1].i == c->n) {
+                rcp_buf_putc(b, c->type == RCP_JSON_ARRAY ? ']' : '}');
+                if (--sp == 0)
+                    return;
+                continue;
+            }
+            kid = &c->kids[st[sp - 1].i++];
+            lead = st[sp - 1].i > 1 ? ',' : 0;
+            if (c->type == RCP_JSON_OBJECT) {
+                jw_string(b, kid->key ? kid->key : "",
+                          kid->key ? kid->keylen : 0, lead, ':');
+                lead = 0;
+            }
+            if (b->oom)
+                return;
+            if (jw_node_fast(b, kid, lead))
+                break;
+        }
+        if (b->oom)
+            return;
+        v = kid;                /* a container: go down */
+    }
+}
+
+void rcp_jw_value(rcp_jw *w, const rcp_json *v)
+{
+    jw_value_fast(w, v);
+}
+
+void json_write_value(rcp_jw *w, const rcp_json *v, int fast)
+{
+    if (fast)
+        jw_value_fast(w, v);
+    else
+        jw_value_plain(w, v);
 }

@@ -1132,5 +1132,7 @@ size_t json_fmt_double(char *out, double v, int fast);
 /* A string as the writer puts it (quoted, escaped, U+FFFD for bytes that
 ** are not UTF-8), appended to b; fast = 0 appends piece by piece. */
 void   json_write_string(rcp_buf *b, const char *s, size_t n, int fast);
+/* rcp_jw_value; fast = 0 writes through the public rcp_jw_ calls. */
+void   json_write_value(rcp_jw *w, const rcp_json *v, int fast);
 
 #endif /* RCP_H */

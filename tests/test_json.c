@@ -1445,6 +1445,113 @@ START_TEST(string_writer_agrees_with_plain_writer)
 }
 END_TEST
 
+/* Random JSON text of every kind of value, nested up to depth levels. */
+static void random_json(rcp_buf *b, int depth)
+{
+    static const char *const scalars[] = {
+        "null", "true", "false", "0", "-0", "1e2", "-12.5e-3",
+        "9007199254740993", "\"\"", "\"plain\"", "\"caf\xC3\xA9 \xE6\x97\xA5\"",
+        "\"\\n\\t\\\"\\\\\\/\\u0000\\u001f\\u00e9\\ud83d\\ude00\"",
+        "\"\xF0\x9F\x98\x80 emoji and \\u2028\""
+    };
+    unsigned r = (unsigned)(rng() % 16);
+    size_t i, n;
+    if (depth == 0 || r < 9) {
+        rcp_buf_puts(b, scalars[rng() % (sizeof scalars / sizeof *scalars)]);
+        return;
+    }
+    n = (size_t)(rng() % 5);
+    rcp_buf_putc(b, r < 12 ? '[' : '{');
+    for (i = 0; i < n; i++) {
+        if (i)
+            rcp_buf_putc(b, ',');
+        if (r >= 12)
+            rcp_buf_puts(b, rng() % 3 ? "\"k\":" : "\"k\\u00e9\\n\":");
+        random_json(b, depth - 1);
+    }
+    rcp_buf_putc(b, r < 12 ? ']' : '}');
+}
+
+/* v written both ways after what came before at the writer's level:
+** nothing (first), a value (a comma is owed) or a member name. */
+static void check_values_agree(const rcp_json *v)
+{
+    int before;
+    for (before = 0; before < 3; before++) {
+        rcp_buf f, p;
+        rcp_jw wf, wp;
+        rcp_buf_init(&f);
+        rcp_buf_init(&p);
+        rcp_jw_init(&wf, &f);
+        rcp_jw_init(&wp, &p);
+        if (before) {
+            rcp_jw_arr(&wf), rcp_jw_arr(&wp);
+            rcp_jw_obj(&wf), rcp_jw_obj(&wp);
+            rcp_jw_key(&wf, "a"), rcp_jw_key(&wp, "a");
+            if (before == 2) {
+                rcp_jw_obj_end(&wf), rcp_jw_obj_end(&wp);
+            }
+        }
+        json_write_value(&wf, v, 1);
+        json_write_value(&wp, v, 0);
+        rcp_jw_null(&wf), rcp_jw_null(&wp);     /* the state after it */
+        ck_assert_int_eq(f.oom, p.oom);
+        if (!f.oom) {           /* a failed buffer's bytes mean nothing */
+            ck_assert_uint_eq(wf.depth, wp.depth);
+            ck_assert_uint_eq(f.len, p.len);
+            ck_assert(memcmp(f.data, p.data, f.len) == 0);
+        }
+        rcp_buf_free(&f);
+        rcp_buf_free(&p);
+    }
+}
+
+/* The tree writer that puts commas, names and values straight into
+** reserved room against the one that goes through the public calls. */
+START_TEST(tree_writer_agrees_with_plain_writer)
+{
+    rcp_json kids[6], obj;
+    int i;
+    for (i = 0; i < 3000; i++) {
+        rcp_buf t;
+        rcp_buf_init(&t);
+        random_json(&t, 1 + i % 6);
+        rcp_arena_reset(&arena);
+        check_values_agree(parse_n(t.data, t.len));
+        rcp_buf_free(&t);
+    }
+    /* a tree built by hand: NULL texts, bytes that are not UTF-8 */
+    memset(kids, 0, sizeof kids);
+    kids[0].type = RCP_JSON_STRING;
+    kids[0].s = "bad \xFF\xC3 utf-8 \x01";
+    kids[0].n = strlen(kids[0].s);
+    kids[0].key = "\xE0\x80 key\"";
+    kids[0].keylen = strlen(kids[0].key);
+    kids[1].type = RCP_JSON_STRING;         /* s NULL, key NULL */
+    kids[2].type = RCP_JSON_NUMBER;         /* s NULL */
+    kids[3].type = RCP_JSON_ARRAY;          /* empty */
+    kids[4].type = RCP_JSON_OBJECT;         /* empty */
+    kids[5].type = RCP_JSON_TRUE;
+    memset(&obj, 0, sizeof obj);
+    obj.type = RCP_JSON_OBJECT;
+    obj.kids = kids;
+    obj.n = 6;
+    check_values_agree(&obj);
+    obj.type = RCP_JSON_ARRAY;
+    check_values_agree(&obj);
+    check_values_agree(&kids[0]);
+    for (i = 260; i <= 275; i++) {     /* around the writer's depth bound */
+        char *deep = nested((size_t)i, "[", "]");
+        const rcp_json *v;
+        rcp_arena_reset(&arena);
+        v = rcp_json_parse(&arena, deep, strlen(deep), 1000, &jerr);
+        ck_assert_ptr_nonnull(v);
+        check_values_agree(v);
+        free(deep);
+    }
+}
+END_TEST
+
 static void check_fmt_agree(double v)
 {
     char f[RCP_JSON_FMT_SIZE], p[RCP_JSON_FMT_SIZE];
@@ -1586,6 +1693,7 @@ static Suite *make_suite(void)
                    scans_agree_with_byte_loops_on_every_byte_at_every_position);
     tcase_add_test(fast, scans_agree_with_byte_loops_on_random_text);
     tcase_add_test(fast, string_writer_agrees_with_plain_writer);
+    tcase_add_test(fast, tree_writer_agrees_with_plain_writer);
     tcase_add_test(fast, fmt_double_fast_agrees_with_plain);
     tcase_add_test(fast, fmt_writes_no_byte_past_its_room);
     return s;
