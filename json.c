@@ -1979,6 +1979,23 @@ static uint64_t fmt_pick(uint64_t vbl, uint64_t vb, uint64_t vbr, int even,
     return s + (vb > 4 * s + 2 || (vb == 4 * s + 2 && (s & 1)));
 }
 
+/* fmt_pick without a branch on the data: both candidates are judged and
+** the answer selected, bitwise (the choice is a coin toss for random
+** values, so a branch would be mispredicted half the time). */
+static uint64_t fmt_pick_fast(uint64_t vbl, uint64_t vb, uint64_t vbr,
+                              int even, int *k)
+{
+    uint64_t lower = vbl + !even, upper = vbr - !even, s = vb / 4;
+    uint64_t sp = s / 10, r0;
+    int u1 = lower <= 40 * sp, w1 = 40 * sp + 40 <= upper;
+    int u0 = lower <= 4 * s, w0 = 4 * s + 4 <= upper;
+    int first = (s >= 10) & (u1 ^ w1);
+    int up = (vb > 4 * s + 2) | ((vb == 4 * s + 2) & (int)(s & 1));
+    r0 = s + (uint64_t)((u0 ^ w0) ? w0 : up);
+    *k += first;
+    return first ? sp + (uint64_t)w1 : r0;
+}
+
 /* The three round-to-odd products of Schubfach for binary64 from two
 ** multiplications: the interval ends' cp differ from the value's, cb, by
 ** a power of two (2^jl below, 2^jr above), so their exact products are
@@ -2020,7 +2037,8 @@ static uint64_t fmt_shortest_d(uint64_t bits, int *k, int fast)
         r[1] = fmt_round_odd_d(g, 4 * c << h);
         r[2] = fmt_round_odd_d(g, (4 * c + 2) << h);
     }
-    return fmt_pick(r[0], r[1], r[2], !(c & 1), k);
+    return fast ? fmt_pick_fast(r[0], r[1], r[2], !(c & 1), k)
+                : fmt_pick(r[0], r[1], r[2], !(c & 1), k);
 }
 
 static uint64_t fmt_shortest_f(uint32_t bits, int *k)
@@ -2037,7 +2055,8 @@ static uint64_t fmt_shortest_f(uint32_t bits, int *k)
     *k = closer ? fmt_log10_3q_pow2(q) : fmt_log10_pow2(q);
     h = q + fmt_log2_pow10(-*k) + 1;
     g = fmt_pow10_f[-*k - FMT_F_KMIN];
-    return fmt_pick(fmt_round_odd_f(g, ((uint64_t)4 * c - 2 + closer) << h),
+    return fmt_pick_fast(fmt_round_odd_f(g, ((uint64_t)4 * c - 2 + closer)
+                                            << h),
                     fmt_round_odd_f(g, (uint64_t)4 * c << h),
                     fmt_round_odd_f(g, ((uint64_t)4 * c + 2) << h),
                     !(c & 1), k);
@@ -2236,7 +2255,7 @@ static size_t fmt_layout(char *out, int neg, uint64_t s, int k)
         o += nd == 1 ? 1 : nd + 1;
         len = (size_t)(o + fmt_exponent(o, n - 1) - base);
     }
-    base[0] = neg ? '-' : base[0];
+    base[0] ^= (char)((base[0] ^ '-') & (0 - neg));   /* no branch */
     memcpy(out, base, RCP_JSON_FMT_SIZE);
     return len;
 }
