@@ -1238,18 +1238,27 @@ const rcp_json *rcp_json_parse(rcp_arena *a, const char *text, size_t len,
 
 /* MARK: - JSON: accessors ----------------------------------------------- */
 
+/* 1 when the member name of m is the C string s.  Byte by byte, no
+** strlen: most names differ at once; a name may hold NUL (\u0000), and
+** then s, which ends there, is shorter. */
+static int name_is(const rcp_json *m, const char *s)
+{
+    size_t j;
+    for (j = 0; j < m->keylen; j++)
+        if (s[j] != m->key[j] || s[j] == '\0')
+            return 0;
+    return s[j] == '\0';
+}
+
 const rcp_json *rcp_json_get(const rcp_json *obj, const char *key)
 {
-    size_t i, n;
+    size_t i;
     if (!obj || obj->type != RCP_JSON_OBJECT || !key)
         return NULL;
-    n = strlen(key);
     /* duplicates are kept; the last one wins (README Decisions) */
-    for (i = obj->n; i-- > 0;) {
-        const rcp_json *m = &obj->kids[i];
-        if (m->keylen == n && memcmp(m->key, key, n) == 0)
-            return m;
-    }
+    for (i = obj->n; i-- > 0;)
+        if (name_is(&obj->kids[i], key))
+            return &obj->kids[i];
     return NULL;
 }
 
