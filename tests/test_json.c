@@ -911,6 +911,19 @@ START_TEST(get_compares_decoded_names)
 }
 END_TEST
 
+START_TEST(get_matches_whole_names_only)
+{
+    const rcp_json *v = parse("{\"abc\":1,\"a\":2,\"method\":3,\"params\":4}");
+    ck_assert_ptr_null(rcp_json_get(v, "ab"));
+    ck_assert_ptr_null(rcp_json_get(v, "abcd"));
+    ck_assert_ptr_eq(rcp_json_get(v, "a"), &v->kids[1]);
+    ck_assert_ptr_eq(rcp_json_get(v, "abc"), &v->kids[0]);
+    ck_assert_ptr_eq(rcp_json_get(v, "method"), &v->kids[2]);
+    ck_assert_ptr_null(rcp_json_get(v, "metho"));
+    ck_assert_ptr_null(rcp_json_get(v, ""));
+}
+END_TEST
+
 START_TEST(streq_matches_whole_strings_only)
 {
     const rcp_json *v = parse("[\"2.0\",2.0,\"2.0\\u0000\",\"\"]");
@@ -1674,6 +1687,7 @@ static Suite *make_suite(void)
     tcase_add_test(p, writer_allocation_failure_sets_oom);
     tcase_add_test(acc, duplicate_names_are_kept_and_the_last_wins);
     tcase_add_test(acc, get_compares_decoded_names);
+    tcase_add_test(acc, get_matches_whole_names_only);
     tcase_add_test(acc, streq_matches_whole_strings_only);
     tcase_add_test(acc, num_converts_correctly_rounded);
     tcase_add_test(acc, num_matches_strtod_on_random_texts);
