@@ -202,7 +202,8 @@ int    rcp_json_int(const rcp_json *v, int64_t *out);
 
 /* Shortest text that reads back to exactly the same value (the closest
 ** such when several are as short); out has room for at least
-** RCP_JSON_FMT_SIZE bytes; returns the length (no NUL is written).
+** RCP_JSON_FMT_SIZE bytes, any of which may be written (the fast layout
+** stores whole words); returns the length (no NUL is written).
 ** Layout as ECMAScript's Number::toString: 3, -0, 0.1, 0.000001, 1e-7,
 ** 100000000000000000000, 1e+21, 1.5e+300.
 ** A non-finite input writes a finite sentinel (§4.6): 0 for NaN and the
