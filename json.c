@@ -388,7 +388,7 @@ static size_t plain_run_plain(const unsigned char *u, size_t n)
 #define SW_ONES  ((uint64_t)0x0101010101010101u)
 #define SW_HIGHS ((uint64_t)0x8080808080808080u)
 
-static uint64_t sw_load(const unsigned char *p)
+static inline uint64_t sw_load(const unsigned char *p)
 {
     return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
            (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 |
@@ -422,15 +422,26 @@ static size_t sw_first(uint64_t m)
                      (uint64_t)0x0001020304050607u) >> 56);
 }
 
-static inline size_t plain_run(const unsigned char *u, size_t n)
+/* The scan both runs share: whole words while mask flags none of their
+** bytes (mask must be exact for the lowest flagged byte), the last few
+** bytes by the plain version.  Inline, the calls through the pointers
+** become direct ones. */
+static inline size_t word_run(const unsigned char *u, size_t n,
+                              uint64_t (*mask)(uint64_t),
+                              size_t (*plain)(const unsigned char *, size_t))
 {
     size_t i = 0;
     for (; n - i >= 8; i += 8) {
-        uint64_t m = sw_special(sw_load(u + i));
+        uint64_t m = mask(sw_load(u + i));
         if (m)
             return i + sw_first(m);
     }
-    return i + plain_run_plain(u + i, n - i);
+    return i + plain(u + i, n - i);
+}
+
+static inline size_t plain_run(const unsigned char *u, size_t n)
+{
+    return word_run(u, n, sw_special, plain_run_plain);
 }
 
 /* The offset of the first byte in u[0..n) that is not an ASCII digit, n
@@ -457,13 +468,7 @@ static uint64_t sw_nondigit(uint64_t w)
 
 static inline size_t digit_run(const unsigned char *u, size_t n)
 {
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        uint64_t m = sw_nondigit(sw_load(u + i));
-        if (m)
-            return i + sw_first(m);
-    }
-    return i + digit_run_plain(u + i, n - i);
+    return word_run(u, n, sw_nondigit, digit_run_plain);
 }
 
 /* MARK: - JSON: error messages ------------------------------------------ */
