@@ -666,18 +666,21 @@ int main(void)
             dvectors[i][j] = rcp_json_num(
                 &embed.root->kids[2].kids[0].kids[i].kids[j]);
 
-    printf("json.c beside");
+    printf("json.c beside:");
 #ifdef RCP_ANCHOR_SIMDJSON
     printf(" simdjson (DOM, %s kernel)", anchor_sj_kernel());
-#else
-    printf(" -- simdjson: not built (apt-get install libsimdjson-dev g++)");
 #endif
 #ifdef RCP_ANCHOR_CJSON
-    printf(" and cJSON %d.%d.%d\n", CJSON_VERSION_MAJOR,
-           CJSON_VERSION_MINOR, CJSON_VERSION_PATCH);
-#else
-    printf(" -- cJSON: not built (apt-get install libcjson-dev)\n");
+    printf(" cJSON %d.%d.%d", CJSON_VERSION_MAJOR, CJSON_VERSION_MINOR,
+           CJSON_VERSION_PATCH);
 #endif
+#ifndef RCP_ANCHOR_SIMDJSON
+    printf(" [simdjson column skipped: apt-get install libsimdjson-dev g++]");
+#endif
+#ifndef RCP_ANCHOR_CJSON
+    printf(" [cJSON column skipped: apt-get install libcjson-dev]");
+#endif
+    printf("\n");
     printf("MB/s = 10^6 bytes of the payload's JSON text per second; "
            "best and median of %d interleaved runs\n", RUNS);
     printf("(vector rows write the embed text's numbers; cJSON has one "
