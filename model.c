@@ -20,11 +20,16 @@
 **     (§7.3, §15.7), and the identity string names everything that could
 **     change a vector (algorithm version, dimension, or a hash of the
 **     word-vector file).
-**  4. Documents are numbered by arrival (docno, dense, never reused).  An
-**     upsert (§7.10) tombstones the old docno and appends a new one, so
-**     posting lists stay sorted by docno without re-sorting; tombstones are
-**     skipped at query time and swept out when they outnumber live
-**     postings.
+**  4. Documents are numbered by arrival (docno, dense).  An upsert
+**     (§7.10) tombstones the old docno and appends a new one, so posting
+**     lists stay sorted by docno without re-sorting; tombstones are
+**     skipped at query time.  Memory follows what is live or retained,
+**     never the number of writes: once gone documents are a quarter of
+**     the docnos, or their postings outnumber the live ones,
+**     compact_docs gives their docnos, rows and postings back and
+**     renumbers the rest in order (and drops terms nothing names), as the
+**     store's compaction does on disk.  So docnos are valid only until
+**     the next add or delete, and nothing holds one across them.
 **  5. Collection statistics (N, df, total length) count live documents
 **     only, so BM25 after delete/upsert equals BM25 of a fresh index built
 **     from the surviving documents.
@@ -50,7 +55,10 @@
 **     version is counted from the postings, so a search pinned to a
 **     retained version returns exactly what it returned then (§7.7.1).
 ** 11. A dead document keeps its text and postings while a retained
-**     version can see it (vdel + keep > version); sweep drops it after.
+**     version can see it (vdel + keep > version) and the retained fit in
+**     snapshot_bytes; expire drops the oldest death first, and a version
+**     that saw a dropped document is no longer kept (the floor), so a
+**     pinned search is served exactly or not at all (§7.7.1).
 ** 12. Speed without a second meaning: with the default tokenizer an add
 **     goes through the lexicon, a bounded cache of what depends on a word
 **     alone (stopword, term id, dense features with ids).  Everything it
@@ -58,14 +66,20 @@
 **     plain path (rcp_tokenize, embed_tokens) gives; tests check both.
 **     The dense embedder's summation order is part of its definition
 **     ("rcp-hash-ngram-v3"), so the two paths can agree exactly.
+** 13. A client's meta is data, never control (§15.2, §15.4): a chunk's
+**     link to its document (§7.10) is the document's own attribute
+**     (rcp_model_chunkref), chained per document through the parents
+**     table, so "the chunks of X" is a walk over chunks that exist.
 **
 ** THE LIFE OF A DOCUMENT (state: the function that moves it)
 **
 **   absent  --rcp_model_add-->     live     (post, embed)
 **   live    --rcp_model_add-->     dead + a new live docno  (upsert)
-**   live    --rcp_model_delete-->  dead     (df/N/length drop)
-**   dead    --sweep-->             gone: postings and text dropped, once
-**                                  no retained version sees it
+**   live    --rcp_model_delete-->  dead     (df/N/length drop; retained)
+**   dead    --expire-->            gone: text and meta dropped, once no
+**                                  kept version sees it (or over budget)
+**   gone    --compact_docs-->      absent: docno, row and postings given
+**                                  back, later docnos renumbered
 **
 ** THE PIPELINE (rcp_model_search): candidates (recall: dense | sparse |
 ** hybrid = BM25 pass -> feedback -> dense + BM25/RM3 -> fuse) -> rerank
@@ -1589,15 +1603,32 @@ typedef struct term {
     uint32_t stamp, acc;        /* the add in progress: seen, tf */
 } term;
 
+/* A chunk's link to the document it was cut from (§7.10), the engine's
+** own: sib chains the chunks of one document (newest first) through the
+** docs array, starting at the parents table's entry. */
+typedef struct part {
+    uint64_t h;                 /* hash of of */
+    uint64_t start, end;        /* span in the document's text */
+    uint32_t index;
+    uint32_t sib;               /* the next older chunk doc, or NO_DOC */
+    size_t   oflen;
+    char     of[];              /* the document's id, oflen bytes + NUL */
+} part;
+
+#define NO_DOC 0xFFFFFFFFu
+
 typedef struct doc {
     char     *id, *text, *meta;
     size_t    idlen, textlen, metalen;
     uint64_t  h;                /* hash of id */
-    uint32_t *terms;            /* distinct term ids (for delete) */
-    uint32_t  nterms;
+    uint32_t *terms;            /* distinct term ids (for delete); freed
+                                ** when the document dies */
+    uint32_t  nterms;           /* its postings, live or dead */
     uint32_t  len;              /* tokens counted by BM25 */
     int       live;
+    uint32_t  no;               /* scratch of compact_docs */
     uint64_t  vadd, vdel;       /* visible at versions [vadd, vdel) */
+    part     *ck;               /* §7.10 chunk link, or NULL */
 } doc;
 
 /* Static word vectors (word2vec / GloVe text format). */
@@ -1666,6 +1697,8 @@ struct rcp_model {
     doc     *docs;
     size_t   ndocs, doccap;
     sidx     ids;
+    sidx     parents;           /* a chunked document's id -> the docno of
+                                ** its newest chunk (part.sib chains) */
     term    *terms;
     size_t   nterms, termcap;
     sidx     tix;
@@ -1679,15 +1712,21 @@ struct rcp_model {
     size_t   idprecap;
     size_t   live;
     uint64_t total_len;         /* tokens in live documents */
-    size_t   live_postings, dead_postings;
+    size_t   live_postings;
+    size_t   gone_postings;     /* in posting lists, of gone documents */
+    size_t   gone;              /* gone documents still holding a docno */
     uint64_t version;
     /* §7.7.1 snapshots: (N, tokens) after each of the last keep + 1
     ** versions, a ring indexed by version % (keep + 1) */
     struct vstat { uint64_t n, total; } *hist;
     size_t   keep;
-    uint64_t vfloor;            /* no older snapshot is kept (rollback) */
-    size_t   held;              /* dead documents whose text is kept */
-    uint64_t next_sweep;        /* no sweep before this version */
+    /* The retained: dead documents a kept version still sees, oldest
+    ** death first, in a ring of keep + 1 docnos (one change kills at most
+    ** one document, so at most keep are retained between changes). */
+    uint32_t *grave;
+    size_t   ghead, gcount;
+    size_t   held_bytes;        /* what the retained take */
+    uint64_t floor;             /* versions below it lost a document */
     double   tflog[TFLOG_N];    /* the embedder's tf damping, tf_damp */
     lexicon  lex;               /* the fast path's word cache */
     uint32_t stamp;             /* of the add in progress, never 0 */
@@ -1716,6 +1755,7 @@ void rcp_model_opts_init(rcp_model_opts *o)
     o->prf_docs = 10;
     o->prf_beta = 0.75;
     o->snapshot_keep = 1024;
+    o->snapshot_bytes = RCP_MODEL_SNAPSHOT_BYTES;
     o->lexicon_bytes = LEX_DEFAULT_BYTES;
 }
 
@@ -1741,6 +1781,19 @@ static int doc_eq(const void *ctx, uint32_t e, const char *k, size_t n,
 static uint64_t doc_h(const void *ctx, uint32_t e)
 {
     return ((const rcp_model *)ctx)->docs[e].h;
+}
+
+/* The parents table's entries are chunk docnos keyed by their document. */
+static int part_eq(const void *ctx, uint32_t e, const char *k, size_t n,
+                   uint64_t h)
+{
+    const part *p = ((const rcp_model *)ctx)->docs[e].ck;
+    return p->h == h && p->oflen == n && !memcmp(p->of, k, n);
+}
+
+static uint64_t part_h(const void *ctx, uint32_t e)
+{
+    return ((const rcp_model *)ctx)->docs[e].ck->h;
 }
 
 /* The lexicon's hash of a word, eight bytes at a time, the last eight
@@ -2379,14 +2432,18 @@ rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
     m->o.vectors_path = NULL;           /* not kept: the caller owns it */
     m->keep = opts->snapshot_keep;
     m->hist = rcp_malloc((m->keep + 1) * sizeof *m->hist);
-    if (!m->hist) {
+    m->grave = rcp_malloc((m->keep + 1) * sizeof *m->grave);
+    if (!m->hist || !m->grave) {
         snprintf(err, errlen, "out of memory");
+        rcp_free(m->hist);
+        rcp_free(m->grave);
         rcp_free(m);
         return NULL;
     }
     memset(m->hist, 0, (m->keep + 1) * sizeof *m->hist);
     if (opts->vectors_path && wv_load(m, opts->vectors_path, err, errlen)) {
         rcp_free(m->hist);
+        rcp_free(m->grave);
         rcp_free(m);
         return NULL;
     }
@@ -2413,6 +2470,7 @@ void rcp_model_free(rcp_model *m)
     for (i = 0; i < m->ndocs; i++) {
         doc_release(&m->docs[i]);
         rcp_free(m->docs[i].id);
+        rcp_free(m->docs[i].ck);
     }
     for (i = 0; i < m->nterms; i++) {
         rcp_free(m->terms[i].s);
@@ -2421,12 +2479,14 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->docs);
     rcp_free(m->terms);
     rcp_free(m->ids.slot);
+    rcp_free(m->parents.slot);
     rcp_free(m->tix.slot);
     rcp_free(m->vecs);
     rcp_free(m->livebits);
     rcp_free(m->dlen);
     rcp_free(m->idpre);
     rcp_free(m->hist);
+    rcp_free(m->grave);
     wv_free(&m->wv);
     lex_free(&m->lex);
     rcp_free(m->bag.sum);
@@ -2473,6 +2533,10 @@ int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
 }
 
 /* MARK: - Index: add, delete (§7.10, §7.11) ------------------------------- */
+
+#define GONE_MIN     64u    /* reclaim no fewer gone documents at once */
+#define POSTINGS_MIN 4096u  /* ... nor fewer of their postings */
+#define TERMS_MIN    1024u  /* ... nor fewer unused terms */
 
 static char *dup_bytes(const char *s, size_t n)
 {
@@ -3050,44 +3114,187 @@ static int index_slow(rcp_model *m, doc *d, const char *text, size_t len)
     return rc ? -1 : 0;
 }
 
-/* A dead document no retained snapshot can see (invariant 11). */
-static int sweepable(const rcp_model *m, const doc *d)
+/* What a dead document costs while it is retained for snapshots: its
+** slot, copies, postings and dense row (counted against snapshot_bytes). */
+static size_t kept_bytes(const rcp_model *m, const doc *d)
 {
-    return !d->live && d->vdel + m->keep <= m->version;
+    return sizeof *d + d->idlen + d->textlen + d->metalen
+           + (size_t)d->nterms * sizeof(posting)
+           + (size_t)m->o.dim * sizeof(float)
+           + (d->ck ? sizeof *d->ck + d->ck->oflen : 0);
 }
 
-/* Drop postings and texts of dead documents no snapshot sees, once they
-** outnumber the live ones, so a churning index stays proportional to its
-** live content (invariant 4).  Documents a retained snapshot still sees
-** stay; the next attempt waits until they may have expired. */
-static void sweep(rcp_model *m)
+/* Gone: dead and no version can see it any more (its text is dropped);
+** it holds a docno and postings until compact_docs reclaims them. */
+static int is_gone(const doc *d)
 {
-    size_t i, j, k, left = 0;
-    int many_postings = m->dead_postings >= 4096
-                        && m->dead_postings >= m->live_postings;
-    int many_docs = m->held >= 1024 && m->held >= m->live;
-    if ((!many_postings && !many_docs) || m->version < m->next_sweep)
-        return;
+    return !d->live && !d->text;
+}
+
+/* Drop the oldest retained document's text and meta.  The versions that
+** saw it become unavailable (§7.7.1: a pinned version that is gone is
+** -32010, never a different result), so the floor rises to its death. */
+static void release_oldest(rcp_model *m)
+{
+    doc *d = &m->docs[m->grave[m->ghead]];
+    m->held_bytes -= kept_bytes(m, d);
+    if (d->vdel > m->floor)
+        m->floor = d->vdel;
+    rcp_free(d->text);
+    rcp_free(d->meta);
+    d->text = d->meta = NULL;
+    m->gone++;
+    m->gone_postings += d->nterms;
+    m->ghead = (m->ghead + 1) % (m->keep + 1);
+    m->gcount--;
+}
+
+/* Invariant 11: a dead document is retained while a kept version sees it
+** and the retained fit in snapshot_bytes; the oldest death goes first. */
+static void expire(rcp_model *m)
+{
+    while (m->gcount) {
+        const doc *d = &m->docs[m->grave[m->ghead]];
+        if (d->vdel + m->keep > m->version
+            && m->held_bytes <= m->o.snapshot_bytes)
+            return;
+        release_oldest(m);
+    }
+}
+
+/* Link chunk docno into its document's chain (newest first). */
+static void link_part(rcp_model *m, uint32_t docno)
+{
+    part *p = m->docs[docno].ck;
+    size_t sl = sidx_find(&m->parents, m, part_eq, p->of, p->oflen, p->h);
+    p->sib = m->parents.slot[sl] ? m->parents.slot[sl] - 1 : NO_DOC;
+    m->parents.n += !m->parents.slot[sl];
+    m->parents.slot[sl] = docno + 1;
+}
+
+/* The id and parents tables rebuilt over docnos 0..ndocs-1, the newest
+** docno of an id winning as in rcp_model_add.  Their capacity suffices:
+** entries only got fewer. */
+static void reindex(rcp_model *m)
+{
+    size_t i, sl;
+    if (m->ids.cap)
+        memset(m->ids.slot, 0, m->ids.cap * sizeof *m->ids.slot);
+    if (m->parents.cap)
+        memset(m->parents.slot, 0, m->parents.cap * sizeof *m->parents.slot);
+    m->ids.n = m->parents.n = 0;
+    for (i = 0; i < m->ndocs; i++) {
+        const doc *d = &m->docs[i];
+        sl = sidx_find(&m->ids, m, doc_eq, d->id, d->idlen, d->h);
+        m->ids.n += !m->ids.slot[sl];
+        m->ids.slot[sl] = (uint32_t)i + 1;
+        if (d->ck)
+            link_part(m, (uint32_t)i);
+    }
+}
+
+/* Terms no posting names any more are dropped and the rest renumbered
+** (in order), in the documents' term lists and the term table; the
+** lexicon, which remembers term ids, is emptied (it is a cache). */
+static void compact_terms(rcp_model *m)
+{
+    size_t i, j, k = 0, sl;
     for (i = 0; i < m->nterms; i++) {
         term *t = &m->terms[i];
-        for (j = k = 0; j < t->n; j++) {
-            const doc *d = &m->docs[t->p[j].doc];
-            if (!sweepable(m, d))
-                t->p[k++] = t->p[j];
-            left += !d->live && !sweepable(m, d);
+        t->acc = t->n ? (uint32_t)k++ : NO_DOC;     /* acc: scratch here */
+        if (!t->n) {
+            rcp_free(t->s);
+            rcp_free(t->p);
         }
-        t->n = k;
     }
     for (i = 0; i < m->ndocs; i++)
-        if (sweepable(m, &m->docs[i]) && m->docs[i].text) {
-            doc_release(&m->docs[i]);
-            m->held--;
-        }
-    m->dead_postings = left;
-    m->next_sweep = left || m->held ? m->version + m->keep : 0;
+        for (j = 0; j < m->docs[i].nterms && m->docs[i].terms; j++)
+            m->docs[i].terms[j] = m->terms[m->docs[i].terms[j]].acc;
+    for (i = 0; i < m->nterms; i++)
+        if (m->terms[i].acc != NO_DOC)
+            m->terms[m->terms[i].acc] = m->terms[i];
+    m->nterms = k;
+    memset(m->tix.slot, 0, m->tix.cap * sizeof *m->tix.slot);
+    for (i = 0; i < k; i++) {
+        sl = sidx_find(&m->tix, m, term_eq, m->terms[i].s, m->terms[i].len,
+                       m->terms[i].h);
+        m->tix.slot[sl] = (uint32_t)i + 1;
+    }
+    m->tix.n = k;
+    lex_free(&m->lex);
 }
 
-/* Tombstone a live document; never allocates, so it cannot fail. */
+/* Move document i to docno d->no (< i or == i) with its row and columns. */
+static void move_doc(rcp_model *m, size_t i)
+{
+    size_t to = m->docs[i].no, dim = m->o.dim;
+    if (to != i) {
+        m->docs[to] = m->docs[i];
+        memcpy(m->vecs + to * dim, m->vecs + i * dim, dim * sizeof *m->vecs);
+        m->dlen[to] = m->dlen[i];
+        m->idpre[to] = m->idpre[i];
+    }
+    if (m->docs[to].live)
+        m->livebits[to >> 3] |= (unsigned char)(1u << (to & 7));
+}
+
+/* Invariant 4: gone documents give back their docnos.  The rest keep
+** their order (so posting lists stay sorted) and move down; postings,
+** the retained ring and the id and parents tables follow them.  Nothing
+** is allocated, so it cannot fail.  Docnos are never held across an
+** add or delete (rcp.h), so nothing outside sees the renumbering. */
+static void compact_docs(rcp_model *m)
+{
+    size_t i, j, k, n = 0, empty = 0;
+    for (i = 0; i < m->ndocs; i++)
+        m->docs[i].no = is_gone(&m->docs[i]) ? NO_DOC : (uint32_t)n++;
+    for (i = 0; i < m->nterms; i++) {
+        term *t = &m->terms[i];
+        for (j = k = 0; j < t->n; j++)
+            if (m->docs[t->p[j].doc].no != NO_DOC) {
+                t->p[k].tf = t->p[j].tf;
+                t->p[k++].doc = m->docs[t->p[j].doc].no;
+            }
+        t->n = k;
+        empty += !k;
+    }
+    for (i = 0; i < m->gcount; i++) {
+        uint32_t *g = &m->grave[(m->ghead + i) % (m->keep + 1)];
+        *g = m->docs[*g].no;
+    }
+    memset(m->livebits, 0, m->livecap);
+    for (i = 0; i < m->ndocs; i++) {
+        if (m->docs[i].no != NO_DOC) {
+            move_doc(m, i);
+            continue;
+        }
+        rcp_free(m->docs[i].id);
+        rcp_free(m->docs[i].ck);
+    }
+    m->ndocs = n;
+    m->gone = m->gone_postings = 0;
+    reindex(m);
+    if (empty >= TERMS_MIN && empty * 2 >= m->nterms)
+        compact_terms(m);
+}
+
+/* After every change: expire what no kept version needs, and reclaim
+** once gone documents are a quarter of the docnos or their postings
+** outnumber the live ones.  A compaction costs O(docnos + postings) and
+** comes after at least a third of that many writes' worth of gone data,
+** so the cost per write is amortised O(1) and memory stays proportional
+** to what is live or retained (invariant 4). */
+static void after_change(rcp_model *m)
+{
+    expire(m);
+    if ((m->gone >= GONE_MIN && m->gone * 4 >= m->ndocs)
+        || (m->gone_postings >= POSTINGS_MIN
+            && m->gone_postings >= m->live_postings))
+        compact_docs(m);
+}
+
+/* Tombstone a live document; never allocates, so it cannot fail.  It is
+** retained (text and postings stay) while a kept version sees it. */
 static void kill_doc(rcp_model *m, uint32_t docno)
 {
     doc *d = &m->docs[docno];
@@ -3095,16 +3302,15 @@ static void kill_doc(rcp_model *m, uint32_t docno)
     for (i = 0; i < d->nterms; i++)
         m->terms[d->terms[i]].df--;
     m->live_postings -= d->nterms;
-    m->dead_postings += d->nterms;
     m->total_len -= d->len;
     m->live--;
     m->livebits[docno >> 3] &= (unsigned char)~(1u << (docno & 7));
     d->live = 0;
     d->vdel = m->version + 1;   /* the version this change will make */
-    rcp_free(d->terms);         /* the text stays while a snapshot sees it */
+    rcp_free(d->terms);         /* nterms stays: its postings */
     d->terms = NULL;
-    d->nterms = 0;
-    m->held++;
+    m->grave[(m->ghead + m->gcount++) % (m->keep + 1)] = docno;
+    m->held_bytes += kept_bytes(m, d);
 }
 
 /* Count a change and remember the statistics it left (for snapshots). */
@@ -3118,12 +3324,13 @@ static void new_version(rcp_model *m)
 }
 
 /* Capacity for one more document everywhere, before anything changes. */
-static int reserve_doc(rcp_model *m)
+static int reserve_doc(rcp_model *m, int chunk)
 {
     size_t rows = m->veccap, bits = m->livecap;
     if (m->ndocs >= UINT32_MAX - 1
         || grow((void **)&m->docs, &m->doccap, m->ndocs + 1, sizeof *m->docs)
-        || sidx_reserve(&m->ids, m, doc_h))
+        || sidx_reserve(&m->ids, m, doc_h)
+        || (chunk && sidx_reserve(&m->parents, m, part_h)))
         return -1;
     if (grow((void **)&m->vecs, &rows, (m->ndocs + 1) * m->o.dim,
              sizeof *m->vecs))
@@ -3141,21 +3348,45 @@ static int reserve_doc(rcp_model *m)
     return 0;
 }
 
+/* An owned copy of a chunk link (NULL for none: *out stays NULL). */
+static int new_part(const rcp_model_chunkref *ck, part **out)
+{
+    part *p;
+    *out = NULL;
+    if (!ck)
+        return 0;
+    if (ck->oflen > ((size_t)-1 >> 1) - sizeof *p
+        || !(p = rcp_malloc(sizeof *p + ck->oflen + 1)))
+        return -1;
+    if (ck->oflen)
+        memcpy(p->of, ck->of, ck->oflen);
+    p->of[ck->oflen] = 0;
+    p->oflen = ck->oflen;
+    p->h = hash_bytes(3, ck->of, ck->oflen);
+    p->index = ck->index;
+    p->start = ck->start;
+    p->end = ck->end;
+    p->sib = NO_DOC;
+    *out = p;
+    return 0;
+}
+
 /* Fill d (owned copies, postings, vector) for docno; nothing visible
 ** changes on failure. */
 static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
                      const char *text, size_t len, const char *meta,
-                     size_t metalen)
+                     size_t metalen, const rcp_model_chunkref *ck)
 {
     memset(d, 0, sizeof *d);
     d->id = dup_bytes(id, idlen);
     d->text = dup_bytes(text, len);
     d->meta = meta ? dup_bytes(meta, metalen) : NULL;
-    if (!d->id || !d->text || (meta && !d->meta)
+    if (!d->id || !d->text || (meta && !d->meta) || new_part(ck, &d->ck)
         || (m->o.tok_flags == RCP_TOK_DEFAULT
                 ? index_fast(m, d, text, len)
                 : index_slow(m, d, text, len))) {
         rcp_free(d->id);
+        rcp_free(d->ck);
         doc_release(d);
         return -1;
     }
@@ -3169,9 +3400,20 @@ static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
     return 0;
 }
 
-/* Is document o (find_doc's answer) live with this text and meta? */
+/* Is the chunk link p the same as ck (both none, or equal)? */
+static int same_part(const part *p, const rcp_model_chunkref *ck)
+{
+    if (!p || !ck)
+        return !p && !ck;
+    return p->oflen == ck->oflen && !memcmp(p->of, ck->of, ck->oflen)
+        && p->index == ck->index && p->start == ck->start
+        && p->end == ck->end;
+}
+
+/* Is document o (find_doc's answer) live with this text, meta and link? */
 static int same_doc(const rcp_model *m, long o, const char *text,
-                    size_t len, const char *meta, size_t metalen)
+                    size_t len, const char *meta, size_t metalen,
+                    const rcp_model_chunkref *ck)
 {
     const doc *d;
     if (o < 0 || !m->docs[o].live)
@@ -3181,21 +3423,24 @@ static int same_doc(const rcp_model *m, long o, const char *text,
         metalen = 0;
     return d->textlen == len && (!len || !memcmp(d->text, text, len))
         && (d->meta != NULL) == (meta != NULL) && d->metalen == metalen
-        && (!metalen || !memcmp(d->meta, meta, metalen));
+        && (!metalen || !memcmp(d->meta, meta, metalen))
+        && same_part(d->ck, ck);
 }
 
-int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
-                  const char *text, size_t len, const char *meta,
-                  size_t metalen)
+int rcp_model_add_chunk(rcp_model *m, const char *id, size_t idlen,
+                        const char *text, size_t len, const char *meta,
+                        size_t metalen, const rcp_model_chunkref *ck)
 {
     doc d;
     long old = find_doc(m, id, idlen);
     size_t slot;
     uint32_t docno = (uint32_t)m->ndocs;
-    if (same_doc(m, old, text, len, meta, metalen))
+    if (ck && (!ck->of || ck->end < ck->start || ck->end - ck->start != len))
+        return -1;
+    if (same_doc(m, old, text, len, meta, metalen, ck))
         return 0;               /* §7.10: a repeat is observably one add */
-    if (len >= UINT32_MAX || reserve_doc(m)
-        || build_doc(m, &d, id, idlen, text, len, meta, metalen))
+    if (len >= UINT32_MAX || reserve_doc(m, ck != NULL)
+        || build_doc(m, &d, id, idlen, text, len, meta, metalen, ck))
         return -1;
     /* §7.10: re-adding an id MUST replace, never duplicate */
     if (old >= 0 && m->docs[old].live)
@@ -3206,6 +3451,8 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
     if (!m->ids.slot[slot])
         m->ids.n++;
     m->ids.slot[slot] = docno + 1;
+    if (d.ck)
+        link_part(m, docno);
     m->livebits[docno >> 3] |= (unsigned char)(1u << (docno & 7));
     m->dlen[docno] = d.len;
     m->idpre[docno] = id_prefix(id, idlen);
@@ -3213,8 +3460,15 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
     m->total_len += d.len;
     m->live_postings += d.nterms;
     new_version(m);
-    sweep(m);
+    after_change(m);
     return 0;
+}
+
+int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
+                  const char *text, size_t len, const char *meta,
+                  size_t metalen)
+{
+    return rcp_model_add_chunk(m, id, idlen, text, len, meta, metalen, NULL);
 }
 
 int rcp_model_delete(rcp_model *m, const char *id, size_t idlen)
@@ -3225,16 +3479,14 @@ int rcp_model_delete(rcp_model *m, const char *id, size_t idlen)
         return 0;
     kill_doc(m, (uint32_t)d);
     new_version(m);
-    sweep(m);
+    after_change(m);
     return 1;
 }
 
-int rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out)
+static void view_of(const rcp_model *m, uint32_t docno,
+                    rcp_model_docview *out)
 {
-    const doc *d;
-    if (docno >= m->ndocs || !m->docs[docno].live)
-        return -1;
-    d = &m->docs[docno];
+    const doc *d = &m->docs[docno];
     out->id = d->id;
     out->idlen = d->idlen;
     out->text = d->text;
@@ -3242,6 +3494,21 @@ int rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out)
     out->meta = d->meta;
     out->metalen = d->metalen;
     out->vector = m->vecs + (size_t)docno * m->o.dim;
+    memset(&out->chunk, 0, sizeof out->chunk);
+    if (d->ck) {
+        out->chunk.of = d->ck->of;
+        out->chunk.oflen = d->ck->oflen;
+        out->chunk.index = d->ck->index;
+        out->chunk.start = d->ck->start;
+        out->chunk.end = d->ck->end;
+    }
+}
+
+int rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out)
+{
+    if (docno >= m->ndocs || !m->docs[docno].live)
+        return -1;
+    view_of(m, docno, out);
     return 0;
 }
 
@@ -3259,45 +3526,52 @@ static int revives(const doc *d, uint64_t v)
     return !d->live && d->vdel > v && d->vdel != UINT64_MAX;
 }
 
-/* kill_doc freed their term lists; rebuild them from the postings, which
-** a dead document keeps while a retained version sees it (note 11) --
-** allocated before anything changes, so a failure changes nothing. */
+/* kill_doc freed their term lists (nterms stays: their postings); rebuild
+** them from the postings, which a dead document keeps while a kept
+** version sees it (note 11) -- allocated before anything changes, so a
+** failure changes nothing.  One dropped for snapshot_bytes cannot come
+** back: then the rollback fails. */
 static int revive_terms(rcp_model *m, uint64_t v, size_t n0)
 {
-    size_t i, j, k, back = 0;
-    for (i = 0; i < n0; i++) {
+    size_t i, j, k;
+    for (i = 0; i < n0; i++)
         if (revives(&m->docs[i], v) && !m->docs[i].text)
-            return -1;          /* swept: cannot happen within keep */
-        back += revives(&m->docs[i], v);
-    }
-    if (!back)
-        return 0;
-    for (i = 0; i < m->nterms; i++)
-        for (j = 0; j < m->terms[i].n && m->terms[i].p[j].doc < n0; j++)
-            m->docs[m->terms[i].p[j].doc].nterms += revives(
-                &m->docs[m->terms[i].p[j].doc], v);
+            return -1;
     for (i = 0; i < n0; i++) {
         doc *d = &m->docs[i];
+        d->no = 0;                      /* scratch: terms filled so far */
         if (!revives(d, v) || !d->nterms)
             continue;
         if (!(d->terms = rcp_malloc(d->nterms * sizeof *d->terms))) {
-            for (k = 0; k < n0; k++)
+            for (k = 0; k < i; k++)
                 if (revives(&m->docs[k], v)) {
                     rcp_free(m->docs[k].terms);
                     m->docs[k].terms = NULL;
-                    m->docs[k].nterms = 0;
                 }
             return -1;
         }
-        d->nterms = 0;
     }
     for (i = 0; i < m->nterms; i++)
         for (j = 0; j < m->terms[i].n && m->terms[i].p[j].doc < n0; j++) {
             doc *d = &m->docs[m->terms[i].p[j].doc];
             if (revives(d, v))
-                d->terms[d->nterms++] = (uint32_t)i;
+                d->terms[d->no++] = (uint32_t)i;
         }
     return 0;
+}
+
+/* The retained killed after v are the newest deaths, the end of the
+** ring: they leave it (revived, or dropped with the tail). */
+static void unbury(rcp_model *m, uint64_t v)
+{
+    while (m->gcount) {
+        size_t at = (m->ghead + m->gcount - 1) % (m->keep + 1);
+        const doc *d = &m->docs[m->grave[at]];
+        if (d->vdel <= v)
+            return;
+        m->held_bytes -= kept_bytes(m, d);
+        m->gcount--;
+    }
 }
 
 /* Postings of documents n0.. are the tail of every list (note 4). */
@@ -3307,11 +3581,12 @@ static void drop_tail(rcp_model *m, size_t n0)
     for (i = 0; i < m->nterms; i++) {
         term *t = &m->terms[i];
         while (t->n && t->p[t->n - 1].doc >= n0) {
-            if (m->docs[t->p[--t->n].doc].live) {
+            const doc *d = &m->docs[t->p[--t->n].doc];
+            if (d->live) {
                 t->df--;
                 m->live_postings--;
-            } else {
-                m->dead_postings--;
+            } else if (is_gone(d)) {
+                m->gone_postings--;
             }
         }
     }
@@ -3321,11 +3596,12 @@ static void drop_tail(rcp_model *m, size_t n0)
             m->live--;
             m->total_len -= d->len;
             m->livebits[i >> 3] &= (unsigned char)~(1u << (i & 7));
-        } else if (d->text) {
-            m->held--;
+        } else if (is_gone(d)) {
+            m->gone--;
         }
         doc_release(d);
         rcp_free(d->id);
+        rcp_free(d->ck);
     }
     m->ndocs = n0;
 }
@@ -3337,27 +3613,11 @@ static void revive(rcp_model *m, uint32_t docno)
     for (i = 0; i < d->nterms; i++)
         m->terms[d->terms[i]].df++;
     m->live_postings += d->nterms;
-    m->dead_postings -= d->nterms;
     m->total_len += d->len;
     m->live++;
-    m->held--;
     m->livebits[docno >> 3] |= (unsigned char)(1u << (docno & 7));
     d->live = 1;
     d->vdel = UINT64_MAX;
-}
-
-/* Each id names its latest document again (as rcp_model_add left it). */
-static void reindex_ids(rcp_model *m)
-{
-    size_t i, slot;
-    memset(m->ids.slot, 0, m->ids.cap * sizeof *m->ids.slot);
-    m->ids.n = 0;
-    for (i = 0; i < m->ndocs; i++) {
-        const doc *d = &m->docs[i];
-        slot = sidx_find(&m->ids, m, doc_eq, d->id, d->idlen, d->h);
-        m->ids.n += !m->ids.slot[slot];
-        m->ids.slot[slot] = (uint32_t)i + 1;
-    }
 }
 
 int rcp_model_rollback(rcp_model *m, uint64_t v)
@@ -3372,19 +3632,34 @@ int rcp_model_rollback(rcp_model *m, uint64_t v)
         n0--;
     if (revive_terms(m, v, n0))
         return -1;
+    unbury(m, v);
     for (i = 0; i < n0; i++)
         if (revives(&m->docs[i], v))
             revive(m, (uint32_t)i);
     if (n0 < m->ndocs) {
         drop_tail(m, n0);
-        reindex_ids(m);
+        reindex(m);
     }
-    /* a sweep since v may have dropped what versions before now - keep
-    ** saw; those from there to v are whole (note 11), and hist too */
-    if (now > m->keep && now - m->keep > m->vfloor)
-        m->vfloor = now - m->keep;
+    /* versions before now - keep may have lost what they saw; those from
+    ** there to v are whole (note 11: nothing they see was dropped, or the
+    ** revival above failed), and hist too */
+    if (now > m->keep && now - m->keep > m->floor)
+        m->floor = now - m->keep;
     m->version = v;
     return 0;
+}
+
+void rcp_model_stat(const rcp_model *m, rcp_model_stats *out)
+{
+    out->live = m->live;
+    out->retained = m->gcount;
+    out->slots = m->ndocs;
+    out->rows = m->veccap / m->o.dim;
+    out->retained_bytes = m->held_bytes;
+    out->terms = m->nterms;
+    out->oldest = m->version > m->keep ? m->version - m->keep : 0;
+    if (out->oldest < m->floor)
+        out->oldest = m->floor;
 }
 
 /* MARK: - Ranking: candidates and top-k ----------------------------------- */
@@ -4793,7 +5068,7 @@ static int post_recall(const rcp_model *m, const rcp_model_query *q,
 int rcp_model_has_version(const rcp_model *m, uint64_t v)
 {
     return v == m->version
-        || (v < m->version && m->version - v <= m->keep && v >= m->vfloor);
+        || (v < m->version && m->version - v <= m->keep && v >= m->floor);
 }
 
 static int visible_at(const doc *d, uint64_t v)
@@ -4804,18 +5079,36 @@ static int visible_at(const doc *d, uint64_t v)
 int rcp_model_doc_at(const rcp_model *m, uint32_t docno, uint64_t v,
                      rcp_model_docview *out)
 {
-    const doc *d;
     if (docno >= m->ndocs || !rcp_model_has_version(m, v)
         || !visible_at(&m->docs[docno], v))
         return -1;
-    d = &m->docs[docno];
-    out->id = d->id;
-    out->idlen = d->idlen;
-    out->text = d->text;
-    out->textlen = d->textlen;
-    out->meta = d->meta;
-    out->metalen = d->metalen;
-    out->vector = m->vecs + (size_t)docno * m->o.dim;
+    view_of(m, docno, out);
+    return 0;
+}
+
+/* The chain from the parents table holds every chunk doc of the document
+** not yet reclaimed, live, retained or gone; visibility picks. */
+int rcp_model_chunks(const rcp_model *m, const char *of, size_t oflen,
+                     uint64_t v, rcp_model_chunk_fn fn, void *ud)
+{
+    rcp_model_docview view;
+    uint32_t no = NO_DOC;
+    size_t sl;
+    int rc;
+    if (!rcp_model_has_version(m, v))
+        return RCP_MODEL_GONE;
+    if (m->parents.cap) {
+        sl = sidx_find(&m->parents, m, part_eq, of, oflen,
+                       hash_bytes(3, of, oflen));
+        no = m->parents.slot[sl] ? m->parents.slot[sl] - 1 : NO_DOC;
+    }
+    for (; no != NO_DOC; no = m->docs[no].ck->sib) {
+        if (!visible_at(&m->docs[no], v))
+            continue;
+        view_of(m, no, &view);
+        if ((rc = fn(ud, no, &view)) != 0)
+            return rc;
+    }
     return 0;
 }
 

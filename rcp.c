@@ -74,6 +74,7 @@ enum { ST_UNINIT, ST_READY };
 #define RERANK_CHUNK    64       /* passages scored between checkpoints */
 #define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
 #define IDEM_SLOTS      256      /* §7.10 idempotency keys remembered */
+#define ID_MAX          512      /* bytes in a document id (§7.10, §7.11) */
 #define MAX_NOTES       8
 
 /* A request of the frame being served that may still be cancelled. */
@@ -1645,13 +1646,16 @@ static size_t mint_id(rcp_server *s, char *out, size_t cap)
     return n;
 }
 
-/* Upsert into the store when there is one, else into the model. */
+/* Upsert into the store when there is one, else into the model; ck is a
+** chunk's link to its document (§7.10), NULL for a whole document. */
 static int put_doc(rcp_call *c, const char *id, size_t idn, const char *text,
-                   size_t n, const char *meta, size_t mn)
+                   size_t n, const char *meta, size_t mn,
+                   const rcp_model_chunkref *ck)
 {
     rcp_store *st = c->s->opts.store;
-    if (st ? rcp_store_add(st, id, idn, text, n, meta, mn)
-           : rcp_model_add(c->s->opts.model, id, idn, text, n, meta, mn))
+    if (st ? rcp_store_add_chunk(st, id, idn, text, n, meta, mn, ck)
+           : rcp_model_add_chunk(c->s->opts.model, id, idn, text, n, meta,
+                                 mn, ck))
         return fail(c, st ? RCP_BACKEND_UNAVAILABLE : RCP_INTERNAL_ERROR,
                     NULL, NULL, "adding a document: %s",
                     st ? rcp_store_error(st) : "out of memory");
@@ -1672,44 +1676,14 @@ static int del_doc(rcp_call *c, const char *id, size_t idn, int *removed)
     return 0;
 }
 
-/* §7.10 server-side chunks are documents "<id>#<i>" whose meta carries
-** CHUNK_KEY {doc, index, start, end, count}: the document they belong to
-** and their byte span in it.  The key is a vendor field (§6.2) and is
-** removed from meta before a hit is written. */
-#define CHUNK_KEY     "x-rcp-chunk"
+/* §7.10 server-side chunks are documents "<id>#<i>" that the engine links
+** to their document (rcp_model_chunkref: document, index, byte span).  The
+** link is never kept in meta, so a client's meta -- an "x-rcp-chunk" key
+** included -- is data, stored and returned verbatim (§15.2, §15.4), and
+** every walk over a document's chunks visits only chunks that exist. */
 #define CHUNK_TOKENS  128
 #define CHUNK_OVERLAP 16
-
-typedef struct chunk_info {
-    int         is_chunk;
-    const char *doc;            /* the document's id */
-    size_t      doclen;
-    int64_t     index, start, end, count;
-} chunk_info;
-
-/* Parse a document's meta (into the request arena) and its chunk info. */
-static const rcp_json *doc_meta(rcp_call *c, const rcp_model_docview *d,
-                                chunk_info *ci)
-{
-    rcp_json_err err;
-    const rcp_json *meta = NULL, *k, *doc;
-    memset(ci, 0, sizeof *ci);
-    if (d->meta)
-        meta = rcp_json_parse(&c->s->arena, d->meta, d->metalen, 0, &err);
-    k = meta && find_bytes(d->meta, d->metalen, CHUNK_KEY, 11)
-        ? param(meta, CHUNK_KEY) : NULL;
-    doc = k ? param(k, "doc") : NULL;
-    if (doc && doc->type == RCP_JSON_STRING
-        && rcp_json_int(param(k, "index"), &ci->index)
-        && rcp_json_int(param(k, "start"), &ci->start)
-        && rcp_json_int(param(k, "end"), &ci->end)
-        && rcp_json_int(param(k, "count"), &ci->count)) {
-        ci->is_chunk = 1;
-        ci->doc = doc->s;
-        ci->doclen = doc->n;
-    }
-    return meta;
-}
+#define CHUNK_ID_MAX  (ID_MAX + 24)     /* "<id>#<index>" */
 
 static size_t chunk_id(char *out, size_t cap, const char *id, size_t idn,
                        size_t i)
@@ -1718,98 +1692,96 @@ static size_t chunk_id(char *out, size_t cap, const char *id, size_t idn,
                             (unsigned long)i);
 }
 
-/* 1 when the live document named cid is chunk of document id. */
-static int is_chunk_of(rcp_call *c, const char *cid, size_t cn,
-                       const char *id, size_t idn)
+/* The ids of a document's live chunks numbered `from` on, copied into
+** the request arena: the deletes come after the walk (a delete may
+** renumber documents, so none may run inside it). */
+typedef struct chunk_ids {
+    rcp_arena   *arena;
+    uint32_t     from;
+    const char **id;
+    size_t      *len, n, cap;
+} chunk_ids;
+
+static int collect_chunk(void *ud, uint32_t docno, const rcp_model_docview *d)
 {
-    rcp_model_docview d;
-    chunk_info ci;
-    long no = rcp_model_find(c->s->opts.model, cid, cn);
-    if (no < 0 || rcp_model_doc(c->s->opts.model, (uint32_t)no, &d) != 0)
+    chunk_ids *k = ud;
+    char *id;
+    (void)docno;
+    if (d->chunk.index < k->from)
         return 0;
-    doc_meta(c, &d, &ci);
-    return ci.is_chunk && ci.doclen == idn && memcmp(ci.doc, id, idn) == 0;
+    if (k->n == k->cap) {
+        size_t cap = k->cap * 2 + 16;
+        const char **ids = rcp_arena_alloc(k->arena, cap * sizeof *ids);
+        size_t *lens = rcp_arena_alloc(k->arena, cap * sizeof *lens);
+        if (!ids || !lens)
+            return -1;
+        if (k->n) {
+            memcpy(ids, k->id, k->n * sizeof *ids);
+            memcpy(lens, k->len, k->n * sizeof *lens);
+        }
+        k->id = ids;
+        k->len = lens;
+        k->cap = cap;
+    }
+    if (!(id = rcp_arena_alloc(k->arena, d->idlen + 1)))
+        return -1;
+    memcpy(id, d->id, d->idlen);
+    k->id[k->n] = id;
+    k->len[k->n++] = d->idlen;
+    return 0;
 }
 
-/* Remove chunks from..end of document id (they are numbered densely). */
-static int drop_chunks(rcp_call *c, const char *id, size_t idn, size_t from,
-                       int *any)
+/* Remove the live chunks of document id numbered from on. */
+static int drop_chunks(rcp_call *c, const char *id, size_t idn,
+                       uint32_t from, int *any)
 {
-    char cid[600];
-    size_t i, cn;
-    int removed, rc;
-    for (i = from; idn < 500; i++) {
-        cn = chunk_id(cid, sizeof cid, id, idn, i);
-        if (!is_chunk_of(c, cid, cn, id, idn))
-            return 0;
-        if ((rc = del_doc(c, cid, cn, &removed)) != 0)
+    const rcp_model *m = c->s->opts.model;
+    chunk_ids k;
+    size_t i;
+    int rc, removed;
+    memset(&k, 0, sizeof k);
+    k.arena = &c->s->arena;
+    k.from = from;
+    if (rcp_model_chunks(m, id, idn, rcp_model_version(m), collect_chunk,
+                         &k) != 0)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    for (i = 0; i < k.n; i++) {
+        if ((rc = del_doc(c, k.id[i], k.len[i], &removed)) != 0)
             return rc;
         *any |= removed;
     }
     return 0;
 }
 
-/* The chunk's meta: the document's members, then CHUNK_KEY. */
-static void chunk_meta(rcp_buf *b, const rcp_json *meta, const char *id,
-                       size_t idn, size_t i, const rcp_span *sp, size_t n)
-{
-    rcp_jw w;
-    size_t k;
-    b->len = 0;
-    rcp_jw_init(&w, b);
-    rcp_jw_obj(&w);
-    for (k = 0; meta && k < meta->n; k++)
-        if (!(meta->kids[k].keylen == 11
-              && memcmp(meta->kids[k].key, CHUNK_KEY, 11) == 0)) {
-            rcp_jw_keyn(&w, meta->kids[k].key, meta->kids[k].keylen);
-            rcp_jw_value(&w, &meta->kids[k]);
-        }
-    rcp_jw_key(&w, CHUNK_KEY);
-    rcp_jw_obj(&w);
-    rcp_jw_key(&w, "doc");
-    rcp_jw_str(&w, id, idn);
-    rcp_jw_key(&w, "index");
-    rcp_jw_int(&w, (int64_t)i);
-    rcp_jw_key(&w, "start");
-    rcp_jw_int(&w, (int64_t)sp->start);
-    rcp_jw_key(&w, "end");
-    rcp_jw_int(&w, (int64_t)sp->end);
-    rcp_jw_key(&w, "count");
-    rcp_jw_int(&w, (int64_t)n);
-    rcp_jw_obj_end(&w);
-    rcp_jw_obj_end(&w);
-}
-
-/* §7.10 chunk:true: the text as chunks "<id>#0".."<id>#n-1", upserted in
-** order (identical chunks change nothing, so a repeat is observationally
-** identical), then any stale chunks and a whole-document copy removed. */
+/* §7.10 chunk:true: the text as chunks "<id>#0".."<id>#n-1", each with
+** the document's meta, upserted in order (identical chunks change
+** nothing, so a repeat is observationally identical), then any stale
+** chunks and a whole-document copy removed. */
 static int add_chunks(rcp_call *c, const char *id, size_t idn,
-                      const rcp_json *text, const rcp_json *meta,
+                      const rcp_json *text, const char *meta, size_t mn,
                       size_t *count)
 {
     rcp_span *sp = NULL;
+    rcp_model_chunkref ck;
     size_t n = 0, i, cn;
-    char cid[600];
-    rcp_buf mb;
-    int rc = 0, removed;
-    if (idn >= 500)
-        return fail(c, RCP_INVALID_PARAMS, "documents", NULL, "an id to "
-                    "chunk must be shorter than 500 bytes");
+    char cid[CHUNK_ID_MAX];
+    int rc = 0, removed = 0;
     if (rcp_model_chunk(text->s, text->n, CHUNK_TOKENS, CHUNK_OVERLAP, &sp,
                         &n) != 0)
         return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-    rcp_buf_init(&mb);
+    ck.of = id;
+    ck.oflen = idn;
     for (i = 0; i < n && rc == 0; i++) {
-        chunk_meta(&mb, meta, id, idn, i, &sp[i], n);
+        ck.index = (uint32_t)i;
+        ck.start = sp[i].start;
+        ck.end = sp[i].end;
         cn = chunk_id(cid, sizeof cid, id, idn, i);
-        rc = mb.oom ? fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory")
-            : put_doc(c, cid, cn, text->s + sp[i].start,
-                      sp[i].end - sp[i].start, mb.data, mb.len);
+        rc = put_doc(c, cid, cn, text->s + sp[i].start,
+                     sp[i].end - sp[i].start, meta, mn, &ck);
     }
-    rcp_buf_free(&mb);
     rcp_free(sp);
     *count += n;
-    if (rc == 0 && (rc = drop_chunks(c, id, idn, n, &removed)) == 0
+    if (rc == 0 && (rc = drop_chunks(c, id, idn, (uint32_t)n, &removed)) == 0
         && rcp_model_find(c->s->opts.model, id, idn) >= 0)
         rc = del_doc(c, id, idn, &removed);
     return rc;
@@ -1821,28 +1793,25 @@ static int add_document(rcp_call *c, const rcp_json *d, int chunk,
 {
     const rcp_json *id = param(d, "id"), *text = param(d, "text");
     const rcp_json *meta = param(d, "meta");
-    char minted[32], *mt = NULL;
+    char minted[32];
     const char *ids = id ? id->s : minted;
-    size_t idn = id ? id->n : mint_id(c->s, minted, sizeof minted), mn = 0;
+    size_t idn = id ? id->n : mint_id(c->s, minted, sizeof minted);
     rcp_buf mb;
     rcp_jw w;
     int rc, any = 0;
-    if (chunk)
-        rc = add_chunks(c, ids, idn, text, meta, count);
-    else {
-        rcp_buf_init(&mb);
-        if (meta) {
-            rcp_jw_init(&w, &mb);
-            rcp_jw_value(&w, meta);
-            mt = mb.data;
-            mn = mb.len;
-        }
-        rc = mb.oom ? fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory")
-            : put_doc(c, ids, idn, text->s, text->n, mt, mn);
-        rcp_buf_free(&mb);
-        if (rc == 0)    /* a whole document replaces its old chunks */
-            rc = drop_chunks(c, ids, idn, 0, &any);
+    rcp_buf_init(&mb);
+    if (meta) {
+        rcp_jw_init(&w, &mb);
+        rcp_jw_value(&w, meta);
     }
+    if (mb.oom)
+        rc = fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    else if (chunk)
+        rc = add_chunks(c, ids, idn, text, mb.data, mb.len, count);
+    else if ((rc = put_doc(c, ids, idn, text->s, text->n, mb.data, mb.len,
+                           NULL)) == 0)  /* and it replaces its old chunks */
+        rc = drop_chunks(c, ids, idn, 0, &any);
+    rcp_buf_free(&mb);
     if (rc == 0)
         rcp_jw_str(&c->w, ids, idn);
     return rc;
@@ -2749,114 +2718,106 @@ static const rcp_json *meta_str(const rcp_json *meta, const char *key)
     return v && v->type == RCP_JSON_STRING ? v : NULL;
 }
 
+/* Cancel and deadline checks, without a progress frame (§7.14, §13.1). */
+static int still_wanted(rcp_call *c)
+{
+    return checkpoint(c, c->progress, NULL, NULL, NULL);
+}
+
+/* The version a retrieve reads: the one it pins (§7.7.1), or the live
+** index. */
+static uint64_t read_version(const rq *r)
+{
+    return r->q.pinned ? r->q.version
+                       : rcp_model_version(r->c->s->opts.model);
+}
+
 /* A hit as the request's unit sees it (§7.7.2): a chunk (a whole
 ** document that was not chunked is its own chunk 0) or the whole
 ** document a chunk belongs to. */
 typedef struct hitview {
     rcp_model_docview d;        /* the engine's document */
     const rcp_json   *meta;     /* d's meta, parsed */
-    chunk_info        ci;
     const char       *id, *text;
     size_t            idlen, textlen;
     int64_t           start, end;   /* span in the source document */
 } hitview;
 
-/* Each live chunk of the document ci names, in order; fn gets each. */
-static void each_chunk(const rq *r, const chunk_info *ci,
-                      void (*fn)(void *ud, const rcp_model_docview *d,
-                                 const chunk_info *k), void *ud)
-{
-    rcp_call *c = r->c;
-    char cid[600];
-    size_t i, cn;
-    for (i = 0; i < (size_t)ci->count; i++) {
-        rcp_model_docview d;
-        chunk_info k;
-        long no;
-        cn = chunk_id(cid, sizeof cid, ci->doc, ci->doclen, i);
-        if ((no = rcp_model_find(c->s->opts.model, cid, cn)) < 0
-            || view_doc(r, (uint32_t)no, &d) != 0)
-            continue;
-        doc_meta(c, &d, &k);
-        if (k.is_chunk && k.start >= 0 && k.end >= k.start
-            && (size_t)(k.end - k.start) == d.textlen)
-            fn(ud, &d, &k);
-    }
-}
-
+/* A document put back together from its chunks' spans, which cover it
+** from byte 0, overlapping: one walk over the chunks that exist measures,
+** a second copies (the engine keeps end - start == the chunk's length). */
 typedef struct assemble {
-    char  *buf;
-    size_t len;
+    rcp_call *c;
+    char     *buf;      /* NULL while measuring */
+    size_t    len, seen;
 } assemble;
 
-static void measure_chunk(void *ud, const rcp_model_docview *d,
-                          const chunk_info *k)
+#define ASSEMBLE_CHECK 1024     /* chunks between two checkpoints */
+
+static int assemble_chunk(void *ud, uint32_t docno,
+                          const rcp_model_docview *d)
 {
     assemble *a = ud;
-    (void)d;
-    if ((size_t)k->end > a->len)
-        a->len = (size_t)k->end;
+    int rc;
+    (void)docno;
+    if (++a->seen % ASSEMBLE_CHECK == 0 && (rc = still_wanted(a->c)) != 0)
+        return rc;
+    if (!a->buf) {
+        if (d->chunk.end > a->len)
+            a->len = (size_t)d->chunk.end;
+    } else if (d->textlen) {
+        memcpy(a->buf + d->chunk.start, d->text, d->textlen);
+    }
+    return 0;
 }
 
-static void copy_chunk(void *ud, const rcp_model_docview *d,
-                       const chunk_info *k)
+/* The text of the document chunk d belongs to, as of the version read. */
+static int whole_text(const rq *r, const rcp_model_docview *d, hitview *hv)
 {
-    assemble *a = ud;
-    if ((size_t)k->end <= a->len)
-        memcpy(a->buf + k->start, d->text, d->textlen);
-}
-
-/* The text of the document a chunk belongs to, put back together from
-** its chunks' spans (they cover it from byte 0, overlapping). */
-static int whole_text(const rq *r, const chunk_info *ci, hitview *hv)
-{
+    const rcp_model *m = r->c->s->opts.model;
     assemble a;
-    a.len = 0;
-    each_chunk(r, ci, measure_chunk, &a);
+    int rc;
+    memset(&a, 0, sizeof a);
+    a.c = r->c;
+    if ((rc = rcp_model_chunks(m, d->chunk.of, d->chunk.oflen,
+                               read_version(r), assemble_chunk, &a)) != 0)
+        return rc;
     if (!(a.buf = rcp_arena_alloc(&r->c->s->arena, a.len + 1)))
         return -1;
     memset(a.buf, ' ', a.len);
-    each_chunk(r, ci, copy_chunk, &a);
+    if ((rc = rcp_model_chunks(m, d->chunk.of, d->chunk.oflen,
+                               read_version(r), assemble_chunk, &a)) != 0)
+        return rc;
     hv->text = a.buf;
     hv->textlen = a.len;
     return 0;
 }
 
+/* 0, -1 out of memory, or a checkpoint's verdict (RCP_CANCELLED, ...). */
 static int resolve_hit(const rq *r, uint32_t docno, hitview *hv)
 {
+    const rcp_model_chunkref *ck = &hv->d.chunk;
+    rcp_json_err err;
+    int rc;
     if (view_doc(r, docno, &hv->d) != 0)
         return -1;
-    hv->meta = doc_meta(r->c, &hv->d, &hv->ci);
+    hv->meta = hv->d.meta ? rcp_json_parse(&r->c->s->arena, hv->d.meta,
+                                           hv->d.metalen, 0, &err) : NULL;
     hv->id = hv->d.id;
     hv->idlen = hv->d.idlen;
     hv->text = hv->d.text;
     hv->textlen = hv->d.textlen;
-    hv->start = hv->ci.is_chunk ? hv->ci.start : 0;
-    hv->end = hv->ci.is_chunk ? hv->ci.end : (int64_t)hv->d.textlen;
-    if (r->unit != UNIT_DOCUMENT || !hv->ci.is_chunk)
+    hv->start = ck->of ? (int64_t)ck->start : 0;
+    hv->end = ck->of ? (int64_t)ck->end : (int64_t)hv->d.textlen;
+    if (r->unit != UNIT_DOCUMENT || !ck->of)
         return 0;
-    hv->id = hv->ci.doc;
-    hv->idlen = hv->ci.doclen;
-    if (whole_text(r, &hv->ci, hv) != 0)
-        return -1;
+    hv->id = ck->of;
+    hv->idlen = ck->oflen;
+    if ((rc = whole_text(r, &hv->d, hv)) != 0)
+        return rc;
     hv->start = 0;
     hv->end = (int64_t)hv->textlen;
     return 0;
-}
-
-/* meta without the server's own chunk key. */
-static void write_meta(rcp_jw *w, const rcp_json *meta)
-{
-    size_t k;
-    rcp_jw_key(w, "meta");
-    rcp_jw_obj(w);
-    for (k = 0; k < meta->n; k++)
-        if (!(meta->kids[k].keylen == 11
-              && memcmp(meta->kids[k].key, CHUNK_KEY, 11) == 0)) {
-            rcp_jw_keyn(w, meta->kids[k].key, meta->kids[k].keylen);
-            rcp_jw_value(w, &meta->kids[k]);
-        }
-    rcp_jw_obj_end(w);
 }
 
 /* §7.7 citation {source, uri?, title?, start, end} and trust {level,
@@ -2874,8 +2835,8 @@ static void write_citation(rcp_call *c, const hitview *hv)
     rcp_jw_key(&c->w, "source");
     if ((v = meta_str(hv->meta, "source")) != NULL)
         rcp_jw_str(&c->w, v->s, v->n);
-    else if (hv->ci.is_chunk)
-        rcp_jw_str(&c->w, hv->ci.doc, hv->ci.doclen);
+    else if (hv->d.chunk.of)
+        rcp_jw_str(&c->w, hv->d.chunk.of, hv->d.chunk.oflen);
     else
         rcp_jw_str(&c->w, hv->id, hv->idlen);
     for (i = 0; i < 2; i++)
@@ -2900,6 +2861,7 @@ static void write_citation(rcp_call *c, const hitview *hv)
 /* §7.7.2 unit, and chunk {docId, index} for chunk-level hits. */
 static void write_unit(rcp_call *c, const rq *r, const hitview *hv)
 {
+    const rcp_model_chunkref *ck = &hv->d.chunk;
     rcp_jw_key(&c->w, "unit");
     rcp_jw_cstr(&c->w, unit_names[r->unit]);
     if (r->unit == UNIT_DOCUMENT)
@@ -2907,26 +2869,26 @@ static void write_unit(rcp_call *c, const rq *r, const hitview *hv)
     rcp_jw_key(&c->w, "chunk");
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "docId");
-    if (hv->ci.is_chunk)
-        rcp_jw_str(&c->w, hv->ci.doc, hv->ci.doclen);
+    if (ck->of)
+        rcp_jw_str(&c->w, ck->of, ck->oflen);
     else
         rcp_jw_str(&c->w, hv->id, hv->idlen);
     rcp_jw_key(&c->w, "index");
-    rcp_jw_int(&c->w, hv->ci.is_chunk ? hv->ci.index : 0);
+    rcp_jw_int(&c->w, ck->of ? (int64_t)ck->index : 0);
     rcp_jw_obj_end(&c->w);
 }
 
-/* §7.7 Hit: id, score, confidence, text, unit, chunk, meta, per-stage
-** scores, citation, trust, vector. */
-static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
-                      double decay, char *b64)
+/* §7.7 Hit: id, score, confidence, text, unit, chunk, meta (the client's,
+** verbatim), per-stage scores, citation, trust, vector.  0, -1 out of
+** memory, or a checkpoint's verdict. */
+static int write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
+                     double decay, char *b64)
 {
     const rcp_model *m = c->s->opts.model;
     hitview hv;
-    if (resolve_hit(r, h->doc, &hv) != 0) {
-        c->s->resp.oom = 1;     /* becomes -32603 (invariant 1) */
-        return;
-    }
+    int rc;
+    if ((rc = resolve_hit(r, h->doc, &hv)) != 0)
+        return rc;
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "id");
     rcp_jw_str(&c->w, hv.id, hv.idlen);
@@ -2940,8 +2902,10 @@ static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
         rcp_jw_str(&c->w, hv.text, hv.textlen);
     }
     write_unit(c, r, &hv);
-    if (hv.meta && hv.meta->type == RCP_JSON_OBJECT)
-        write_meta(&c->w, hv.meta);
+    if (hv.meta && hv.meta->type == RCP_JSON_OBJECT) {
+        rcp_jw_key(&c->w, "meta");
+        rcp_jw_value(&c->w, hv.meta);
+    }
     write_stage_scores(&c->w, h, decay);
     write_citation(c, &hv);
     if (r->include_vectors) {
@@ -2949,6 +2913,7 @@ static void write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
         write_vector(c, hv.d.vector, rcp_model_dim(m), r->enc, b64);
     }
     rcp_jw_obj_end(&c->w);
+    return 0;
 }
 
 /* The document's date in the recency field (epoch ms); -1 when absent. */
@@ -3029,14 +2994,12 @@ static size_t group_by_document(const rq *r, rcp_model_hit *h, size_t n,
         return 0;
     for (i = 0; i < n && kept < want; i++) {
         rcp_model_docview d;
-        chunk_info ci;
         const char *k;
         size_t kn;
         if (view_doc(r, h[i].doc, &d) != 0)
             continue;
-        doc_meta(r->c, &d, &ci);
-        k = ci.is_chunk ? ci.doc : d.id;
-        kn = ci.is_chunk ? ci.doclen : d.idlen;
+        k = d.chunk.of ? d.chunk.of : d.id;
+        kn = d.chunk.of ? d.chunk.oflen : d.idlen;
         for (j = 0; j < kept; j++)
             if (klen[j] == kn && memcmp(key[j], k, kn) == 0)
                 break;
@@ -3060,23 +3023,27 @@ static size_t apply_min_score(const rq *r, rcp_model_hit *h, size_t n)
     return kept;
 }
 
-/* §7.7.2 packing: top-ranked hits until the next would pass the budget. */
-static size_t apply_budget(const rq *r, const rcp_model_hit *h, size_t n,
-                           size_t *tokens)
+/* §7.7.2 packing: top-ranked hits until the next would pass the budget;
+** *n becomes how many fit.  0, or resolve_hit's failure. */
+static int apply_budget(const rq *r, const rcp_model_hit *h, size_t *n,
+                        size_t *tokens)
 {
     size_t i;
+    int rc;
     *tokens = 0;
-    for (i = 0; i < n; i++) {
+    for (i = 0; r->budget && i < *n; i++) {
         hitview hv;
         size_t t;
-        if (resolve_hit(r, h[i].doc, &hv) != 0)
-            break;
+        if ((rc = resolve_hit(r, h[i].doc, &hv)) != 0)
+            return rc;
         t = count_tokens(hv.text, hv.textlen);
-        if (r->budget && *tokens + t > (uint64_t)r->budget)
+        if (*tokens + t > (uint64_t)r->budget)
             break;
         *tokens += t;
     }
-    return i;
+    if (r->budget)
+        *n = i;
+    return 0;
 }
 
 static void write_usage(rcp_call *c, const rq *r, double t0, size_t tokens)
@@ -3102,6 +3069,18 @@ static void write_usage(rcp_call *c, const rq *r, double t0, size_t tokens)
         rcp_jw_arr_end(&c->w);
     }
     rcp_jw_obj_end(&c->w);
+}
+
+/* The answer to a failed search or hit: -1 is out of memory, the rest
+** the engine's or a checkpoint's verdict. */
+static int retrieve_failed(rcp_call *c, int rc)
+{
+    return fail(c, rc == -1 ? RCP_INTERNAL_ERROR : rc == RCP_MODEL_GONE
+                ? RCP_BACKEND_UNAVAILABLE : rc, NULL, NULL, "%s",
+                rc == -1 ? "out of memory" : rc == RCP_MODEL_GONE
+                ? "the pinned snapshot is no longer kept (§7.7.1)"
+                : rc == RCP_CANCELLED ? "cancelled by notifications/cancel"
+                : "deadline elapsed");
 }
 
 /* §7.7 retrieve: recall -> fuse -> pack, one page (§10) at a time. */
@@ -3135,12 +3114,7 @@ static int m_retrieve(rcp_call *c)
     if (r.q.candidate_k < pool)
         r.q.candidate_k = pool;
     if ((rc = rcp_model_search(m, &r.q, hits, &n)) != 0)
-        return fail(c, rc == -1 ? RCP_INTERNAL_ERROR : rc == RCP_MODEL_GONE
-                    ? RCP_BACKEND_UNAVAILABLE : rc, NULL, NULL, "%s",
-                    rc == -1 ? "out of memory" : rc == RCP_MODEL_GONE
-                    ? "the pinned snapshot is no longer kept (§7.7.1)"
-                    : rc == RCP_CANCELLED ? "cancelled by notifications/cancel"
-                    : "deadline elapsed");
+        return retrieve_failed(c, rc);
     if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
         return rc;
     if (r.unit == UNIT_DOCUMENT)
@@ -3150,13 +3124,15 @@ static int m_retrieve(rcp_call *c)
     page = n > r.offset ? n - r.offset : 0;
     if (page > r.q.k)
         page = r.q.k;
-    page = apply_budget(&r, hits + r.offset, page, &tokens);
+    if ((rc = apply_budget(&r, hits + r.offset, &page, &tokens)) != 0)
+        return retrieve_failed(c, rc);
     rcp_jw_obj(&c->w);
     rcp_jw_key(&c->w, "hits");
     rcp_jw_arr(&c->w);
     for (i = 0; i < page; i++)
-        write_hit(c, &r, &hits[r.offset + i], r.decay ? r.decay[r.offset + i]
-                  : -1, b64);
+        if ((rc = write_hit(c, &r, &hits[r.offset + i], r.decay
+                            ? r.decay[r.offset + i] : -1, b64)) != 0)
+            return retrieve_failed(c, rc);
     rcp_jw_arr_end(&c->w);
     if (r.offset + page < n && !r.budget && r.offset + page < RETRIEVE_MAX_K
         && has_cap(c->s, "pagination")) {

@@ -464,6 +464,7 @@ int rcp_model_chunk(const char *text, size_t len, size_t max_tokens,
 #define RCP_MODEL_DEFAULT_MULTI_DIM 128u
 #define RCP_MODEL_DEFAULT_VOCAB     (1u << 18) /* embed/sparse id space */
 #define RCP_MODEL_MAX_DIM           4096u
+#define RCP_MODEL_SNAPSHOT_BYTES    ((size_t)64 << 20)
 /* §6.1 scoreFloor of each recall scorer: cosine >= -1, BM25 >= 0. */
 #define RCP_MODEL_DENSE_FLOOR       (-1.0)
 #define RCP_MODEL_SPARSE_FLOOR      0.0
@@ -485,6 +486,11 @@ typedef struct rcp_model_opts {
     /* §7.7.1 snapshots: a search may pin any of the last snapshot_keep
     ** versions (default 1024; 0 = the live index only). */
     unsigned    snapshot_keep;
+    /* ... as long as the dead documents kept for them (texts, metas, ids,
+    ** postings, dense rows) take at most snapshot_bytes; past it the
+    ** oldest are dropped first and the versions that saw them expire
+    ** early (default RCP_MODEL_SNAPSHOT_BYTES; 0 = keep none). */
+    size_t      snapshot_bytes;
     /* A word2vec/GloVe text file ("word v1 .. vD" per line, optional
     ** "count dim" header) read once by rcp_model_new; NULL = the built-in
     ** hashed n-gram embedder.  The file's dimension replaces dim. */
@@ -537,6 +543,18 @@ int rcp_model_embed_multi(const rcp_model *m, const char *text, size_t len,
                           int kind, float **rows, size_t *nrows);
 size_t rcp_model_multi_dim(const rcp_model *m);
 
+/* §7.10 server-side chunking stores each chunk of a document as a
+** document of its own; this is its link to the document it was cut from.
+** The link is the engine's own attribute, never a part of meta, so
+** nothing a client writes can forge it (§15.2: a client's meta is data,
+** never control). */
+typedef struct rcp_model_chunkref {
+    const char *of;         /* the id of its document; NULL: not a chunk */
+    size_t      oflen;
+    uint32_t    index;      /* its place among that document's chunks */
+    uint64_t    start, end; /* its bytes [start, end) in that document */
+} rcp_model_chunkref;
+
 /* §7.10 upsert: id[0..idlen) replaces any live document with that id.
 ** text and meta (serialised JSON object or NULL) are copied.  Re-adding
 ** the same id, text and meta changes nothing (not even the version).
@@ -544,6 +562,13 @@ size_t rcp_model_multi_dim(const rcp_model *m);
 int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
                   const char *text, size_t len, const char *meta,
                   size_t metalen);
+/* rcp_model_add of a chunk: ck (copied; NULL = a whole document, which
+** is rcp_model_add) must have end - start == len.  A re-add is a no-op
+** only when ck is the same too.  0 ok, -1 out of memory or a span that
+** does not match len (the model is unchanged). */
+int rcp_model_add_chunk(rcp_model *m, const char *id, size_t idlen,
+                        const char *text, size_t len, const char *meta,
+                        size_t metalen, const rcp_model_chunkref *ck);
 /* §7.11: 1 when a live document was removed, 0 when absent. */
 int rcp_model_delete(rcp_model *m, const char *id, size_t idlen);
 /* Undo every change made after version v, so the model serves exactly
@@ -560,22 +585,49 @@ size_t   rcp_model_count(const rcp_model *m);    /* live documents */
 /* Bumped by every add/delete that changed something (for indexVersion). */
 uint64_t rcp_model_version(const rcp_model *m);
 /* The live document numbered docno (hits name documents this way), or
-** -1.  Everything in the view is borrowed until the next add/delete. */
+** -1.  Everything in the view is borrowed until the next add/delete,
+** and so are docnos: an add or delete may renumber the documents (dead
+** ones are reclaimed, design note 4 in model.c). */
 typedef struct rcp_model_docview {
     const char  *id, *text, *meta;   /* meta NULL when none was given */
     size_t       idlen, textlen, metalen;
     const float *vector;             /* its dense embedding (dim floats) */
+    rcp_model_chunkref chunk;        /* chunk.of NULL: a whole document */
 } rcp_model_docview;
 int  rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out);
 long rcp_model_find(const rcp_model *m, const char *id, size_t idlen);
 /* §7.7.1: 1 when version v can still be searched (v <= the current
-** version and at most snapshot_keep changes old), else 0. */
+** version, at most snapshot_keep changes old, and no document it saw was
+** dropped for snapshot_bytes), else 0. */
 int  rcp_model_has_version(const rcp_model *m, uint64_t v);
 /* The document numbered docno as it was at version v (a hit of a search
 ** pinned to v), or -1 when it was not visible then or v has expired.
 ** Borrowed until the next add/delete. */
 int  rcp_model_doc_at(const rcp_model *m, uint32_t docno, uint64_t v,
                       rcp_model_docview *out);
+/* §7.10 the chunks of document of[0..oflen) visible at version v (the
+** live index at rcp_model_version(m)), each once, in no particular order:
+** fn(ud, docno, view) for each, until fn returns nonzero, which is then
+** returned.  fn must not change the model.  The walk visits only
+** documents that exist.  0 when done (fn never called: no chunks),
+** RCP_MODEL_GONE when v can no longer be searched. */
+typedef int (*rcp_model_chunk_fn)(void *ud, uint32_t docno,
+                                  const rcp_model_docview *d);
+int  rcp_model_chunks(const rcp_model *m, const char *of, size_t oflen,
+                      uint64_t v, rcp_model_chunk_fn fn, void *ud);
+/* What the model holds, for tests and benchmarks (memory stays
+** proportional to live content under churn, design note 4). */
+typedef struct rcp_model_stats {
+    size_t   live;          /* live documents */
+    size_t   retained;      /* dead documents kept for snapshots */
+    size_t   slots;         /* docnos in use (live, retained, not yet
+                            ** reclaimed) */
+    size_t   rows;          /* dense rows allocated */
+    size_t   retained_bytes;/* what the retained ones take */
+    size_t   terms;         /* index terms */
+    uint64_t oldest;        /* the oldest version still searchable */
+} rcp_model_stats;
+void rcp_model_stat(const rcp_model *m, rcp_model_stats *out);
 
 /* --- §16.3 fusion of ranked lists (usable on its own) --- */
 
@@ -747,6 +799,12 @@ void rcp_store_close(rcp_store *st);
 int rcp_store_add(rcp_store *st, const char *id, size_t idlen,
                   const char *text, size_t len, const char *meta,
                   size_t metalen);
+
+/* rcp_store_add of a chunk (rcp_model_add_chunk): ck is persisted with
+** it; NULL = a whole document, which is rcp_store_add. */
+int rcp_store_add_chunk(rcp_store *st, const char *id, size_t idlen,
+                        const char *text, size_t len, const char *meta,
+                        size_t metalen, const rcp_model_chunkref *ck);
 
 /* §7.11 delete id from the model; *removed (may be NULL) is 1 when a live
 ** document went, 0 when it was absent (no record, no version bump).

@@ -21,14 +21,15 @@
 **   DIR/rcp.log.torn bytes open cut off the log (cases A, B), kept for
 **                    the operator; .torn.1, .torn.2, ... for later ones
 **
-** The log, format version 1.  Every integer is little-endian and is
+** The log, format version 2.  Every integer is little-endian and is
 ** written and read byte by byte with shifts, so the file means the same
 ** on every machine whatever its endianness or alignment rules.
 **
 **   header, 36 bytes
 **      0  8  magic 89 'R' 'C' 'P' 'L' 'O' 'G' 0A (the 0x89 and the
 **            newline catch text-mode and 7-bit transfers, as in PNG)
-**      8  4  format version: 1 (a reader refuses any other)
+**      8  4  format version: 2 (1 is read and upgraded, see below; any
+**            other is refused)
 **     12  4  flags: 0 (a reader refuses any other value)
 **     16  8  base version: the store's version before the first record
 **     24  8  salt: random bytes, new for every file written
@@ -42,13 +43,26 @@
 **     12  n  payload: records back to back, nothing else
 **
 **   records (u8, u32, u64 little-endian; "bytes" = u32 length + bytes)
-**     ADD  01  version u64, id bytes, text bytes, hasmeta u8, meta bytes
+**     ADD  01  version u64, id bytes, text bytes, flags u8, meta bytes
+**              [chunk]
 **     DEL  02  version u64, id bytes
-**     DOC  03  id bytes, text bytes, hasmeta u8, meta bytes
+**     DOC  03  id bytes, text bytes, flags u8, meta bytes [chunk]
+**     chunk =  of bytes, index u32, start u64, end u64
 **   ADD (§7.10 upsert) and DEL (§7.11) carry the version they produce;
 **   DOC is a live document written by compaction, version unchanged.
-**   hasmeta 0 means "no meta" (then the meta bytes are empty); 1 means a
-**   serialised JSON object, kept byte for byte.
+**   flags bit 0: the meta bytes are a serialised JSON object, kept byte
+**   for byte (clear: no meta, and the meta bytes are empty); bit 1: a
+**   chunk follows -- the document is chunk `index` of document `of`,
+**   bytes [start, end) of its text (§7.10, rcp_model_chunkref); other
+**   bits are refused.
+**
+**   Format 1 is format 2 without bit 1.  Its chunks carried their link in
+**   meta, under "x-rcp-chunk", where any client could forge it (issue 8);
+**   a format-1 log is read with meta as plain data -- so such chunks come
+**   back as the plain documents they are stored as, their meta verbatim
+**   -- and rewritten at once as format 2 (a compaction: the old file
+**   stays whole until the new one replaces it).  Chunked documents added
+**   through an old server are chunked again by re-adding them.
 **
 ** Invariants
 **
@@ -61,7 +75,8 @@
 **     one's fsync returned, and a failed commit is cut off again (F).
 **  3. ADD and DEL versions are consecutive: base + 1, base + 2, ...
 **     Replaying the log into an empty model rebuilds the same live
-**     documents (ids, texts, metas, relative order) and the same version.
+**     documents (ids, texts, metas, chunk links, relative order) and the
+**     same version.
 **  4. The store's version bumps exactly when the model's does: st->mver
 **     remembers the model's version after the store's own last change,
 **     so a change made behind the store's back is caught, not lost.
@@ -138,7 +153,8 @@
 
 /* MARK: - Constants ------------------------------------------------------ */
 
-#define LOG_FORMAT   1u
+#define LOG_FORMAT   2u
+#define LOG_FORMAT_1 1u              /* read, then upgraded (see above) */
 #define HDR_SIZE     36u
 #define FRAME_HDR    12u
 #define SALT_SIZE    8u
@@ -150,10 +166,12 @@
 #define MAX_LINE     MAX_RECORD      /* a JSON Lines line */
 
 enum { REC_ADD = 1, REC_DEL = 2, REC_DOC = 3 };
-/* Fixed bytes of each record besides its id, text and meta. */
+enum { FLAG_META = 1, FLAG_CHUNK = 2 };
+/* Fixed bytes of each record besides its id, text, meta and chunk. */
 #define DOC_FIXED (1u + 4u + 4u + 1u + 4u)
 #define ADD_FIXED (DOC_FIXED + 8u)
 #define DEL_FIXED (1u + 8u + 4u)
+#define CHUNK_FIXED (4u + 4u + 8u + 8u)
 
 static const unsigned char log_magic[8] = {
     0x89, 'R', 'C', 'P', 'L', 'O', 'G', 0x0A
@@ -273,14 +291,28 @@ static void put_bytes(pbuf *b, const void *p, size_t n)
     b->len += n;
 }
 
-/* id, text, hasmeta, meta: the tail shared by ADD and DOC. */
-static void put_doc(pbuf *b, const char *id, size_t idlen, const char *text,
-                    size_t len, const char *meta, size_t metalen)
+/* Bytes a chunk link adds to a record (0 for a whole document). */
+static uint64_t chunk_bytes(const rcp_model_chunkref *ck)
 {
+    return ck && ck->of ? CHUNK_FIXED + (uint64_t)ck->oflen : 0;
+}
+
+/* id, text, flags, meta, chunk: the tail shared by ADD and DOC. */
+static void put_doc(pbuf *b, const char *id, size_t idlen, const char *text,
+                    size_t len, const char *meta, size_t metalen,
+                    const rcp_model_chunkref *ck)
+{
+    int chunk = ck && ck->of;
     put_bytes(b, id, idlen);
     put_bytes(b, text, len);
-    put_u8(b, meta != NULL);
+    put_u8(b, (meta ? FLAG_META : 0u) | (chunk ? FLAG_CHUNK : 0u));
     put_bytes(b, meta, meta ? metalen : 0);
+    if (!chunk)
+        return;
+    put_bytes(b, ck->of, ck->oflen);
+    put_u32(b, ck->index);
+    put_u64(b, ck->start);
+    put_u64(b, ck->end);
 }
 
 /* A decoded record; the pointers borrow the frame's payload. */
@@ -289,6 +321,7 @@ typedef struct rec {
     uint64_t version;
     const char *id, *text, *meta;
     size_t idlen, len, metalen;
+    rcp_model_chunkref ck;      /* ck.of NULL: a whole document */
 } rec;
 
 typedef struct cur {
@@ -328,33 +361,55 @@ static int get_bytes(cur *c, const char **s, size_t *n)
     return 0;
 }
 
-static int get_doc(cur *c, rec *r)
+static int get_u32(cur *c, uint32_t *v)
 {
-    unsigned has;
-    if (get_bytes(c, &r->id, &r->idlen) || get_bytes(c, &r->text, &r->len)
-        || get_u8(c, &has) || has > 1
-        || get_bytes(c, &r->meta, &r->metalen) || (!has && r->metalen))
+    if (c->n - c->pos < 4)
         return -1;
-    if (!has)
+    *v = dec32(c->p + c->pos);
+    c->pos += 4;
+    return 0;
+}
+
+static int get_chunk(cur *c, rcp_model_chunkref *ck)
+{
+    if (get_bytes(c, &ck->of, &ck->oflen) || get_u32(c, &ck->index)
+        || get_u64(c, &ck->start) || get_u64(c, &ck->end))
+        return -1;
+    return 0;
+}
+
+/* The tail of ADD and DOC; format 1 knows no chunk flag. */
+static int get_doc(cur *c, rec *r, uint32_t format)
+{
+    unsigned flags, known = format == LOG_FORMAT_1 ? FLAG_META
+                                                   : FLAG_META | FLAG_CHUNK;
+    if (get_bytes(c, &r->id, &r->idlen) || get_bytes(c, &r->text, &r->len)
+        || get_u8(c, &flags) || (flags & ~known)
+        || get_bytes(c, &r->meta, &r->metalen)
+        || (!(flags & FLAG_META) && r->metalen)
+        || ((flags & FLAG_CHUNK) && get_chunk(c, &r->ck)))
+        return -1;
+    if (!(flags & FLAG_META))
         r->meta = NULL;
     return 0;
 }
 
-static int rec_parse(cur *c, rec *r)
+static int rec_parse(cur *c, rec *r, uint32_t format)
 {
     if (get_u8(c, &r->type))
         return -1;
     r->version = 0;
+    memset(&r->ck, 0, sizeof r->ck);
     switch (r->type) {
     case REC_ADD:
-        return get_u64(c, &r->version) || get_doc(c, r) ? -1 : 0;
+        return get_u64(c, &r->version) || get_doc(c, r, format) ? -1 : 0;
     case REC_DEL:
         r->text = r->meta = NULL;
         r->len = r->metalen = 0;
         return get_u64(c, &r->version) || get_bytes(c, &r->id, &r->idlen)
             ? -1 : 0;
     case REC_DOC:
-        return get_doc(c, r);
+        return get_doc(c, r, format);
     default:
         return -1;
     }
@@ -371,6 +426,7 @@ struct rcp_store {
     pid_t      owner;             /* the process that opened it */
     rcp_store *next;              /* stores open in this process */
     unsigned char salt[SALT_SIZE];
+    uint32_t   format;            /* of the log as read (1 or 2) */
     uint64_t   version;           /* §7.7.1 indexVersion */
     uint64_t   mver;              /* model version after our last change */
     uint64_t   size;              /* committed bytes of rcp.log */
@@ -570,11 +626,14 @@ static int read_header(rcp_store *st)
     if (crc32c(0, h, 32) != dec32(h + 32))
         return st_fail(st, "%s: corrupt header (checksum mismatch)",
                        st->logpath);
-    if (dec32(h + 8) != LOG_FORMAT || dec32(h + 12) != 0)
+    st->format = dec32(h + 8);
+    if ((st->format != LOG_FORMAT && st->format != LOG_FORMAT_1)
+        || dec32(h + 12) != 0)
         return st_fail(st, "%s: log format %lu (flags %lu); this build "
-                       "reads format %u only", st->logpath,
+                       "reads formats %u and %u only", st->logpath,
                        (unsigned long)dec32(h + 8),
-                       (unsigned long)dec32(h + 12), LOG_FORMAT);
+                       (unsigned long)dec32(h + 12), LOG_FORMAT_1,
+                       LOG_FORMAT);
     st->version = dec64(h + 16);
     memcpy(st->salt, h + 24, SALT_SIZE);
     return 0;
@@ -664,7 +723,8 @@ static uint64_t doc_bytes(const rcp_store *st, const char *id, size_t idlen)
     rcp_model_docview v;
     if (d < 0 || rcp_model_doc(st->m, (uint32_t)d, &v))
         return 0;
-    return DOC_FIXED + (uint64_t)v.idlen + v.textlen + v.metalen;
+    return DOC_FIXED + (uint64_t)v.idlen + v.textlen + v.metalen
+           + chunk_bytes(&v.chunk);
 }
 
 static int apply_rec(rcp_store *st, const rec *r, uint64_t at)
@@ -679,8 +739,9 @@ static int apply_rec(rcp_store *st, const rec *r, uint64_t at)
                        (unsigned long long)st->version);
     old = doc_bytes(st, r->id, r->idlen);
     if (r->type == REC_DEL ? rcp_model_delete(st->m, r->id, r->idlen) < 0
-        : rcp_model_add(st->m, r->id, r->idlen, r->text, r->len, r->meta,
-                        r->metalen) != 0)
+        : rcp_model_add_chunk(st->m, r->id, r->idlen, r->text, r->len,
+                              r->meta, r->metalen,
+                              r->ck.of ? &r->ck : NULL) != 0)
         return st_fail(st, "%s: the model refused a write while replaying "
                        "the log (out of memory?)", st->logpath);
     st->live = st->live - old + doc_bytes(st, r->id, r->idlen);
@@ -699,7 +760,7 @@ static int apply_frame(rcp_store *st, const unsigned char *payload,
     c.pos = 0;
     while (c.pos < c.n) {
         /* the CRC held, so a bad record is a bad writer, not a crash */
-        if (rec_parse(&c, &r))
+        if (rec_parse(&c, &r, st->format))
             return st_fail(st, "%s: corrupt log: malformed record in the "
                            "frame at byte %llu", st->logpath,
                            (unsigned long long)at);
@@ -735,14 +796,15 @@ static void tally_id(tally *t, unsigned type, const char *id, size_t n)
 
 /* The records of payload[0..n), up to the first that does not parse (a
 ** damaged frame is read as far as it goes; no CRC vouches for it). */
-static void tally_records(tally *t, const unsigned char *p, size_t n)
+static void tally_records(tally *t, const unsigned char *p, size_t n,
+                          uint32_t format)
 {
     cur c;
     rec r;
     c.p = p;
     c.n = n;
     c.pos = 0;
-    while (c.pos < c.n && rec_parse(&c, &r) == 0)
+    while (c.pos < c.n && rec_parse(&c, &r, format) == 0)
         tally_id(t, r.type, r.id, r.idlen);
 }
 
@@ -764,7 +826,7 @@ static int tally_damaged(rcp_store *st, uint64_t off, uint64_t end,
         tmp->len = 0;
         if (pbuf_reserve(tmp, n + 1) == 0
             && read_at(st->fd, tmp->p, n, off + FRAME_HDR, &got) == 0)
-            tally_records(t, tmp->p, got);
+            tally_records(t, tmp->p, got, st->format);
     }
     if ((r = find_frame(st, off, end, tmp, next)) < 0)
         return -1;
@@ -784,7 +846,7 @@ static int tally_region(rcp_store *st, uint64_t off, uint64_t end,
             return -1;
         if (r == 1) {
             t->valid++;
-            tally_records(t, tmp->p + FRAME_HDR, n);
+            tally_records(t, tmp->p + FRAME_HDR, n, st->format);
             off += FRAME_HDR + n;
         } else if (tally_damaged(st, off, end, tmp, t, &off)) {
             return -1;
@@ -1103,7 +1165,8 @@ static int flush_frame(rcp_store *st, pbuf *b, int fd,
 static int snap_doc(rcp_store *st, pbuf *b, const rcp_model_docview *v,
                     int fd, const unsigned char *salt, uint64_t *off)
 {
-    size_t need = DOC_FIXED + v->idlen + v->textlen + v->metalen;
+    size_t need = DOC_FIXED + v->idlen + v->textlen + v->metalen
+                  + (size_t)chunk_bytes(&v->chunk);
     if (b->len && b->len + need > BATCH_BYTES
         && flush_frame(st, b, fd, salt, off))
         return -1;
@@ -1112,13 +1175,13 @@ static int snap_doc(rcp_store *st, pbuf *b, const rcp_model_docview *v,
     if (!b->len)
         b->len = FRAME_HDR;
     put_u8(b, REC_DOC);
-    put_doc(b, v->id, v->idlen, v->text, v->textlen, v->meta, v->metalen);
+    put_doc(b, v->id, v->idlen, v->text, v->textlen, v->meta, v->metalen,
+            &v->chunk);
     return 0;
 }
 
 /* The live documents, in docno (arrival) order, under base version
-** st->version.  Docnos are dense and never reused (model.c, note 4), so
-** the scan ends once every live document was seen. */
+** st->version; the scan ends once every live document was seen. */
 static int write_snapshot(rcp_store *st, int fd, const unsigned char *salt,
                           uint64_t *size)
 {
@@ -1201,6 +1264,30 @@ static void maybe_compact(rcp_store *st)
     st->compact_at = st->size + COMPACT_MIN;   /* retry after 1 MiB more */
 }
 
+/* A format-1 log, now replayed (meta as plain data), is rewritten as
+** format 2 before anything is appended to it: appending format-2
+** records under a format-1 header would make a file neither reads. */
+static int upgrade(rcp_store *st)
+{
+    char why[sizeof st->err];
+    size_t n = strlen(st->warn);
+    if (st->format == LOG_FORMAT)
+        return 0;
+    if (compact(st)) {
+        memcpy(why, st->err, sizeof why);
+        return st_fail(st, "%s: upgrading the format-%u log to format %u "
+                       "failed: %.400s", st->logpath, LOG_FORMAT_1,
+                       LOG_FORMAT, why);
+    }
+    st->format = LOG_FORMAT;
+    snprintf(st->warn + n, sizeof st->warn - n, "%s%s: upgraded a format-%u "
+             "log to format %u; its documents' meta (any \"x-rcp-chunk\" "
+             "key included) is plain data now: re-add chunked documents to "
+             "chunk them again", n ? "; " : "", st->logpath, LOG_FORMAT_1,
+             LOG_FORMAT);
+    return 0;
+}
+
 /* MARK: - Public: open, close, commit ------------------------------------ */
 
 rcp_store *rcp_store_open_flags(const char *dir, rcp_model *m,
@@ -1221,7 +1308,8 @@ rcp_store *rcp_store_open_flags(const char *dir, rcp_model *m,
         return NULL;
     }
     st->flags = flags;
-    if (make_dir(st) || lock_dir(st) || open_log(st) || replay(st)) {
+    if (make_dir(st) || lock_dir(st) || open_log(st) || replay(st)
+        || upgrade(st)) {
         say(err, errlen, "%s", st->err);
         store_free(st);
         return NULL;
@@ -1391,27 +1479,41 @@ static int pending_check(rcp_store *st)
     return st->pending.len >= BATCH_BYTES ? rcp_store_commit(st) : 0;
 }
 
-int rcp_store_add(rcp_store *st, const char *id, size_t idlen,
-                  const char *text, size_t len, const char *meta,
-                  size_t metalen)
+int rcp_store_add_chunk(rcp_store *st, const char *id, size_t idlen,
+                        const char *text, size_t len, const char *meta,
+                        size_t metalen, const rcp_model_chunkref *ck)
 {
     uint64_t old;
     if (!meta)
         metalen = 0;
+    if (ck && !ck->of)
+        ck = NULL;
+    if (ck && (ck->end < ck->start || ck->end - ck->start != len))
+        return st_fail(st, "a chunk's span (%llu..%llu) does not match its "
+                       "%lu bytes", (unsigned long long)ck->start,
+                       (unsigned long long)ck->end, (unsigned long)len);
     if (writable(st) || pending_room(st, (uint64_t)ADD_FIXED + idlen + len
-                                     + metalen))
+                                     + metalen + chunk_bytes(ck)))
         return -1;
     old = doc_bytes(st, id, idlen);
-    if (rcp_model_add(st->m, id, idlen, text, len, meta, metalen))
+    if (rcp_model_add_chunk(st->m, id, idlen, text, len, meta, metalen, ck))
         return st_fail(st, "out of memory adding a document");
     if (rcp_model_version(st->m) == st->mver)
         return 0;   /* §7.10: an identical re-add is one add: no record */
     st->version++;
     pending_begin(st, REC_ADD);
     put_u64(&st->pending, st->version);
-    put_doc(&st->pending, id, idlen, text, len, meta, metalen);
+    put_doc(&st->pending, id, idlen, text, len, meta, metalen, ck);
     st->live = st->live - old + doc_bytes(st, id, idlen);
     return pending_check(st);
+}
+
+int rcp_store_add(rcp_store *st, const char *id, size_t idlen,
+                  const char *text, size_t len, const char *meta,
+                  size_t metalen)
+{
+    return rcp_store_add_chunk(st, id, idlen, text, len, meta, metalen,
+                               NULL);
 }
 
 int rcp_store_delete(rcp_store *st, const char *id, size_t idlen,

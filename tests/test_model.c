@@ -1250,6 +1250,296 @@ START_TEST(sweeping_keeps_what_a_retained_snapshot_sees)
 }
 END_TEST
 
+/* MARK: - memory under churn (issue 8 items 3 and 8) */
+
+/* A counting allocator: what the library holds right now. */
+static size_t HELD;
+static void *counting_alloc(void *ud, void *p, size_t n)
+{
+    size_t *h = p ? (size_t *)p - 2 : NULL, old = h ? h[0] : 0;
+    (void)ud;
+    if (n == 0) {
+        free(h);
+        HELD -= old;
+        return NULL;
+    }
+    if (!(h = realloc(h, n + 2 * sizeof *h)))
+        return NULL;
+    HELD = HELD - old + n;
+    h[0] = n;
+    return h + 2;
+}
+
+/* Write i of the churn: one of ten ids, a text that changes every time
+** (a revision number no other write uses, so new terms come and go). */
+static void churn(rcp_model *m, unsigned long i)
+{
+    static const char *const w[] = { "shock", "wave", "layer", "flow",
+        "plate", "wing", "heat", "cone", "jet", "nozzle", "drag", "lift" };
+    char id[8], text[160];
+    snprintf(id, sizeof id, "d%lu", i % 10);
+    snprintf(text, sizeof text, "%s %s %s revision r%lu of document %lu",
+             w[i % 12], w[(i / 10) % 12], w[(i * 7) % 12], i, i % 10);
+    add(m, id, text);
+}
+
+static rcp_model *churn_model(unsigned keep)
+{
+    rcp_model_opts o;
+    char err[64];
+    rcp_model *m;
+    rcp_model_opts_init(&o);
+    o.snapshot_keep = keep;
+    m = rcp_model_new(&o, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    return m;
+}
+
+START_TEST(upsert_churn_keeps_the_memory_held_flat)
+{
+    /* issue 8 item 3: every upsert kept ~2 KB (its slot, its dense row)
+    ** for good; 10 ids upserted 20 000 times must hold what 1 000 did */
+    rcp_model *m;
+    size_t warm;
+    unsigned long i;
+    HELD = 0;
+    rcp_set_allocator(counting_alloc, NULL);
+    m = churn_model(64);
+    for (i = 0; i < 1000; i++)
+        churn(m, i);
+    warm = HELD;
+    for (; i < 20000; i++)
+        churn(m, i);
+    ck_assert_msg(HELD <= 2 * warm, "held %lu bytes after 20000 upserts, "
+                  "%lu after 1000", (unsigned long)HELD,
+                  (unsigned long)warm);
+    ck_assert_uint_eq(rcp_model_count(m), 10);
+    rcp_model_free(m);
+    rcp_set_allocator(NULL, NULL);
+    ck_assert_uint_eq(HELD, 0);
+}
+END_TEST
+
+START_TEST(upsert_churn_keeps_slots_rows_and_terms_bounded)
+{
+    /* the engine's own view of the same: docnos, dense rows and terms
+    ** stay proportional to what is live or retained (design note 4) */
+    rcp_model *m = churn_model(64);
+    rcp_model_stats st, mid;
+    unsigned long i;
+    for (i = 0; i < 5000; i++)
+        churn(m, i);
+    rcp_model_stat(m, &mid);
+    for (; i < 20000; i++)
+        churn(m, i);
+    rcp_model_stat(m, &st);
+    ck_assert_uint_eq(st.live, 10);
+    ck_assert_uint_le(st.retained, 64);
+    ck_assert_uint_le(st.slots, 4 * (10 + 64) + 64);
+    ck_assert_uint_le(st.rows, 2 * (4 * (10 + 64) + 64));
+    ck_assert_uint_eq(st.rows, mid.rows);           /* no growth at all */
+    ck_assert_uint_le(st.terms, 4096);
+    ck_assert_uint_eq(st.oldest, rcp_model_version(m) - 64);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(reclaimed_documents_leave_the_results_of_a_fresh_index)
+{
+    /* after many renumberings the index answers exactly as one built from
+    ** the live documents alone, and a kept version still as it did */
+    rcp_model *m = churn_model(64), *fresh = churn_model(64);
+    rcp_model_hit a[10], b[10], then[10];
+    size_t na, nb, nt, i;
+    uint64_t v;
+    unsigned long k;
+    int mode, rc;
+    for (k = 0; k < 9990; k++)
+        churn(m, k);
+    v = rcp_model_version(m);
+    nt = search_at_rr(m, "shock layer revision", RCP_MODE_HYBRID, v,
+                      RCP_RERANK_NONE, then, 10, &rc);
+    for (; k < 10000; k++) {
+        churn(m, k);
+        churn(fresh, k);
+    }
+    /* (hybrid feedback breaks ties by term number, which is arrival
+    ** order, so only the plain scorers can be compared with a fresh
+    ** index built in another order) */
+    for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_SPARSE; mode++) {
+        na = search(m, "shock layer revision", mode, a, 10);
+        nb = search(fresh, "shock layer revision", mode, b, 10);
+        ck_assert_uint_eq(na, nb);
+        for (i = 0; i < na; i++) {
+            char id[64];
+            snprintf(id, sizeof id, "%s", hit_id(m, &a[i]));
+            ck_assert_str_eq(id, hit_id(fresh, &b[i]));
+            ck_assert_msg(a[i].score == b[i].score, "mode %d hit %lu: %.17g "
+                          "%.17g", mode, (unsigned long)i, a[i].score,
+                          b[i].score);
+        }
+    }
+    na = search_at_rr(m, "shock layer revision", RCP_MODE_HYBRID, v,
+                      RCP_RERANK_NONE, a, 10, &rc);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_uint_eq(na, nt);
+    for (i = 0; i < na; i++)
+        ck_assert(a[i].score == then[i].score);
+    rcp_model_free(m);
+    rcp_model_free(fresh);
+}
+END_TEST
+
+START_TEST(retained_versions_fit_in_snapshot_bytes_oldest_dropped_first)
+{
+    /* issue 8 item 8: 300 upserts of one 4 MiB document held 1.4 GB for
+    ** the snapshot ring; past the byte budget the oldest versions go, and
+    ** pinning one is RCP_MODEL_GONE (§7.7.1: -32010), never a different
+    ** result */
+    rcp_model_opts o;
+    rcp_model *m;
+    rcp_model_stats st;
+    rcp_model_hit h[2];
+    char err[64], *text = malloc(256 << 10);
+    size_t i;
+    int k, rc;
+    rcp_model_opts_init(&o);
+    o.snapshot_bytes = 1 << 20;
+    m = rcp_model_new(&o, err, sizeof err);
+    for (i = 0; i < (256 << 10) - 1; i++)
+        text[i] = "abcdefgh "[i % 9];
+    text[i] = 0;
+    for (k = 0; k < 20; k++) {
+        memcpy(text, k % 2 ? "shock" : "wavey", 5);
+        text[5] = text[7] = ' ';
+        text[6] = (char)('a' + k);
+        add(m, "big", text);
+        rcp_model_stat(m, &st);
+        ck_assert_uint_le(st.retained_bytes, o.snapshot_bytes);
+    }
+    ck_assert_uint_ge(st.retained, 1);
+    ck_assert_uint_lt(st.retained, 19);
+    ck_assert(rcp_model_has_version(m, rcp_model_version(m) - 1));
+    ck_assert(!rcp_model_has_version(m, 1));
+    search_at(m, "wavey", RCP_MODE_SPARSE, 1, h, 2, &rc);
+    ck_assert_int_eq(rc, RCP_MODEL_GONE);
+    ck_assert_uint_eq(search_at(m, "wavey", RCP_MODE_SPARSE,
+                                rcp_model_version(m) - 1, h, 2, &rc), 1);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_uint_eq(search(m, "wavey", RCP_MODE_SPARSE, h, 2), 0);
+    rcp_model_free(m);
+    free(text);
+}
+END_TEST
+
+/* MARK: - chunk links (§7.10) */
+
+typedef struct seen_chunks {
+    unsigned mask;
+    size_t n;
+} seen_chunks;
+
+static int note_chunk(void *ud, uint32_t docno, const rcp_model_docview *d)
+{
+    seen_chunks *s = ud;
+    (void)docno;
+    ck_assert_ptr_nonnull(d->chunk.of);
+    ck_assert_uint_eq(d->chunk.end - d->chunk.start, d->textlen);
+    s->mask |= 1u << d->chunk.index;
+    s->n++;
+    return 0;
+}
+
+static void add_part(rcp_model *m, const char *id, const char *text,
+                     const char *of, uint32_t index, uint64_t start)
+{
+    rcp_model_chunkref ck;
+    ck.of = of;
+    ck.oflen = strlen(of);
+    ck.index = index;
+    ck.start = start;
+    ck.end = start + strlen(text);
+    ck_assert_int_eq(rcp_model_add_chunk(m, id, strlen(id), text,
+                                         strlen(text), NULL, 0, &ck), 0);
+}
+
+static seen_chunks chunks_of(const rcp_model *m, const char *of, uint64_t v)
+{
+    seen_chunks s = { 0, 0 };
+    ck_assert_int_eq(rcp_model_chunks(m, of, strlen(of), v, note_chunk, &s),
+                     0);
+    return s;
+}
+
+START_TEST(chunk_links_are_the_engines_and_list_what_exists)
+{
+    /* §15.2: a chunk's link is an attribute of the document, not meta */
+    rcp_model *m = new_model(16);
+    rcp_model_docview d;
+    rcp_model_chunkref bad;
+    uint64_t v;
+    seen_chunks s;
+    add_part(m, "a#0", "shock wave ", "a", 0, 0);
+    add_part(m, "a#1", "wave layer", "a", 1, 6);
+    ck_assert_int_eq(rcp_model_add(m, "x", 1, "plain", 5,
+                     "{\"x-rcp-chunk\":{\"doc\":\"a\",\"index\":7}}", 37), 0);
+    v = rcp_model_version(m);
+    s = chunks_of(m, "a", v);
+    ck_assert_uint_eq(s.n, 2);
+    ck_assert_uint_eq(s.mask, 3);
+    ck_assert_uint_eq(chunks_of(m, "x", v).n, 0);
+    ck_assert_uint_eq(chunks_of(m, "nothing", v).n, 0);
+    ck_assert_int_eq(rcp_model_doc(m, (uint32_t)rcp_model_find(m, "a#1", 3),
+                                   &d), 0);
+    ck_assert_uint_eq(d.chunk.oflen, 1);
+    ck_assert_int_eq(d.chunk.of[0], 'a');
+    ck_assert_uint_eq(d.chunk.start, 6);
+    ck_assert_int_eq(rcp_model_doc(m, (uint32_t)rcp_model_find(m, "x", 1),
+                                   &d), 0);
+    ck_assert_ptr_null(d.chunk.of);
+    /* a re-add is a no-op only with the same link; a plain one drops it */
+    add_part(m, "a#1", "wave layer", "a", 1, 6);
+    ck_assert(rcp_model_version(m) == v);
+    add(m, "a#1", "wave layer");
+    ck_assert_uint_eq(chunks_of(m, "a", rcp_model_version(m)).mask, 1);
+    /* the pinned version still lists both */
+    ck_assert_uint_eq(chunks_of(m, "a", v).mask, 3);
+    /* a span that is not the text's length is refused */
+    bad.of = "a";
+    bad.oflen = 1;
+    bad.index = 2;
+    bad.start = 100000000;
+    bad.end = 100000003;
+    ck_assert_int_eq(rcp_model_add_chunk(m, "a#2", 3, "fox", 2, NULL, 0,
+                                         &bad), -1);
+    ck_assert_int_eq(rcp_model_chunks(m, "a", 1, rcp_model_version(m) + 1,
+                                      note_chunk, &s), RCP_MODEL_GONE);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(chunk_links_survive_the_reclaiming_of_documents)
+{
+    /* compaction renumbers documents; chunk chains follow */
+    rcp_model *m = churn_model(8);
+    unsigned long k;
+    add_part(m, "p#0", "first part ", "p", 0, 0);
+    add_part(m, "p#1", "second part", "p", 1, 11);
+    for (k = 0; k < 3000; k++)
+        churn(m, k);
+    add_part(m, "p#1", "second, new", "p", 1, 11);
+    for (; k < 6000; k++)
+        churn(m, k);
+    ck_assert_uint_eq(chunks_of(m, "p", rcp_model_version(m)).mask, 3);
+    ck_assert_uint_eq(chunks_of(m, "p", rcp_model_version(m)).n, 2);
+    ck_assert_int_eq(rcp_model_delete(m, "p#0", 3), 1);
+    for (; k < 9000; k++)
+        churn(m, k);
+    ck_assert_uint_eq(chunks_of(m, "p", rcp_model_version(m)).mask, 2);
+    rcp_model_free(m);
+}
+END_TEST
+
 /* MARK: - fusion (§16.3) */
 
 static rcp_fuse_list list(const rcp_fuse_item *it, size_t n, double w,
@@ -1784,6 +2074,17 @@ static Suite *make_suite(void)
     tcase_add_test(tc, an_expired_or_future_version_is_gone);
     tcase_add_test(tc, sweeping_keeps_what_a_retained_snapshot_sees);
     tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("reclaim");
+    tcase_add_test(tc, upsert_churn_keeps_the_memory_held_flat);
+    tcase_add_test(tc, upsert_churn_keeps_slots_rows_and_terms_bounded);
+    tcase_add_test(tc,
+        reclaimed_documents_leave_the_results_of_a_fresh_index);
+    tcase_add_test(tc,
+        retained_versions_fit_in_snapshot_bytes_oldest_dropped_first);
+    tcase_add_test(tc, chunk_links_are_the_engines_and_list_what_exists);
+    tcase_add_test(tc, chunk_links_survive_the_reclaiming_of_documents);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     tc = tcase_create("fusion");
     tcase_add_test(tc,

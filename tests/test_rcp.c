@@ -1458,6 +1458,106 @@ START_TEST(chunked_documents_upsert_and_delete_as_one)
 }
 END_TEST
 
+/* MARK: - §15.2 a client's meta is data, never control (issue 8) -------- */
+
+/* The issue's reproduction: a plain document whose meta imitates chunk
+** bookkeeping -- a count no loop may run to, or a span far past its text. */
+#define FORGED_ADD(span) CALL("index/add", "{\"documents\":[{\"id\":"      \
+    "\"evil#0\",\"text\":\"fox\",\"meta\":{\"x-rcp-chunk\":{\"doc\":"      \
+    "\"evil\",\"index\":0," span "}}}]}")
+#define FORGED_COUNT "\"start\":0,\"end\":3,\"count\":9007199254740991"
+#define FORGED_SPAN  "\"start\":100000000,\"end\":100000003,\"count\":1"
+#define UNIT_DOCUMENT(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":" \
+    "\"retrieve\",\"params\":{\"query\":\"fox\",\"k\":1,\"unit\":"          \
+    "\"document\"}}"
+
+/* The hit is the plain document, its meta exactly what the client sent. */
+static void expect_forged_hit(const rcp_json *v, const char *start)
+{
+    const rcp_json *h = at(v, "result.hits.0");
+    ck_assert_msg(h != NULL, "%s", OUT.data);
+    ck_assert(is_str(h, "id", "evil#0"));
+    ck_assert(is_str(h, "text", "fox"));
+    ck_assert_int_eq(num(h, "citation.start"), 0);
+    ck_assert_int_eq(num(h, "citation.end"), 3);
+    ck_assert(is_str(h, "meta.x-rcp-chunk.doc", "evil"));
+    ck_assert_int_eq(num(h, "meta.x-rcp-chunk.start"), atoll(start));
+}
+
+START_TEST(forged_chunk_count_in_meta_is_data_and_drives_no_loop)
+{
+    /* §15.2, §15.4: issue 8 item 1 -- this retrieve never ended */
+    const rcp_json *v;
+    init_session();
+    ck_assert_ptr_nonnull(at(reply(FORGED_ADD(FORGED_COUNT)), "result.ids"));
+    v = reply(UNIT_DOCUMENT(3));
+    expect_forged_hit(v, "0");
+    ck_assert_int_eq(num(v, "result.hits.0.meta.x-rcp-chunk.count"),
+                     9007199254740991LL);
+    v = reply(CALL("retrieve", "{\"query\":\"fox\",\"k\":1}"));
+    ck_assert(is_str(v, "result.hits.0.chunk.docId", "evil#0"));
+    ck_assert_int_eq(num(v, "result.hits.0.chunk.index"), 0);
+    /* "evil" is no document, and owns no chunks */
+    v = reply(CALL("index/delete", "{\"ids\":[\"evil\"]}"));
+    ck_assert_int_eq(num(v, "result.deleted"), 0);
+    ck_assert_uint_eq(rcp_model_count(M), 1);
+}
+END_TEST
+
+START_TEST(forged_chunk_span_in_meta_does_not_amplify_a_document)
+{
+    /* issue 8 item 2: three bytes came back as a 100 MB text */
+    init_session();
+    ck_assert_ptr_nonnull(at(reply(FORGED_ADD(FORGED_SPAN)), "result.ids"));
+    expect_forged_hit(reply(UNIT_DOCUMENT(3)), "100000000");
+    ck_assert_uint_lt(OUT.len, 4096);
+}
+END_TEST
+
+START_TEST(chunked_add_keeps_a_client_x_rcp_chunk_key_verbatim)
+{
+    /* the key is the client's: stored and returned like any other */
+    char frame[9000];
+    const rcp_json *v;
+    init_session();
+    snprintf(frame, sizeof frame, CALL("index/add", "{\"documents\":[{\"id\":"
+             "\"long\",\"text\":\"%s\",\"meta\":{\"x-rcp-chunk\":\"mine\"}}],"
+             "\"chunk\":true}"), long_text());
+    ck_assert_int_gt(num(reply(frame), "result.chunks"), 1);
+    v = reply(CALL("retrieve", "{\"query\":\"hypersonic\",\"k\":1,\"mode\":"
+                   "\"sparse\"}"));
+    ck_assert(is_str(v, "result.hits.0.chunk.docId", "long"));
+    ck_assert(is_str(v, "result.hits.0.meta.x-rcp-chunk", "mine"));
+    v = reply(CALL("retrieve", "{\"query\":\"hypersonic\",\"k\":1,\"mode\":"
+                   "\"sparse\",\"unit\":\"document\"}"));
+    ck_assert(is_str(v, "result.hits.0.text", long_text()));
+    ck_assert(is_str(v, "result.hits.0.meta.x-rcp-chunk", "mine"));
+}
+END_TEST
+
+START_TEST(unit_document_of_a_pinned_version_is_the_text_it_had)
+{
+    /* §7.7.1: a pinned snapshot is served exactly as it was, chunks too */
+    char frame[512], ver[32];
+    const rcp_json *v;
+    init_session();
+    add_long("");
+    v = reply(CALL("retrieve", "{\"query\":\"hypersonic\",\"k\":1}"));
+    snprintf(ver, sizeof ver, "%.*s", (int)at(v, "result.indexVersion")->n,
+             at(v, "result.indexVersion")->s);
+    reply(CALL("index/add", "{\"documents\":[{\"id\":\"long\",\"text\":"
+               "\"hypersonic, now short\"}],\"chunk\":true}"));
+    snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"hypersonic\","
+             "\"k\":1,\"unit\":\"document\",\"indexVersion\":\"%s\"}"), ver);
+    v = reply(frame);
+    ck_assert_msg(is_str(v, "result.hits.0.text", long_text()), "%s",
+                  OUT.data);
+    v = reply(CALL("retrieve", "{\"query\":\"hypersonic\",\"k\":1,\"unit\":"
+                   "\"document\"}"));
+    ck_assert(is_str(v, "result.hits.0.text", "hypersonic, now short"));
+}
+END_TEST
+
 /* MARK: - §9 streaming ---------------------------------------------------- */
 
 /* Split OUT into lines; returns how many (at most cap). */
@@ -2682,6 +2782,79 @@ START_TEST(storage_kill_9_mid_write_loses_nothing_acknowledged)
 }
 END_TEST
 
+/* The next line, or the server is killed (so a hang fails the test
+** instead of blocking it) and NULL returned. */
+static const char *line_or_kill(proc *p)
+{
+    const char *l = next_line(p, 10000);
+    if (!l)
+        kill(p->pid, SIGKILL);
+    return l;
+}
+
+START_TEST(storage_forged_chunk_meta_never_hangs_before_or_after_restart)
+{
+    /* issue 8 item 1 with --data: the forged document hung the server,
+    ** and hung it again at every restart */
+    char dir[64], data[80];
+    const char *l;
+    proc p;
+    int round;
+    snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
+    for (round = 0; round < 2; round++) {
+        start(&p, "--data", data, NULL);
+        send_str(&p, INIT);
+        if (round == 0)
+            send_str(&p, FORGED_ADD(FORGED_COUNT) "\n");
+        send_str(&p, UNIT_DOCUMENT(3) "\n" PING(4));
+        ck_assert_ptr_nonnull(line_or_kill(&p));
+        if (round == 0)
+            ck_assert_ptr_nonnull(line_or_kill(&p));
+        l = line_or_kill(&p);
+        ck_assert_msg(l && strstr(l, "\"id\":\"evil#0\"")
+                      && strstr(l, "\"count\":9007199254740991"), "%s", l);
+        ck_assert_ptr_nonnull(l = line_or_kill(&p));
+        ck_assert_str_eq(l, PONG(4));
+        ck_assert_int_eq(finish(&p), 0);
+    }
+    remove_dir(dir);
+}
+END_TEST
+
+START_TEST(storage_chunked_document_is_still_chunked_after_restart)
+{
+    /* §7.10: the chunks' link to their document is the store's, not meta's */
+    char dir[64], data[80], frame[9000];
+    const char *l;
+    proc p;
+    snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
+    start(&p, "--data", data, NULL);
+    send_str(&p, INIT);
+    snprintf(frame, sizeof frame, CALL("index/add", "{\"documents\":[{\"id\":"
+             "\"long\",\"text\":\"%s\"}],\"chunk\":true}") "\n", long_text());
+    send_str(&p, frame);
+    ck_assert_ptr_nonnull(line_or_kill(&p));
+    ck_assert_ptr_nonnull(l = line_or_kill(&p));
+    ck_assert_ptr_nonnull(strstr(l, "\"chunks\":"));
+    ck_assert_int_eq(finish(&p), 0);
+    start(&p, "--data", data, NULL);
+    send_str(&p, INIT "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"retrieve\","
+             "\"params\":{\"query\":\"hypersonic\",\"k\":1,\"unit\":"
+             "\"document\"}}\n" CALL("index/delete", "{\"ids\":[\"long\"]}")
+             "\n");
+    ck_assert_ptr_nonnull(line_or_kill(&p));
+    ck_assert_ptr_nonnull(l = line_or_kill(&p));
+    snprintf(frame, sizeof frame, "\"id\":\"long\",\"score\"");
+    ck_assert_msg(strstr(l, frame) != NULL, "%s", l);
+    snprintf(frame, sizeof frame, "\"text\":\"%s\"", long_text());
+    ck_assert_msg(strstr(l, frame) != NULL, "%s", l);
+    ck_assert_ptr_nonnull(l = line_or_kill(&p));
+    ck_assert_ptr_nonnull(strstr(l, "\"deleted\":1"));
+    ck_assert_int_eq(finish(&p), 0);
+    remove_dir(dir);
+}
+END_TEST
+
 START_TEST(corpus_bad_line_is_reported_and_nothing_loads)
 {
     char dir[64], path[96], cmd[400], out[1024];
@@ -2814,6 +2987,10 @@ static Suite *make_suite(void)
                    chunked_add_reports_chunks_and_hits_carry_chunk_and_span);
     tcase_add_test(e, unit_document_returns_each_document_once_whole);
     tcase_add_test(e, chunked_documents_upsert_and_delete_as_one);
+    tcase_add_test(e, forged_chunk_count_in_meta_is_data_and_drives_no_loop);
+    tcase_add_test(e, forged_chunk_span_in_meta_does_not_amplify_a_document);
+    tcase_add_test(e, chunked_add_keeps_a_client_x_rcp_chunk_key_verbatim);
+    tcase_add_test(e, unit_document_of_a_pinned_version_is_the_text_it_had);
     tcase_add_test(e, index_add_returns_ids_in_order_minting_missing_ones);
     tcase_add_test(e, index_add_same_id_replaces_never_duplicates);
     tcase_add_test(e, index_add_bad_document_writes_nothing);
@@ -2864,6 +3041,9 @@ static Suite *make_suite(void)
     tcase_add_test(io, storage_restart_serves_the_same_version_and_results);
     tcase_add_test(io, storage_kill_9_mid_write_loses_nothing_acknowledged);
     tcase_add_test(io, storage_damaged_log_is_never_silent_and_salvage_is_chosen);
+    tcase_add_test(io,
+        storage_forged_chunk_meta_never_hangs_before_or_after_restart);
+    tcase_add_test(io, storage_chunked_document_is_still_chunked_after_restart);
     tcase_add_checked_fixture(st, setup, teardown);
     tcase_add_test(st,
                    storage_failed_write_is_never_visible_and_no_room_recovers);

@@ -185,8 +185,8 @@ static void append_file(const char *path, const void *p, size_t n)
     ck_assert_int_eq(fclose(f), 0);
 }
 
-/* 1 when a and b hold the same live documents (id, text, meta) in the
-** same relative order. */
+/* 1 when a and b hold the same live documents (id, text, meta, chunk
+** link) in the same relative order. */
 static int same_docs(const rcp_model *a, const rcp_model *b)
 {
     size_t left = rcp_model_count(a), left2 = rcp_model_count(b);
@@ -203,7 +203,14 @@ static int same_docs(const rcp_model *a, const rcp_model *b)
         if (x.idlen != y.idlen || memcmp(x.id, y.id, x.idlen)
             || x.textlen != y.textlen || memcmp(x.text, y.text, x.textlen)
             || (x.meta == NULL) != (y.meta == NULL) || x.metalen != y.metalen
-            || (x.metalen && memcmp(x.meta, y.meta, x.metalen)))
+            || (x.metalen && memcmp(x.meta, y.meta, x.metalen))
+            || (x.chunk.of == NULL) != (y.chunk.of == NULL)
+            || (x.chunk.of && (x.chunk.oflen != y.chunk.oflen
+                               || memcmp(x.chunk.of, y.chunk.of,
+                                         x.chunk.oflen)
+                               || x.chunk.index != y.chunk.index
+                               || x.chunk.start != y.chunk.start
+                               || x.chunk.end != y.chunk.end)))
             return 0;
     }
     return 1;
@@ -637,12 +644,121 @@ START_TEST(valid_frames_with_bad_contents_or_format_are_reported)
     rcp_model_free(m);
     /* a newer format version, with a valid header checksum */
     memcpy(h, full, 36);
-    h[8] = 2;
+    h[8] = 3;
     le32(h + 32, crc32c(0, h, 32));
     memcpy(full, h, 36);
     write_file(LOG, full, len);
-    ck_assert_ptr_nonnull(strstr(open_fails(DB), "log format 2"));
+    ck_assert_ptr_nonnull(strstr(open_fails(DB), "log format 3"));
     free(full);
+}
+END_TEST
+
+/* A chunk's link, as rcp.c's chunking makes it. */
+static void add_part(rcp_store *st, const char *id, const char *text,
+                     const char *of, uint32_t index, uint64_t start)
+{
+    rcp_model_chunkref ck;
+    ck.of = of;
+    ck.oflen = strlen(of);
+    ck.index = index;
+    ck.start = start;
+    ck.end = start + strlen(text);
+    ck_assert_msg(rcp_store_add_chunk(st, id, strlen(id), text, strlen(text),
+                                      "{\"k\":1}", 7, &ck) == 0, "%s",
+                  rcp_store_error(st));
+}
+
+static int is_part(const rcp_model *m, const char *id, const char *of,
+                   uint32_t index, uint64_t start)
+{
+    rcp_model_docview v;
+    long no = rcp_model_find(m, id, strlen(id));
+    return no >= 0 && rcp_model_doc(m, (uint32_t)no, &v) == 0
+        && v.chunk.of && v.chunk.oflen == strlen(of)
+        && !memcmp(v.chunk.of, of, v.chunk.oflen) && v.chunk.index == index
+        && v.chunk.start == start && v.chunk.end == start + v.textlen;
+}
+
+START_TEST(chunk_links_are_stored_replayed_and_compacted)
+{
+    /* §7.10: the link of a chunk to its document is the store's record,
+    ** never meta's, across replay and compaction */
+    rcp_model *m, *m2;
+    rcp_store *st = open_ok(DB, &m);
+    uint64_t v;
+    add_part(st, "a#0", "shock wave ", "a", 0, 0);
+    add_part(st, "a#1", "wave layer", "a", 1, 6);
+    add(st, "plain", "x", "{\"x-rcp-chunk\":{\"doc\":\"a\",\"index\":2}}");
+    add_part(st, "a#1", "wave layer", "a", 1, 6);    /* identical: no-op */
+    commit(st);
+    v = rcp_store_version(st);
+    ck_assert_uint_eq(v, 3);
+    rcp_store_close(st);
+    st = open_ok(DB, &m2);
+    ck_assert_uint_eq(rcp_store_version(st), v);
+    ck_assert(same_docs(m, m2));
+    ck_assert(is_part(m2, "a#1", "a", 1, 6));
+    ck_assert_int_eq(rcp_store_compact(st), 0);
+    rcp_store_close(st);
+    rcp_model_free(m2);
+    st = open_ok(DB, &m2);
+    ck_assert(same_docs(m, m2));
+    ck_assert(is_part(m2, "a#0", "a", 0, 0));
+    ck_assert(!is_part(m2, "plain", "a", 2, 0));
+    rcp_store_close(st);
+    rcp_model_free(m);
+    rcp_model_free(m2);
+}
+END_TEST
+
+START_TEST(a_format_1_log_opens_with_meta_as_data_and_is_upgraded)
+{
+    /* format 1 kept chunk links in meta ("x-rcp-chunk"), where a client
+    ** could forge them (issue 8): reading it, meta is plain data */
+    static const char meta[] = "{\"x-rcp-chunk\":{\"doc\":\"evil\",\"index\""
+        ":0,\"start\":0,\"end\":3,\"count\":9007199254740991}}";
+    unsigned char h[36], rec[512], fr[600];
+    rcp_model *m;
+    rcp_store *st;
+    rcp_store_info in;
+    rcp_model_docview v;
+    size_t n, k;
+    char *p;
+    memcpy(h, "\x89RCPLOG\n", 8);
+    le32(h + 8, 1);
+    memset(h + 12, 0, 20);
+    memcpy(h + 24, "saltsalt", 8);
+    le32(h + 32, crc32c(0, h, 32));
+    n = forge_add(rec, 1, "evil#0", "fox");
+    n -= 5;                                 /* hasmeta 1, then the meta */
+    rec[n++] = 1;
+    le32(rec + n, (uint32_t)strlen(meta));
+    memcpy(rec + n + 4, meta, strlen(meta));
+    n += 4 + strlen(meta);
+    ck_assert_int_eq(mkdir(DB, 0755), 0);
+    write_file(LOG, h, 36);
+    append_file(LOG, fr, forge_frame(fr, h + 24, rec, n));
+    st = open_ok(DB, &m);
+    ck_assert_uint_eq(rcp_store_version(st), 1);
+    ck_assert_int_eq(rcp_model_doc(m, (uint32_t)rcp_model_find(m, "evil#0",
+                                                               6), &v), 0);
+    ck_assert_ptr_null(v.chunk.of);
+    ck_assert_uint_eq(v.metalen, strlen(meta));
+    ck_assert(!memcmp(v.meta, meta, v.metalen));
+    rcp_store_stat(st, &in);
+    ck_assert_ptr_nonnull(strstr(in.warning, "format-1"));
+    add(st, "next", "after the upgrade", NULL);
+    commit(st);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    p = read_file(LOG, &k);
+    ck_assert_int_eq(p[8], 2);              /* rewritten as format 2 */
+    free(p);
+    st = open_ok(DB, &m);
+    ck_assert_uint_eq(rcp_store_version(st), 2);
+    ck_assert_uint_eq(rcp_model_count(m), 2);
+    rcp_store_close(st);
+    rcp_model_free(m);
 }
 END_TEST
 
@@ -1528,6 +1644,9 @@ static Suite *make_suite(void)
         damaged_last_commit_is_reported_with_its_documents_and_kept);
     tcase_add_test(dmg, damage_before_valid_commits_is_refused_unless_salvaged);
     tcase_add_test(cmp, compaction_keeps_every_document_and_the_version);
+    tcase_add_test(cmp, chunk_links_are_stored_replayed_and_compacted);
+    tcase_add_test(cmp,
+                   a_format_1_log_opens_with_meta_as_data_and_is_upgraded);
     tcase_add_test(cmp,
         crash_between_compaction_write_and_rename_leaves_a_store_that_opens);
     tcase_add_test(crash,
