@@ -2568,43 +2568,91 @@ static int pin_version(rcp_call *c, rq *r, uint64_t v, int gone_code)
     return 0;
 }
 
+/* A number as this server writes it into versions and cursors: digits
+** in base 10 or 16 (lower case), no sign, no leading zero, no overflow
+** (sscanf would take "+1", " 1" and "-1", and overflow is undefined).
+** Advances *p past it; 0 ok, -1 not such a number. */
+static int read_number(const char **p, const char *end, unsigned base,
+                       uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    for (; s < end; s++) {
+        unsigned d = *s >= '0' && *s <= '9' ? (unsigned)(*s - '0')
+                   : base == 16 && *s >= 'a' && *s <= 'f'
+                   ? (unsigned)(*s - 'a' + 10) : base;
+        if (d >= base)
+            break;
+        if ((s > *p && v == 0) || v > (UINT64_MAX - d) / base)
+            return -1;
+        v = v * base + d;
+    }
+    if (s == *p)
+        return -1;
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+/* Does [*p, end) start with lit?  Advances past it. */
+static int read_lit(const char **p, const char *end, const char *lit)
+{
+    size_t n = strlen(lit);
+    if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0)
+        return -1;
+    *p += n;
+    return 0;
+}
+
+/* "v<n>" exactly. */
+static int parse_version(const rcp_json *iv, uint64_t *ver)
+{
+    const char *p = iv->s, *end = iv->s + iv->n;
+    return read_lit(&p, end, "v") || read_number(&p, end, 10, ver)
+        || p != end ? -1 : 0;
+}
+
+/* "c1.v<version>.<offset>.<fingerprint, hex>" exactly, with an offset
+** this server can have issued: the next page starts below maxK. */
+static int parse_cursor(const rcp_json *cur, uint64_t *ver, uint64_t *off,
+                        uint64_t *fp)
+{
+    const char *p = cur->s, *end = cur->s + cur->n;
+    return read_lit(&p, end, "c1.v") || read_number(&p, end, 10, ver)
+        || read_lit(&p, end, ".") || read_number(&p, end, 10, off)
+        || *off >= RETRIEVE_MAX_K || read_lit(&p, end, ".")
+        || read_number(&p, end, 16, fp) || p != end ? -1 : 0;
+}
+
 /* §7.7.1 indexVersion and §10 cursor.  Versions are "v<n>"; a cursor is
 ** "c1.<version>.<offset>.<fingerprint>" -- opaque to clients -- and
 ** pages the snapshot it was issued on, so later writes never shift a
-** page; it expires only when that snapshot is no longer kept. */
+** page; it expires only when that snapshot is no longer kept.  Both are
+** read strictly: the numbers in them drive a pin and an offset. */
 static int get_snapshot(rcp_call *c, rq *r)
 {
     const rcp_json *iv, *cur;
-    char buf[128];
-    unsigned long long ver, fp;
-    unsigned long off;
-    int rc, n = 0;
+    uint64_t ver, off, fp;
+    int rc;
     r->served = index_version(c->s);
     if ((rc = get_str(c, c->params, "indexVersion", "indexVersion", &iv))
         || (rc = get_str(c, c->params, "cursor", "cursor", &cur)))
         return rc;
     r->fp = retrieve_fingerprint(c);
     if (iv) {
-        snprintf(buf, sizeof buf, "%.*s", (int)(iv->n < 100 ? iv->n : 100),
-                 iv->s);
-        if (sscanf(buf, "v%llu%n", &ver, &n) != 1 || (size_t)n != iv->n)
+        if (parse_version(iv, &ver) != 0)
             return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "snapshot "
-                        "'%s' is not one this server issued (§7.7.1)", buf);
+                        "'%.*s' is not one this server issued (§7.7.1)",
+                        (int)(iv->n < 100 ? iv->n : 100), iv->s);
         if ((rc = pin_version(c, r, ver, RCP_BACKEND_UNAVAILABLE)))
             return rc;
     }
     if (!cur || cur->n == 0)
         return 0;
-    if (cur->n >= sizeof buf)
-        return fail(c, RCP_INVALID_PARAMS, "cursor", NULL, "not a cursor "
-                    "this server issued");
-    memcpy(buf, cur->s, cur->n);
-    buf[cur->n] = '\0';
-    if (sscanf(buf, "c1.v%llu.%lu.%llx", &ver, &off, &fp) != 3
-        || fp != (unsigned long long)r->fp)
+    if (parse_cursor(cur, &ver, &off, &fp) != 0 || fp != r->fp)
         return fail(c, RCP_INVALID_PARAMS, "cursor", NULL, "not a cursor "
                     "this server issued for this request (§10)");
-    r->offset = off;
+    r->offset = (size_t)off;
     return pin_version(c, r, ver, RCP_NOT_FOUND);
 }
 
@@ -2962,9 +3010,11 @@ static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
             top = h[i].score;
     }
     for (i = 0; i < n; i++) {
-        double age = (double)(newest - when[i]) / 86400000.0;
+        /* dates are within +-2^53 ms, so only an undated candidate (the
+        ** INT64_MIN mark) could overflow the difference: it is not taken */
         tmp[i] = h[i];
-        dec[i] = when[i] == INT64_MIN ? 0 : pow(0.5, age / r->half_life);
+        dec[i] = when[i] == INT64_MIN ? 0 : pow(0.5, (double)(newest
+                 - when[i]) / 86400000.0 / r->half_life);
         adj[i] = (top > -1.0 ? (h[i].score + 1.0) / (top + 1.0) : 1.0)
                  * dec[i];
     }

@@ -977,6 +977,45 @@ START_TEST(retrieve_cursor_pages_through_without_overlap)
 }
 
 
+START_TEST(retrieve_forged_cursor_offset_is_32602_never_a_wild_pointer)
+{
+    /* §10: a cursor is the server's; one with an offset it never issues
+    ** (or numbers that overflow) was forged (issue 8 item 10: the offset
+    ** moved a pointer anywhere) */
+    static const char *const forged[] = { "18446744073709551615",
+        "18446744073709551616", "4294967296", "1000", "-1", "+1", "01" };
+    char frame[512], cur[128];
+    const rcp_json *v, *next;
+    const char *dot;
+    size_t i;
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock flow\",\"k\":2}"));
+    next = at(v, "result.nextCursor");
+    ck_assert_ptr_nonnull(next);
+    snprintf(cur, sizeof cur, "%.*s", (int)next->n, next->s);
+    dot = strrchr(cur, '.');                    /* c1.v<n>.<off>.<fp> */
+    for (i = 0; i < sizeof forged / sizeof *forged; i++) {
+        const char *off = strchr(cur + 4, '.');
+        snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"shock "
+                 "flow\",\"k\":2,\"cursor\":\"%.*s.%s%s\"}"),
+                 (int)(off - cur), cur, forged[i], dot);
+        expect_field(frame, RCP_INVALID_PARAMS, "error.data.field", "cursor");
+    }
+    snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"shock flow\","
+             "\"k\":2,\"cursor\":\"c1.v99999999999999999999.2%s\"}"), dot);
+    expect_field(frame, RCP_INVALID_PARAMS, "error.data.field", "cursor");
+    /* the same holds for a pinned indexVersion: only "v<n>" as issued */
+    expect_code(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"indexVersion\":"
+                     "\"v99999999999999999999\"}"), RCP_BACKEND_UNAVAILABLE);
+    expect_code(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"indexVersion\":"
+                     "\"v+1\"}"), RCP_BACKEND_UNAVAILABLE);
+    /* and the real cursor still pages */
+    snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"shock flow\","
+             "\"k\":2,\"cursor\":\"%s\"}"), cur);
+    ck_assert_ptr_nonnull(at(reply(frame), "result.hits.0"));
+}
+END_TEST
+
 START_TEST(retrieve_pinned_other_snapshot_is_32010_and_results_repeat)
 {
     /* §7.7.1: serve the pinned snapshot or fail -32010, never silently a
@@ -1327,6 +1366,26 @@ START_TEST(recency_decays_by_half_life_from_the_newest_candidate)
                       "{\"field\":\"when\",\"halfLifeDays\":0}}"),
                  RCP_INVALID_PARAMS, "error.data.field",
                  "recency.halfLifeDays");
+}
+END_TEST
+
+START_TEST(recency_with_an_undated_candidate_overflows_nothing)
+{
+    /* issue 8 item 10: an undated candidate's age was newest - INT64_MIN,
+    ** a signed overflow (UBSan; gcc -O1 drops the dead computation, clang
+    ** reports it); it counts as infinitely old: decay 0 */
+    const rcp_json *v;
+    init_session();
+    reply(CALL("index/add", "{\"documents\":[{\"id\":\"new\",\"text\":"
+               "\"shock\",\"meta\":{\"when\":\"2020-01-01\"}},{\"id\":"
+               "\"undated\",\"text\":\"shock shock\"}]}"));
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,\"mode\":"
+                   "\"sparse\",\"recency\":{\"field\":\"when\","
+                   "\"halfLifeDays\":1}}"));
+    ck_assert(is_str(v, "result.hits.0.id", "new"));
+    ck_assert(is_str(v, "result.hits.1.id", "undated"));
+    ck_assert(rcp_json_num(at(v, "result.hits.1.scores.recency")) == 0);
+    ck_assert(rcp_json_num(at(v, "result.hits.1.score")) == 0);
 }
 END_TEST
 
@@ -3004,6 +3063,8 @@ static Suite *make_suite(void)
     tcase_add_test(e, retrieve_token_budget_packs_hits);
     tcase_add_test(e, retrieve_cursor_pages_through_without_overlap);
     tcase_add_test(e,
+        retrieve_forged_cursor_offset_is_32602_never_a_wild_pointer);
+    tcase_add_test(e,
                    retrieve_pinned_other_snapshot_is_32010_and_results_repeat);
     tcase_add_test(e, embed_sparse_gives_ascending_indices_with_values);
     tcase_add_test(e, embed_multi_gives_one_row_per_token_in_both_encodings);
@@ -3024,6 +3085,7 @@ static Suite *make_suite(void)
     tcase_add_test(f, hits_carry_citation_and_trust);
     tcase_add_test(f, server_deadline_answers_32014_and_trust_is_configured);
     tcase_add_test(f, recency_decays_by_half_life_from_the_newest_candidate);
+    tcase_add_test(f, recency_with_an_undated_candidate_overflows_nothing);
     tcase_add_test(f, conformance_level_l2_with_filter_and_citations);
     tcase_add_test(io, stdio_lone_request_is_answered_at_once);
     tcase_add_test(io, stdio_split_and_coalesced_frames_and_blank_lines);
