@@ -74,7 +74,6 @@ enum { ST_UNINIT, ST_READY };
 #define RERANK_CHUNK    64       /* passages scored between checkpoints */
 #define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
 #define IDEM_SLOTS      256      /* §7.10 idempotency keys remembered */
-#define ID_MAX          512      /* bytes in a document id (§7.10, §7.11) */
 #define MAX_NOTES       8
 
 /* A request of the frame being served that may still be cancelled. */
@@ -116,6 +115,7 @@ struct rcp_server {
         size_t   keylen, len;
     } idem[IDEM_SLOTS];
     size_t   idem_next;
+    size_t   idem_bytes;    /* keys + results remembered */
     uint64_t voff;          /* §7.7.1 store version - model version */
 };
 
@@ -1591,13 +1591,30 @@ static struct idem *idem_find(rcp_server *s, const rcp_json *key)
     return NULL;
 }
 
-/* Remember the result of a keyed write (oldest key forgotten first). */
+static void idem_forget(rcp_server *s, struct idem *e)
+{
+    if (e->key)
+        s->idem_bytes -= e->keylen + e->len;
+    rcp_free(e->key);
+    rcp_free(e->result);
+    e->key = e->result = NULL;
+    e->keylen = e->len = 0;
+}
+
+/* Remember the result of a keyed write: at most IDEM_SLOTS of them in
+** RCP_IDEM_BYTES, the oldest forgotten first (§7.10 asks a SHOULD of a
+** server that recognises keys, not unbounded memory). */
 static void idem_store(rcp_server *s, const rcp_json *key, uint64_t fp,
                        const char *result, size_t len)
 {
-    struct idem *e = &s->idem[s->idem_next++ % IDEM_SLOTS];
-    rcp_free(e->key);
-    rcp_free(e->result);
+    size_t need = key->n + len, i;
+    struct idem *e;
+    if (need > RCP_IDEM_BYTES)
+        return;
+    for (i = 0; i < IDEM_SLOTS && s->idem_bytes + need > RCP_IDEM_BYTES; i++)
+        idem_forget(s, &s->idem[(s->idem_next + i) % IDEM_SLOTS]);
+    e = &s->idem[s->idem_next++ % IDEM_SLOTS];
+    idem_forget(s, e);
     e->key = rcp_malloc(key->n + 1);
     e->result = rcp_malloc(len + 1);
     if (!e->key || !e->result) {
@@ -1611,13 +1628,39 @@ static void idem_store(rcp_server *s, const rcp_json *key, uint64_t fp,
     e->keylen = key->n;
     e->len = len;
     e->fp = fp;
+    s->idem_bytes += need;
 }
 
-/* Check one document {id?: string, text: string, meta?: object}. */
+/* A size cap (README Decisions, "Limits"): -32602 naming the field. */
+static int over_cap(rcp_call *c, const char *f, size_t n, size_t cap)
+{
+    return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s is %lu bytes; this "
+                "server takes at most %lu", f, (unsigned long)n,
+                (unsigned long)cap);
+}
+
+/* The bytes meta takes as stored (its compact serialisation). */
+static int meta_bytes(const rcp_json *meta, size_t *n)
+{
+    rcp_buf b;
+    rcp_jw w;
+    int oom;
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    rcp_jw_value(&w, meta);
+    *n = b.len;
+    oom = b.oom;
+    rcp_buf_free(&b);
+    return oom ? -1 : 0;
+}
+
+/* Check one document {id?: string, text: string, meta?: object}, each
+** within its cap: what is kept in memory and on disk is bounded. */
 static int check_document(rcp_call *c, const rcp_json *d, size_t i)
 {
     char f[64];
     const rcp_json *v;
+    size_t n;
     snprintf(f, sizeof f, "documents[%lu]", (unsigned long)i);
     if (d->type != RCP_JSON_OBJECT)
         return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
@@ -1625,13 +1668,21 @@ static int check_document(rcp_call *c, const rcp_json *d, size_t i)
     snprintf(f, sizeof f, "documents[%lu].id", (unsigned long)i);
     if ((v = param(d, "id")) && v->type != RCP_JSON_STRING)
         return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string", f);
+    if (v && v->n > RCP_MAX_ID_BYTES)
+        return over_cap(c, f, v->n, RCP_MAX_ID_BYTES);
     snprintf(f, sizeof f, "documents[%lu].text", (unsigned long)i);
     if (!(v = param(d, "text")) || v->type != RCP_JSON_STRING)
         return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string", f);
+    if (v->n > RCP_MAX_TEXT_BYTES)
+        return over_cap(c, f, v->n, RCP_MAX_TEXT_BYTES);
     snprintf(f, sizeof f, "documents[%lu].meta", (unsigned long)i);
     if ((v = param(d, "meta")) && v->type != RCP_JSON_OBJECT)
         return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
                     f);
+    if (v && meta_bytes(v, &n) != 0)
+        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    if (v && n > RCP_MAX_META_BYTES)
+        return over_cap(c, f, n, RCP_MAX_META_BYTES);
     return 0;
 }
 
@@ -1683,7 +1734,7 @@ static int del_doc(rcp_call *c, const char *id, size_t idn, int *removed)
 ** every walk over a document's chunks visits only chunks that exist. */
 #define CHUNK_TOKENS  128
 #define CHUNK_OVERLAP 16
-#define CHUNK_ID_MAX  (ID_MAX + 24)     /* "<id>#<index>" */
+#define CHUNK_ID_MAX  (RCP_MAX_ID_BYTES + 24)     /* "<id>#<index>" */
 
 static size_t chunk_id(char *out, size_t cap, const char *id, size_t idn,
                        size_t i)
@@ -1849,6 +1900,9 @@ static int m_index_add(rcp_call *c)
     if (meta && (rc = get_str(c, meta, "idempotencyKey",
                               "_meta.idempotencyKey", &key)))
         return rc;
+    if (key && key->n > RCP_MAX_IDEM_KEY_BYTES)
+        return over_cap(c, "_meta.idempotencyKey", key->n,
+                        RCP_MAX_IDEM_KEY_BYTES);
     if (key) {
         fp = add_fingerprint(c);
         if ((e = idem_find(c->s, key)) != NULL) {
@@ -1897,11 +1951,18 @@ static int m_index_delete(rcp_call *c)
     if (!ids || ids->type != RCP_JSON_ARRAY)
         return fail(c, RCP_INVALID_PARAMS, "ids", NULL,
                     "ids must be an array of strings");
+    if (ids->n > INDEX_BATCH_LIMIT)
+        return fail(c, RCP_INVALID_PARAMS, "ids", NULL, "%lu ids exceed the "
+                    "limit of %d per call", (unsigned long)ids->n,
+                    INDEX_BATCH_LIMIT);
     for (i = 0; i < ids->n; i++) {
         snprintf(f, sizeof f, "ids[%lu]", (unsigned long)i);
         if (ids->kids[i].type != RCP_JSON_STRING)
             return fail(c, RCP_INVALID_PARAMS, f, NULL,
                         "%s must be a string", f);
+        /* longer than any id index/add takes: not an id (§12 -32602) */
+        if (ids->kids[i].n > RCP_MAX_ID_BYTES)
+            return over_cap(c, f, ids->kids[i].n, RCP_MAX_ID_BYTES);
     }
     for (i = 0, rc = 0; i < ids->n && rc == 0; i++) {
         int whole = 0, parts = 0;
@@ -3282,6 +3343,10 @@ static int check_meta(rcp_call *c, double t0)
         && !rcp_json_int(c->token, &tok))
         return fail(c, RCP_INVALID_PARAMS, "_meta.progressToken", NULL,
                     "progressToken must be a string or an integer");
+    /* every progress frame echoes it verbatim (a number by its text) */
+    if (c->token && c->token->n > RCP_MAX_TOKEN_BYTES)
+        return over_cap(c, "_meta.progressToken", c->token->n,
+                        RCP_MAX_TOKEN_BYTES);
     return 0;
 }
 

@@ -42,6 +42,15 @@
 #define RCP_DEFAULT_MAX_BATCH  1024u       /* §11 members in one batch */
 #define RCP_JSON_MAX_DEPTH     256u        /* nesting bound of the parser */
 
+/* Caps on what a client can make the server keep or repeat (README,
+** Decisions: "Limits"); past one a request is -32602 naming the field. */
+#define RCP_MAX_ID_BYTES       512u        /* §7.10, §7.11 a document id */
+#define RCP_MAX_TEXT_BYTES     (16u << 20) /* §7.10 a document's text */
+#define RCP_MAX_META_BYTES     (1u << 20)  /* §7.10 its meta, serialised */
+#define RCP_MAX_TOKEN_BYTES    256u        /* §9 a progressToken's text */
+#define RCP_MAX_IDEM_KEY_BYTES 256u        /* §7.10 an idempotencyKey */
+#define RCP_IDEM_BYTES         (16u << 20) /* §7.10 remembered results */
+
 /* MARK: - Error codes (§12) --------------------------------------------- */
 
 enum rcp_code {

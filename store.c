@@ -1637,6 +1637,24 @@ static int check_doc(loader *ld, const rcp_json *v)
     return why ? lfail(ld, "%s:%lu: %s", ld->path, ld->lineno, why) : 0;
 }
 
+/* The caps index/add enforces (rcp.h, RCP_MAX_*) hold for a corpus too,
+** so every loaded document can be re-added and deleted by a client. */
+static int check_caps(loader *ld, const jdoc *d)
+{
+    static const char *const name[] = { "\"id\"", "\"text\"",
+                                        "\"meta\"" };
+    static const size_t cap[] = { RCP_MAX_ID_BYTES, RCP_MAX_TEXT_BYTES,
+                                  RCP_MAX_META_BYTES };
+    const size_t n[] = { d->idlen, d->len, d->metalen };
+    size_t i;
+    for (i = 0; i < 3; i++)
+        if (n[i] > cap[i])
+            return lfail(ld, "%s:%lu: %s is %lu bytes; the limit is %lu",
+                         ld->path, ld->lineno, name[i], (unsigned long)n[i],
+                         (unsigned long)cap[i]);
+    return 0;
+}
+
 /* A line without an id gets "<file name>:<line>" (see rcp.h). */
 static int fill_doc(loader *ld, const rcp_json *v, jdoc *d)
 {
@@ -1662,7 +1680,7 @@ static int fill_doc(loader *ld, const rcp_json *v, jdoc *d)
     d->len = text->n;
     d->meta = meta ? ld->meta.data : NULL;
     d->metalen = meta ? ld->meta.len : 0;
-    return 0;
+    return check_caps(ld, d);
 }
 
 /* Parse and check the line at column start; 0 and *d, or -1. */

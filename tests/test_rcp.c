@@ -30,6 +30,7 @@ static rcp_field FIELDS[4];
 static size_t NFIELDS;
 static const char *TRUST;       /* opts.trust for the next server */
 static long DEADLINE = -1;      /* opts.deadline_ms for the next server */
+static size_t MAX_LINE;         /* opts.max_line for the next server */
 
 static void make_server(int debug, size_t max_batch)
 {
@@ -40,6 +41,7 @@ static void make_server(int debug, size_t max_batch)
     o.debug = debug;
     o.max_batch = max_batch;
     o.deadline_ms = DEADLINE;
+    o.max_line = MAX_LINE;
     o.trust = TRUST;
     o.model = M;
     S = rcp_server_new(&o);
@@ -781,6 +783,136 @@ START_TEST(index_add_idempotency_key_returns_the_original_result)
     ck_assert_uint_eq(rcp_model_count(M), 1);
     expect_code(CALL("index/add", "{\"documents\":[{\"text\":\"other\"}],"
                      "\"_meta\":{\"idempotencyKey\":\"k1\"}}"), RCP_CONFLICT);
+}
+END_TEST
+
+/* MARK: - issue 8 item 8: caps on what a client can make the server keep */
+
+/* A frame with one string of n bytes of c spliced in: "...%s..." is
+** replaced by it (malloc'd; free it). */
+static char *frame_with(const char *fmt, size_t n, char c)
+{
+    char *fill = malloc(n + 1), *out = malloc(strlen(fmt) + n + 1);
+    ck_assert_ptr_nonnull(fill);
+    ck_assert_ptr_nonnull(out);
+    memset(fill, c, n);
+    fill[n] = 0;
+    sprintf(out, fmt, fill);
+    free(fill);
+    return out;
+}
+
+static void expect_field_free(char *frame, const char *field)
+{
+    const rcp_json *v = reply(frame);
+    ck_assert_msg(num(v, "error.code") == RCP_INVALID_PARAMS
+                  && is_str(v, "error.data.field", field), "%.100s... -> "
+                  "%.300s", frame, OUT.data);
+    free(frame);
+}
+
+START_TEST(index_ids_over_the_cap_are_32602_naming_them)
+{
+    /* ids have a length limit: an id is kept in memory and on disk */
+    char *f;
+    int k;
+    init_session();
+    f = frame_with(CALL("index/add", "{\"documents\":[{\"id\":\"ok\",\"text\":"
+                        "\"x\"},{\"id\":\"%s\",\"text\":\"y\"}]}"),
+                   RCP_MAX_ID_BYTES + 1, 'i');
+    expect_field_free(f, "documents[1].id");
+    ck_assert_uint_eq(rcp_model_count(M), 0);       /* nothing written */
+    f = frame_with(CALL("index/add", "{\"documents\":[{\"id\":\"%s\",\"text\":"
+                        "\"y\"}],\"chunk\":true}"), RCP_MAX_ID_BYTES, 'i');
+    ck_assert_ptr_nonnull(at(reply(f), "result.ids"));
+    free(f);
+    f = frame_with(CALL("index/delete", "{\"ids\":[\"a\",\"%s\"]}"),
+                   RCP_MAX_ID_BYTES + 1, 'i');
+    expect_field_free(f, "ids[1]");
+    ck_assert_uint_eq(rcp_model_count(M), 1);
+    f = frame_with(CALL("index/delete", "{\"ids\":[%s\"a\"]}"), 10000 * 4,
+                   ' ');
+    for (k = 0; k < 10000; k++)         /* 10 001 ids: over the limit */
+        memcpy(strchr(f, '[') + 1 + 4 * k, "\"a\",", 4);
+    expect_field_free(f, "ids");
+}
+END_TEST
+
+START_TEST(index_text_and_meta_over_the_cap_are_32602_naming_them)
+{
+    /* the text cap holds even when the operator raises --max-line */
+    char *f;
+    rcp_server_free(S);
+    MAX_LINE = (size_t)64 << 20;
+    make_server(0, 0);
+    MAX_LINE = 0;
+    init_session();
+    f = frame_with(CALL("index/add", "{\"documents\":[{\"text\":\"%s\"}]}"),
+                   RCP_MAX_TEXT_BYTES + 1, 'a');
+    expect_field_free(f, "documents[0].text");
+    f = frame_with(CALL("index/add", "{\"documents\":[{\"text\":\"t\","
+                        "\"meta\":{\"m\":\"%s\"}}]}"), RCP_MAX_META_BYTES, 'm');
+    expect_field_free(f, "documents[0].meta");
+    ck_assert_uint_eq(rcp_model_count(M), 0);
+}
+END_TEST
+
+START_TEST(progress_token_over_the_cap_is_32602)
+{
+    /* §9: every progress frame echoes the token, so its size is capped */
+    char *f;
+    f = frame_with("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                   "\"params\":{\"_meta\":{\"progressToken\":\"%s\"}}}",
+                   RCP_MAX_TOKEN_BYTES + 1, 't');
+    expect_field_free(f, "_meta.progressToken");
+    f = frame_with("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                   "\"params\":{\"_meta\":{\"progressToken\":1.%s}}}",
+                   RCP_MAX_TOKEN_BYTES, '0');    /* an integer, long text */
+    expect_field_free(f, "_meta.progressToken");
+    f = frame_with("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\","
+                   "\"params\":{\"_meta\":{\"progressToken\":\"%s\"}}}",
+                   RCP_MAX_TOKEN_BYTES, 't');
+    ck_assert_ptr_nonnull(at(reply(f), "result"));
+    free(f);
+}
+END_TEST
+
+START_TEST(idempotency_keys_are_capped_and_results_fit_a_byte_budget)
+{
+    /* §7.10: 256 results of any size were remembered for good (4 MiB keys
+    ** held 1.1 GB); now a key has a length cap and the remembered results
+    ** a byte budget, the oldest forgotten first */
+    char *f, first[256], *big;
+    size_t i, n;
+    int k;
+    init_session();
+    f = frame_with(CALL("index/add", "{\"documents\":[{\"text\":\"t\"}],"
+                        "\"_meta\":{\"idempotencyKey\":\"%s\"}}"),
+                   RCP_MAX_IDEM_KEY_BYTES + 1, 'k');
+    expect_field_free(f, "_meta.idempotencyKey");
+    snprintf(first, sizeof first, "%s", ask(CALL("index/add",
+             "{\"documents\":[{\"text\":\"minted\"}],\"_meta\":"
+             "{\"idempotencyKey\":\"k0\"}}")));
+    /* results of ~5 MB: 10 000 ids of 512 bytes */
+    big = malloc(10000 * (RCP_MAX_ID_BYTES + 32) + 256);
+    ck_assert_ptr_nonnull(big);
+    for (k = 1; (size_t)(k - 1) * 10000 * RCP_MAX_ID_BYTES <= RCP_IDEM_BYTES;
+         k++) {
+        n = (size_t)sprintf(big, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                            "\"index/add\",\"params\":{\"documents\":[");
+        for (i = 0; i < 10000; i++)
+            n += (size_t)sprintf(big + n, "%s{\"id\":\"%0*lu\",\"text\":"
+                                 "\"x\"}", i ? "," : "",
+                                 (int)RCP_MAX_ID_BYTES, (unsigned long)i);
+        sprintf(big + n, "],\"_meta\":{\"idempotencyKey\":\"k%d\"}}}", k);
+        ck_assert_ptr_nonnull(at(reply(big), "result.ids"));
+    }
+    free(big);
+    /* k0 was forgotten: its repeat is applied again (a second copy) */
+    ck_assert_str_ne(ask(CALL("index/add", "{\"documents\":[{\"text\":"
+                              "\"minted\"}],\"_meta\":{\"idempotencyKey\":"
+                              "\"k0\"}}")), first);
+    ck_assert_uint_eq(rcp_model_count(M), 10002);
 }
 END_TEST
 
@@ -3021,6 +3153,7 @@ static Suite *make_suite(void)
     tcase_add_test(t, gating_defined_but_unadvertised_is_32003);
     tcase_add_test(t, gating_vendor_method_exists_only_with_debug);
     tcase_add_test(t, gating_meta_deadline_and_token_are_validated);
+    tcase_add_test(t, progress_token_over_the_cap_is_32602);
     tcase_add_test(t, ping_echoes_any_nonce_exactly);
     tcase_add_test(t, ping_rejects_a_nonce_that_is_not_string_or_number);
     tcase_add_test(t,
@@ -3055,6 +3188,10 @@ static Suite *make_suite(void)
     tcase_add_test(e, index_add_bad_document_writes_nothing);
     tcase_add_test(e, index_add_idempotency_key_returns_the_original_result);
     tcase_add_test(e, index_delete_is_idempotent_and_counts_exactly);
+    tcase_add_test(e, index_ids_over_the_cap_are_32602_naming_them);
+    tcase_add_test(e, index_text_and_meta_over_the_cap_are_32602_naming_them);
+    tcase_add_test(e,
+                   idempotency_keys_are_capped_and_results_fit_a_byte_budget);
     tcase_add_test(e, retrieve_validates_query_and_k);
     tcase_add_test(e, retrieve_never_returns_more_than_k);
     tcase_add_test(e, retrieve_modes_and_fusion_and_strict);

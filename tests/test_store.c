@@ -1559,6 +1559,30 @@ START_TEST(jsonl_without_a_store_loads_into_the_model_only)
 }
 END_TEST
 
+START_TEST(jsonl_document_over_a_cap_is_reported_and_loads_nothing)
+{
+    /* index/add's caps hold for a corpus, so every loaded document can be
+    ** re-added and deleted by a client (issue 8 item 8) */
+    char path[128], err[512], want[256], line[1024];
+    rcp_model *m = new_model();
+    FILE *f;
+    snprintf(path, sizeof path, "%s/long.jsonl", TMP);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    memset(line, 'i', RCP_MAX_ID_BYTES + 1);
+    line[RCP_MAX_ID_BYTES + 1] = 0;
+    fprintf(f, "{\"text\":\"fine\"}\n{\"id\":\"%s\",\"text\":\"t\"}\n", line);
+    fclose(f);
+    ck_assert_int_eq(rcp_store_load_jsonl(NULL, m, path, -1, err,
+                                          sizeof err), -1);
+    snprintf(want, sizeof want, "%s:2: \"id\" is %u bytes; the limit is %u",
+             path, RCP_MAX_ID_BYTES + 1, RCP_MAX_ID_BYTES);
+    ck_assert_str_eq(err, want);
+    ck_assert_uint_eq(rcp_model_count(m), 0);
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(jsonl_bad_line_is_reported_with_its_number_and_loads_nothing)
 {
     static const char *const bad[][2] = {
@@ -1664,6 +1688,7 @@ static Suite *make_suite(void)
         second_open_of_the_same_dir_fails_with_a_clear_message);
     tcase_add_test(jl, jsonl_good_file_loads_durably_and_reloads_as_a_no_op);
     tcase_add_test(jl, jsonl_without_a_store_loads_into_the_model_only);
+    tcase_add_test(jl, jsonl_document_over_a_cap_is_reported_and_loads_nothing);
     tcase_add_test(jl,
         jsonl_bad_line_is_reported_with_its_number_and_loads_nothing);
     return s;
