@@ -13,7 +13,10 @@
 **     ping requests/s (the protocol's own ceiling) from the same run;
 **   - one 64 MiB line (a ping with a long ignored member) through a pipe,
 **     next to `cat` moving the same bytes: reading a line is linear in
-**     its length (it was quadratic: issue 8 item 9).
+**     its length (it was quadratic: issue 8 item 9);
+**   - upsert churn (issue 8): 10 ids upserted 40 000 times, the server's
+**     resident memory at the start and the end next to the limit (within
+**     2x of the start), and dense retrieve latency before and after.
 */
 #include "rcp.h"
 
@@ -341,7 +344,138 @@ static void bench_long_line(const char *bin)
     free(line);
 }
 
-int main(void)
+/* Resident memory of process pid in MB (Linux /proc), or -1. */
+static double rss_mb(pid_t pid)
+{
+    char path[64], line[256];
+    FILE *f;
+    long kb = -1;
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+            break;
+    fclose(f);
+    return kb < 0 ? -1 : kb / 1024.0;
+}
+
+/* n upserts of the ids c0..c9 from write `from` on, ten to a call.  Each
+** text is new: 30 words of a fixed vocabulary of 64 and a revision number
+** no other write uses (so a term is born and dies with every write); the
+** vocabulary is bounded so that what grows is what writes leave behind,
+** not the words a larger corpus would bring. */
+static char *make_churn(long from, long n, size_t *len)
+{
+    static const char *const vocab[] = { "shock", "wave", "layer", "flow",
+        "plate", "wing", "heat", "cone", "jet", "nozzle", "drag", "lift",
+        "boundary", "laminar", "turbulent", "pressure", "gradient", "mach",
+        "number", "subsonic", "supersonic", "hypersonic", "body", "nose",
+        "blunt", "slender", "delta", "swept", "aspect", "ratio", "panel",
+        "flutter", "vortex", "wake", "separation", "transition", "skin",
+        "friction", "stagnation", "point", "temperature", "recovery",
+        "factor", "injection", "suction", "porous", "wall", "cylinder",
+        "sphere", "inlet", "diffuser", "channel", "tube", "expansion",
+        "compression", "corner", "ramp", "model", "tunnel", "test",
+        "theory", "experiment", "solution", "equation" };
+    size_t cap = (size_t)n * 400 + 4096, k = 0;
+    char *buf = malloc(cap);
+    long i, w;
+    if (!buf)
+        exit(1);
+    for (i = from; i < from + n; i++) {
+        k += (size_t)sprintf(buf + k, "%s{\"id\":\"c%ld\",\"text\":\"rev%ld",
+                             (i - from) % 10 ? "," : (i > from ? "]}}\n{"
+                             "\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                             "\"index/add\",\"params\":{\"documents\":["
+                             : "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                             "\"index/add\",\"params\":{\"documents\":["),
+                             i % 10, i);
+        for (w = 0; w < 30; w++)
+            k += (size_t)sprintf(buf + k, " %s", vocab[next_rand() % 64]);
+        k += (size_t)sprintf(buf + k, "\"}");
+    }
+    k += (size_t)sprintf(buf + k, "]}}\n");
+    *len = k;
+    return buf;
+}
+
+/* Dense retrieve: seconds per request, median of 3 runs of nq. */
+static double dense_latency(int to, int from, long nq)
+{
+    size_t qlen;
+    char *q = make_queries(nq, "dense", &qlen);
+    double t[3];
+    int r;
+    for (r = 0; r < 3; r++)
+        t[r] = exchange(to, from, q, qlen, nq);
+    free(q);
+    return median(t, 3) / nq;
+}
+
+/* Upserts i..end in rounds of 1000, each round answered before the next
+** is sent: a client that waits for its acknowledgements, so the server's
+** read-ahead (up to --max-line) stays small and the figures are the
+** engine's.  Returns the seconds it took. */
+static double churn_rounds(int to, int from, long i, long end)
+{
+    char *buf;
+    size_t len;
+    double t = 0;
+    for (; i < end; i += 1000) {
+        buf = make_churn(i, 1000, &len);
+        t += exchange(to, from, buf, len, 100);
+        free(buf);
+    }
+    return t;
+}
+
+/* The start is taken once the snapshot window (the last 1024 versions,
+** §7.7.1) is full: what it keeps is a fixed amount, there by design;
+** what must not grow is everything after. */
+static void bench_churn(const char *bin)
+{
+    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":\"i\",\"method\":"
+        "\"initialize\",\"params\":{\"protocolVersion\":1}}\n";
+    const long upserts = 40000, window = 2000, nq = 200;
+    char *argv[3], *buf;
+    size_t len;
+    double rss10, rss0, rss1, lat10, lat0, lat1, t;
+    int to, from, status;
+    pid_t srv;
+    argv[0] = (char *)bin;
+    argv[1] = "serve";
+    argv[2] = NULL;
+    srv = spawn(argv, &to, &from);
+    exchange(to, from, init, sizeof init - 1, 1);
+    buf = make_churn(0, 10, &len);
+    exchange(to, from, buf, len, 1);
+    free(buf);
+    lat10 = dense_latency(to, from, nq);
+    rss10 = rss_mb(srv);
+    t = churn_rounds(to, from, 10, 10 + window);
+    lat0 = dense_latency(to, from, nq);
+    rss0 = rss_mb(srv);
+    t += churn_rounds(to, from, 10 + window, 10 + upserts);
+    rss1 = rss_mb(srv);
+    lat1 = dense_latency(to, from, nq);
+    printf("upsert churn over stdio, 10 ids upserted %ld times (calls of "
+           "10, %.0f upserts/s); start = after %ld upserts, when the "
+           "1024-version snapshot window is full:\n", upserts, upserts / t,
+           window);
+    printf("  resident memory  10 documents %5.1f MB  start %5.1f MB  end "
+           "%5.1f MB  end/start %.2f  (limit: within 2x of the start, "
+           "%.1f MB)\n", rss10, rss0, rss1, rss1 / rss0, 2 * rss0);
+    printf("  dense retrieve   10 documents %5.0f us  start %5.0f us  end "
+           "%5.0f us  end/start %.2f  (same server, same run)\n",
+           lat10 * 1e6, lat0 * 1e6, lat1 * 1e6, lat1 / lat0);
+    close(to);
+    close(from);
+    waitpid(srv, &status, 0);
+}
+
+/* bench_serve [churn]: everything, or the churn figures alone. */
+int main(int argc, char **argv)
 {
     const char *bin = getenv("RCP_BIN") ? getenv("RCP_BIN") : "./rcp";
     const long n = 1000000;
@@ -352,6 +486,11 @@ int main(void)
     long i;
     int r;
     signal(SIGPIPE, SIG_IGN);
+    if (argc > 1 && strcmp(argv[1], "churn") == 0) {
+        bench_churn(bin);
+        free(stream);
+        return 0;
+    }
     if (!stream)
         return 1;
     for (i = 0; i < n; i++)
@@ -378,6 +517,7 @@ int main(void)
            lone_ping_us(bin));
     bench_long_line(bin);
     bench_retrieve(bin);
+    bench_churn(bin);
     free(stream);
     return 0;
 }
