@@ -2085,7 +2085,18 @@ typedef struct fnode {
     const rcp_json  *value;
     struct fnode    *kids;
     size_t           n;
+    /* prepared once per request, so a document costs what its own value
+    ** costs, not the product of two client-sized lists */
+    struct fval     *set;       /* in/nin: the values, sorted */
+    size_t           nset;
+    uint32_t        *kmp;       /* contains on text: the needle's borders */
 } fnode;
+
+/* A value of an in/nin list with its field (the sort's context). */
+typedef struct fval {
+    const rcp_field *f;
+    const rcp_json  *v;
+} fval;
 
 static const rcp_field *find_field(const rcp_server *s, const rcp_json *name)
 {
@@ -2133,6 +2144,7 @@ static int check_value(rcp_call *c, fnode *n, const char *f)
 
 static int compile_filter(rcp_call *c, const rcp_json *v, fnode *out,
                           unsigned depth);
+static int prepare_leaf(rcp_call *c, fnode *n);
 
 /* {"and": [...]} / {"or": [...]}: nest arbitrarily; empty is -32602. */
 static int compile_list(rcp_call *c, const rcp_json *list, fnode *out,
@@ -2177,7 +2189,9 @@ static int compile_leaf(rcp_call *c, const rcp_json *v, fnode *out)
     out->kind = F_CMP;
     out->op = i;
     out->value = param(v, "value");
-    return check_value(c, out, f);
+    if ((i = check_value(c, out, f)) != 0)
+        return i;
+    return prepare_leaf(c, out);
 }
 
 static int compile_filter(rcp_call *c, const rcp_json *v, fnode *out,
@@ -2227,7 +2241,7 @@ static int compare(const rcp_field *f, const rcp_json *dv, const rcp_json *fv)
     case RCP_FIELD_BOOL:
         if (dv->type != RCP_JSON_TRUE && dv->type != RCP_JSON_FALSE)
             return 2;
-        return dv->type != fv->type;
+        return (dv->type == RCP_JSON_TRUE) - (fv->type == RCP_JSON_TRUE);
     case RCP_FIELD_DATE:
         if (date_ms(dv, &a) || date_ms(fv, &b))
             return 2;
@@ -2241,20 +2255,103 @@ static int compare(const rcp_field *f, const rcp_json *dv, const rcp_json *fv)
     }
 }
 
+static int fval_cmp(const void *a, const void *b)
+{
+    const fval *x = a, *y = b;
+    return compare(x->f, x->v, y->v);   /* both fit the field: -1, 0, 1 */
+}
+
+/* The needle's border table (Knuth-Morris-Pratt): k[i] is the length of
+** the longest proper prefix of p[0..i] that is also its suffix. */
+static void kmp_borders(const char *p, size_t n, uint32_t *k)
+{
+    size_t i;
+    uint32_t q = 0;
+    k[0] = 0;
+    for (i = 1; i < n; i++) {
+        while (q && p[i] != p[q])
+            q = k[q - 1];
+        q += p[i] == p[q];
+        k[i] = q;
+    }
+}
+
+/* Is the needle in hay?  O(len + needle), whatever the bytes. */
+static int kmp_find(const char *hay, size_t len, const rcp_json *needle,
+                    const uint32_t *k)
+{
+    size_t i;
+    uint32_t q = 0;
+    if (!needle->n)
+        return 1;
+    for (i = 0; i < len; i++) {
+        while (q && hay[i] != needle->s[q])
+            q = k[q - 1];
+        q += hay[i] == needle->s[q];
+        if (q == needle->n)
+            return 1;
+    }
+    return 0;
+}
+
+/* in/nin as a sorted set (a binary search per value) and contains on a
+** text field as a linear-time search: otherwise a list of 10^5 values
+** against a meta array of 10^5 elements is 10^10 comparisons for one
+** document, and a needle of half a text is quadratic in the text. */
+static int prepare_leaf(rcp_call *c, fnode *n)
+{
+    size_t i;
+    if (n->op == OP_IN || n->op == OP_NIN) {
+        n->nset = n->value->n;
+        if (!n->nset)
+            return 0;
+        if (!(n->set = rcp_arena_alloc(&c->s->arena, n->nset * sizeof *n->set)))
+            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        for (i = 0; i < n->nset; i++) {
+            n->set[i].f = n->field;
+            n->set[i].v = &n->value->kids[i];
+        }
+        qsort(n->set, n->nset, sizeof *n->set, fval_cmp);
+    }
+    if (n->op == OP_CONTAINS && n->field->type == RCP_FIELD_TEXT
+        && n->value->n) {
+        if (n->value->n > UINT32_MAX
+            || !(n->kmp = rcp_arena_alloc(&c->s->arena, n->value->n
+                                          * sizeof *n->kmp)))
+            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        kmp_borders(n->value->s, n->value->n, n->kmp);
+    }
+    return 0;
+}
+
+/* dv in the sorted set?  A value of another type matches nothing. */
+static int in_set(const fnode *n, const rcp_json *dv)
+{
+    size_t lo = 0, hi = n->nset, mid;
+    int r;
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        if ((r = compare(n->field, dv, n->set[mid].v)) == 0)
+            return 1;
+        if (r == 2)
+            return 0;
+        if (r < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return 0;
+}
+
 /* One scalar document value against a leaf. */
 static int leaf_scalar(const fnode *n, const rcp_json *dv)
 {
     int r;
-    size_t i;
-    if (n->op == OP_IN) {
-        for (i = 0; i < n->value->n; i++)
-            if (compare(n->field, dv, &n->value->kids[i]) == 0)
-                return 1;
-        return 0;
-    }
+    if (n->op == OP_IN)
+        return in_set(n, dv);
     if (n->op == OP_CONTAINS)      /* text: substring */
         return n->field->type == RCP_FIELD_TEXT && dv->type == RCP_JSON_STRING
-            && find_bytes(dv->s, dv->n, n->value->s, n->value->n);
+            && kmp_find(dv->s, dv->n, n->value, n->kmp);
     r = compare(n->field, dv, n->value);
     switch (n->op) {
     case OP_EQ:  return r == 0;

@@ -1521,6 +1521,80 @@ START_TEST(recency_with_an_undated_candidate_overflows_nothing)
 }
 END_TEST
 
+/* A buffer of n bytes written by sprintf-like appends (malloc'd). */
+static char *big_buf(size_t n)
+{
+    char *b = malloc(n);
+    ck_assert_ptr_nonnull(b);
+    return b;
+}
+
+START_TEST(filter_in_over_a_long_list_and_a_long_array_is_not_quadratic)
+{
+    /* a client-sized loop: an `in` list of 100 000 values against a meta
+    ** array of 100 000 elements was 10^10 comparisons for one document
+    ** (the hang guard is the test's timeout, not a timing assertion) */
+    char *b = big_buf(4 << 20);
+    const rcp_json *v;
+    size_t n, i, k;
+    init_session();
+    n = (size_t)sprintf(b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                        "\"index/add\",\"params\":{\"documents\":[{\"id\":"
+                        "\"a\",\"text\":\"shock\",\"meta\":{\"tags\":[");
+    for (i = 0; i < 100000; i++)        /* a: t0, t2, t4, ... */
+        n += (size_t)sprintf(b + n, "%s\"t%lu\"", i ? "," : "",
+                             (unsigned long)i * 2);
+    sprintf(b + n, "]}},{\"id\":\"b\",\"text\":\"shock\",\"meta\":{\"tags\":"
+            "\"t7\"}}]}}");
+    ck_assert_ptr_nonnull(at(reply(b), "result.ids"));
+    for (i = 0; i < 2; i++) {           /* odd values, then even ones */
+        n = (size_t)sprintf(b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                            "\"retrieve\",\"params\":{\"query\":\"shock\","
+                            "\"k\":10,\"mode\":\"sparse\",\"filter\":{"
+                            "\"field\":\"tags\",\"op\":\"in\",\"value\":[");
+        for (k = 0; k < 100000; k++)
+            n += (size_t)sprintf(b + n, "%s\"t%lu\"", k ? "," : "",
+                                 (unsigned long)(2 * k + 1 - i));
+        sprintf(b + n, "]}}}");
+        v = reply(b);
+        ck_assert_uint_eq(at(v, "result.hits")->n, 1);
+        ck_assert(is_str(v, "result.hits.0.id", i ? "a" : "b"));
+    }
+    free(b);
+    ck_assert_str_eq(ids_for("{\"field\":\"tags\",\"op\":\"in\",\"value\":"
+                             "[\"zz\",\"t7\",\"aa\",\"t7\"]}"), "b");
+    ck_assert_str_eq(ids_for("{\"field\":\"tags\",\"op\":\"nin\",\"value\":"
+                             "[\"zz\",\"t7\"]}"), "a");
+}
+END_TEST
+
+START_TEST(filter_contains_a_long_needle_is_linear_in_the_text)
+{
+    /* contains on a text field: a 400 KB needle "a..ab" against a 1 MB
+    ** text "a..ab" was ~2 x 10^11 byte comparisons a document */
+    const size_t hay = (1 << 20) - 64, needle = 400 << 10;
+    char *b = big_buf(hay + needle + 4096);
+    size_t n;
+    init_session();
+    n = (size_t)sprintf(b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                        "\"index/add\",\"params\":{\"documents\":[{\"id\":"
+                        "\"a\",\"text\":\"shock\",\"meta\":{\"title\":\"");
+    memset(b + n, 'a', hay);
+    sprintf(b + n + hay, "b\"}}]}}");
+    ck_assert_ptr_nonnull(at(reply(b), "result.ids"));
+    n = (size_t)sprintf(b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                        "\"retrieve\",\"params\":{\"query\":\"shock\",\"k\":1,"
+                        "\"mode\":\"sparse\",\"filter\":{\"field\":\"title\","
+                        "\"op\":\"contains\",\"value\":\"");
+    memset(b + n, 'a', needle);
+    sprintf(b + n + needle, "c\"}}}");
+    ck_assert_uint_eq(at(reply(b), "result.hits")->n, 0);
+    b[n + needle] = 'b';                        /* "a..ab" ends the text */
+    ck_assert_uint_eq(at(reply(b), "result.hits")->n, 1);
+    free(b);
+}
+END_TEST
+
 START_TEST(server_deadline_answers_32014_and_trust_is_configured)
 {
     /* §13.1: the server's own deadline; §15.2: --trust labels content */
@@ -3219,6 +3293,9 @@ static Suite *make_suite(void)
     tcase_add_test(f, filter_dates_compare_as_instants);
     tcase_add_test(f, filter_errors_name_the_field);
     tcase_add_test(f, filter_advertises_fields_with_types_and_all_operators);
+    tcase_add_test(f,
+        filter_in_over_a_long_list_and_a_long_array_is_not_quadratic);
+    tcase_add_test(f, filter_contains_a_long_needle_is_linear_in_the_text);
     tcase_add_test(f, hits_carry_citation_and_trust);
     tcase_add_test(f, server_deadline_answers_32014_and_trust_is_configured);
     tcase_add_test(f, recency_decays_by_half_life_from_the_newest_candidate);
