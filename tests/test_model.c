@@ -1453,12 +1453,7 @@ static int note_chunk(void *ud, uint32_t docno, const rcp_model_docview *d)
 static void add_part(rcp_model *m, const char *id, const char *text,
                      const char *of, uint32_t index, uint64_t start)
 {
-    rcp_model_chunkref ck;
-    ck.of = of;
-    ck.oflen = strlen(of);
-    ck.index = index;
-    ck.start = start;
-    ck.end = start + strlen(text);
+    rcp_model_chunkref ck = test_chunkref(of, index, start, strlen(text));
     ck_assert_int_eq(rcp_model_add_chunk(m, id, strlen(id), text,
                                          strlen(text), NULL, 0, &ck), 0);
 }
@@ -1505,11 +1500,7 @@ START_TEST(chunk_links_are_the_engines_and_list_what_exists)
     /* the pinned version still lists both */
     ck_assert_uint_eq(chunks_of(m, "a", v).mask, 3);
     /* a span that is not the text's length is refused */
-    bad.of = "a";
-    bad.oflen = 1;
-    bad.index = 2;
-    bad.start = 100000000;
-    bad.end = 100000003;
+    bad = test_chunkref("a", 2, 100000000, 3);
     ck_assert_int_eq(rcp_model_add_chunk(m, "a#2", 3, "fox", 2, NULL, 0,
                                          &bad), -1);
     ck_assert_int_eq(rcp_model_chunks(m, "a", 1, rcp_model_version(m) + 1,

@@ -657,12 +657,7 @@ END_TEST
 static void add_part(rcp_store *st, const char *id, const char *text,
                      const char *of, uint32_t index, uint64_t start)
 {
-    rcp_model_chunkref ck;
-    ck.of = of;
-    ck.oflen = strlen(of);
-    ck.index = index;
-    ck.start = start;
-    ck.end = start + strlen(text);
+    rcp_model_chunkref ck = test_chunkref(of, index, start, strlen(text));
     ck_assert_msg(rcp_store_add_chunk(st, id, strlen(id), text, strlen(text),
                                       "{\"k\":1}", 7, &ck) == 0, "%s",
                   rcp_store_error(st));

@@ -8,6 +8,24 @@
 
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "rcp.h"
+
+/* §7.10 a chunk's link as rcp.c's chunking makes one: chunk `index` of
+** document `of`, covering bytes [start, start + len) of its text. */
+static inline rcp_model_chunkref test_chunkref(const char *of,
+                                               uint32_t index,
+                                               uint64_t start, size_t len)
+{
+    rcp_model_chunkref ck;
+    ck.of = of;
+    ck.oflen = strlen(of);
+    ck.index = index;
+    ck.start = start;
+    ck.end = start + len;
+    return ck;
+}
 
 /* Define the suite builder, then TEST_MAIN(make_suite). */
 #define TEST_MAIN(make_suite)                                             \
