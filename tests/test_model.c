@@ -1531,6 +1531,53 @@ START_TEST(chunk_links_survive_the_reclaiming_of_documents)
 }
 END_TEST
 
+START_TEST(rollback_across_a_reclaim_serves_the_version_it_goes_back_to)
+{
+    /* store.c's rollback after compactions renumbered the documents and
+    ** a chunk link came and went: the index is the one of version v */
+    rcp_model *m = churn_model(64), *f = churn_model(64);
+    rcp_model_hit a[10], b[10];
+    rcp_model_stats st;
+    size_t na, nb, i, slots = 0, shrank = 0;
+    unsigned long k;
+    uint64_t v;
+    int mode;
+    for (k = 0; k < 3000; k++)
+        churn(m, k);
+    for (k = 2990; k < 3000; k++)
+        churn(f, k);
+    add_part(m, "p#0", "first part ", "p", 0, 0);
+    add_part(f, "p#0", "first part ", "p", 0, 0);
+    v = rcp_model_version(m);
+    for (k = 3000; k < 3063; k++) {
+        churn(m, k);
+        rcp_model_stat(m, &st);
+        shrank += st.slots < slots;
+        slots = st.slots;
+    }
+    add_part(m, "p#1", "second part", "p", 1, 11);
+    ck_assert_uint_ge(shrank, 1);                   /* a compaction ran */
+    ck_assert_int_eq(rcp_model_rollback(m, v), 0);
+    ck_assert_uint_eq(rcp_model_count(m), 11);
+    ck_assert_uint_eq(chunks_of(m, "p", v).mask, 1);
+    for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_SPARSE; mode++) {
+        na = search(m, "shock layer revision part", mode, a, 10);
+        nb = search(f, "shock layer revision part", mode, b, 10);
+        ck_assert_uint_eq(na, nb);
+        for (i = 0; i < na; i++) {
+            char id[64];
+            snprintf(id, sizeof id, "%s", hit_id(m, &a[i]));
+            ck_assert_str_eq(id, hit_id(f, &b[i]));
+            ck_assert(a[i].score == b[i].score);
+        }
+    }
+    churn(m, 5000);                     /* and it goes on from there */
+    ck_assert_uint_eq(rcp_model_version(m), v + 1);
+    rcp_model_free(m);
+    rcp_model_free(f);
+}
+END_TEST
+
 /* MARK: - fusion (§16.3) */
 
 static rcp_fuse_list list(const rcp_fuse_item *it, size_t n, double w,
@@ -2075,6 +2122,8 @@ static Suite *make_suite(void)
         retained_versions_fit_in_snapshot_bytes_oldest_dropped_first);
     tcase_add_test(tc, chunk_links_are_the_engines_and_list_what_exists);
     tcase_add_test(tc, chunk_links_survive_the_reclaiming_of_documents);
+    tcase_add_test(tc,
+        rollback_across_a_reclaim_serves_the_version_it_goes_back_to);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     tc = tcase_create("fusion");
