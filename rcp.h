@@ -585,10 +585,11 @@ int rcp_model_delete(rcp_model *m, const char *id, size_t idlen);
 ** (store.c: a write that did not reach the disk must not stay visible,
 ** §13.1).  Documents added since go; those replaced or deleted since
 ** come back.  Versions after v are forgotten, and a retained snapshot
-** that a sweep since v thinned out is given up (has_version says 0).
+** that lost a document since v is given up (has_version says 0).
 ** 0 ok (also when v is the current version); -1 when v is in the future
-** or more than snapshot_keep changes back, or memory is lacking -- the
-** model is then unchanged. */
+** or more than snapshot_keep changes back, when a document to bring back
+** was dropped for snapshot_bytes, or memory is lacking -- the model is
+** then unchanged. */
 int rcp_model_rollback(rcp_model *m, uint64_t v);
 size_t   rcp_model_count(const rcp_model *m);    /* live documents */
 /* Bumped by every add/delete that changed something (for indexVersion). */
