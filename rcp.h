@@ -1204,4 +1204,30 @@ void   json_write_string(rcp_buf *b, const char *s, size_t n, int fast);
 /* rcp_jw_value; fast = 0 writes through the public rcp_jw_ calls. */
 void   json_write_value(rcp_jw *w, const rcp_json *v, int fast);
 
+/* ======================================================================
+** INTERNAL: shared between rcp's files, not part of the public API; may
+** change in any release (the sqliteInt.h role).  Programs using rcp must
+** not call anything below.
+** ====================================================================== */
+
+/* MARK: - Text analysis internals (text.c) -------------------------------- */
+
+enum { CC_SEP, CC_WORD, CC_CJK };
+
+#define MAX_WORD_BYTES 128      /* longer runs are cut at a code point */
+
+/* What the scanner hands on: a word (folded when asked; cc CC_WORD;
+** followed by 16 zero bytes) or a CJK character pair (cc CC_CJK, raw
+** bytes), with its byte span.  The
+** sink decides what to keep: rcp_tokenize's makes tokens, the index's
+** fast path looks words up in the lexicon instead. */
+typedef int (*tok_sink)(void *ctx, int cc, const char *w, size_t n,
+                        uint32_t start, uint32_t end);
+
+typedef struct tok_ctx {
+    rcp_tokens *t;
+    unsigned    flags;
+    uint32_t    pos;
+} tok_ctx;
+
 #endif /* RCP_H */
