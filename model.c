@@ -93,20 +93,6 @@
 
 #include "rcp.h"
 
-/* text.c's functions this file calls (the next commit names them text_
-** and declares them in rcp.h's INTERNAL block). */
-uint32_t utf8_next(const unsigned char *s, size_t n, size_t *i);
-int in_list(const char *const *list, size_t count, const char *w,
-            size_t n);
-int tok_bytes(rcp_tokens *t, const char *s, size_t n, uint32_t *off);
-int tok_push(rcp_tokens *t, const rcp_token *tk);
-int is_ascii_alpha(const char *w, size_t n);
-int is_digits(const char *w, size_t n);
-int scan_text(const char *text, size_t len, unsigned flags,
-              tok_sink f, void *ctx);
-int emit_token(void *ctx, int cc, const char *w, size_t n,
-               uint32_t start, uint32_t end);
-
 /* MARK: - Small utilities ------------------------------------------------- */
 
 /* Grow *p (element size sz) so it holds at least need elements. */
@@ -326,8 +312,8 @@ static const char *const common_words[] = {
 };
 static int common_word(const char *w, size_t n)
 {
-    return in_list(common_words, sizeof common_words / sizeof common_words[0],
-                   w, n);
+    return text_in_list(common_words,
+                        sizeof common_words / sizeof common_words[0], w, n);
 }
 /* The token weight of a word of kind RCP_TOKEN_* (folded, w[0..n)). */
 static double word_weight(unsigned kind, const char *w, size_t n)
@@ -355,7 +341,7 @@ static size_t cp_offsets(const char *s, size_t n, uint32_t *off, size_t cap)
     size_t i = 0, k = 0;
     while (i < n && k < cap) {
         off[k++] = (uint32_t)i;
-        utf8_next((const unsigned char *)s, n, &i);
+        text_utf8_next((const unsigned char *)s, n, &i);
     }
     off[k] = (uint32_t)i;
     return k;
@@ -366,13 +352,13 @@ static size_t cp_offsets(const char *s, size_t n, uint32_t *off, size_t cap)
 ** typo keeps about half of a word's similarity, whatever its length. */
 static void add_ngrams(fbag *b, const char *word, size_t wlen, double w)
 {
-    char m[MAX_WORD_BYTES + 2];
-    uint32_t off[MAX_WORD_BYTES + 3];
+    char m[TEXT_MAX_WORD_BYTES + 2];
+    uint32_t off[TEXT_MAX_WORD_BYTES + 3];
     size_t ncp, n, i, total = 0;
     m[0] = '<';
     memcpy(m + 1, word, wlen);
     m[wlen + 1] = '>';
-    ncp = cp_offsets(m, wlen + 2, off, MAX_WORD_BYTES + 2);
+    ncp = cp_offsets(m, wlen + 2, off, TEXT_MAX_WORD_BYTES + 2);
     for (n = NGRAM_MIN; n <= NGRAM_MAX; n++)
         total += ncp >= n ? ncp - n + 1 : 0;
     for (n = NGRAM_MIN; n <= NGRAM_MAX; n++)
@@ -461,8 +447,8 @@ static size_t word_feats(unsigned kind, const char *word, size_t wlen,
                          const char *term, size_t tlen, double w,
                          size_t dim, wfeat *out)
 {
-    char m[MAX_WORD_BYTES + 2];
-    uint32_t off[MAX_WORD_BYTES + 3];
+    char m[TEXT_MAX_WORD_BYTES + 2];
+    uint32_t off[TEXT_MAX_WORD_BYTES + 3];
     size_t ncp, n, i, total = 0, k = 1;
     double g;
     wfeat_set(&out[0], hash_bytes(HASH_SEED_STEM, term, tlen), w, dim);
@@ -471,7 +457,7 @@ static size_t word_feats(unsigned kind, const char *word, size_t wlen,
     m[0] = '<';
     memcpy(m + 1, word, wlen);
     m[wlen + 1] = '>';
-    ncp = cp_offsets(m, wlen + 2, off, MAX_WORD_BYTES + 2);
+    ncp = cp_offsets(m, wlen + 2, off, TEXT_MAX_WORD_BYTES + 2);
     for (n = NGRAM_MIN; n <= NGRAM_MAX; n++)
         total += ncp >= n ? ncp - n + 1 : 0;
     g = w * NGRAM_MASS / sqrt((double)total);
@@ -1000,7 +986,7 @@ static uint64_t part_h(const void *ctx, uint32_t e)
 /* The lexicon's hash of a word, eight bytes at a time, the last eight
 ** zero-padded (its own: nothing outside the lexicon sees it).  With
 ** padded set, w[n..n+8) may be read and holds zeros, which saves copying
-** the tail (scan_word pads the words it hands on). */
+** the tail (text_scan pads the words it hands on). */
 static uint64_t word_hash(const char *w, size_t n, int padded)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, c;
@@ -1847,11 +1833,11 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
                     uint64_t h)
 {
     lexicon *x = &m->lex;
-    unsigned kind = cc == CC_CJK ? RCP_TOKEN_CJK
-                  : is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
-    int alpha = cc == CC_WORD && is_ascii_alpha(w, n);
-    char st[MAX_WORD_BYTES + 8];
-    wfeat f[1 + 3 * (MAX_WORD_BYTES + 2)];
+    unsigned kind = cc == TEXT_CC_CJK ? RCP_TOKEN_CJK
+                  : text_is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
+    int alpha = cc == TEXT_CC_WORD && text_is_ascii_alpha(w, n);
+    char st[TEXT_MAX_WORD_BYTES + 8];
+    wfeat f[1 + 3 * (TEXT_MAX_WORD_BYTES + 2)];
     size_t sn = n, nf = 0, i, size = lex_size(wfeat_bound(kind, n));
     long term = -1, fid;
     lexent *e;
@@ -1913,10 +1899,10 @@ static long lex_word(rcp_model *m, int cc, const char *w, size_t n,
 }
 
 /* rcp_tokenize's sink, asking the lexicon first: a word it holds has its
-** stopword status and term there (the same as emit_token would derive,
-** without the stopword search and the stemmer). */
+** stopword status and term there (the same as text_emit_token would
+** derive, without the stopword search and the stemmer). */
 typedef struct lex_tok_ctx {
-    tok_ctx          t;
+    text_tok_ctx     t;
     const rcp_model *m;
 } lex_tok_ctx;
 
@@ -1930,9 +1916,10 @@ static int emit_token_lex(void *ctx, int cc, const char *w, size_t n,
     rcp_token tk;
     uint64_t sl = 0;
     if (x->scap)
-        sl = x->slot[lex_find(x, w, n, word_hash(w, n, cc == CC_WORD))];
+        sl = x->slot[lex_find(x, w, n,
+                              word_hash(w, n, cc == TEXT_CC_WORD))];
     if (!sl)
-        return emit_token(&c->t, cc, w, n, start, end);
+        return text_emit_token(&c->t, cc, w, n, start, end);
     e = lex_at(x, (uint32_t)sl - 1);
     tk.pos = c->t.pos++;
     if (e->term == LEX_STOP)
@@ -1940,16 +1927,16 @@ static int emit_token_lex(void *ctx, int cc, const char *w, size_t n,
     t = &c->m->terms[e->term];
     tk.start = start;
     tk.end = end;
-    tk.kind = cc == CC_CJK ? RCP_TOKEN_CJK
-            : is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
-    if (tok_bytes(c->t.t, w, n, &tk.word))
+    tk.kind = cc == TEXT_CC_CJK ? RCP_TOKEN_CJK
+            : text_is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
+    if (text_tok_bytes(c->t.t, w, n, &tk.word))
         return -1;
     tk.wlen = (uint32_t)n;
     tk.term = tk.word;
     tk.tlen = t->len;
-    if (t->len != n && tok_bytes(c->t.t, t->s, t->len, &tk.term))
+    if (t->len != n && text_tok_bytes(c->t.t, t->s, t->len, &tk.term))
         return -1;
-    return tok_push(c->t.t, &tk);
+    return text_tok_push(c->t.t, &tk);
 }
 
 /* rcp_tokenize(out, text, len, the index's flags), faster for words the
@@ -1966,7 +1953,7 @@ static int model_tokenize(const rcp_model *m, rcp_tokens *out,
     c.t.flags = RCP_TOK_DEFAULT;
     c.t.pos = 0;
     c.m = m;
-    return scan_text(text, len, RCP_TOK_DEFAULT, emit_token_lex, &c);
+    return text_scan(text, len, RCP_TOK_DEFAULT, emit_token_lex, &c);
 }
 
 /* The add in progress on the fast path. */
@@ -2015,7 +2002,7 @@ static int gather_token(void *ctx, int cc, const char *w, size_t n,
             || grow((void **)&m->wt, &m->wtcap, c->nw + 1, sizeof *m->wt)))
         return -1;
     dst = m->wbuf + c->wblen;
-    if (cc == CC_WORD) {        /* padded with zeros past pad: copy 8s */
+    if (cc == TEXT_CC_WORD) {   /* padded with zeros past pad: copy 8s */
         for (k = 0; k < pad; k += 8)
             memcpy(dst + k, w + k, 8);
     } else {
@@ -2283,7 +2270,7 @@ static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
     c.ntok = 0;
     c.ntids = c.ndw = c.nent = c.nw = c.wblen = 0;
     lex_begin(m);
-    if (scan_text(text, len, RCP_TOK_DEFAULT, gather_token, &c)
+    if (text_scan(text, len, RCP_TOK_DEFAULT, gather_token, &c)
         || index_words(m, &c)
         || (m->wv.n ? rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec)
                     : embed_lex(m, &c, vec))
@@ -3538,7 +3525,7 @@ typedef struct qterm {
     double      fw;             /* fixed importance (for confidence) */
     uint32_t    kind;
     size_t      ntri;           /* trigrams of "<word>" (near matches) */
-    uint32_t    tri[MAX_WORD_BYTES + 2];
+    uint32_t    tri[TEXT_MAX_WORD_BYTES + 2];
 } qterm;
 
 typedef struct occ {
@@ -3549,10 +3536,10 @@ typedef struct occ {
 /* Byte trigrams of "<word>" as hashes; returns the count (<= cap). */
 static size_t trigrams(const char *w, size_t n, uint32_t *out, size_t cap)
 {
-    char b[MAX_WORD_BYTES + 2];
+    char b[TEXT_MAX_WORD_BYTES + 2];
     size_t i, k = 0;
-    if (n > MAX_WORD_BYTES)
-        n = MAX_WORD_BYTES;
+    if (n > TEXT_MAX_WORD_BYTES)
+        n = TEXT_MAX_WORD_BYTES;
     b[0] = '<';
     memcpy(b + 1, w, n);
     b[n + 1] = '>';
@@ -3565,7 +3552,7 @@ static size_t trigrams(const char *w, size_t n, uint32_t *out, size_t cap)
 static double dice(const uint32_t *ta, size_t na, const uint32_t *tb,
                    size_t nb)
 {
-    unsigned char used[MAX_WORD_BYTES + 2];
+    unsigned char used[TEXT_MAX_WORD_BYTES + 2];
     size_t i, j, common = 0;
     if (!na || !nb || 7 * (na < nb ? na : nb) < 3 * (na > nb ? na : nb))
         return 0.0;             /* lengths too far apart to reach 0.6 */
@@ -3625,7 +3612,7 @@ static size_t distinct_qterms(const rcp_model *m, const view *v,
         out[n].w = term_importance(m, v, out[n].term, out[n].tlen,
                                    out[n].fw);
         out[n].ntri = trigrams(out[n].word, out[n].wlen, out[n].tri,
-                               MAX_WORD_BYTES);
+                               TEXT_MAX_WORD_BYTES);
         n++;
     }
     return n;
@@ -3641,7 +3628,7 @@ static size_t distinct_qterms(const rcp_model *m, const view *v,
 static void find_occ(const qterm *qt, size_t nq, const rcp_tokens *p,
                      occ *o, size_t *start, size_t *cnt)
 {
-    uint32_t tb[MAX_WORD_BYTES + 2];
+    uint32_t tb[TEXT_MAX_WORD_BYTES + 2];
     size_t i, j, nb = 0;
     for (i = 0; i < nq; i++) {
         start[i] = i * MAX_OCC;
@@ -3659,7 +3646,7 @@ static void find_occ(const qterm *qt, size_t nq, const rcp_tokens *p,
             else if (near_candidate(&qt[i], pt)) {
                 if (!have++)
                     nb = trigrams(p->buf + pt->word, pt->wlen, tb,
-                                  MAX_WORD_BYTES);
+                                  TEXT_MAX_WORD_BYTES);
                 sc = dice(qt[i].tri, qt[i].ntri, tb, nb);
                 sc = sc >= NEAR_MIN ? sc : 0.0;
             }

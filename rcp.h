@@ -1206,28 +1206,61 @@ void   json_write_value(rcp_jw *w, const rcp_json *v, int fast);
 
 /* ======================================================================
 ** INTERNAL: shared between rcp's files, not part of the public API; may
-** change in any release (the sqliteInt.h role).  Programs using rcp must
-** not call anything below.
+** change in any release (the sqliteInt.h role).  A program using rcp
+** calls nothing below.  Each name carries the prefix of the file that
+** defines it (text_, TEXT_); what only one file needs stays static there.
 ** ====================================================================== */
 
-/* MARK: - Text analysis internals (text.c) -------------------------------- */
+/* MARK: - Text internals (text.c): the scanner under rcp_tokenize -------- */
 
-enum { CC_SEP, CC_WORD, CC_CJK };
+/* model.c reads text exactly as rcp_tokenize does, through these: its
+** indexing fast path runs the scanner with a sink of its own (the
+** lexicon's) and builds tokens from the same pieces; its embedders and
+** rerankers walk code points and size word buffers the same way. */
 
-#define MAX_WORD_BYTES 128      /* longer runs are cut at a code point */
+#define TEXT_MAX_WORD_BYTES 128 /* longer runs are cut at a code point */
 
-/* What the scanner hands on: a word (folded when asked; cc CC_WORD;
-** followed by 16 zero bytes) or a CJK character pair (cc CC_CJK, raw
-** bytes), with its byte span.  The
-** sink decides what to keep: rcp_tokenize's makes tokens, the index's
-** fast path looks words up in the lexicon instead. */
-typedef int (*tok_sink)(void *ctx, int cc, const char *w, size_t n,
-                        uint32_t start, uint32_t end);
+/* Character classes; a sink sees only TEXT_CC_WORD and TEXT_CC_CJK. */
+enum { TEXT_CC_SEP, TEXT_CC_WORD, TEXT_CC_CJK };
 
-typedef struct tok_ctx {
+/* Decode the code point at s[*i..n) and advance *i; an invalid sequence
+** yields U+FFFD and consumes one byte. */
+uint32_t text_utf8_next(const unsigned char *s, size_t n, size_t *i);
+/* 1 when w[0..n) is one of list[0..count) (C strings sorted byte-wise). */
+int text_in_list(const char *const *list, size_t count, const char *w,
+                 size_t n);
+
+/* What the scanner hands on: a word (folded when asked; cc TEXT_CC_WORD;
+** followed by 16 zero bytes) or a CJK character pair (cc TEXT_CC_CJK, raw
+** bytes), with its byte span.  The sink decides what to keep:
+** rcp_tokenize's makes tokens, the index's fast path looks words up in
+** the lexicon instead.  w is borrowed for the call; non-zero stops the
+** scan. */
+typedef int (*text_sink)(void *ctx, int cc, const char *w, size_t n,
+                         uint32_t start, uint32_t end);
+/* Every word (folded when flags has RCP_TOK_FOLD) and CJK pair of
+** text[0..len), in order, to f.  0 ok; -1 when f failed or len >= 4 GiB. */
+int text_scan(const char *text, size_t len, unsigned flags,
+              text_sink f, void *ctx);
+
+/* rcp_tokenize's sink (ctx a text_tok_ctx): the token for w, or nothing
+** for a stopword (pos still advances).  -1 out of memory. */
+typedef struct text_tok_ctx {
     rcp_tokens *t;
     unsigned    flags;
     uint32_t    pos;
-} tok_ctx;
+} text_tok_ctx;
+int text_emit_token(void *ctx, int cc, const char *w, size_t n,
+                    uint32_t start, uint32_t end);
+/* The pieces it builds a token from: append s[0..n) to t->buf (its
+** offset in *off), append *tk to t->v; 0 ok, -1 out of memory or past
+** 4 GiB of token text. */
+int text_tok_bytes(rcp_tokens *t, const char *s, size_t n, uint32_t *off);
+int text_tok_push(rcp_tokens *t, const rcp_token *tk);
+/* 1 when w[0..n) is all a-z: a word the stopword list and the stemmer
+** apply to. */
+int text_is_ascii_alpha(const char *w, size_t n);
+/* 1 when w[0..n) is all 0-9: an RCP_TOKEN_NUM. */
+int text_is_digits(const char *w, size_t n);
 
 #endif /* RCP_H */

@@ -34,7 +34,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t sz)
 /* Decode one code point at s[*i..n); advance *i.  An invalid sequence
 ** yields U+FFFD and consumes one byte (§4.6 says input is valid; this is
 ** the belt to that brace). */
-uint32_t utf8_next(const unsigned char *s, size_t n, size_t *i)
+uint32_t text_utf8_next(const unsigned char *s, size_t n, size_t *i)
 {
     uint32_t c = s[*i], need, k, min;
     if (c < 0x80) {
@@ -133,12 +133,12 @@ static int char_class(uint32_t c)
     if (c < 0x80) {
         if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')
             || (c >= 'A' && c <= 'Z'))
-            return CC_WORD;
-        return CC_SEP;
+            return TEXT_CC_WORD;
+        return TEXT_CC_SEP;
     }
     if (is_cjk(c))
-        return CC_CJK;
-    return is_sep_nonascii(c) ? CC_SEP : CC_WORD;
+        return TEXT_CC_CJK;
+    return is_sep_nonascii(c) ? TEXT_CC_SEP : TEXT_CC_WORD;
 }
 
 /* MARK: - Case folding ---------------------------------------------------- */
@@ -252,8 +252,8 @@ static const char *const stopwords[] = {
 };
 
 /* Binary search of a sorted list of C strings for w[0..n). */
-int in_list(const char *const *list, size_t count, const char *w,
-            size_t n)
+int text_in_list(const char *const *list, size_t count, const char *w,
+                 size_t n)
 {
     size_t lo = 0, hi = count;
     if (n == 0)
@@ -279,7 +279,8 @@ int in_list(const char *const *list, size_t count, const char *w,
 
 int rcp_stopword(const char *w, size_t n)
 {
-    return in_list(stopwords, sizeof stopwords / sizeof stopwords[0], w, n);
+    return text_in_list(stopwords, sizeof stopwords / sizeof stopwords[0],
+                        w, n);
 }
 
 /* MARK: - Porter stemmer -------------------------------------------------- */
@@ -528,7 +529,7 @@ void rcp_tokens_free(rcp_tokens *t)
 }
 
 /* Append n bytes to the token text buffer; their offset in *off. */
-int tok_bytes(rcp_tokens *t, const char *s, size_t n, uint32_t *off)
+int text_tok_bytes(rcp_tokens *t, const char *s, size_t n, uint32_t *off)
 {
     if (t->len + n > UINT32_MAX
         || grow((void **)&t->buf, &t->bcap, t->len + n, 1))
@@ -539,7 +540,7 @@ int tok_bytes(rcp_tokens *t, const char *s, size_t n, uint32_t *off)
     return 0;
 }
 
-int tok_push(rcp_tokens *t, const rcp_token *tk)
+int text_tok_push(rcp_tokens *t, const rcp_token *tk)
 {
     if (grow((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v))
         return -1;
@@ -547,7 +548,7 @@ int tok_push(rcp_tokens *t, const rcp_token *tk)
     return 0;
 }
 
-int is_ascii_alpha(const char *w, size_t n)
+int text_is_ascii_alpha(const char *w, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++)
@@ -556,7 +557,7 @@ int is_ascii_alpha(const char *w, size_t n)
     return 1;
 }
 
-int is_digits(const char *w, size_t n)
+int text_is_digits(const char *w, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++)
@@ -597,9 +598,9 @@ static int ascii_word(unsigned c)
 /* Scan one run of word characters starting at *i, folded into w; ASCII
 ** (most text) takes the short way, with exactly the long way's result. */
 static int scan_word(const unsigned char *s, size_t len, size_t *i,
-                     unsigned flags, tok_sink f, void *ctx)
+                     unsigned flags, text_sink f, void *ctx)
 {
-    char w[MAX_WORD_BYTES + 16];
+    char w[TEXT_MAX_WORD_BYTES + 16];
     size_t n = 0, start = *i, p = *i;   /* p local: w may alias *i */
     int fold = (flags & RCP_TOK_FOLD) != 0;
     const unsigned char *map = fold ? ascii_fold : ascii_keep;
@@ -613,59 +614,59 @@ static int scan_word(const unsigned char *s, size_t len, size_t *i,
                 break;
             p++;
             w[n] = (char)a;             /* kept while n + 4 <= the max */
-            n += n + 4 <= MAX_WORD_BYTES;
+            n += n + 4 <= TEXT_MAX_WORD_BYTES;
             continue;
         }
-        c = utf8_next(s, len, &p);
-        if (char_class(c) != CC_WORD) {
+        c = text_utf8_next(s, len, &p);
+        if (char_class(c) != TEXT_CC_WORD) {
             p = at;
             break;
         }
         nf = fold ? fold_cp(c, fc) : (fc[0] = c, 1);
         for (k = 0; k < nf; k++)
-            if (n + 4 <= MAX_WORD_BYTES)
+            if (n + 4 <= TEXT_MAX_WORD_BYTES)
                 n += utf8_put(w + n, fc[k]);
     }
     *i = p;
     memset(w + n, 0, 16);
-    return f(ctx, CC_WORD, w, n, (uint32_t)start, (uint32_t)p);
+    return f(ctx, TEXT_CC_WORD, w, n, (uint32_t)start, (uint32_t)p);
 }
 
 /* A run of CJK characters becomes its overlapping bigrams (a lone
 ** character stays a unigram): the standard answer for scripts written
 ** without spaces, recall of a dictionary segmenter without one. */
 static int scan_cjk(const unsigned char *s, size_t len, size_t *i,
-                    tok_sink f, void *ctx)
+                    text_sink f, void *ctx)
 {
     size_t prev = *i, cur, nxt;
     int count = 0;
-    utf8_next(s, len, i);
+    text_utf8_next(s, len, i);
     cur = *i;
     for (;;) {
         size_t at = *i;
         uint32_t c;
         if (at >= len)
             break;
-        c = utf8_next(s, len, i);
-        if (char_class(c) != CC_CJK) {
+        c = text_utf8_next(s, len, i);
+        if (char_class(c) != TEXT_CC_CJK) {
             *i = at;
             break;
         }
         nxt = *i;
-        if (f(ctx, CC_CJK, (const char *)s + prev, nxt - prev,
+        if (f(ctx, TEXT_CC_CJK, (const char *)s + prev, nxt - prev,
               (uint32_t)prev, (uint32_t)nxt))
             return -1;
         count++;
         prev = cur;
         cur = nxt;
     }
-    return count ? 0 : f(ctx, CC_CJK, (const char *)s + prev, cur - prev,
-                         (uint32_t)prev, (uint32_t)cur);
+    return count ? 0 : f(ctx, TEXT_CC_CJK, (const char *)s + prev,
+                         cur - prev, (uint32_t)prev, (uint32_t)cur);
 }
 
 /* Every word and CJK pair of text[0..len), in order, to f. */
-int scan_text(const char *text, size_t len, unsigned flags,
-              tok_sink f, void *ctx)
+int text_scan(const char *text, size_t len, unsigned flags,
+              text_sink f, void *ctx)
 {
     const unsigned char *s = (const unsigned char *)text;
     size_t i = 0;
@@ -678,12 +679,12 @@ int scan_text(const char *text, size_t len, unsigned flags,
             i++;                        /* ASCII space and punctuation */
             continue;
         }
-        cc = char_class(utf8_next(s, len, &i));
-        if (cc == CC_SEP)
+        cc = char_class(text_utf8_next(s, len, &i));
+        if (cc == TEXT_CC_SEP)
             continue;
         i = at;
-        if (cc == CC_WORD ? scan_word(s, len, &i, flags, f, ctx)
-                          : scan_cjk(s, len, &i, f, ctx))
+        if (cc == TEXT_CC_WORD ? scan_word(s, len, &i, flags, f, ctx)
+                               : scan_cjk(s, len, &i, f, ctx))
             return -1;
     }
     return 0;
@@ -692,22 +693,22 @@ int scan_text(const char *text, size_t len, unsigned flags,
 /* rcp_tokenize's sink.  A stopword is dropped (its position still
 ** counts, so proximity measures real distance); a word is stored folded
 ** and, when stemming changed it, with its stem. */
-int emit_token(void *ctx, int cc, const char *w, size_t n,
-               uint32_t start, uint32_t end)
+int text_emit_token(void *ctx, int cc, const char *w, size_t n,
+                    uint32_t start, uint32_t end)
 {
-    tok_ctx *c = ctx;
+    text_tok_ctx *c = ctx;
     rcp_token tk;
-    char st[MAX_WORD_BYTES + 8];
+    char st[TEXT_MAX_WORD_BYTES + 8];
     size_t sn;
-    int alpha = cc == CC_WORD && is_ascii_alpha(w, n);
+    int alpha = cc == TEXT_CC_WORD && text_is_ascii_alpha(w, n);
     tk.pos = c->pos++;
     if (alpha && (c->flags & RCP_TOK_STOP) && rcp_stopword(w, n))
         return 0;
     tk.start = start;
     tk.end = end;
-    tk.kind = cc == CC_CJK ? RCP_TOKEN_CJK
-            : is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
-    if (tok_bytes(c->t, w, n, &tk.word))
+    tk.kind = cc == TEXT_CC_CJK ? RCP_TOKEN_CJK
+            : text_is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
+    if (text_tok_bytes(c->t, w, n, &tk.word))
         return -1;
     tk.wlen = tk.tlen = (uint32_t)n;
     tk.term = tk.word;
@@ -716,23 +717,23 @@ int emit_token(void *ctx, int cc, const char *w, size_t n,
         sn = rcp_stem_porter(st, n);
         /* a stem as long as its word may still differ (study -> studi) */
         if ((sn != n || memcmp(st, w, n) != 0)
-            && tok_bytes(c->t, st, sn, &tk.term))
+            && text_tok_bytes(c->t, st, sn, &tk.term))
             return -1;
         tk.tlen = (uint32_t)sn;
     }
-    return tok_push(c->t, &tk);
+    return text_tok_push(c->t, &tk);
 }
 
 int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
                  unsigned flags)
 {
-    tok_ctx c;
+    text_tok_ctx c;
     out->n = 0;
     out->len = 0;
     c.t = out;
     c.flags = flags;
     c.pos = 0;
-    return scan_text(text, len, flags, emit_token, &c);
+    return text_scan(text, len, flags, text_emit_token, &c);
 }
 
 /* MARK: - Chunking (§7.10 "chunk") ---------------------------------------- */
