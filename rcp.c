@@ -1817,8 +1817,8 @@ static int add_chunks(rcp_call *c, const char *id, size_t idn,
     size_t n = 0, i, cn;
     char cid[CHUNK_ID_MAX];
     int rc = 0, removed = 0;
-    if (rcp_model_chunk(text->s, text->n, CHUNK_TOKENS, CHUNK_OVERLAP, &sp,
-                        &n) != 0)
+    if (rcp_text_chunk(text->s, text->n, CHUNK_TOKENS, CHUNK_OVERLAP, &sp,
+                       &n) != 0)
         return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
     ck.of = id;
     ck.oflen = idn;

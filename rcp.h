@@ -8,6 +8,7 @@
 **   Core     allocator, arena, growable buffer    json.c
 **   JSON     RFC 8259 parser, compact writer      json.c    §4.6
 **   Vectors  kernels, SIMD dispatch, codecs       vec.c     §7.3-§7.5
+**   Text     tokenizer, stemmer, chunker          text.c    §7.10
 **   Engine   the built-in retrieval engine        model.c   §7.7, §8
 **   Storage  durable, crash-safe documents        store.c   §7.10, §13.1
 **   Server   the protocol, the stdio transport    rcp.c     §4-§13
@@ -408,9 +409,10 @@ const char *rcp_vec_b64_message(rcp_vec_b64_err e);
 ** times it) -- the core's peak, measured. */
 double rcp_vec_flops_probe(size_t iters);
 
-/* MARK: - Engine (model.c) §3, §7.3-§7.11, §8, §16.3 ---------------------- */
+/* MARK: - Text (text.c): one tokenizer for every stage, §7.10 chunking --- */
 
-/* --- Tokenizer: one for every stage (index, embedders, rerankers) --- */
+/* The index, the embedders and the rerankers all read text through
+** rcp_tokenize, so a term means the same thing in every stage. */
 
 /* Flags: which normalisations run.  RCP_TOK_DEFAULT is all of them. */
 #define RCP_TOK_FOLD    1u  /* case folding: ASCII, Latin-1, Latin Ext-A and
@@ -464,8 +466,10 @@ int rcp_stopword(const char *w, size_t n);
 typedef struct rcp_span {
     size_t start, end;      /* byte offsets [start, end) */
 } rcp_span;
-int rcp_model_chunk(const char *text, size_t len, size_t max_tokens,
-                    size_t overlap, rcp_span **spans, size_t *n);
+int rcp_text_chunk(const char *text, size_t len, size_t max_tokens,
+                   size_t overlap, rcp_span **spans, size_t *n);
+
+/* MARK: - Engine (model.c) §3, §7.3-§7.11, §8, §16.3 ---------------------- */
 
 /* --- The model: embedders + index + retrieval pipeline --- */
 

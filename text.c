@@ -787,8 +787,8 @@ static int push_span(rcp_span **v, size_t *n, size_t *cap, size_t a,
     return 0;
 }
 
-int rcp_model_chunk(const char *text, size_t len, size_t max_tokens,
-                    size_t overlap, rcp_span **spans, size_t *n)
+int rcp_text_chunk(const char *text, size_t len, size_t max_tokens,
+                   size_t overlap, rcp_span **spans, size_t *n)
 {
     rcp_tokens t;
     size_t cap = 0, s = 0, e;

@@ -867,7 +867,7 @@ START_TEST(chunks_end_at_sentences_and_tile_the_text)
                        "seventeen eighteen nineteen twenty.";
     rcp_span *sp;
     size_t n, i, at = 0;
-    ck_assert_int_eq(rcp_model_chunk(text, strlen(text), 12, 0, &sp, &n), 0);
+    ck_assert_int_eq(rcp_text_chunk(text, strlen(text), 12, 0, &sp, &n), 0);
     ck_assert_uint_eq(n, 2);
     for (i = 0; i < n; i++) {
         ck_assert_uint_eq(sp[i].start, at);          /* no gap, no overlap */
@@ -887,13 +887,13 @@ START_TEST(chunks_overlap_by_the_requested_tokens)
     const char *text = "a1 b2 c3 d4 e5 f6 g7 h8 i9 j10 k11 l12 m13 n14";
     rcp_span *sp;
     size_t n;
-    ck_assert_int_eq(rcp_model_chunk(text, strlen(text), 6, 2, &sp, &n), 0);
+    ck_assert_int_eq(rcp_text_chunk(text, strlen(text), 6, 2, &sp, &n), 0);
     ck_assert_uint_eq(n, 3);                 /* a..f, e..j, i..n */
     ck_assert(!strncmp(text + sp[1].start, "e5", 2));
     ck_assert(!strncmp(text + sp[2].start, "i9", 2));
     ck_assert_uint_eq(sp[2].end, strlen(text));
     rcp_free(sp);
-    ck_assert_int_eq(rcp_model_chunk(text, strlen(text), 0, 0, &sp, &n), -1);
+    ck_assert_int_eq(rcp_text_chunk(text, strlen(text), 0, 0, &sp, &n), -1);
 }
 END_TEST
 
@@ -901,12 +901,12 @@ START_TEST(chunking_text_without_tokens_gives_one_span)
 {
     rcp_span *sp;
     size_t n;
-    ck_assert_int_eq(rcp_model_chunk("", 0, 8, 0, &sp, &n), 0);
+    ck_assert_int_eq(rcp_text_chunk("", 0, 8, 0, &sp, &n), 0);
     ck_assert_uint_eq(n, 1);
     ck_assert_uint_eq(sp[0].start, 0);
     ck_assert_uint_eq(sp[0].end, 0);
     rcp_free(sp);
-    ck_assert_int_eq(rcp_model_chunk(" ... ", 5, 8, 0, &sp, &n), 0);
+    ck_assert_int_eq(rcp_text_chunk(" ... ", 5, 8, 0, &sp, &n), 0);
     ck_assert_uint_eq(n, 1);
     ck_assert_uint_eq(sp[0].end, 5);
     rcp_free(sp);
@@ -921,7 +921,7 @@ START_TEST(chunking_cuts_cjk_at_the_ideographic_full_stop)
                        "\xE4\xBA\xAC\xE9\x83\xBD\xE5\xA4\xA7\xE5\xAD\xA6";
     rcp_span *sp;
     size_t n;
-    ck_assert_int_eq(rcp_model_chunk(text, strlen(text), 4, 0, &sp, &n), 0);
+    ck_assert_int_eq(rcp_text_chunk(text, strlen(text), 4, 0, &sp, &n), 0);
     ck_assert_uint_eq(n, 2);
     ck_assert_uint_eq(sp[0].end, 15);       /* after 。 */
     rcp_free(sp);
