@@ -1,7 +1,8 @@
 /*
-** model.c -- the built-in retrieval engine of rcp: tokenizer, embedders
-** (dense, learned-sparse, multi-vector), an inverted index with BM25, a
-** dense store, fusion (§16.3), rerankers and MMR (§7.6, §7.7).
+** model.c -- the built-in retrieval engine of rcp: embedders (dense,
+** learned-sparse, multi-vector), an inverted index with BM25, a dense
+** store, fusion (§16.3), rerankers and MMR (§7.6, §7.7), over text.c's
+** tokenizer.
 **
 ** NOTES ON THE DESIGN
 **
@@ -9,11 +10,11 @@
 **     of valid UTF-8 (the JSON layer validated it, §4.6); a stray invalid
 **     byte is still handled (it separates words), never trusted.
 **  2. One tokenizer feeds everything (index, embedders, rerankers), so a
-**     term means the same thing in every stage.  Folding covers ASCII,
-**     Latin-1, Latin Extended-A, Latin Extended Additional, Greek,
-**     Cyrillic and fullwidth ASCII; CJK runs become overlapping character
-**     bigrams; stopwords (English) and the Porter stemmer (1980 paper,
-**     ASCII words only) are switchable.
+**     term means the same thing in every stage: text.c's (folding, CJK
+**     bigrams, stopwords, Porter; its notes say what each covers).  This
+**     file never splits text into words or folds it: it calls
+**     rcp_tokenize, or runs text.c's scanner with a sink of its own (note
+**     12), and sizes word buffers by the scanner's TEXT_MAX_WORD_BYTES.
 **  3. Every embedder is a fixed function of its input text and of the
 **     options the model was opened with -- never of the corpus.  The same
 **     text gets bit-identical vectors before and after any index change

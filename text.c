@@ -3,6 +3,30 @@
 ** index, the embedders, the rerankers, server-side chunking): UTF-8
 ** decoding, character classes, case folding, English stopwords, the
 ** Porter stemmer, the tokenizer and the §7.10 chunker.
+**
+** NOTES ON THE DESIGN
+**
+**  1. One tokenizer feeds everything, so a term means the same thing in
+**     every stage.  model.c never splits text into words or folds it: it
+**     calls rcp_tokenize, or (its indexing fast path) runs this file's
+**     scanner, text_scan, with sinks of its own that must derive what
+**     rcp_tokenize would (model.c, note 12).  The few pieces it shares
+**     are in rcp.h's INTERNAL block.
+**  2. Every text is (ptr, len) bytes of valid UTF-8 (the JSON layer
+**     validated it, §4.6); a stray invalid byte decodes to U+FFFD and only
+**     separates words, never trusted.
+**  3. Folding covers ASCII, Latin-1, Latin Extended-A, Latin Extended
+**     Additional, Greek, Cyrillic and fullwidth ASCII (simple folding; ß
+**     and ẞ give "ss"); letters of every other script are word characters
+**     kept as they are.  CJK runs become overlapping character bigrams.
+**  4. Stopwords (English) and the Porter stemmer (1980 paper, lower-case
+**     ASCII words only) are switchable (RCP_TOK_*); a dropped stopword
+**     still takes its position, so proximity measures real distance.
+**  5. A chunk counts tokens as rcp_tokenize counts them with no flags, so
+**     the §7.10 chunk size does not depend on the index's settings.
+**  6. No I/O and no state between calls.  Allocation goes only through
+**     rcp_realloc/rcp_free; every failure is -1 and leaves nothing behind
+**     that the caller's free would not release.
 */
 #include <string.h>
 
