@@ -1188,10 +1188,18 @@ int rcp_id_equal(const rcp_json *a, const rcp_json *b);
 /* 1 when §12 defines code. */
 int rcp_code_known(int code);
 
-/* MARK: - INTERNAL: shared between the library's files and its tests ---- */
+/* ======================================================================
+** INTERNAL: shared between rcp's files, not part of the public API; may
+** change in any release (the sqliteInt.h role).  A program using rcp
+** calls nothing below.  Each name carries the prefix of the file that
+** defines it (json_, text_, TEXT_); what only one file needs stays
+** static there.
+** ====================================================================== */
 
-/* Not a stable API.  json.c's fast paths beside their plain versions, so
-** tests/test_json.c can check on random and edge inputs that each gives
+/* MARK: - JSON internals (json.c): fast paths and their plain versions - */
+
+/* json.c's fast paths beside their plain versions, so tests/test_json.c
+** can check on random and edge inputs that each gives
 ** exactly what the plain one gives (fast = 0: the plain version). */
 /* The offset of the first byte in u[0..n) where a string needs more than
 ** a copy ('"', '\\', a control byte, a byte >= 0x80 not starting a common
@@ -1208,12 +1216,6 @@ void   json_write_string(rcp_buf *b, const char *s, size_t n, int fast);
 /* rcp_jw_value; fast = 0 writes through the public rcp_jw_ calls. */
 void   json_write_value(rcp_jw *w, const rcp_json *v, int fast);
 
-/* ======================================================================
-** INTERNAL: shared between rcp's files, not part of the public API; may
-** change in any release (the sqliteInt.h role).  A program using rcp
-** calls nothing below.  Each name carries the prefix of the file that
-** defines it (text_, TEXT_); what only one file needs stays static there.
-** ====================================================================== */
 
 /* MARK: - Text internals (text.c): the scanner under rcp_tokenize -------- */
 
