@@ -629,9 +629,23 @@ END_TEST
 
 /* MARK: - The suite proves itself: broken servers ------------------------ */
 
+/* A fake server is the real core (rcp_server_handle) over the built-in
+** engine with five filter fields, with one change applied to what it
+** reads (in_rewrite), to what it writes (out_rewrite, mutate) or to how
+** it ends.  B_ modes are broken servers a check must catch; L_ modes make
+** a change the spec allows, and the suite must pass them (legal
+** controls: no false failure can come back). */
 enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        B_SWAP_IDS, B_DROP_ID_2, B_STRING_IDS, B_EMPTY_ARRAY, B_DUPLICATE,
-       B_RESULT_AND_ERROR, B_OVERCLAIM, B_WEDGE, B_STDOUT_NOISE };
+       B_RESULT_AND_ERROR, B_OVERCLAIM, B_WEDGE, B_STDOUT_NOISE,
+       /* broken: what the false-failure fixes must still catch */
+       B_SILENT_NO_JSONRPC, B_ANY_JSONRPC, B_SILENT_PARSE_ERRORS,
+       B_SHUTDOWN_NO_ANSWER, B_SERVE_AFTER_SHUTDOWN, B_STREAMING_TRUE,
+       B_INFO_NARROWS, B_POSITIONAL_OK, B_BATCH_POISON, B_PROGRESS_WITH_ID,
+       B_BIG_FRAME_SILENT, B_CAP_IN_ARRAY, B_STRING_IDS_AFTER_INIT,
+       /* legal */
+       L_COMPACT, L_LENIENT_PARSER, L_NO_EXIT, L_EXIT_NONZERO, L_CAPS,
+       L_CITATIONS_TRUE, L_INFO_X_KEY };
 
 static int is_notification(const rcp_json *m)
 {
@@ -643,6 +657,20 @@ static const char null_result[] =
     "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}";
 static const char both[] = "\"error\":{\"code\":-32603,\"message\":\"x\"}";
 
+static const rcp_json *jptr_get(const rcp_json *m, const char *a,
+                                const char *b)
+{
+    const rcp_json *v = m && m->type == RCP_JSON_OBJECT
+        ? rcp_json_get(m, a) : NULL;
+    return v && v->type == RCP_JSON_OBJECT ? rcp_json_get(v, b) : NULL;
+}
+
+/* An object member by name, raw: is the frame an object with it? */
+static const rcp_json *member(const rcp_json *m, const char *name)
+{
+    return m && m->type == RCP_JSON_OBJECT ? rcp_json_get(m, name) : NULL;
+}
+
 /* Re-serialise a response object with one change. */
 static void write_mutated(rcp_jw *w, const rcp_json *m, int mode,
                           const rcp_json *other_id)
@@ -653,7 +681,8 @@ static void write_mutated(rcp_jw *w, const rcp_json *m, int mode,
         const rcp_json *k = &m->kids[i];
         rcp_jw_keyn(w, k->key, k->keylen);
         if (k->keylen == 2 && memcmp(k->key, "id", 2) == 0) {
-            if (mode == B_STRING_IDS && k->type == RCP_JSON_NUMBER)
+            if ((mode == B_STRING_IDS || mode == B_STRING_IDS_AFTER_INIT)
+                && k->type == RCP_JSON_NUMBER)
                 rcp_jw_str(w, k->s, k->n);
             else if (mode == B_SWAP_IDS && other_id)
                 rcp_jw_value(w, other_id);
@@ -719,6 +748,12 @@ static void mutate(int mode, const char *line, size_t len, rcp_buf *out,
     size_t pos = 0;
     rcp_arena_init(&a, 0);
     in = rcp_json_parse(&a, line, len, 0, &err);
+    /* The initialize answer is left alone by the response mutations: a
+    ** server that never answers initialize under its id fails the whole
+    ** run at once (suite_fails_fast_...); these test the checks. */
+    if (in && mode != B_STRING_IDS
+        && rcp_json_streq(member(in, "method"), "initialize"))
+        mode = B_NONE;
     if (mode == B_EMPTY_ARRAY && in && in->type == RCP_JSON_ARRAY
         && in->n == 0) {
         rcp_buf_puts(dst, "[]\n");
@@ -782,61 +817,367 @@ static void overclaim(rcp_buf *b)
     }
     b->len = 0;
     rcp_buf_put(b, t.data, t.len);
+    rcp_buf_putc(b, '\0');              /* kept a C string */
+    b->len--;
     rcp_buf_free(&t);
 }
 
-static int broken_server(void *ud)
+/* MARK: - Fake servers: what they read, write, and how they end -------- */
+
+#define FAKE_CAP_BATCH 50          /* L_CAPS: rcp serve --max-batch 50 */
+#define FAKE_CAP_LINE  600000      /* ... --max-line 600000 */
+
+static const char *const fake_fields[] = { "year:int", "lang:keyword",
+    "tags:keyword", "title:text", "published:date" };
+
+/* The object m with member `name` set to the JSON text `value` (added
+** first when absent), serialised into o. */
+static void put_with(rcp_buf *o, const rcp_json *m, const char *name,
+                     const char *value)
 {
-    int mode = *(const int *)ud, frames = 0;
+    rcp_jw w;
+    size_t i;
+    int set = 0;
+    rcp_jw_init(&w, o);
+    rcp_jw_obj(&w);
+    if (!rcp_json_get(m, name)) {
+        rcp_jw_key(&w, name);
+        rcp_jw_raw(&w, value, strlen(value));
+        set = 1;
+    }
+    for (i = 0; i < m->n; i++) {
+        const rcp_json *k = &m->kids[i];
+        rcp_jw_keyn(&w, k->key, k->keylen);
+        if (!set && k->keylen == strlen(name)
+            && memcmp(k->key, name, k->keylen) == 0)
+            rcp_jw_raw(&w, value, strlen(value));
+        else
+            rcp_jw_value(&w, k);
+    }
+    rcp_jw_obj_end(&w);
+}
+
+/* L_LENIENT_PARSER: the extensions a lenient parser reads as values,
+** turned into the JSON it would have read (05, NaN, raw control bytes,
+** single quotes, unknown escapes). */
+static void lenient(rcp_buf *o, const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch == ':' && i + 2 < n && p[i + 1] == '0' && p[i + 2] >= '0'
+            && p[i + 2] <= '9') {
+            rcp_buf_putc(o, ':');
+            i++;                         /* drop the leading zero */
+        } else if (ch == ':' && i + 3 < n && memcmp(p + i + 1, "NaN", 3)
+                   == 0) {
+            rcp_buf_puts(o, ":0");
+            i += 3;
+        } else if (ch < 0x20) {
+            char esc[8];
+            sprintf(esc, "\\u%04x", ch);
+            rcp_buf_puts(o, esc);
+        } else if (ch == '\'') {
+            rcp_buf_putc(o, '"');
+        } else if (ch == '\\' && i + 1 < n && p[i + 1] == 'q') {
+            rcp_buf_putc(o, 'q');
+            i++;
+        } else {
+            rcp_buf_putc(o, (char)ch);
+        }
+    }
+}
+
+/* What the core reads for one input line: 0 and the line in o, or -1 to
+** drop the line unread. */
+static int in_rewrite(int mode, const char *p, size_t n, rcp_buf *o)
+{
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *m;
+    const rcp_json *rpc;
+    int rc = 0;
+    if (mode == L_LENIENT_PARSER) {
+        lenient(o, p, n);
+        return 0;
+    }
+    if (mode == B_BIG_FRAME_SILENT && n > FAKE_CAP_LINE)
+        return -1;
+    rcp_arena_init(&a, 0);
+    m = rcp_json_parse(&a, p, n, 0, &err);
+    rpc = member(m, "jsonrpc");
+    if (mode == B_SILENT_NO_JSONRPC && member(m, "method") && !rpc)
+        rc = -1;
+    else if (mode == L_COMPACT && member(m, "method") && !rpc)
+        put_with(o, m, "jsonrpc", "\"2.0\"");
+    else if (mode == B_ANY_JSONRPC && rpc && !rcp_json_streq(rpc, "2.0"))
+        put_with(o, m, "jsonrpc", "\"2.0\"");
+    else if (mode == B_POSITIONAL_OK && member(m, "params")
+             && member(m, "params")->type == RCP_JSON_ARRAY)
+        put_with(o, m, "params", "{}");
+    else
+        rcp_buf_put(o, p, n);
+    rcp_arena_free(&a);
+    return rc;
+}
+
+/* Replace every `from` by `to` in b. */
+static void replace_all(rcp_buf *b, const char *from, const char *to)
+{
+    rcp_buf t;
+    size_t i, k = strlen(from);
+    rcp_buf_init(&t);
+    for (i = 0; i < b->len; i++)
+        if (i + k <= b->len && memcmp(b->data + i, from, k) == 0) {
+            rcp_buf_puts(&t, to);
+            i += k - 1;
+        } else {
+            rcp_buf_putc(&t, b->data[i]);
+        }
+    b->len = 0;
+    rcp_buf_put(b, t.data, t.len);
+    rcp_buf_putc(b, '\0');              /* kept a C string */
+    b->len--;
+    rcp_buf_free(&t);
+}
+
+/* A batch reply with every member after the first error dropped. */
+static void poison(rcp_buf *out)
+{
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *r;
+    rcp_buf t;
+    rcp_jw w;
+    size_t i;
+    int seen = 0;
+    rcp_arena_init(&a, 0);
+    r = rcp_json_parse(&a, out->data, out->len ? out->len - 1 : 0, 0, &err);
+    if (r && r->type == RCP_JSON_ARRAY) {
+        rcp_buf_init(&t);
+        rcp_jw_init(&w, &t);
+        rcp_jw_arr(&w);
+        for (i = 0; i < r->n && !seen; i++) {
+            rcp_jw_value(&w, &r->kids[i]);
+            seen = rcp_json_get(&r->kids[i], "error") != NULL;
+        }
+        rcp_jw_arr_end(&w);
+        rcp_buf_putc(&t, '\n');
+        out->len = 0;
+        rcp_buf_put(out, t.data, t.len);
+        rcp_buf_putc(out, '\0');
+        out->len--;
+        rcp_buf_free(&t);
+    }
+    rcp_arena_free(&a);
+}
+
+/* Drop the single-object -32700 answers (id null) from out. */
+static void drop_parse_errors(rcp_buf *out)
+{
+    if (out->len && strstr(out->data, "\"id\":null")
+        && strstr(out->data, "-32700") && out->data[0] == '{')
+        out->len = 0;
+}
+
+/* B_PROGRESS_WITH_ID: progress for a request that asked for none, under
+** the request's own id (a token that appears in what was sent, as text). */
+static void progress_with_id(const char *p, size_t n, rcp_buf *dst)
+{
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *m;
+    rcp_arena_init(&a, 0);
+    m = rcp_json_parse(&a, p, n, 0, &err);
+    if (member(m, "method") && member(m, "id") && !strstr(p, "progressToken")) {
+        rcp_jw w;
+        rcp_buf_puts(dst, "{\"jsonrpc\":\"2.0\",\"method\":"
+                     "\"notifications/progress\",\"params\":"
+                     "{\"progressToken\":");
+        rcp_jw_init(&w, dst);
+        rcp_jw_value(&w, member(m, "id"));
+        rcp_buf_puts(dst, ",\"progress\":0.5}}\n");
+    }
+    rcp_arena_free(&a);
+}
+
+typedef struct fake_state {
+    int mode, initialized, shut;
+    long counter;
+} fake_state;
+
+/* What the core wrote for one input line, changed by the output modes;
+** the mutations of the original broken servers come last (mutate). */
+static void out_rewrite(fake_state *f, const char *line, size_t len,
+                        rcp_buf *out, rcp_buf *dst)
+{
+    int is_info = strstr(line, "\"info\"") != NULL;
+    rcp_buf_putc(out, '\0');            /* for strstr */
+    out->len--;
+    if (f->mode == L_CITATIONS_TRUE)
+        replace_all(out, "\"citations\":{}", "\"citations\":true");
+    if (f->mode == B_STREAMING_TRUE)
+        replace_all(out, "\"streaming\":{}", "\"streaming\":true");
+    if (f->mode == L_INFO_X_KEY) {
+        char key[64];
+        sprintf(key, "\"retrieve\":{\"x-conform-load\":%ld,", ++f->counter);
+        replace_all(out, "\"retrieve\":{", key);
+    }
+    if (f->mode == B_INFO_NARROWS && is_info && f->initialized)
+        replace_all(out, "\"maxK\":1000", "\"maxK\":999");
+    if (f->mode == B_BATCH_POISON)
+        poison(out);
+    if (f->mode == B_SILENT_PARSE_ERRORS)
+        drop_parse_errors(out);
+    if (f->mode == B_CAP_IN_ARRAY && out->len && out->data[0] == '{'
+        && strstr(out->data, "-32602") && strstr(out->data, "\"id\":null")
+        && len && line[0] == '[') {
+        rcp_buf_putc(dst, '[');
+        rcp_buf_put(dst, out->data, out->len - 1);
+        rcp_buf_puts(dst, "]\n");
+        out->len = 0;
+    }
+    if (f->mode == B_PROGRESS_WITH_ID)
+        progress_with_id(line, len, dst);
+    if (out->len && strstr(out->data, "\"protocolVersion\"")
+        && !strstr(out->data, "\"error\""))
+        f->initialized = 1;
+    mutate(f->mode, line, len, out, dst);
+}
+
+/* B_SERVE_AFTER_SHUTDOWN: a request after shutdown is "processed". */
+static void answer_anyway(const char *p, size_t n, rcp_buf *dst)
+{
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *m;
+    rcp_jw w;
+    rcp_arena_init(&a, 0);
+    m = rcp_json_parse(&a, p, n, 0, &err);
+    if (member(m, "id")) {
+        rcp_buf_puts(dst, "{\"jsonrpc\":\"2.0\",\"id\":");
+        rcp_jw_init(&w, dst);
+        rcp_jw_value(&w, member(m, "id"));
+        rcp_buf_puts(dst, ",\"result\":{}}\n");
+    }
+    rcp_arena_free(&a);
+}
+
+/* The core a fake server runs: the built-in engine, the fields. */
+static rcp_server *fake_core(int mode, rcp_model **model,
+                             rcp_field *fields)
+{
     rcp_server_opts o;
-    rcp_server *s;
-    rcp_buf in, out, dst;
-    char chunk[65536];
-    ssize_t n;
+    rcp_model_opts mo;
+    size_t i;
     memset(&o, 0, sizeof o);
     o.debug = 1;
-    s = rcp_server_new(&o);
+    rcp_model_opts_init(&mo);
+    *model = rcp_model_new(&mo, NULL, 0);
+    o.model = *model;
+    for (i = 0; i < sizeof fake_fields / sizeof *fake_fields; i++)
+        rcp_field_parse(fake_fields[i], &fields[i]);
+    o.fields = fields;
+    o.nfields = i;
+    if (mode == B_CAP_IN_ARRAY)
+        o.max_batch = FAKE_CAP_BATCH;
+    if (mode == L_CAPS) {
+        o.max_batch = FAKE_CAP_BATCH;
+        o.max_line = FAKE_CAP_LINE;
+    }
+    return *model ? rcp_server_new(&o) : NULL;
+}
+
+/* After the core answered shutdown: 1 to stop (and the status), 0 to go
+** on reading. */
+static int after_shutdown(fake_state *f, int *status)
+{
+    f->shut = 1;
+    *status = f->mode == L_EXIT_NONZERO ? 1 : 0;
+    return f->mode != L_NO_EXIT && f->mode != B_SERVE_AFTER_SHUTDOWN;
+}
+
+/* One input line: 1 when the server must stop. */
+static int fake_line(fake_state *f, rcp_server *s, const char *p, size_t n,
+                     rcp_buf *in2, rcp_buf *out, rcp_buf *dst, int *status)
+{
+    int done;
+    out->len = dst->len = in2->len = 0;
+    if (f->mode == B_WEDGE && ++f->counter > 3)
+        for (;;)
+            pause();
+    if (f->shut) {                       /* L_NO_EXIT: read, ignore */
+        if (f->mode == B_SERVE_AFTER_SHUTDOWN)
+            answer_anyway(p, n, dst);
+        write_all(dst->data, dst->len);
+        return 0;
+    }
+    if (f->mode == B_SHUTDOWN_NO_ANSWER && strstr(p, "\"shutdown\"")
+        && !strstr(p, "\"result\""))
+        return 1;
+    if (in_rewrite(f->mode, p, n, in2) != 0)
+        return 0;
+    done = rcp_server_handle(s, in2->data ? in2->data : "", in2->len, out);
+    if (f->mode == B_OVERCLAIM)
+        overclaim(out);
+    out_rewrite(f, p, n, out, dst);
+    write_all(dst->data, dst->len);
+    return done && after_shutdown(f, status);
+}
+
+static int fake_server(void *ud)
+{
+    fake_state f;
+    rcp_model *model = NULL;
+    rcp_field fields[8];
+    rcp_server *s;
+    rcp_buf in, in2, out, dst;
+    char chunk[65536];
+    ssize_t n;
+    int status = 0, stop = 0;
+    memset(&f, 0, sizeof f);
+    f.mode = *(const int *)ud;
+    s = fake_core(f.mode, &model, fields);
+    if (s && f.mode == L_CAPS) {             /* the real transport */
+        status = rcp_server_run(s, 0, 1) == 0 ? 0 : 1;
+        rcp_server_free(s);
+        rcp_model_free(model);
+        return status;
+    }
     rcp_buf_init(&in);
+    rcp_buf_init(&in2);
     rcp_buf_init(&out);
     rcp_buf_init(&dst);
-    while (s && (n = read(0, chunk, sizeof chunk)) > 0) {
+    while (s && !stop && (n = read(0, chunk, sizeof chunk)) > 0) {
         size_t pos = 0;
         rcp_buf_put(&in, chunk, (size_t)n);
-        for (;;) {
+        while (!stop) {
             char *nl = memchr(in.data + pos, '\n', in.len - pos);
             size_t len;
-            int done;
             if (!nl)
                 break;
             len = (size_t)(nl - (in.data + pos));
-            if (mode == B_WEDGE && ++frames > 3)
-                for (;;)
-                    pause();
-            out.len = dst.len = 0;
-            done = rcp_server_handle(s, in.data + pos, len, &out);
-            if (mode == B_OVERCLAIM)
-                overclaim(&out);
-            mutate(mode, in.data + pos, len, &out, &dst);
-            write_all(dst.data, dst.len);
+            *nl = '\0';                 /* the line is a C string too */
+            stop = fake_line(&f, s, in.data + pos, len, &in2, &out, &dst,
+                             &status);
             pos += len + 1;
-            if (done)
-                goto end;
         }
         memmove(in.data, in.data + pos, in.len - pos);
         in.len -= pos;
     }
-end:
     rcp_buf_free(&in);
+    rcp_buf_free(&in2);
     rcp_buf_free(&out);
     rcp_buf_free(&dst);
     rcp_server_free(s);
-    return 0;
+    rcp_model_free(model);
+    return f.mode == L_EXIT_NONZERO ? 1 : status;
 }
 
-static rcp_client *spawn_broken(void *ud, const rcp_client_opts *o,
-                                char *err, size_t errlen)
+static rcp_client *spawn_fake(void *ud, const rcp_client_opts *o,
+                              char *err, size_t errlen)
 {
-    return rcp_client_fork(broken_server, ud, o, err, errlen);
+    return rcp_client_fork(fake_server, ud, o, err, errlen);
 }
 
 /* Run the suite (--json) on a broken server; the report, parsed. */
@@ -857,7 +1198,7 @@ static const rcp_json *suite(rcp_arena *a, rcp_buf *out, int *mode,
         argv[argc++] = (char *)only;
     }
     argv[argc] = NULL;
-    io.spawn = spawn_broken;
+    io.spawn = spawn_fake;
     io.ud = mode;
     io.out = out;
     *rc = rcp_conform_run(argc, argv, &io);
@@ -892,7 +1233,9 @@ static void caught(int mode, const char *only, const char *check_id)
     rcp_buf_init(&out);
     j = suite(&a, &out, &mode, only, &rc);
     ck_assert_msg(strcmp(status_of(j, check_id), "fail") == 0,
-                  "%s was not caught: %s", check_id, status_of(j, check_id));
+                  "%s was not caught: %s (%.*s)", check_id,
+                  status_of(j, check_id), (int)(out.len > 1500 ? 1500
+                                                : out.len), out.data);
     ck_assert_int_eq(rc, 1);
     out.len = 0;
     rcp_arena_reset(&a);
@@ -902,6 +1245,186 @@ static void caught(int mode, const char *only, const char *check_id)
     rcp_buf_free(&out);
     rcp_arena_free(&a);
 }
+
+/* The ids of the checks that failed in a report, for a message. */
+static const char *failed_ids(const rcp_json *report)
+{
+    static char ids[512];
+    const rcp_json *f = rcp_json_get(report, "failed");
+    size_t i, n = 0;
+    ids[0] = '\0';
+    for (i = 0; f && i < f->n && n + f->kids[i].n + 2 < sizeof ids; i++) {
+        memcpy(ids + n, f->kids[i].s, f->kids[i].n);
+        n += f->kids[i].n;
+        ids[n++] = ' ';
+        ids[n] = '\0';
+    }
+    return ids;
+}
+
+/* A legal control: on a server that makes a change the spec allows, the
+** check has status want ("pass", or "warn" where the change is a SHOULD
+** not met) and nothing the run judged fails. */
+static void legal(int mode, const char *only, const char *check_id,
+                  const char *want)
+{
+    rcp_arena a;
+    rcp_buf out;
+    const rcp_json *j;
+    int rc;
+    rcp_arena_init(&a, 0);
+    rcp_buf_init(&out);
+    j = suite(&a, &out, &mode, only, &rc);
+    ck_assert_msg(strcmp(status_of(j, check_id), want) == 0,
+                  "legal control: %s is %s, not %s", check_id,
+                  status_of(j, check_id), want);
+    ck_assert_msg(rc == 0, "legal control (%s): failed: %s", check_id,
+                  failed_ids(j));
+    rcp_buf_free(&out);
+    rcp_arena_free(&a);
+}
+
+/* MARK: - Legal controls: no false failures ------------------------------ */
+
+START_TEST(legal_compact_envelope_is_served)
+{
+    legal(L_COMPACT, "4", "s04-jsonrpc-missing", "pass");
+}
+END_TEST
+
+START_TEST(legal_parser_extensions_are_a_warning)
+{
+    legal(L_LENIENT_PARSER, "12", "s12-parse-extensions", "warn");
+}
+END_TEST
+
+START_TEST(legal_no_exit_after_shutdown_is_a_warning)
+{
+    legal(L_NO_EXIT, "s07-shutdown-result", "s07-shutdown-result", "warn");
+    legal(L_NO_EXIT, "s07-after-shutdown-nothing",
+          "s07-after-shutdown-nothing", "pass");
+}
+END_TEST
+
+START_TEST(legal_nonzero_exit_after_shutdown_passes)
+{
+    legal(L_EXIT_NONZERO, "s07-shutdown-result", "s07-shutdown-result",
+          "pass");
+    legal(L_EXIT_NONZERO, "s07-after-shutdown-nothing",
+          "s07-after-shutdown-nothing", "pass");
+    legal(L_EXIT_NONZERO, "s05-eof-exits", "s05-eof-exits", "pass");
+}
+END_TEST
+
+START_TEST(legal_smaller_batch_and_frame_caps_pass)
+{
+    legal(L_CAPS, "11", "s11-large-batch", "pass");
+    legal(L_CAPS, "5.1", "s05-large-frame", "pass");
+}
+END_TEST
+
+START_TEST(legal_citations_true_is_a_capability_value)
+{
+    legal(L_CITATIONS_TRUE, "6", "s06-capability-values-objects", "pass");
+    legal(L_CITATIONS_TRUE, "s14-l1-profile", "s14-l1-profile", "pass");
+}
+END_TEST
+
+START_TEST(legal_x_key_may_change_between_initialize_and_info)
+{
+    legal(L_INFO_X_KEY, "s13-capabilities-stable", "s13-capabilities-stable",
+          "pass");
+    legal(L_INFO_X_KEY, "s07-info-after-initialize",
+          "s07-info-after-initialize", "pass");
+}
+END_TEST
+
+START_TEST(one_defect_is_reported_once)
+{
+    /* positional params answered: §4.1's check fails, §11's does not */
+    caught(B_POSITIONAL_OK, "s04-params-not-object", "s04-params-not-object");
+    legal(B_POSITIONAL_OK, "s11-errors-isolated", "s11-errors-isolated",
+          "pass");
+}
+END_TEST
+
+/* MARK: - ... and the checks they loosened still catch a broken server */
+
+START_TEST(suite_catches_silence_on_a_frame_without_jsonrpc)
+{
+    caught(B_SILENT_NO_JSONRPC, "s04-jsonrpc-missing", "s04-jsonrpc-missing");
+}
+END_TEST
+
+START_TEST(suite_catches_any_jsonrpc_value_accepted)
+{
+    caught(B_ANY_JSONRPC, "s04-jsonrpc-wrong-version",
+           "s04-jsonrpc-wrong-version");
+    caught(B_ANY_JSONRPC, "s04-jsonrpc-number", "s04-jsonrpc-number");
+}
+END_TEST
+
+START_TEST(suite_catches_unanswered_parse_errors)
+{
+    caught(B_SILENT_PARSE_ERRORS, "s12-parse-extensions",
+           "s12-parse-extensions");
+    caught(B_SILENT_PARSE_ERRORS, "s12-parse-errors", "s12-parse-errors");
+}
+END_TEST
+
+START_TEST(suite_catches_an_unanswered_shutdown)
+{
+    caught(B_SHUTDOWN_NO_ANSWER, "s07-shutdown-result",
+           "s07-shutdown-result");
+}
+END_TEST
+
+START_TEST(suite_catches_a_request_served_after_shutdown)
+{
+    caught(B_SERVE_AFTER_SHUTDOWN, "s07-after-shutdown-nothing",
+           "s07-after-shutdown-nothing");
+}
+END_TEST
+
+START_TEST(suite_catches_a_capped_batch_refused_inside_an_array)
+{
+    caught(B_DROP_ID_2, "s11-large-batch", "s11-large-batch");
+    caught(B_CAP_IN_ARRAY, "s11-large-batch", "s11-large-batch");
+}
+END_TEST
+
+START_TEST(suite_catches_a_big_frame_dropped_silently)
+{
+    caught(B_BIG_FRAME_SILENT, "s05-large-frame", "s05-large-frame");
+}
+END_TEST
+
+START_TEST(suite_catches_a_capability_value_the_schema_forbids)
+{
+    caught(B_STREAMING_TRUE, "s06-capability-values-objects",
+           "s06-capability-values-objects");
+}
+END_TEST
+
+START_TEST(suite_catches_info_narrowing_a_capability)
+{
+    caught(B_INFO_NARROWS, "s13-capabilities-stable",
+           "s13-capabilities-stable");
+}
+END_TEST
+
+START_TEST(suite_catches_a_batch_member_failing_the_rest)
+{
+    caught(B_BATCH_POISON, "s11-errors-isolated", "s11-errors-isolated");
+}
+END_TEST
+
+START_TEST(suite_catches_progress_under_the_request_id)
+{
+    caught(B_PROGRESS_WITH_ID, "s09-no-progress-without-token",
+           "s09-no-progress-without-token");
+}
+END_TEST
 
 START_TEST(suite_catches_an_answered_notification)
 {
@@ -935,8 +1458,80 @@ END_TEST
 
 START_TEST(suite_catches_a_numeric_id_echoed_as_a_string)
 {
-    caught(B_STRING_IDS, "s04-id-number-echoed", "s04-id-number-echoed");
-    caught(B_STRING_IDS, "s04-id-type-kept", "s04-id-type-kept");
+    caught(B_STRING_IDS_AFTER_INIT, "s04-id-number-echoed",
+           "s04-id-number-echoed");
+    caught(B_STRING_IDS_AFTER_INIT, "s04-id-type-kept", "s04-id-type-kept");
+}
+END_TEST
+
+/* A server whose initialize is never answered under its id cannot be
+** tested: the run ends at once (no check waits out its timeout), fails,
+** and says why. */
+START_TEST(suite_fails_fast_when_initialize_is_answered_under_another_id)
+{
+    rcp_arena a;
+    rcp_buf out;
+    const rcp_json *j;
+    int rc, mode = B_STRING_IDS;
+    rcp_arena_init(&a, 0);
+    rcp_buf_init(&out);
+    j = suite(&a, &out, &mode, NULL, &rc);
+    ck_assert_int_eq(rc, 1);
+    ck_assert(jptr_get(j, "fatal", "reason") != NULL);
+    ck_assert(strstr(jptr_get(j, "fatal", "reason")->s, "another id"));
+    ck_assert(rcp_json_get(j, "certifiedLevel")->type == RCP_JSON_NULL);
+    ck_assert_uint_eq(rcp_json_get(j, "checks")->n, 0);
+    rcp_buf_free(&out);
+    rcp_arena_free(&a);
+}
+END_TEST
+
+static int exit_with_a_message(void *ud)
+{
+    (void)ud;
+    fputs("fake: cannot open the store\n", stderr);
+    return 3;
+}
+
+static rcp_client *spawn_dying(void *ud, const rcp_client_opts *o,
+                               char *err, size_t errlen)
+{
+    return rcp_client_fork(exit_with_a_message, ud, o, err, errlen);
+}
+
+START_TEST(suite_fails_fast_with_the_stderr_of_a_server_that_does_not_start)
+{
+    char *argv[] = { "conform", "--json", NULL };
+    rcp_conform_io io;
+    rcp_arena a;
+    rcp_buf out;
+    rcp_json_err err;
+    const rcp_json *j, *srv;
+    rcp_arena_init(&a, 0);
+    rcp_buf_init(&out);
+    memset(&io, 0, sizeof io);
+    io.spawn = spawn_dying;
+    io.out = &out;
+    ck_assert_int_eq(rcp_conform_run(2, argv, &io), 1);
+    j = rcp_json_parse(&a, out.data, out.len, 0, &err);
+    ck_assert(j != NULL);
+    srv = jptr_get(j, "fatal", "server");
+    ck_assert(srv != NULL);
+    ck_assert(rcp_json_streq(rcp_json_get(srv, "state"), "exited"));
+    ck_assert(strstr(rcp_json_get(srv, "stderr")->s, "cannot open the store"));
+    rcp_buf_free(&out);
+    rcp_arena_free(&a);
+}
+END_TEST
+
+START_TEST(usage_errors_exit_2)
+{
+    char *only[] = { "conform", "--only", "s99-no-such", "--", "x", NULL };
+    char *level[] = { "conform", "--level", "L3", "--", "x", NULL };
+    char *nodash[] = { "conform", "./server", NULL };
+    ck_assert_int_eq(rcp_conform_run(5, only, NULL), 2);
+    ck_assert_int_eq(rcp_conform_run(5, level, NULL), 2);
+    ck_assert_int_eq(rcp_conform_run(2, nodash, NULL), 2);
 }
 END_TEST
 
@@ -1008,9 +1603,11 @@ static Suite *make_suite(void)
     TCase *t = tcase_create("pairing");
     TCase *b = tcase_create("broken-peers");
     TCase *x = tcase_create("suite-proves-itself");
+    TCase *l = tcase_create("legal-controls");
     tcase_set_timeout(t, 60);
     tcase_set_timeout(b, 60);
     tcase_set_timeout(x, 120);
+    tcase_set_timeout(l, 120);
     tcase_add_test(t, pairs_out_of_order_responses_by_id);
     tcase_add_test(t, batch_reply_in_any_order_pairs_by_id);
     tcase_add_test(t, batch_notifications_shorten_the_reply_without_mismatch);
@@ -1040,15 +1637,40 @@ static Suite *make_suite(void)
     tcase_add_test(x, suite_catches_swapped_ids);
     tcase_add_test(x, suite_catches_a_dropped_response);
     tcase_add_test(x, suite_catches_a_numeric_id_echoed_as_a_string);
+    tcase_add_test(x,
+        suite_fails_fast_when_initialize_is_answered_under_another_id);
+    tcase_add_test(x,
+        suite_fails_fast_with_the_stderr_of_a_server_that_does_not_start);
+    tcase_add_test(x, usage_errors_exit_2);
     tcase_add_test(x, suite_catches_an_empty_array_reply);
     tcase_add_test(x, suite_catches_a_duplicate_response);
     tcase_add_test(x, suite_catches_result_with_error_on_the_wire);
     tcase_add_test(x, suite_catches_non_protocol_output_on_stdout);
     tcase_add_test(x, suite_reports_an_overclaim_and_fails);
     tcase_add_test(x, suite_survives_a_wedged_server);
+    tcase_add_test(l, legal_compact_envelope_is_served);
+    tcase_add_test(l, legal_parser_extensions_are_a_warning);
+    tcase_add_test(l, legal_no_exit_after_shutdown_is_a_warning);
+    tcase_add_test(l, legal_nonzero_exit_after_shutdown_passes);
+    tcase_add_test(l, legal_smaller_batch_and_frame_caps_pass);
+    tcase_add_test(l, legal_citations_true_is_a_capability_value);
+    tcase_add_test(l, legal_x_key_may_change_between_initialize_and_info);
+    tcase_add_test(l, one_defect_is_reported_once);
+    tcase_add_test(x, suite_catches_silence_on_a_frame_without_jsonrpc);
+    tcase_add_test(x, suite_catches_any_jsonrpc_value_accepted);
+    tcase_add_test(x, suite_catches_unanswered_parse_errors);
+    tcase_add_test(x, suite_catches_an_unanswered_shutdown);
+    tcase_add_test(x, suite_catches_a_request_served_after_shutdown);
+    tcase_add_test(x, suite_catches_a_capped_batch_refused_inside_an_array);
+    tcase_add_test(x, suite_catches_a_big_frame_dropped_silently);
+    tcase_add_test(x, suite_catches_a_capability_value_the_schema_forbids);
+    tcase_add_test(x, suite_catches_info_narrowing_a_capability);
+    tcase_add_test(x, suite_catches_a_batch_member_failing_the_rest);
+    tcase_add_test(x, suite_catches_progress_under_the_request_id);
     suite_add_tcase(s, t);
     suite_add_tcase(s, b);
     suite_add_tcase(s, x);
+    suite_add_tcase(s, l);
     return s;
 }
 
