@@ -88,7 +88,7 @@ enum { W_JSON, W_BOM, W_JSONRPC, W_XOR, W_ERROBJ, W_RANGE, W_RESULT,
 typedef struct runner {
     char      **cmd;
     const char *dir, *only;
-    int         json, coverage, max_level, verbose;
+    int         json, coverage, max_level, verbose, quiet;
     int         tmo;         /* ms to wait for a response (--timeout) */
     int         start_tmo;   /* ms a starting server has to answer */
     char        run[16];     /* this run's nonce, "$run" in the data */
@@ -2803,7 +2803,7 @@ static void show_evidence(rcp_buf *o, const check *k)
 static void print_check(runner *R, const check *k)
 {
     rcp_buf *o = &R->out;
-    if (R->json || !selected(R, k))
+    if (R->json || !selected(R, k) || (R->quiet && k->status == ST_PASS))
         return;
     buf_printf(o, "%s  [%s] %-40s %s %s  %s", status_name[k->status],
                k->level, k->id, k->section, k->keyword,
@@ -3110,7 +3110,7 @@ static int coverage(runner *R)
 static const char usage[] =
     "usage: rcp conform [--json] [--level L0|L1|L2] [--only WHAT]\n"
     "                   [--checks DIR] [--timeout MS] [--start-timeout MS]\n"
-    "                   [--verbose] -- CMD ARGS...\n"
+    "                   [--quiet] [--verbose] -- CMD ARGS...\n"
     "       rcp conform --coverage [--checks DIR]\n"
     "\n"
     "Run the RCP/1 conformance suite against the stdio server started by\n"
@@ -3132,6 +3132,7 @@ static const char usage[] =
     "                  unless the check sets its own (default 3000)\n"
     "  --start-timeout MS  how long a starting server has to answer\n"
     "                  initialize (default 20000)\n"
+    "  --quiet         leave out the PASS lines\n"
     "  --verbose       also say why checks were skipped, and time each\n";
 
 /* A usage error: one line on stderr, exit status 2. */
@@ -3174,6 +3175,8 @@ static int parse_args(runner *R, int argc, char **argv)
             R->coverage = 1;
         } else if (strcmp(a, "--verbose") == 0) {
             R->verbose = 1;
+        } else if (strcmp(a, "--quiet") == 0) {
+            R->quiet = 1;
         } else if (strcmp(a, "--help") == 0) {
             rcp_buf_puts(&R->out, usage);
             return 1;
