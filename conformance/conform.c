@@ -34,6 +34,8 @@
 #include "conform.h"
 
 #include <dirent.h>
+#include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,10 @@
 #define CLOSE_MS           3000     /* EOF to exit, before a SIGKILL */
 #define CLOSE_AFTER_KILL_MS 300     /* ... once a server ignored EOF */
 #define MAX_FAILED_STARTS  2
+#define MAX_FINDINGS       4        /* spelled out per check */
+#define SETTLE_MS          2000     /* a write may take this to show */
+#define PAGE_K             3        /* page size of the pagination check */
+#define MAX_PAGES          8
 #define SHOW_BYTES         240     /* of one frame in the human report */
 #define SHOW_LINES         6       /* frames shown there */
 #define KEEP_FRAME         8192    /* longer frames are kept truncated */
@@ -58,6 +64,13 @@ enum { ST_PASS, ST_FAIL, ST_SKIP, ST_WARN };
 static const char *const status_name[] = { "PASS", "FAIL", "SKIP", "WARN" };
 
 /* MARK: - Types ---------------------------------------------------------- */
+
+/* A document of the suite's corpus (corpus.json) as added to a server. */
+typedef struct cdoc {
+    char            id[64];  /* conform-<run>-<key> */
+    const rcp_json *doc;     /* its entry in corpus.json */
+    const rcp_json *meta;    /* the meta sent: the filter's ground truth */
+} cdoc;
 
 typedef struct check {
     const rcp_json *j;
@@ -105,6 +118,10 @@ typedef struct runner {
     int         failed_starts; /* in a row */
     int         close_ms;    /* how long end_session waits for an exit */
     int         corpus_loaded; /* cur holds the suite's corpus */
+    int         corpus_used;   /* some server got it: delete at the end */
+    const rcp_json *corpus;  /* corpus.json, or NULL */
+    cdoc       *docs;
+    size_t      ndocs;
     rcp_arena   tok_arena;   /* the progress tokens sent to cur (§9) */
     const rcp_json **toks;
     size_t      ntoks, captoks;
@@ -217,14 +234,19 @@ static long jlong(const rcp_json *v, long dflt)
     return v && rcp_json_int(v, &x) ? (long)x : dflt;
 }
 
-/* Is needle in p[0..n)?  (memmem is not C99.) */
-static int memmem_s(const char *p, size_t n, const char *needle)
+/* Is needle[0..k) in p[0..n)?  (memmem is not C99.) */
+static int has_bytes(const char *p, size_t n, const char *needle, size_t k)
 {
-    size_t k = strlen(needle), i;
+    size_t i;
     for (i = 0; k && i + k <= n; i++)
         if (p[i] == needle[0] && memcmp(p + i, needle, k) == 0)
             return 1;
     return 0;
+}
+
+static int memmem_s(const char *p, size_t n, const char *needle)
+{
+    return has_bytes(p, n, needle, strlen(needle));
 }
 
 /* A copy of v that lives in arena a (v may live in a frame log that is
@@ -548,6 +570,8 @@ static int load_checks(runner *R)
         char *file = NULL;
         if (!root)
             rc = -1;
+        if (strcmp(names[i], "corpus.json") == 0)
+            R->corpus = root;
         if (cs && cs->type == RCP_JSON_ARRAY) {
             file = rcp_arena_alloc(&R->data, strlen(names[i]) + 1);
             if (file)
@@ -1708,14 +1732,15 @@ static void frame_value(rcp_jw *w, const char *line, size_t len,
                         const rcp_json *root)
 {
     rcp_buf t;
-    if (root && len <= KEEP_FRAME) {
+    int cut = len > KEEP_FRAME;
+    if (root && !cut) {
         rcp_jw_value(w, root);
         return;
     }
     rcp_buf_init(&t);
-    buf_show(&t, line, len, SHOW_BYTES);
+    buf_show(&t, line, cut ? SHOW_BYTES : len, cut ? SHOW_BYTES : len);
     rcp_jw_obj(w);
-    rcp_jw_key(w, root ? "truncated" : "raw");
+    rcp_jw_key(w, cut ? "truncated" : "raw");
     rcp_jw_str(w, t.data ? t.data : "", t.len);
     rcp_jw_key(w, "bytes");
     rcp_jw_int(w, (int64_t)len);
@@ -1983,7 +2008,7 @@ static int judge_notes(runner *R, rcp_client *c, const rcp_json *ex,
             rcp_buf_puts(why, "unexpected notification: ");
             buf_json(why, n.v[i].j, SHOW_BYTES);
             ok = 0;
-        } else if (each && !pred(&x, n.v[i].j, each, why)) {
+        } else if (each && !pred_all(&x, n.v[i].j, each, why)) {
             ok = 0;
         }
     }
@@ -2438,6 +2463,1235 @@ static int code_l2_profile(runner *R, check *k, rcp_client *c)
     return n >= 2 ? ST_PASS : ST_FAIL;
 }
 
+/* MARK: - The corpus ----------------------------------------------------- */
+
+/* "needs" of a check that reads results: the corpus must be loadable. */
+static int writable(const runner *R)
+{
+    return jbool(R->caps ? jptr(R->caps, "/index/writable") : NULL, 0);
+}
+
+/* A §8 field type named by a JSON string, as a C string (the parsed
+** capabilities hold unterminated text); "unknown" for another. */
+static const char *type_word(const rcp_json *t)
+{
+    static const char *const types[] = { "keyword", "text", "int", "float",
+        "bool", "date", "geo" };
+    size_t i;
+    for (i = 0; i < sizeof types / sizeof *types; i++)
+        if (rcp_json_streq(t, types[i]))
+            return types[i];
+    return "unknown";
+}
+
+/* The advertised type of filter field name: "keyword", ... ; "untyped"
+** when filter.fields is a list; NULL when not advertised. */
+static const char *field_type(const runner *R, const char *name, size_t n)
+{
+    const rcp_json *f = R->caps ? jptr(R->caps, "/filter/fields") : NULL;
+    size_t i;
+    for (i = 0; f && i < f->n; i++) {
+        const rcp_json *e = &f->kids[i];
+        if (f->type == RCP_JSON_OBJECT && e->keylen == n
+            && memcmp(e->key, name, n) == 0)
+            return type_word(e);
+        if (f->type == RCP_JSON_ARRAY && e->type == RCP_JSON_STRING
+            && e->n == n && memcmp(e->s, name, n) == 0)
+            return "untyped";
+    }
+    return NULL;
+}
+
+/* The value a corpus document gives a field of type t (NULL: none).  An
+** untyped field (filter.fields as a list) holds the keyword value. */
+static const rcp_json *doc_value(const rcp_json *doc, const char *t)
+{
+    const rcp_json *v = rcp_json_get(doc, "values");
+    return rcp_json_get(v, strcmp(t, "untyped") == 0 ? "keyword" : t);
+}
+
+/* A document as the suite adds it: {id, text, meta}. */
+static void write_doc(runner *R, rcp_jw *w, const cdoc *d)
+{
+    const rcp_json *f = jptr(R->caps, "/filter/fields");
+    size_t i;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "id");
+    rcp_jw_cstr(w, d->id);
+    rcp_jw_key(w, "text");
+    rcp_jw_value(w, rcp_json_get(d->doc, "text"));
+    rcp_jw_key(w, "meta");
+    rcp_jw_obj(w);
+    for (i = 0; f && (f->type == RCP_JSON_OBJECT || f->type == RCP_JSON_ARRAY)
+         && i < f->n; i++) {
+        const rcp_json *e = &f->kids[i];
+        const char *name = f->type == RCP_JSON_OBJECT ? e->key : e->s;
+        size_t n = f->type == RCP_JSON_OBJECT ? e->keylen : e->n;
+        const char *t = field_type(R, name, n);
+        const rcp_json *v = t ? doc_value(d->doc, t) : NULL;
+        if (v && (f->type == RCP_JSON_OBJECT || e->type == RCP_JSON_STRING)) {
+            rcp_jw_keyn(w, name, n);
+            rcp_jw_value(w, v);
+        }
+    }
+    rcp_jw_obj_end(w);
+    rcp_jw_obj_end(w);
+}
+
+/* The documents, their ids and their meta as sent (for the evaluator). */
+static int corpus_docs(runner *R)
+{
+    const rcp_json *ds = rcp_json_get(R->corpus, "documents");
+    size_t i;
+    if (R->docs || !ds || ds->type != RCP_JSON_ARRAY)
+        return R->docs ? 0 : -1;
+    R->docs = rcp_malloc((ds->n + 1) * sizeof *R->docs);
+    if (!R->docs)
+        return -1;
+    for (i = 0; i < ds->n; i++) {
+        cdoc *d = &R->docs[i];
+        rcp_buf b;
+        rcp_jw w;
+        d->doc = &ds->kids[i];
+        snprintf(d->id, sizeof d->id, "conform-%s-%s", R->run,
+                 cstr(rcp_json_get(d->doc, "key"), "?"));
+        rcp_buf_init(&b);
+        rcp_jw_init(&w, &b);
+        write_doc(R, &w, d);
+        d->meta = NULL;
+        if (!b.oom) {
+            rcp_json_err err;
+            char *t = rcp_arena_alloc(&R->probe, b.len + 1);
+            const rcp_json *j = t ? (memcpy(t, b.data, b.len),
+                rcp_json_parse(&R->probe, t, b.len, 0, &err)) : NULL;
+            d->meta = j ? rcp_json_get(j, "meta") : NULL;
+        }
+        rcp_buf_free(&b);
+    }
+    R->ndocs = ds->n;
+    return 0;
+}
+
+/* Load the corpus into c, once per server (a store keeps it across
+** starts; adding it again is an upsert).  0, or -1 with why. */
+static int ensure_corpus(runner *R, rcp_client *c, check *k)
+{
+    rcp_buf b;
+    rcp_jw w;
+    rcp_request *r;
+    size_t i;
+    int code, rc = -1;
+    if (R->corpus_loaded)
+        return 0;
+    if (!R->corpus || corpus_docs(R) != 0) {
+        rcp_buf_puts(&k->why, "the corpus (corpus.json) is missing");
+        return -1;
+    }
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "documents");
+    rcp_jw_arr(&w);
+    for (i = 0; i < R->ndocs; i++)
+        write_doc(R, &w, &R->docs[i]);
+    rcp_jw_arr_end(&w);
+    rcp_jw_obj_end(&w);
+    rcp_buf_putc(&b, '\0');
+    r = b.oom ? NULL : call(R, c, "index/add", b.data, R->tmo);
+    if (!answered(R, k, r, "the corpus's index/add")) {
+        ;
+    } else if (rcp_request_error(r, &code)) {
+        buf_printf(&k->why, "the corpus's index/add was refused with %d "
+                   "(index.writable is advertised)", code);
+    } else {
+        R->corpus_loaded = R->corpus_used = 1;
+        rc = 0;
+    }
+    rcp_request_free(c, r);
+    rcp_buf_free(&b);
+    return rc;
+}
+
+/* The corpus document a hit is (by id, or chunk.docId), or NULL. */
+static const cdoc *hit_doc(const runner *R, const rcp_json *hit)
+{
+    const rcp_json *id = rcp_json_get(hit, "id");
+    const rcp_json *dj = jptr(hit, "/chunk/docId");
+    size_t i;
+    if (dj && dj->type == RCP_JSON_STRING)
+        id = dj;
+    for (i = 0; id && id->type == RCP_JSON_STRING && i < R->ndocs; i++)
+        if (strlen(R->docs[i].id) == id->n
+            && memcmp(R->docs[i].id, id->s, id->n) == 0)
+            return &R->docs[i];
+    return NULL;
+}
+
+static const cdoc *doc_by_key(const runner *R, const char *key)
+{
+    size_t i;
+    for (i = 0; i < R->ndocs; i++)
+        if (rcp_json_streq(rcp_json_get(R->docs[i].doc, "key"), key))
+            return &R->docs[i];
+    return NULL;
+}
+
+/* Delete the corpus at the end of the run, so a store that outlives the
+** run is left as it was found. */
+static void drop_corpus(runner *R)
+{
+    rcp_buf b, why;
+    rcp_client *c;
+    size_t i;
+    if (!R->corpus_used || !writable(R))
+        return;
+    rcp_buf_init(&why);
+    c = session_for(R, 1, 0, &why);
+    rcp_buf_init(&b);
+    rcp_buf_puts(&b, "{\"ids\":[");
+    for (i = 0; i < R->ndocs; i++)
+        buf_printf(&b, "%s\"%s\"", i ? "," : "", R->docs[i].id);
+    rcp_buf_puts(&b, "]}");
+    rcp_buf_putc(&b, '\0');
+    R->cc = c;
+    if (c && !b.oom)
+        rcp_request_free(c, call(R, c, "index/delete", b.data, R->tmo));
+    R->cc = NULL;
+    rcp_buf_free(&b);
+    rcp_buf_free(&why);
+}
+
+/* MARK: - Code checks: what results mean ---------------------------------- */
+
+enum { F_NO = 0, F_YES = 1, F_AMB = 2 };  /* §8 leaves some cases open */
+
+static int value_eq(const rcp_json *a, const rcp_json *b)
+{
+    if (!a || !b)
+        return 0;
+    if (a->type == RCP_JSON_NUMBER && b->type == RCP_JSON_NUMBER)
+        return rcp_json_num(a) == rcp_json_num(b);
+    return json_equal(a, b);
+}
+
+/* <0, 0, >0, or 2 when the two cannot be ordered.  Dates are compared
+** as text: the corpus and the probes write them all in one RFC 3339 form
+** (UTC, whole seconds), in which text order is time order. */
+static int value_cmp(const rcp_json *a, const rcp_json *b)
+{
+    if (a->type == RCP_JSON_NUMBER && b->type == RCP_JSON_NUMBER)
+        return (rcp_json_num(a) > rcp_json_num(b))
+            - (rcp_json_num(a) < rcp_json_num(b));
+    if (a->type == RCP_JSON_STRING && b->type == RCP_JSON_STRING) {
+        size_t n = a->n < b->n ? a->n : b->n;
+        int r = memcmp(a->s, b->s, n);
+        return r ? (r < 0 ? -1 : 1) : (a->n > b->n) - (a->n < b->n);
+    }
+    return 2;
+}
+
+static int in_list(const rcp_json *v, const rcp_json *list)
+{
+    size_t i;
+    for (i = 0; list && list->type == RCP_JSON_ARRAY && i < list->n; i++)
+        if (value_eq(v, &list->kids[i]))
+            return 1;
+    return 0;
+}
+
+/* A leaf {field, op, value} on a document's meta, by §8's table.  ne and
+** nin on a document without the field are F_AMB: "(in)equality" of an
+** absent value is not defined by the text. */
+static int eval_leaf(const rcp_json *leaf, const rcp_json *meta)
+{
+    const rcp_json *fn = rcp_json_get(leaf, "field");
+    const rcp_json *val = rcp_json_get(leaf, "value");
+    const rcp_json *op = rcp_json_get(leaf, "op");
+    const rcp_json *dv = NULL;
+    size_t i;
+    int c;
+    for (i = 0; fn && meta && meta->type == RCP_JSON_OBJECT && i < meta->n;
+         i++)
+        if (meta->kids[i].keylen == fn->n
+            && memcmp(meta->kids[i].key, fn->s, fn->n) == 0)
+            dv = &meta->kids[i];
+    if (rcp_json_streq(op, "exists"))
+        return (dv != NULL) == jbool(val, 0);
+    if (!dv)
+        return rcp_json_streq(op, "ne") || rcp_json_streq(op, "nin") ? F_AMB
+            : F_NO;
+    if (rcp_json_streq(op, "eq"))
+        return value_eq(dv, val);
+    if (rcp_json_streq(op, "ne"))
+        return !value_eq(dv, val);
+    if (rcp_json_streq(op, "in"))
+        return in_list(dv, val);
+    if (rcp_json_streq(op, "nin"))
+        return !in_list(dv, val);
+    if (rcp_json_streq(op, "contains"))   /* whole words: substring = token */
+        return dv->type == RCP_JSON_STRING && val
+            && val->type == RCP_JSON_STRING && val->n <= dv->n
+            && has_bytes(dv->s, dv->n, val->s, val->n);
+    c = value_cmp(dv, val);
+    if (c == 2)
+        return F_NO;
+    return rcp_json_streq(op, "gt") ? c > 0 : rcp_json_streq(op, "gte") ? c >= 0
+        : rcp_json_streq(op, "lt") ? c < 0 : rcp_json_streq(op, "lte") ? c <= 0
+        : F_AMB;
+}
+
+/* A filter tree, three-valued (Kleene): and/or/not over F_NO/F_YES/F_AMB. */
+static int eval_filter(const rcp_json *f, const rcp_json *meta)
+{
+    const rcp_json *v;
+    size_t i;
+    int r;
+    if ((v = rcp_json_get(f, "and")) || (v = rcp_json_get(f, "or"))) {
+        int is_and = rcp_json_get(f, "and") != NULL, amb = 0;
+        for (i = 0; i < v->n; i++) {
+            r = eval_filter(&v->kids[i], meta);
+            if (r == F_AMB)
+                amb = 1;
+            else if (r == (is_and ? F_NO : F_YES))
+                return r;
+        }
+        return amb ? F_AMB : is_and ? F_YES : F_NO;
+    }
+    if ((v = rcp_json_get(f, "not")) != NULL) {
+        r = eval_filter(v, meta);
+        return r == F_AMB ? F_AMB : !r;
+    }
+    return eval_leaf(f, meta);
+}
+
+/* Append one finding to k->why; at most a few are spelled out. */
+static void finding(check *k, int *n, const char *fmt, const char *a,
+                    const char *b)
+{
+    if ((*n)++ == MAX_FINDINGS) {
+        rcp_buf_puts(&k->why, "; ...");
+        return;
+    }
+    if (*n > MAX_FINDINGS)
+        return;
+    if (k->why.len)
+        rcp_buf_puts(&k->why, "; ");
+    buf_printf(&k->why, fmt, a, b);
+}
+
+/* The evidence of one call: k->sent and k->got hold just it. */
+static void keep_call(runner *R, check *k, rcp_request *r,
+                      const char *method, const char *params,
+                      const char *expected)
+{
+    rcp_buf one, save;
+    rcp_jw w;
+    if (k->sent.len || !r)
+        return;
+    save = R->sent;
+    rcp_buf_init(&one);
+    R->sent = one;
+    record_call(R, r, method, params);
+    one = R->sent;
+    R->sent = save;
+    sent_json(&k->sent, &one);
+    rcp_buf_free(&one);
+    rcp_jw_init(&w, &k->got);
+    rcp_jw_arr(&w);
+    if (rcp_request_response(r))
+        rcp_jw_value(&w, rcp_request_response(r));
+    rcp_jw_arr_end(&w);
+    if (expected)
+        expected_text(k, expected, NULL);
+}
+
+static int maxk(const runner *R, int want)
+{
+    long m = jlong(R->caps ? jptr(R->caps, "/retrieve/maxK") : NULL, want);
+    return m > 0 && m < want ? (int)m : want;
+}
+
+/* The mode in which "matches the query" is exact: sparse (lexical), when
+** advertised; NULL otherwise (then only soundness can be judged). */
+static const char *lexical_mode(const runner *R)
+{
+    return cap_lists(R, "/retrieve/modes", "sparse") ? "sparse" : NULL;
+}
+
+/* retrieve params: the query, k, the mode (may be NULL) and more members
+** (JSON text without braces, may be NULL). */
+static void retrieve_params(rcp_buf *b, const char *query, int k,
+                            const char *mode, const char *more)
+{
+    rcp_jw w;
+    b->len = 0;
+    rcp_buf_puts(b, "{\"query\":");
+    rcp_jw_init(&w, b);
+    rcp_jw_cstr(&w, query);
+    buf_printf(b, ",\"k\":%d", k);
+    if (mode)
+        buf_printf(b, ",\"mode\":\"%s\"", mode);
+    if (more && *more)
+        buf_printf(b, ",%s", more);
+    rcp_buf_puts(b, "}");
+    rcp_buf_putc(b, '\0');
+    b->len--;
+}
+
+/* One filter probe: retrieve the run's documents through filter f (JSON
+** text) and judge soundness (every corpus hit satisfies f) and, in the
+** lexical mode, completeness (every satisfying document is found). */
+static void filter_probe(runner *R, check *k, rcp_client *c, const char *f,
+                         const char *type, int *bad, int *skipped)
+{
+    rcp_buf p, more;
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *fj, *hits;
+    const char *mode = lexical_mode(R);
+    rcp_request *r;
+    size_t i, h;
+    int code, before = *bad;
+    rcp_buf_init(&p);
+    rcp_buf_init(&more);
+    rcp_arena_init(&a, 0);
+    buf_printf(&more, "\"filter\":%s", f);
+    rcp_buf_putc(&more, '\0');
+    retrieve_params(&p, R->run, maxk(R, 50), mode, more.data);
+    r = call(R, c, "retrieve", p.data, R->tmo);
+    fj = rcp_json_parse(&a, f, strlen(f), 0, &err);
+    if (!answered(R, k, r, "a filtered retrieve")) {
+        (*bad)++;
+    } else if (rcp_request_error(r, &code)) {
+        if ((code == RCP_OPTION_UNSUPPORTED && !cap_has(R, "/filter/operators"))
+            || (code == RCP_INVALID_PARAMS && strcmp(type, "date") == 0))
+            (*skipped)++;                /* an op not listed, or epoch ms */
+        else
+            finding(k, bad, "filter %s on an advertised field and operator "
+                    "was refused%s", f, "");
+    } else {
+        hits = jptr(rcp_request_result(r), "/hits");
+        for (h = 0; hits && hits->type == RCP_JSON_ARRAY && h < hits->n; h++) {
+            const cdoc *d = hit_doc(R, &hits->kids[h]);
+            if (d && eval_filter(fj, d->meta) == F_NO)
+                finding(k, bad, "filter %s returned %s, which does not "
+                        "satisfy it", f, d->id);
+        }
+        for (i = 0; mode && hits && i < R->ndocs; i++) {
+            int found = 0;
+            if (eval_filter(fj, R->docs[i].meta) != F_YES)
+                continue;
+            for (h = 0; h < hits->n && !found; h++)
+                found = hit_doc(R, &hits->kids[h]) == &R->docs[i];
+            if (!found)
+                finding(k, bad, "filter %s did not return %s, which "
+                        "satisfies it and matches the query", f,
+                        R->docs[i].id);
+        }
+    }
+    if (*bad > before)
+        keep_call(R, k, r, "retrieve", p.data, "every hit satisfies the "
+                  "filter; in mode sparse, every document of the corpus "
+                  "that satisfies it is found");
+    rcp_request_free(c, r);
+    rcp_arena_free(&a);
+    rcp_buf_free(&p);
+    rcp_buf_free(&more);
+}
+
+/* Is op allowed on a field of type t (§8's table) and advertised? */
+static int op_offered(const runner *R, const char *op)
+{
+    return !cap_has(R, "/filter/operators")
+        || cap_lists(R, "/filter/operators", op);
+}
+
+/* The first advertised field of type t, or NULL. */
+static const rcp_json *field_of_type(const runner *R, const char *t)
+{
+    const rcp_json *f = R->caps ? jptr(R->caps, "/filter/fields") : NULL;
+    size_t i;
+    for (i = 0; f && f->type == RCP_JSON_OBJECT && i < f->n; i++)
+        if (rcp_json_streq(&f->kids[i], t))
+            return &f->kids[i];
+    return NULL;
+}
+
+/* A combinator from corpus.json with each {"type": T, ...} leaf given
+** the first advertised field of type T; -1 when one is missing or its
+** operator is not offered. */
+static int write_combinator(const runner *R, rcp_jw *w, const rcp_json *v)
+{
+    size_t i;
+    const rcp_json *t = rcp_json_get(v, "type");
+    if (v->type == RCP_JSON_ARRAY) {
+        rcp_jw_arr(w);
+        for (i = 0; i < v->n; i++)
+            if (write_combinator(R, w, &v->kids[i]) != 0)
+                return -1;
+        rcp_jw_arr_end(w);
+        return 0;
+    }
+    if (v->type != RCP_JSON_OBJECT) {
+        rcp_jw_value(w, v);
+        return 0;
+    }
+    if (t) {
+        const rcp_json *f = field_of_type(R, cstr(t, ""));
+        if (!f || !op_offered(R, cstr(rcp_json_get(v, "op"), "")))
+            return -1;
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "field");
+        rcp_jw_str(w, f->key, f->keylen);
+        rcp_jw_key(w, "op");
+        rcp_jw_value(w, rcp_json_get(v, "op"));
+        rcp_jw_key(w, "value");
+        rcp_jw_value(w, rcp_json_get(v, "value"));
+        rcp_jw_obj_end(w);
+        return 0;
+    }
+    rcp_jw_obj(w);
+    for (i = 0; i < v->n; i++) {
+        rcp_jw_keyn(w, v->kids[i].key, v->kids[i].keylen);
+        if (write_combinator(R, w, &v->kids[i]) != 0)
+            return -1;
+    }
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+/* §8: filter is applied -- on every advertised field, with every
+** advertised operator its type allows, and in and/or/not. */
+static int code_filter_applied(runner *R, check *k, rcp_client *c)
+{
+    const rcp_json *f = jptr(R->caps, "/filter/fields");
+    const rcp_json *probes = rcp_json_get(R->corpus, "probes");
+    const rcp_json *comb = rcp_json_get(R->corpus, "combinators");
+    size_t i, j, tried = 0;
+    int bad = 0, skipped = 0;
+    if (ensure_corpus(R, c, k) != 0)
+        return ST_FAIL;
+    for (i = 0; f && i < f->n && !R->aborted; i++) {
+        const rcp_json *e = &f->kids[i];
+        const char *name = f->type == RCP_JSON_OBJECT ? e->key : e->s;
+        size_t n = f->type == RCP_JSON_OBJECT ? e->keylen : e->n;
+        const char *t = field_type(R, name, n);
+        const rcp_json *ps = t ? rcp_json_get(probes, t) : NULL;
+        for (j = 0; ps && j < ps->n && !R->aborted; j++) {
+            const char *op = cstr(rcp_json_get(&ps->kids[j], "op"), "");
+            rcp_buf fb;
+            rcp_jw w;
+            if (!op_offered(R, op))
+                continue;
+            rcp_buf_init(&fb);
+            rcp_jw_init(&w, &fb);
+            rcp_jw_obj(&w);
+            rcp_jw_key(&w, "field");
+            rcp_jw_str(&w, name, n);
+            rcp_jw_key(&w, "op");
+            rcp_jw_cstr(&w, op);
+            rcp_jw_key(&w, "value");
+            rcp_jw_value(&w, rcp_json_get(&ps->kids[j], "value"));
+            rcp_jw_obj_end(&w);
+            rcp_buf_putc(&fb, '\0');
+            if (!fb.oom)
+                filter_probe(R, k, c, fb.data, t, &bad, &skipped);
+            tried++;
+            rcp_buf_free(&fb);
+        }
+    }
+    for (i = 0; comb && i < comb->n && !R->aborted; i++) {
+        rcp_buf fb;
+        rcp_jw w;
+        rcp_buf_init(&fb);
+        rcp_jw_init(&w, &fb);
+        if (write_combinator(R, &w, &comb->kids[i]) == 0) {
+            rcp_buf_putc(&fb, '\0');
+            if (!fb.oom)
+                filter_probe(R, k, c, fb.data, "", &bad, &skipped);
+            tried++;
+        }
+        rcp_buf_free(&fb);
+    }
+    if (!bad && !tried)
+        rcp_buf_puts(&k->why, "no advertised field has a type the corpus "
+                     "knows");
+    return bad ? ST_FAIL : tried ? ST_PASS : ST_SKIP;
+}
+
+/* A retrieve from a code check: its hits (NULL with a finding when it
+** failed); *out is the request (free it). */
+static const rcp_json *retrieve_hits(runner *R, check *k, rcp_client *c,
+                                     const char *params, rcp_request **out,
+                                     int *bad)
+{
+    rcp_request *r = call(R, c, "retrieve", params, R->tmo);
+    const rcp_json *hits;
+    int code;
+    *out = r;
+    if (!answered(R, k, r, "retrieve")) {
+        (*bad)++;
+        return NULL;
+    }
+    hits = jptr(rcp_request_result(r), "/hits");
+    if (rcp_request_error(r, &code) || !hits || hits->type != RCP_JSON_ARRAY) {
+        finding(k, bad, "retrieve %s was not answered with hits%s", params,
+                "");
+        keep_call(R, k, r, "retrieve", params, "a result with hits");
+        return NULL;
+    }
+    return hits;
+}
+
+/* The hits as "id score, ..." for comparisons and messages. */
+static void hits_sig(rcp_buf *b, const rcp_json *hits)
+{
+    size_t i;
+    b->len = 0;
+    for (i = 0; hits && i < hits->n; i++) {
+        buf_json(b, rcp_json_get(&hits->kids[i], "id"), 80);
+        rcp_buf_putc(b, ' ');
+        buf_json(b, rcp_json_get(&hits->kids[i], "score"), 40);
+        rcp_buf_puts(b, ", ");
+    }
+    rcp_buf_putc(b, '\0');
+    b->len--;
+}
+
+/* §7.7, §3.1: mode selects the recall path.  A query only the lexical
+** path can match finds its document first in sparse; the advertised modes
+** do not all return the same list; a query sharing no term with any
+** document is recalled by dense but not by sparse (SHOULD). */
+static int code_modes_recall(runner *R, check *k, rcp_client *c)
+{
+    static const char *const modes[] = { "dense", "sparse", "hybrid" };
+    const rcp_json *q = jptr(R->corpus, "/queries");
+    const char *only = cstr(jptr(q, "/sparseOnly/text"), "");
+    const cdoc *target;
+    rcp_buf p, sig[3];
+    rcp_request *r;
+    const rcp_json *hits;
+    int bad = 0, soft = 0, i, j, have[3];
+    if (ensure_corpus(R, c, k) != 0)
+        return ST_FAIL;
+    target = doc_by_key(R, cstr(jptr(q, "/sparseOnly/key"), ""));
+    rcp_buf_init(&p);
+    if (cap_lists(R, "/retrieve/modes", "sparse")) {
+        retrieve_params(&p, only, 5, "sparse", NULL);
+        hits = retrieve_hits(R, k, c, p.data, &r, &bad);
+        if (hits && (!hits->n || hit_doc(R, &hits->kids[0]) != target)) {
+            finding(k, &bad, "sparse retrieve of \"%s\" did not rank %s "
+                    "first (the one document holding both words)", only,
+                    target ? target->id : "?");
+            keep_call(R, k, r, "retrieve", p.data, "the lexical match first");
+        }
+        rcp_request_free(c, r);
+    }
+    for (i = 0; i < 3; i++) {
+        rcp_buf_init(&sig[i]);
+        have[i] = cap_lists(R, "/retrieve/modes", modes[i]);
+        if (!have[i] || R->aborted)
+            continue;
+        retrieve_params(&p, cstr(rcp_json_get(q, "general"), ""), 5,
+                        modes[i], NULL);
+        hits = retrieve_hits(R, k, c, p.data, &r, &bad);
+        hits_sig(&sig[i], hits);
+        have[i] = hits != NULL;
+        rcp_request_free(c, r);
+    }
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 3; j++)
+            if (have[i] && have[j] && sig[i].len
+                && strcmp(sig[i].data, sig[j].data) == 0)
+                finding(k, &bad, "modes %s and %s returned the very same "
+                        "hits and scores: mode is not applied", modes[i],
+                        modes[j]);
+    for (i = 0; i < 3; i += 1) {
+        const char *nowhere = cstr(rcp_json_get(q, "nowhere"), "");
+        int corpus_hits = 0;
+        size_t h;
+        if (i == 2 || !have[i] || R->aborted || bad)
+            continue;
+        retrieve_params(&p, nowhere, 5, modes[i], NULL);
+        hits = retrieve_hits(R, k, c, p.data, &r, &bad);
+        for (h = 0; hits && h < hits->n; h++)
+            corpus_hits += hit_doc(R, &hits->kids[h]) != NULL;
+        if (hits && i == 1 && corpus_hits && !soft++)
+            buf_printf(&k->why, "%ssparse recalled documents sharing no "
+                       "term with \"%s\" [SHOULD]", k->why.len ? "; " : "",
+                       nowhere);
+        if (hits && i == 0 && !hits->n && !soft++)
+            buf_printf(&k->why, "%sdense recalled nothing for \"%s\" on a "
+                       "non-empty corpus [SHOULD]", k->why.len ? "; " : "",
+                       nowhere);
+        rcp_request_free(c, r);
+    }
+    for (i = 0; i < 3; i++)
+        rcp_buf_free(&sig[i]);
+    rcp_buf_free(&p);
+    return bad ? ST_FAIL : soft ? ST_WARN : ST_PASS;
+}
+
+static int close_enough(double a, double b)
+{
+    double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= 1e-5 * (m > 1 ? m : 1);
+}
+
+/* §7.6: "order" is a permutation (a prefix when topN truncates) of
+** distinct indices sorted best-first by scores. */
+static int order_ok(const rcp_json *res, size_t n, rcp_buf *why)
+{
+    const rcp_json *o = rcp_json_get(res, "order");
+    const rcp_json *sc = rcp_json_get(res, "scores");
+    char seen[64];
+    size_t i;
+    int64_t x, prev = -1;
+    if (!o)
+        return 1;
+    memset(seen, 0, sizeof seen);
+    if (o->type != RCP_JSON_ARRAY || o->n > n || n > sizeof seen) {
+        rcp_buf_puts(why, "order is not an array of at most one index per "
+                     "passage");
+        return 0;
+    }
+    for (i = 0; i < o->n; i++) {
+        if (!rcp_json_int(&o->kids[i], &x) || x < 0 || (size_t)x >= n
+            || seen[x]++) {
+            rcp_buf_puts(why, "order holds an index twice or out of range");
+            return 0;
+        }
+        if (prev >= 0 && rcp_json_num(&sc->kids[x])
+            > rcp_json_num(&sc->kids[prev])
+            && !close_enough(rcp_json_num(&sc->kids[x]),
+                             rcp_json_num(&sc->kids[prev]))) {
+            rcp_buf_puts(why, "order is not sorted best-first by score");
+            return 0;
+        }
+        prev = x;
+    }
+    return 1;
+}
+
+/* §7.6: scores[i] belongs to passages[i]: permute the passages and the
+** scores permute with them; order is a permutation sorted by score. */
+static int code_rerank_follows(runner *R, check *k, rcp_client *c)
+{
+    static const char *const pass[] = {
+        "solar panels convert sunlight into electricity",
+        "wind turbines turn slowly on the windy hill",
+        "a quiet river flows past the old mill",
+        "copper wires carry electric current",
+        "the baker kneads dough before sunrise" };
+    enum { N = 5 };
+    static const int shift[3] = { 0, N - 1, 2 };   /* same, reversed, rot */
+    double first[N];
+    rcp_buf p;
+    rcp_jw w;
+    int bad = 0, t, i;
+    const rcp_json *m = jptr(R->caps, "/rerank/methods");
+    if (m && m->type == RCP_JSON_ARRAY && m->n == 1
+        && rcp_json_streq(&m->kids[0], "llm")) {
+        rcp_buf_puts(&k->why, "only the llm method is offered: its scores "
+                     "need not repeat");
+        return ST_SKIP;
+    }
+    rcp_buf_init(&p);
+    for (t = 0; t < 3 && !bad && !R->aborted; t++) {
+        rcp_request *r;
+        const rcp_json *sc;
+        int code;
+        p.len = 0;
+        rcp_jw_init(&w, &p);
+        rcp_jw_obj(&w);
+        rcp_jw_key(&w, "query");
+        rcp_jw_cstr(&w, "solar electricity from sunlight");
+        rcp_jw_key(&w, "passages");
+        rcp_jw_arr(&w);
+        for (i = 0; i < N; i++)      /* passage i is pass[perm(i)] */
+            rcp_jw_cstr(&w, pass[t == 1 ? N - 1 - i : (i + shift[t]) % N]);
+        rcp_jw_arr_end(&w);
+        rcp_jw_obj_end(&w);
+        rcp_buf_putc(&p, '\0');
+        r = call(R, c, "rerank", p.data, R->tmo);
+        sc = jptr(rcp_request_result(r), "/scores");
+        if (!answered(R, k, r, "rerank")) {
+            bad++;
+        } else if (rcp_request_error(r, &code) || !sc
+                   || sc->type != RCP_JSON_ARRAY || sc->n != N) {
+            finding(k, &bad, "rerank did not give one score per passage%s%s",
+                    "", "");
+        } else {
+            rcp_buf why;
+            rcp_buf_init(&why);
+            for (i = 0; i < N && !bad; i++) {
+                int src = t == 1 ? N - 1 - i : (i + shift[t]) % N;
+                double v = rcp_json_num(&sc->kids[i]);
+                if (t == 0)
+                    first[src] = v;
+                else if (!close_enough(v, first[src]))
+                    finding(k, &bad, "with the passages permuted, a "
+                            "passage's score changed: scores[i] does not "
+                            "belong to passages[i]%s%s", "", "");
+            }
+            if (!bad && !order_ok(rcp_request_result(r), N, &why)) {
+                rcp_buf_putc(&why, '\0');
+                finding(k, &bad, "%s%s", why.data ? why.data : "", "");
+            }
+            rcp_buf_free(&why);
+        }
+        if (bad)
+            keep_call(R, k, r, "rerank", p.data, "the same score for the "
+                      "same passage wherever it stands; order sorted by "
+                      "score");
+        rcp_request_free(c, r);
+    }
+    rcp_buf_free(&p);
+    return bad ? ST_FAIL : ST_PASS;
+}
+
+/* Scores on the advertised scale (§6.1 scoreScale): the bounds a scale
+** implies; 0 when the score is outside them. */
+static int on_scale(const char *scale, double v)
+{
+    const double e = 1e-6;
+    if (!scale)
+        return 1;
+    if (strcmp(scale, "probability") == 0)
+        return v >= -e && v <= 1 + e;
+    if (strcmp(scale, "cosine") == 0)
+        return v >= -1 - e && v <= 1 + e;
+    if (strcmp(scale, "bm25") == 0)
+        return v >= -e;
+    return 1;
+}
+
+/* One hit list's invariants; the findings go to k. */
+static void judge_hits(runner *R, check *k, const rcp_json *hits, int kk,
+                       const char *mode, int *bad)
+{
+    const rcp_json *ss = R->caps ? jptr(R->caps, "/retrieve/scoreScale")
+        : NULL;
+    const char *scale = rcp_json_streq(ss, "probability") ? "probability"
+        : rcp_json_streq(ss, "cosine") ? "cosine"
+        : rcp_json_streq(ss, "bm25") ? "bm25" : NULL;
+    int conf = jbool(R->caps ? jptr(R->caps, "/retrieve/confidence") : NULL,
+                     0);
+    size_t i, j;
+    mode = mode ? mode : "the default mode";
+    if ((int)hits->n > kk)
+        finding(k, bad, "%s returned more than k hits%s", mode, "");
+    for (i = 0; i < hits->n; i++) {
+        const rcp_json *h = &hits->kids[i];
+        const rcp_json *sc = rcp_json_get(h, "score");
+        const rcp_json *cf = rcp_json_get(h, "confidence");
+        for (j = 0; j < i; j++)
+            if (json_equal(rcp_json_get(h, "id"),
+                           rcp_json_get(&hits->kids[j], "id")))
+                finding(k, bad, "%s returned one id twice%s", mode, "");
+        if (!sc || sc->type != RCP_JSON_NUMBER) {
+            finding(k, bad, "%s returned a hit without a number score%s",
+                    mode, "");
+            continue;
+        }
+        if (i && rcp_json_get(&hits->kids[i - 1], "score")
+            && rcp_json_num(sc) > rcp_json_num(rcp_json_get(&hits->kids[i - 1],
+                                                            "score")))
+            finding(k, bad, "%s returned hits out of score order (§4.6: "
+                    "higher = more relevant)%s", mode, "");
+        if (!on_scale(scale, rcp_json_num(sc)))
+            finding(k, bad, "%s returned a score outside the advertised "
+                    "scoreScale %s", mode, scale);
+        if ((cf || conf) && !(cf && cf->type == RCP_JSON_NUMBER
+                              && rcp_json_num(cf) >= 0
+                              && rcp_json_num(cf) <= 1))
+            finding(k, bad, "%s returned a hit whose confidence is not in "
+                    "[0,1]%s", mode, conf ? " (retrieve.confidence is "
+                    "advertised)" : "");
+    }
+}
+
+/* §7.7, §4.6, §6.1: in every advertised mode at most k hits, unique ids,
+** scores descending and on the advertised scale, confidence in [0,1]. */
+static int code_hits_invariants(runner *R, check *k, rcp_client *c)
+{
+    static const char *const modes[] = { "dense", "sparse", "hybrid", NULL };
+    const char *q = cstr(jptr(R->corpus, "/queries/general"), "");
+    rcp_buf p;
+    int bad = 0, i, any = 0, kk;
+    if (ensure_corpus(R, c, k) != 0)
+        return ST_FAIL;
+    rcp_buf_init(&p);
+    for (i = 0; i < 4 && !R->aborted; i++) {
+        rcp_request *r;
+        const rcp_json *hits;
+        int before = bad;
+        if (i < 3 && !cap_lists(R, "/retrieve/modes", modes[i]))
+            continue;
+        if (i == 3 && any)
+            break;                       /* no modes listed: the default */
+        any = 1;
+        for (kk = 3; kk <= 12 && !R->aborted; kk += 9) {
+            retrieve_params(&p, q, kk, modes[i], NULL);
+            hits = retrieve_hits(R, k, c, p.data, &r, &bad);
+            if (hits)
+                judge_hits(R, k, hits, kk, modes[i], &bad);
+            if (bad > before)
+                keep_call(R, k, r, "retrieve", p.data, "at most k hits, "
+                          "unique ids, scores descending on the advertised "
+                          "scale, confidence in [0,1]");
+            rcp_request_free(c, r);
+        }
+    }
+    rcp_buf_free(&p);
+    return bad ? ST_FAIL : ST_PASS;
+}
+
+/* §14.2 (SHOULD honour minScore): with minScore at the median score of a
+** first call, every hit scores at least that, and none of the first
+** call's hits above it is lost. */
+static int code_min_score(runner *R, check *k, rcp_client *c)
+{
+    const char *q = cstr(jptr(R->corpus, "/queries/general"), "");
+    rcp_buf p, more;
+    rcp_request *r, *r2 = NULL;
+    const rcp_json *h1, *h2 = NULL;
+    double t = 0;
+    size_t i, j;
+    int bad = 0;
+    if (ensure_corpus(R, c, k) != 0)
+        return ST_FAIL;
+    rcp_buf_init(&p);
+    rcp_buf_init(&more);
+    retrieve_params(&p, q, 8, lexical_mode(R), NULL);
+    h1 = retrieve_hits(R, k, c, p.data, &r, &bad);
+    if (h1 && h1->n >= 2) {
+        t = rcp_json_num(rcp_json_get(&h1->kids[h1->n / 2], "score"));
+        buf_printf(&more, "\"minScore\":%.17g", t);
+        rcp_buf_putc(&more, '\0');
+        retrieve_params(&p, q, 8, lexical_mode(R), more.data);
+        h2 = retrieve_hits(R, k, c, p.data, &r2, &bad);
+    }
+    for (i = 0; h2 && i < h2->n; i++)
+        if (rcp_json_num(rcp_json_get(&h2->kids[i], "score")) < t)
+            finding(k, &bad, "a hit scored below minScore%s%s", "", "");
+    for (i = 0; h2 && i < h1->n; i++) {
+        int found = 0;
+        if (rcp_json_num(rcp_json_get(&h1->kids[i], "score")) < t)
+            continue;
+        for (j = 0; j < h2->n && !found; j++)
+            found = json_equal(rcp_json_get(&h1->kids[i], "id"),
+                               rcp_json_get(&h2->kids[j], "id"));
+        if (!found)
+            finding(k, &bad, "a hit scoring above minScore was dropped%s%s",
+                    "", "");
+    }
+    if (bad)
+        keep_call(R, k, r2 ? r2 : r, "retrieve", p.data, "every hit scores "
+                  "at least minScore, and the first call's hits above it "
+                  "remain");
+    rcp_request_free(c, r);
+    rcp_request_free(c, r2);
+    rcp_buf_free(&p);
+    rcp_buf_free(&more);
+    if (!h2 && !bad) {
+        rcp_buf_puts(&k->why, "fewer than two hits to set a threshold");
+        return ST_SKIP;
+    }
+    return bad ? ST_FAIL : ST_PASS;
+}
+
+/* index/add or index/delete of one document from a code check: 0 done,
+** -1 failed (a finding), 1 refused with code *code. */
+static int write_one(runner *R, check *k, rcp_client *c, const char *method,
+                     const char *params, int *code, int *bad)
+{
+    rcp_request *r = call(R, c, method, params, R->tmo);
+    int rc = 0;
+    if (!answered(R, k, r, method)) {
+        (*bad)++;
+        rc = -1;
+    } else if (rcp_request_error(r, code)) {
+        rc = 1;
+    }
+    rcp_request_free(c, r);
+    return rc;
+}
+
+/* Retrieve until the document's presence is `want` (a store may index
+** asynchronously: up to SETTLE_MS); 1 when it got there.  *text: the hit's
+** text when it was found (kept in the probe arena). */
+static int await_doc(runner *R, check *k, rcp_client *c, const char *params,
+                     const char *id, int want, const rcp_json **text,
+                     int *bad)
+{
+    double end = now_ms() + SETTLE_MS;
+    for (;;) {
+        rcp_request *r;
+        const rcp_json *hits = retrieve_hits(R, k, c, params, &r, bad);
+        size_t i, n = 0;
+        for (i = 0; hits && i < hits->n; i++) {
+            const rcp_json *h = &hits->kids[i];
+            const rcp_json *hid = rcp_json_get(h, "id");
+            const rcp_json *dj = jptr(h, "/chunk/docId");
+            if (dj && dj->type == RCP_JSON_STRING)
+                hid = dj;
+            if (hid && hid->type == RCP_JSON_STRING && hid->n == strlen(id)
+                && memcmp(hid->s, id, hid->n) == 0) {
+                n++;
+                if (text)
+                    *text = keep_in(&R->probe, rcp_json_get(h, "text"));
+            }
+        }
+        if (n > 1)
+            finding(k, bad, "%s was returned %s times in one list", id,
+                    n == 2 ? "two" : "several");
+        rcp_request_free(c, r);
+        if (!hits || (n > 0) == want || now_ms() >= end || R->aborted)
+            return hits && (n > 0) == want;
+        poll(NULL, 0, 50);
+    }
+}
+
+/* §7.11: a deleted document is gone from results. */
+static int code_delete_removes(runner *R, check *k, rcp_client *c)
+{
+    char id[96], doc[256], del[160];
+    rcp_buf p;
+    int bad = 0, code = 0, st = ST_PASS;
+    snprintf(id, sizeof id, "conform-%s-gone", R->run);
+    snprintf(doc, sizeof doc, "{\"documents\":[{\"id\":\"%s\",\"text\":\"%s "
+             "zanzibar quagga\"}]}", id, R->run);
+    snprintf(del, sizeof del, "{\"ids\":[\"%s\"]}", id);
+    rcp_buf_init(&p);
+    {
+        char q[64];
+        snprintf(q, sizeof q, "%s zanzibar quagga", R->run);
+        retrieve_params(&p, q, 20, lexical_mode(R), NULL);
+    }
+    if (write_one(R, k, c, "index/add", doc, &code, &bad) != 0) {
+        if (!bad)
+            finding(k, &bad, "index/add was refused (index.writable is "
+                    "advertised)%s%s", "", "");
+    } else if (!await_doc(R, k, c, p.data, id, 1, NULL, &bad)) {
+        if (!bad) {
+            rcp_buf_puts(&k->why, "the added document never came back, so "
+                         "its removal cannot be seen");
+            st = ST_SKIP;
+        }
+    } else if (write_one(R, k, c, "index/delete", del, &code, &bad) != 0) {
+        finding(k, &bad, "index/delete was refused%s%s", "", "");
+    } else if (!await_doc(R, k, c, p.data, id, 0, NULL, &bad) && !bad) {
+        finding(k, &bad, "%s is still returned after index/delete removed "
+                "it%s", id, "");
+    }
+    if (bad)
+        (void)write_one(R, k, c, "index/delete", del, &code, &bad);
+    rcp_buf_free(&p);
+    return bad ? ST_FAIL : st;
+}
+
+/* §7.10: re-adding an id replaces the document: the new text is what is
+** found (once), and the old text no longer finds it (lexical mode). */
+static int code_upsert_replaces(runner *R, check *k, rcp_client *c)
+{
+    char id[96], v1[256], v2[256], del[160], q1[64], q2[64], want[64];
+    rcp_buf p1, p2;
+    const rcp_json *text = NULL;
+    int bad = 0, code = 0, st = ST_PASS, rc;
+    snprintf(id, sizeof id, "conform-%s-up", R->run);
+    snprintf(q1, sizeof q1, "%s aardvark burrow", R->run);
+    snprintf(q2, sizeof q2, "%s bumblebee meadow", R->run);
+    snprintf(want, sizeof want, "%s bumblebee meadow", R->run);
+    snprintf(v1, sizeof v1, "{\"documents\":[{\"id\":\"%s\",\"text\":\"%s\"}]}",
+             id, q1);
+    snprintf(v2, sizeof v2, "{\"documents\":[{\"id\":\"%s\",\"text\":\"%s\"}]}",
+             id, q2);
+    snprintf(del, sizeof del, "{\"ids\":[\"%s\"]}", id);
+    rcp_buf_init(&p1);
+    rcp_buf_init(&p2);
+    /* the old text's own words: the new text shares only the run's word */
+    retrieve_params(&p1, "aardvark burrow", 20, lexical_mode(R),
+                    "\"includeText\":true");
+    retrieve_params(&p2, q2, 20, lexical_mode(R), "\"includeText\":true");
+    if (write_one(R, k, c, "index/add", v1, &code, &bad) != 0) {
+        if (!bad)
+            finding(k, &bad, "index/add was refused%s%s", "", "");
+    } else if ((rc = write_one(R, k, c, "index/add", v2, &code, &bad)) != 0) {
+        if (rc == 1 && code == RCP_CONFLICT) {
+            rcp_buf_puts(&k->why, "this server cannot upsert and says so "
+                         "(-32016, allowed by §7.10)");
+            st = ST_SKIP;
+        } else if (!bad) {
+            finding(k, &bad, "re-adding an id failed (§7.10: MUST NOT "
+                    "fail)%s%s", "", "");
+        }
+    } else if (!await_doc(R, k, c, p2.data, id, 1, &text, &bad)) {
+        if (!bad)
+            finding(k, &bad, "%s is not found by its new text%s", id, "");
+    } else if (text && !rcp_json_streq(text, want)) {
+        finding(k, &bad, "%s still carries its old text after the re-add%s",
+                id, "");
+    } else if (lexical_mode(R)
+               && !await_doc(R, k, c, p1.data, id, 0, NULL, &bad) && !bad) {
+        finding(k, &bad, "the replaced text still finds %s (mode sparse)%s",
+                id, "");
+    }
+    (void)write_one(R, k, c, "index/delete", del, &code, &bad);
+    rcp_buf_free(&p1);
+    rcp_buf_free(&p2);
+    return bad ? ST_FAIL : st;
+}
+
+/* §7.7.1: a pinned indexVersion serves its snapshot after a write (or
+** fails -32010 when it is gone) -- never the changed corpus. */
+static int code_snapshot_pinned(runner *R, check *k, rcp_client *c)
+{
+    char q[96], doc[320], del[160], more[256];
+    rcp_buf p, s1, s2;
+    rcp_request *r = NULL, *r2 = NULL;
+    const rcp_json *h1, *h2, *v;
+    int bad = 0, code = 0;
+    if (ensure_corpus(R, c, k) != 0)
+        return ST_FAIL;
+    snprintf(q, sizeof q, "%s lighthouse keeper storm", R->run);
+    snprintf(doc, sizeof doc, "{\"documents\":[{\"id\":\"conform-%s-snap\","
+             "\"text\":\"%s lighthouse keeper storm lighthouse keeper "
+             "storm\"}]}", R->run, R->run);
+    snprintf(del, sizeof del, "{\"ids\":[\"conform-%s-snap\"]}", R->run);
+    rcp_buf_init(&p);
+    rcp_buf_init(&s1);
+    rcp_buf_init(&s2);
+    retrieve_params(&p, q, 5, lexical_mode(R), NULL);
+    h1 = retrieve_hits(R, k, c, p.data, &r, &bad);
+    v = jptr(rcp_request_result(r), "/indexVersion");
+    if (h1 && (!v || v->type != RCP_JSON_STRING)) {
+        finding(k, &bad, "retrieve.snapshots is advertised but the result "
+                "names no indexVersion (§7.7.1: echoes the snapshot "
+                "served)%s%s", "", "");
+        keep_call(R, k, r, "retrieve", p.data, "an indexVersion");
+    } else if (h1 && write_one(R, k, c, "index/add", doc, &code, &bad) == 0) {
+        rcp_buf pv;
+        rcp_jw w;
+        rcp_buf_init(&pv);
+        rcp_jw_init(&w, &pv);
+        rcp_jw_value(&w, v);
+        rcp_buf_putc(&pv, '\0');
+        snprintf(more, sizeof more, "\"indexVersion\":%s", pv.data);
+        rcp_buf_free(&pv);
+        hits_sig(&s1, h1);
+        retrieve_params(&p, q, 5, lexical_mode(R), more);
+        r2 = call(R, c, "retrieve", p.data, R->tmo);
+        h2 = jptr(rcp_request_result(r2), "/hits");
+        if (!answered(R, k, r2, "the pinned retrieve")) {
+            bad++;
+        } else if (rcp_request_error(r2, &code)) {
+            if (code != RCP_BACKEND_UNAVAILABLE && code != RCP_CONFLICT
+                && code != RCP_NOT_FOUND)
+                finding(k, &bad, "the pinned retrieve failed with a code "
+                        "other than -32010%s%s", "", "");
+        } else if (hits_sig(&s2, h2), strcmp(s1.data, s2.data) != 0) {
+            finding(k, &bad, "the pinned indexVersion served results that "
+                    "differ from its snapshot's (after a write)%s%s", "", "");
+        }
+        if (bad)
+            keep_call(R, k, r2, "retrieve", p.data, "the snapshot's hits, "
+                      "unchanged by the write, or -32010");
+        (void)write_one(R, k, c, "index/delete", del, &code, &bad);
+    }
+    rcp_request_free(c, r);
+    rcp_request_free(c, r2);
+    rcp_buf_free(&p);
+    rcp_buf_free(&s1);
+    rcp_buf_free(&s2);
+    return bad ? ST_FAIL : ST_PASS;
+}
+
+/* §10: pages are disjoint, at most k long, and together they are the
+** ranking one unpaged retrieve gives (up to ties). */
+static int code_pagination(runner *R, check *k, rcp_client *c)
+{
+    rcp_buf p, more, ids;
+    rcp_arena a;
+    const rcp_json *all[MAX_PAGES * PAGE_K], *ref;
+    size_t n = 0, i, j;
+    int bad = 0, pages = 0, soft = 0;
+    const rcp_json *cursor = NULL;
+    rcp_request *r;
+    if (ensure_corpus(R, c, k) != 0)
+        return ST_FAIL;
+    rcp_buf_init(&p);
+    rcp_buf_init(&more);
+    rcp_buf_init(&ids);
+    rcp_arena_init(&a, 0);
+    do {
+        const rcp_json *hits;
+        more.len = 0;
+        if (cursor) {
+            rcp_jw w;
+            rcp_buf_puts(&more, "\"cursor\":");
+            rcp_jw_init(&w, &more);
+            rcp_jw_value(&w, cursor);
+        }
+        rcp_buf_putc(&more, '\0');
+        retrieve_params(&p, R->run, PAGE_K, lexical_mode(R), more.data);
+        hits = retrieve_hits(R, k, c, p.data, &r, &bad);
+        cursor = keep_in(&a, jptr(rcp_request_result(r), "/nextCursor"));
+        if (cursor && (cursor->type != RCP_JSON_STRING || !cursor->n))
+            cursor = NULL;               /* missing/empty: no more */
+        for (i = 0; hits && i < hits->n; i++) {
+            if (i >= PAGE_K) {
+                finding(k, &bad, "a page held more than k hits%s%s", "", "");
+                break;
+            }
+            for (j = 0; j < n; j++)
+                if (json_equal(rcp_json_get(&hits->kids[i], "id"),
+                               rcp_json_get(all[j], "id")))
+                    finding(k, &bad, "a hit came again on a later page (the "
+                            "pages are not disjoint)%s%s", "", "");
+            if (n < sizeof all / sizeof *all)
+                all[n++] = keep_in(&a, &hits->kids[i]);
+        }
+        if (bad)
+            keep_call(R, k, r, "retrieve", p.data, "disjoint pages of at "
+                      "most k hits");
+        rcp_request_free(c, r);
+    } while (cursor && ++pages < MAX_PAGES && !bad && !R->aborted);
+    if (!bad && pages == 0 && n == PAGE_K) {
+        rcp_buf_puts(&k->why, "pagination is advertised but a full first "
+                     "page came without nextCursor although the corpus "
+                     "holds more [SHOULD]");
+        soft = 1;
+    }
+    if (!bad && pages > 0) {
+        /* the pages against one unpaged retrieve of as many hits */
+        retrieve_params(&p, R->run, (int)n, lexical_mode(R), NULL);
+        ref = retrieve_hits(R, k, c, p.data, &r, &bad);
+        for (i = 0; ref && i < n && !bad; i++) {
+            const rcp_json *want = i < ref->n ? &ref->kids[i] : NULL;
+            double sw = want ? rcp_json_num(rcp_json_get(want, "score")) : 0;
+            int found = 0;
+            for (j = 0; want && j < ref->n && !found; j++)
+                found = json_equal(rcp_json_get(all[i], "id"),
+                                   rcp_json_get(&ref->kids[j], "id"))
+                    && close_enough(rcp_json_num(rcp_json_get(&ref->kids[j],
+                                                              "score")), sw);
+            if (!found)
+                finding(k, &bad, "the pages together are not the ranking "
+                        "one retrieve of that many hits gives%s%s", "", "");
+        }
+        if (bad)
+            keep_call(R, k, r, "retrieve", p.data, "the same ranking as the "
+                      "pages, up to ties");
+        rcp_request_free(c, r);
+    }
+    rcp_arena_free(&a);
+    rcp_buf_free(&p);
+    rcp_buf_free(&more);
+    rcp_buf_free(&ids);
+    return bad ? ST_FAIL : soft ? ST_WARN : ST_PASS;
+}
+
 /* A code check: its status (ST_*), the reason in k->why. */
 typedef int (*code_fn)(runner *R, check *k, rcp_client *c);
 
@@ -2448,7 +3702,16 @@ static const struct {
 } code_checks[] = {
     { "info_matches_initialize", code_info_matches, 1 },
     { "l1_profile", code_l1_profile, 0 },
-    { "l2_profile", code_l2_profile, 0 }
+    { "l2_profile", code_l2_profile, 0 },
+    { "filter_applied", code_filter_applied, 1 },
+    { "modes_recall", code_modes_recall, 1 },
+    { "rerank_follows_passages", code_rerank_follows, 1 },
+    { "hits_invariants", code_hits_invariants, 1 },
+    { "min_score", code_min_score, 1 },
+    { "delete_removes", code_delete_removes, 1 },
+    { "upsert_replaces", code_upsert_replaces, 1 },
+    { "snapshot_pinned", code_snapshot_pinned, 1 },
+    { "pagination", code_pagination, 1 }
 };
 
 /* MARK: - Running -------------------------------------------------------- */
@@ -2544,11 +3807,23 @@ static void run_check(runner *R, check *k)
         R->sent.len = 0;
     }
     R->cc = c;
-    if (code) {
+    if (c && jbool(rcp_json_get(k->j, "corpus"), 0)
+        && ensure_corpus(R, c, k) != 0) {
+        k->status = ST_FAIL;
+        keep_evidence(R, k, c);
+    } else if (code) {
+        if (R->sent.len && c) {          /* the corpus's load: not this */
+            wire_scan(R, c, "(corpus)");
+            R->sent.len = 0;
+        }
         k->status = code_checks[ci].fn(R, k, c);
         if (k->status != ST_PASS && k->status != ST_SKIP && c)
             keep_evidence(R, k, c);
     } else {
+        if (R->sent.len && c) {
+            wire_scan(R, c, "(corpus)");
+            R->sent.len = 0;
+        }
         run_data_check(R, k, c);
     }
     if (k->status == ST_FAIL && !k->must)
@@ -2752,7 +4027,9 @@ static void show_frames(rcp_buf *o, const char *label, const rcp_buf *j)
         if (i)
             rcp_buf_puts(o, "\n                ");
         if ((raw || cut) && v->kids[i].n == 2)
-            buf_printf(o, "%.*s%s (%ld bytes%s)", (int)(raw ? raw : cut)->n,
+            buf_printf(o, "%.*s%s (%ld bytes%s)",
+                       (int)((raw ? raw : cut)->n < SHOW_BYTES
+                             ? (raw ? raw : cut)->n : SHOW_BYTES),
                        (raw ? raw : cut)->s, cut ? "..." : "",
                        jlong(rcp_json_get(&v->kids[i], "bytes"), 0),
                        raw ? ", not JSON" : "");
@@ -2776,24 +4053,26 @@ static void show_evidence(rcp_buf *o, const check *k)
     v = k->expected.len ? rcp_json_parse(&a, k->expected.data,
                                          k->expected.len, 0, &err) : NULL;
     if (v && rcp_json_get(v, "text"))
-        buf_printf(o, "\n      expected: %s",
+        buf_printf(o, "\n      expected: %.*s",
+                   (int)rcp_json_get(v, "text")->n,
                    cstr(rcp_json_get(v, "text"), ""));
     show_frames(o, "got:", &k->got);
     v = k->server.len ? rcp_json_parse(&a, k->server.data, k->server.len, 0,
                                        &err) : NULL;
     if (v) {
-        const char *st = cstr(rcp_json_get(v, "state"), "?");
+        const rcp_json *st = rcp_json_get(v, "state");
         rcp_buf_puts(o, "\n      server:   ");
-        if (strcmp(st, "wedged") == 0)
+        if (rcp_json_streq(st, "wedged"))
             rcp_buf_puts(o, "still running, not answering (wedged)");
-        else if (strcmp(st, "killed") == 0)
+        else if (rcp_json_streq(st, "killed"))
             buf_printf(o, "killed by signal %ld",
                        jlong(rcp_json_get(v, "signal"), 0));
         else
             buf_printf(o, "exited with status %ld",
                        jlong(rcp_json_get(v, "status"), 0));
         if (rcp_json_get(v, "stderr"))
-            buf_printf(o, "\n      stderr:   %s",
+            buf_printf(o, "\n      stderr:   %.*s",
+                       (int)rcp_json_get(v, "stderr")->n,
                        cstr(rcp_json_get(v, "stderr"), ""));
     }
     rcp_arena_free(&a);
@@ -3238,6 +4517,7 @@ static void runner_free(runner *R)
     rcp_free(R->texts);
     rcp_free(R->checks);
     rcp_free(R->toks);
+    rcp_free(R->docs);
     rcp_arena_free(&R->data);
     rcp_arena_free(&R->probe);
     rcp_arena_free(&R->tok_arena);
@@ -3288,6 +4568,7 @@ static int run_all(runner *R)
             if (k->ran)
                 print_check(R, k);
         }
+        drop_corpus(R);
         drop_cur(R);
         finish_wire(R);
         cert = certified(R);
