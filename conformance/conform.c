@@ -51,6 +51,7 @@
 #define CLOSE_AFTER_KILL_MS 300     /* ... once a server ignored EOF */
 #define MAX_FAILED_STARTS  2
 #define MAX_FINDINGS       4        /* spelled out per check */
+#define MAX_NOTED          (4u << 20) /* longer frames sent are not read */
 #define SETTLE_MS          2000     /* a write may take this to show */
 #define PAGE_K             3        /* page size of the pagination check */
 #define MAX_PAGES          8
@@ -96,7 +97,16 @@ typedef struct wire_rule {
 } wire_rule;
 
 enum { W_JSON, W_BOM, W_JSONRPC, W_XOR, W_ERROBJ, W_RANGE, W_RESULT,
-       W_LOG, W_PROGRESS, W_STDERR, W_INTSTR, W_CONTENT, W_COUNT };
+       W_LOG, W_PROGRESS, W_STDERR, W_INTSTR, W_CONTENT, W_SCHEMA,
+       W_SCHEMA_NOTES, W_COUNT };
+
+/* A request the suite wrote, so that its response can be judged by the
+** schema of its method (JSON-RPC correlates by id only). */
+typedef struct sent_req {
+    const rcp_json *id;
+    const char     *method;  /* NUL-terminated copy */
+    int             legacy;  /* rerank with "documents" (spec/README.md) */
+} sent_req;
 
 typedef struct runner {
     char      **cmd;
@@ -125,6 +135,9 @@ typedef struct runner {
     rcp_arena   tok_arena;   /* the progress tokens sent to cur (§9) */
     const rcp_json **toks;
     size_t      ntoks, captoks;
+    rcp_arena   req_arena;   /* the requests since the last wire scan */
+    sent_req   *reqs;
+    size_t      nreqs, capreqs;
     rcp_arena   probe;
     const rcp_json *init_result, *info_pre, *info_post, *caps;
     const char *declared;
@@ -244,10 +257,6 @@ static int has_bytes(const char *p, size_t n, const char *needle, size_t k)
     return 0;
 }
 
-static int memmem_s(const char *p, size_t n, const char *needle)
-{
-    return has_bytes(p, n, needle, strlen(needle));
-}
 
 /* A copy of v that lives in arena a (v may live in a frame log that is
 ** about to be cleared).  NULL for NULL or out of memory. */
@@ -434,12 +443,29 @@ static int terminate_strings(runner *R, rcp_json *v)
     return 0;
 }
 
+/* Parse one data file (text lives as long as the run) into the data
+** arena; name is for messages. */
+static const rcp_json *parse_data(runner *R, const char *name,
+                                  const char *text, size_t len)
+{
+    rcp_json_err err;
+    const rcp_json *root = rcp_json_parse(&R->data, text, len, 0, &err);
+    if (!root) {
+        fprintf(stderr, "rcp conform: %s: error at byte %lu: %s\n", name,
+                (unsigned long)err.offset, err.msg);
+        return NULL;
+    }
+    if (terminate_strings(R, (rcp_json *)root) != 0) {
+        fprintf(stderr, "rcp conform: %s: out of memory\n", name);
+        return NULL;
+    }
+    return root;
+}
+
 static const rcp_json *load_json(runner *R, const char *path)
 {
     size_t len;
     char *text = read_file(path, &len), **t;
-    rcp_json_err err;
-    const rcp_json *root;
     if (!text) {
         fprintf(stderr, "rcp conform: cannot read %s\n", path);
         return NULL;
@@ -451,17 +477,39 @@ static const rcp_json *load_json(runner *R, const char *path)
     }
     R->texts = t;
     R->texts[R->ntexts++] = text;
-    root = rcp_json_parse(&R->data, text, len, 0, &err);
-    if (!root) {
-        fprintf(stderr, "rcp conform: %s: error at byte %lu: %s\n", path,
-                (unsigned long)err.offset, err.msg);
+    return parse_data(R, path, text, len);
+}
+
+static char *path_join(const char *dir, const char *name);
+
+/* A data file by base name: from --checks DIR when given, else the copy
+** the build compiled in (conformance/bundle.c), so the suite runs from
+** any directory. */
+static const rcp_json *data_file(runner *R, const char *name)
+{
+    const rcp_bundled_file *f;
+    char *path;
+    const rcp_json *root;
+    if (R->dir) {
+        path = path_join(R->dir, name);
+        root = path ? load_json(R, path) : NULL;
+        rcp_free(path);
+        return root;
+    }
+    if (!(f = rcp_bundled_find(name))) {
+        fprintf(stderr, "rcp conform: %s is not in the bundled data\n", name);
         return NULL;
     }
-    if (terminate_strings(R, (rcp_json *)root) != 0) {
-        fprintf(stderr, "rcp conform: %s: out of memory\n", path);
-        return NULL;
-    }
-    return root;
+    return parse_data(R, name, f->data, f->len);
+}
+
+/* A check file: sNN-*.json (corpus.json, coverage.json and the schema
+** are data of another kind). */
+static int is_check_file(const char *name)
+{
+    size_t n = strlen(name);
+    return name[0] == 's' && n > 6 && name[1] >= '0' && name[1] <= '9'
+        && strcmp(name + n - 5, ".json") == 0;
 }
 
 static int is_must(const char *kw)
@@ -545,6 +593,8 @@ static size_t list_files(const char *dir, char ***out)
     return n;
 }
 
+static int access_ok(const char *dir, const char *name);
+
 static char *path_join(const char *dir, const char *name)
 {
     size_t a = strlen(dir), b = strlen(name);
@@ -557,21 +607,48 @@ static char *path_join(const char *dir, const char *name)
     return p;
 }
 
-/* Load every check file (those with a "checks" array). */
+static int access_ok(const char *dir, const char *name)
+{
+    char *path = path_join(dir, name);
+    int ok = path && access(path, R_OK) == 0;
+    rcp_free(path);
+    return ok;
+}
+
+/* The names of the check files, sorted (section order: s04 < s05 <
+** ...): DIR's, or the bundled ones. */
+static size_t check_names(runner *R, char ***out)
+{
+    const rcp_bundled_file *f;
+    size_t n, i, k = 0;
+    char **v;
+    if (R->dir)
+        return list_files(R->dir, out);
+    f = rcp_bundled_files(&n);
+    v = rcp_malloc((n + 1) * sizeof *v);
+    for (i = 0; v && i < n; i++)
+        if (is_check_file(f[i].name) && (v[k] = rcp_malloc(strlen(f[i].name)
+                                                           + 1)) != NULL)
+            memcpy(v[k++], f[i].name, strlen(f[i].name) + 1);
+    *out = v;
+    return k;
+}
+
+/* Load every check file, and the corpus. */
 static int load_checks(runner *R)
 {
     char **names = NULL;
-    size_t n = list_files(R->dir, &names), i, j;
+    size_t n = check_names(R, &names), i, j;
     int rc = 0;
     for (i = 0; i < n; i++) {
-        char *path = path_join(R->dir, names[i]);
-        const rcp_json *root = path ? load_json(R, path) : NULL;
-        const rcp_json *cs = root ? rcp_json_get(root, "checks") : NULL;
-        char *file = NULL;
+        const rcp_json *root, *cs;
+        char *file;
+        if (!is_check_file(names[i]))
+            continue;
+        root = data_file(R, names[i]);
+        cs = root ? rcp_json_get(root, "checks") : NULL;
         if (!root)
             rc = -1;
-        if (strcmp(names[i], "corpus.json") == 0)
-            R->corpus = root;
         if (cs && cs->type == RCP_JSON_ARRAY) {
             file = rcp_arena_alloc(&R->data, strlen(names[i]) + 1);
             if (file)
@@ -579,14 +656,15 @@ static int load_checks(runner *R)
             for (j = 0; j < cs->n && rc == 0; j++)
                 rc = add_check(R, &cs->kids[j], file ? file : "?");
         }
-        rcp_free(path);
     }
     for (i = 0; i < n; i++)
         rcp_free(names[i]);
     rcp_free(names);
+    if (rc == 0 && (!R->dir || access_ok(R->dir, "corpus.json")))
+        R->corpus = data_file(R, "corpus.json");
     if (rc == 0 && R->n == 0) {
-        fprintf(stderr, "rcp conform: no checks found in %s/*.json\n",
-                R->dir);
+        fprintf(stderr, "rcp conform: no checks found in %s\n",
+                R->dir ? R->dir : "the bundled data");
         rc = -1;
     }
     return rc;
@@ -838,7 +916,7 @@ static const char init_params[] =
 
 static void wire_scan(runner *R, rcp_client *c, const char *check_id);
 static void stderr_scan(runner *R, rcp_client *c, const char *check_id);
-static void note_tokens(runner *R, const char *p, size_t n);
+static void note_sent(runner *R, const char *p, size_t n);
 
 /* A request the suite made through the client, written down as evidence
 ** exactly as the client framed it. */
@@ -860,7 +938,7 @@ static void record_call(runner *R, rcp_request *r, const char *method,
     }
     rcp_buf_puts(&R->sent, "}\n");
     if (!R->sent.oom)
-        note_tokens(R, R->sent.data + at, R->sent.len - at);
+        note_sent(R, R->sent.data + at, R->sent.len - at);
 }
 
 static rcp_client *spawn(runner *R, rcp_buf *why)
@@ -1869,7 +1947,7 @@ static void expected_text(check *k, const char *text, const rcp_json *ex)
 static void record_sent(runner *R, const char *p, size_t n)
 {
     rcp_buf_put(&R->sent, p, n);
-    note_tokens(R, p, n);
+    note_sent(R, p, n);
 }
 
 /* Play the "send" steps.  0, or -1 (reason in why). */
@@ -2109,27 +2187,107 @@ static void note_token(runner *R, const rcp_json *m)
         R->toks[R->ntoks++] = t;
 }
 
-static void note_tokens(runner *R, const char *p, size_t n)
+/* Remember a request: its id and method, for the schema of its result. */
+static void note_request(runner *R, const rcp_json *m)
+{
+    const rcp_json *id = rcp_json_get(m, "id"), *me = rcp_json_get(m, "method");
+    sent_req *v;
+    char *name;
+    if (!id || !me || me->type != RCP_JSON_STRING)
+        return;
+    if (R->nreqs == R->capreqs) {
+        size_t cap = R->capreqs ? 2 * R->capreqs : 64;
+        if (!(v = rcp_realloc(R->reqs, cap * sizeof *v)))
+            return;
+        R->reqs = v;
+        R->capreqs = cap;
+    }
+    name = rcp_arena_alloc(&R->req_arena, me->n + 1);
+    id = keep_in(&R->req_arena, id);
+    if (!name || !id)
+        return;
+    memcpy(name, me->s, me->n);
+    name[me->n] = '\0';
+    R->reqs[R->nreqs].id = id;
+    R->reqs[R->nreqs].method = name;
+    R->reqs[R->nreqs].legacy = jptr(m, "/params/documents") != NULL;
+    R->nreqs++;
+}
+
+/* What the suite wrote: the progress tokens and the requests in it. */
+static void note_sent(runner *R, const char *p, size_t n)
 {
     rcp_arena a;
     size_t pos = 0, k;
-    if (!memmem_s(p, n, "progressToken"))
-        return;
     rcp_arena_init(&a, 0);
     while (pos < n) {
         const char *nl = memchr(p + pos, '\n', n - pos);
         size_t len = nl ? (size_t)(nl - (p + pos)) : n - pos;
         rcp_json_err err;
-        const rcp_json *j = rcp_json_parse(&a, p + pos, len, 0, &err);
-        if (j && j->type == RCP_JSON_ARRAY)
-            for (k = 0; k < j->n; k++)
-                note_token(R, &j->kids[k]);
-        else if (j)
-            note_token(R, j);
+        const rcp_json *j = len <= MAX_NOTED
+            ? rcp_json_parse(&a, p + pos, len, 0, &err) : NULL;
+        for (k = 0; j && k < (j->type == RCP_JSON_ARRAY ? j->n : 1); k++) {
+            const rcp_json *m = j->type == RCP_JSON_ARRAY ? &j->kids[k] : j;
+            if (m->type != RCP_JSON_OBJECT)
+                continue;
+            note_token(R, m);
+            note_request(R, m);
+        }
         rcp_arena_reset(&a);
         pos += len + 1;
     }
     rcp_arena_free(&a);
+}
+
+/* The request a response answers (the last one sent with its id). */
+static const sent_req *request_of(const runner *R, const rcp_json *id)
+{
+    size_t i;
+    for (i = R->nreqs; id && i-- > 0;)
+        if (rcp_id_equal(R->reqs[i].id, id))
+            return &R->reqs[i];
+    return NULL;
+}
+
+/* §14.4: the normative schema judges every result by its method, every
+** error.data, and the notifications the server sends. */
+static void wire_schema(runner *R, const rcp_json *m, const char *cid,
+                        const rcp_frame *f)
+{
+    const rcp_schema *sc = rcp_schema_rcp1();
+    const rcp_json *me = rcp_json_get(m, "method");
+    const rcp_json *res = rcp_json_get(m, "result");
+    const rcp_json *data = jptr(m, "/error/data");
+    char err[300], what[400];
+    const sent_req *q;
+    if (!sc)
+        return;
+    if (me && (rcp_json_streq(me, "notifications/progress")
+               || rcp_json_streq(me, "notifications/log"))) {
+        if (rcp_schema_validate(sc, rcp_json_streq(me, "notifications/log")
+                                ? "#/$defs/LogNotification"
+                                : "#/$defs/ProgressNotification", m, err,
+                                sizeof err) == 1) {
+            snprintf(what, sizeof what, "a notification the schema refuses: "
+                     "%s", err);
+            wire_note(R, W_SCHEMA_NOTES, cid, f->line, f->len, what);
+        }
+        return;
+    }
+    q = request_of(R, rcp_json_get(m, "id"));
+    if (res && q && strncmp(q->method, "x-", 2) != 0 && !q->legacy
+        && rcp_schema_validate_result(sc, q->method, res, err, sizeof err)
+        == 1) {
+        snprintf(what, sizeof what, "the result of %s breaks the schema: %s",
+                 q->method, err);
+        wire_note(R, W_SCHEMA, cid, f->line, f->len, what);
+    }
+    if (data && rcp_schema_validate(sc, "#/$defs/ErrorData", data, err,
+                                    sizeof err) == 1) {
+        snprintf(what, sizeof what, "an error.data the schema refuses: %s",
+                 err);
+        wire_note(R, W_SCHEMA, cid, f->line, f->len, what);
+    }
 }
 
 static int token_sent(const runner *R, const rcp_json *t)
@@ -2177,6 +2335,7 @@ static void wire_message(runner *R, const rcp_json *m, const char *cid,
     }
     if (!rcp_json_streq(rcp_json_get(m, "jsonrpc"), "2.0"))
         wire_note(R, W_JSONRPC, cid, f->line, f->len, "jsonrpc is not 2.0");
+    wire_schema(R, m, cid, f);
     if (rcp_json_get(m, "method")) {
         const rcp_json *me = rcp_json_get(m, "method");
         if (rcp_json_streq(me, "notifications/log"))
@@ -2246,6 +2405,8 @@ static void wire_scan(runner *R, rcp_client *c, const char *cid)
             wire_message(R, r, cid, &f[i]);
     }
     rcp_client_frames_clear(c);
+    R->nreqs = 0;
+    rcp_arena_reset(&R->req_arena);
 }
 
 /* §5.1: stderr MUST NOT carry protocol messages. */
@@ -2280,6 +2441,8 @@ static const struct {
     { W_RESULT, "wire_result_object" }, { W_LOG, "wire_no_unsolicited_log" },
     { W_PROGRESS, "wire_progress_token" }, { W_STDERR, "wire_stderr" },
     { W_INTSTR, "wire_integers_not_strings" },
+    { W_SCHEMA, "wire_schema_results" },
+    { W_SCHEMA_NOTES, "wire_schema_notifications" },
     { W_CONTENT, "wire_content_blocks" }
 };
 
@@ -3692,6 +3855,32 @@ static int code_pagination(runner *R, check *k, rcp_client *c)
     return bad ? ST_FAIL : soft ? ST_WARN : ST_PASS;
 }
 
+/* §6 against the normative schema: the capability set initialize gave. */
+static int code_capabilities_schema(runner *R, check *k, rcp_client *c)
+{
+    const rcp_schema *sc = rcp_schema_rcp1();
+    char err[300];
+    (void)c;
+    if (!sc) {
+        rcp_buf_puts(&k->why, "the schema could not be loaded (out of "
+                     "memory)");
+        return ST_FAIL;
+    }
+    if (rcp_schema_validate(sc, "#/$defs/InitializeResult", R->init_result,
+                            err, sizeof err) != 0) {
+        buf_printf(&k->why, "the initialize result breaks the schema: %s",
+                   err);
+        k->got.len = 0;
+        rcp_buf_putc(&k->got, '[');
+        buf_json_raw(&k->got, R->init_result);
+        rcp_buf_putc(&k->got, ']');
+        expected_text(k, "a result valid against #/$defs/InitializeResult "
+                      "(rcp-1.0.json)", NULL);
+        return ST_FAIL;
+    }
+    return ST_PASS;
+}
+
 /* A code check: its status (ST_*), the reason in k->why. */
 typedef int (*code_fn)(runner *R, check *k, rcp_client *c);
 
@@ -3711,7 +3900,8 @@ static const struct {
     { "delete_removes", code_delete_removes, 1 },
     { "upsert_replaces", code_upsert_replaces, 1 },
     { "snapshot_pinned", code_snapshot_pinned, 1 },
-    { "pagination", code_pagination, 1 }
+    { "pagination", code_pagination, 1 },
+    { "capabilities_schema", code_capabilities_schema, 0 }
 };
 
 /* MARK: - Running -------------------------------------------------------- */
@@ -4336,12 +4526,10 @@ static const check *find_check(const runner *R, const char *id)
 ** or why the wire cannot show it (conformance/coverage.json). */
 static int coverage(runner *R)
 {
-    char *path = path_join(R->dir, "coverage.json");
-    const rcp_json *root = path ? load_json(R, path) : NULL;
+    const rcp_json *root = data_file(R, "coverage.json");
     const rcp_json *reqs = root ? rcp_json_get(root, "requirements") : NULL;
     size_t i, k, checked = 0, unobs = 0, bad = 0, clients = 0;
     rcp_buf *o = &R->out;
-    rcp_free(path);
     if (!reqs || reqs->type != RCP_JSON_ARRAY)
         return 2;
     for (i = 0; i < reqs->n; i++) {
@@ -4405,8 +4593,9 @@ static const char usage[] =
     "                  check (its id)\n"
     "  --coverage      list every MUST of the spec with the checks that\n"
     "                  observe it (no server needed)\n"
-    "  --checks DIR    run the check files of DIR (default: $RCP_CONFORMANCE\n"
-    "                  or ./conformance)\n"
+    "  --checks DIR    run the check files of DIR (sNN-*.json, corpus.json,\n"
+    "                  coverage.json) instead of the copies built into rcp\n"
+    "                  (also $RCP_CONFORMANCE)\n"
     "  --timeout MS    how long to wait for a response the check expects,\n"
     "                  unless the check sets its own (default 3000)\n"
     "  --start-timeout MS  how long a starting server has to answer\n"
@@ -4437,9 +4626,10 @@ static int parse_args(runner *R, int argc, char **argv)
     R->max_level = 2;
     R->tmo = DEFAULT_TIMEOUT_MS;
     R->start_tmo = START_TIMEOUT_MS;
-    R->dir = getenv("RCP_CONFORMANCE");
-    if (!R->dir || !*R->dir)
-        R->dir = "conformance";
+    R->dir = getenv("RCP_CONFORMANCE");  /* as --checks */
+    if (R->dir && !*R->dir)
+        R->dir = NULL;
+
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--") == 0) {
@@ -4518,6 +4708,8 @@ static void runner_free(runner *R)
     rcp_free(R->checks);
     rcp_free(R->toks);
     rcp_free(R->docs);
+    rcp_free(R->reqs);
+    rcp_arena_free(&R->req_arena);
     rcp_arena_free(&R->data);
     rcp_arena_free(&R->probe);
     rcp_arena_free(&R->tok_arena);
@@ -4642,6 +4834,7 @@ int rcp_conform_run(int argc, char **argv, const rcp_conform_io *io)
     rcp_arena_init(&R.data, 0);
     rcp_arena_init(&R.probe, 0);
     rcp_arena_init(&R.tok_arena, 0);
+    rcp_arena_init(&R.req_arena, 0);
     rcp_buf_init(&R.sent);
     rcp_buf_init(&R.out);
     rcp_buf_init(&R.fatal);

@@ -660,7 +660,7 @@ enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        L_NOT_DETERMINISTIC_NOTED, L_NO_MMR, L_NO_CONVEX,
        L_NO_INLINE_RERANK, L_NO_FIELDS,
        /* broken, outside the rewrites */
-       B_CANCEL_DOUBLE, B_DEADLINE_DOUBLE };
+       B_CANCEL_DOUBLE, B_DEADLINE_DOUBLE, B_SERVER_NAME_NUMBER };
 
 static int is_notification(const rcp_json *m)
 {
@@ -1285,6 +1285,9 @@ static void out_rewrite(fake_state *f, const char *line, size_t len,
         replace_all(out, "\"citations\":{}", "\"citations\":true");
     if (f->mode == B_STREAMING_TRUE)
         replace_all(out, "\"streaming\":{}", "\"streaming\":true");
+    if (f->mode == B_SERVER_NAME_NUMBER)
+        replace_all(out, "\"server\":{\"name\":\"rcp\"",
+                    "\"server\":{\"name\":7");
     if (f->mode == L_INFO_X_KEY) {
         char key[64];
         sprintf(key, "\"retrieve\":{\"x-conform-load\":%ld,", ++f->counter);
@@ -2044,6 +2047,17 @@ START_TEST(suite_catches_capability_metadata_missing)
 }
 END_TEST
 
+START_TEST(suite_judges_results_by_the_normative_schema)
+{
+    caught(B_SERVER_NAME_NUMBER, "s14-results-schema", "s14-results-schema");
+    caught(B_SERVER_NAME_NUMBER, "s06-capabilities-schema",
+           "s06-capabilities-schema");
+    caught(B_STREAMING_TRUE, "s06-capabilities-schema",
+           "s06-capabilities-schema");
+    caught(B_PROGRESS_OUT_OF_RANGE, "9", "s09-notifications-schema");
+}
+END_TEST
+
 /* MARK: - Suite ---------------------------------------------------------- */
 
 static Suite *make_suite(void)
@@ -2123,6 +2137,7 @@ static Suite *make_suite(void)
     tcase_add_test(r, suite_catches_progress_tokens_not_echoed_exactly);
     tcase_add_test(r, suite_catches_pages_that_repeat);
     tcase_add_test(r, suite_catches_capability_metadata_missing);
+    tcase_add_test(r, suite_judges_results_by_the_normative_schema);
     tcase_add_test(x, suite_catches_silence_on_a_frame_without_jsonrpc);
     tcase_add_test(x, suite_catches_any_jsonrpc_value_accepted);
     tcase_add_test(x, suite_catches_unanswered_parse_errors);
