@@ -2610,8 +2610,41 @@ static int get_recency(rcp_call *c, rq *r)
     return 0;
 }
 
+/* A size as the request sent it (validated by get_sizes), or -1. */
+static int64_t sent_size(const rcp_json *params, const char *name)
+{
+    int64_t v;
+    const rcp_json *p = param(params, name);
+    return p && rcp_json_int(p, &v) ? v : -1;
+}
+
+/* §3.3, §7.7: "candidateK >= rerank.topN >= k" is a constraint the wire
+** carries, judged on the values as sent: a request that breaks it is
+** malformed (-32602, error.data.field naming the knob that is too small
+** for the one it must cover).  Clamping to maxK and maxCandidates (§12)
+** applies to requests that keep it. */
+static int funnel_top(rcp_call *c, const rcp_json *rr, int64_t top)
+{
+    int64_t k = sent_size(c->params, "k");
+    int64_t ck = sent_size(c->params, "candidateK");
+    if (!param(rr, "topN"))
+        return 0;
+    if (top < k)
+        return fail(c, RCP_INVALID_PARAMS, "rerank.topN", NULL,
+                    "rerank.topN (%lld) is below k (%lld): the funnel is "
+                    "candidateK >= rerank.topN >= k (§3.3)", (long long)top,
+                    (long long)k);
+    if (ck >= 0 && ck < top)
+        return fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
+                    "candidateK (%lld) is below rerank.topN (%lld): the "
+                    "funnel is candidateK >= rerank.topN >= k (§3.3)",
+                    (long long)ck, (long long)top);
+    return 0;
+}
+
 /* §7.7 rerank {method?, model?, topN?} | false, and mmr {lambda?}.  The
-** funnel (§3.3): k <= topN <= candidateK, clamped to maxCandidates. */
+** funnel (§3.3): k <= topN <= candidateK as sent (funnel_top), each then
+** clamped; a topN above the default candidateK raises it. */
 static int get_rerank_mmr(rcp_call *c, rq *r)
 {
     const rcp_json *rr = param(c->params, "rerank");
@@ -2626,8 +2659,12 @@ static int get_rerank_mmr(rcp_call *c, rq *r)
                                     &r->q.rerank))
             || (rc = get_int(c, rr, "topN", "rerank.topN", 1,
                              (int64_t)RCP_INT53_MAX,
-                             (int64_t)r->q.candidate_k, &top)))
+                             (int64_t)r->q.candidate_k, &top))
+            || (rc = funnel_top(c, rr, top)))
             return rc;
+        if ((size_t)top > r->q.candidate_k)      /* candidateK not sent */
+            r->q.candidate_k = (size_t)(top < RETRIEVE_MAX_K ? top
+                                        : RETRIEVE_MAX_K);
         if ((size_t)top > r->q.candidate_k)
             top = (int64_t)r->q.candidate_k;
         if ((size_t)top < r->q.k)
@@ -2663,7 +2700,8 @@ static int get_granularity(rcp_call *c, rq *r)
     return 0;
 }
 
-/* §7.7 funnel: candidateK >= rerank.topN >= k, each clamped to maxK. */
+/* §7.7 funnel: candidateK >= rerank.topN >= k as sent (a candidateK below
+** k is -32602, §3.3), each clamped to maxK (§12). */
 static int get_sizes(rcp_call *c, rq *r)
 {
     int64_t k, ck, budget;
@@ -2677,6 +2715,11 @@ static int get_sizes(rcp_call *c, rq *r)
         || (rc = get_int(c, c->params, "tokenBudget", "tokenBudget", 1,
                          (int64_t)RCP_INT53_MAX, 0, &budget)))
         return rc;
+    if (param(c->params, "candidateK") && ck < k)
+        return fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
+                    "candidateK (%lld) is below k (%lld): the funnel is "
+                    "candidateK >= rerank.topN >= k (§3.3)", (long long)ck,
+                    (long long)k);
     r->q.k = (size_t)(k < RETRIEVE_MAX_K ? k : RETRIEVE_MAX_K);
     r->q.candidate_k = (size_t)(ck < RETRIEVE_MAX_K ? ck : RETRIEVE_MAX_K);
     if (r->q.candidate_k < r->q.k)

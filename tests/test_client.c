@@ -658,7 +658,7 @@ enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        B_RERANK_HIDDEN,
        /* legal counterparts of the last four (they refuse what they hide) */
        L_NOT_DETERMINISTIC_NOTED, L_NO_MMR, L_NO_CONVEX,
-       L_NO_INLINE_RERANK, L_NO_FIELDS,
+       L_NO_INLINE_RERANK, L_FUNNEL_NORMALISES, L_NO_FIELDS,
        /* broken, outside the rewrites */
        B_CANCEL_DOUBLE, B_DEADLINE_DOUBLE, B_SERVER_NAME_NUMBER };
 
@@ -876,6 +876,7 @@ typedef struct fake_state {
     int mode, initialized, shut;
     long counter;
     rcp_buf seen;                /* B_UPSERT_APPENDS: ids added, NUL-ended */
+    int drop_sizes;              /* L_FUNNEL_NORMALISES: this request's */
 } fake_state;
 
 /* MARK: - Fake servers: JSON rewrites ------------------------------------ */
@@ -957,7 +958,9 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
             || (m == B_SNAPSHOT_IGNORED && key_is(k, n, "indexVersion"))
             || ((m == B_FILTER_IGNORED || m == B_NO_FIELDS_FILTER_IGNORED)
                 && key_is(k, n, "filter"))
-            || (m == B_PAGE_REPEATS && key_is(k, n, "cursor")))
+            || (m == B_PAGE_REPEATS && key_is(k, n, "cursor"))
+            || (x->f->drop_sizes && (key_is(k, n, "candidateK")
+                                     || key_is(k, n, "topN"))))
             return DROP;
         if (m == B_DELETE_NOOP && key_is(k, n, "ids")
             && rcp_json_streq(x->method, "index/delete")) {
@@ -1099,6 +1102,18 @@ static void rewrite_lines(fake_state *f, int input, rcp_buf *b,
     rcp_buf_putc(b, '\0');
     b->len--;
     rcp_buf_free(&t);
+}
+
+/* L_FUNNEL_NORMALISES: does the request break candidateK >= topN >= k?
+** Such a server serves it with its own sizes instead of refusing it. */
+static int breaks_funnel(const rcp_json *m)
+{
+    const rcp_json *p = member(m, "params");
+    const rcp_json *ck = member(p, "candidateK");
+    const rcp_json *top = member(member(p, "rerank"), "topN");
+    double k = member(p, "k") ? rcp_json_num(member(p, "k")) : 10;
+    return (ck && rcp_json_num(ck) < k) || (top && rcp_json_num(top) < k)
+        || (ck && top && rcp_json_num(ck) < rcp_json_num(top));
 }
 
 /* L_NO_MMR, L_NO_CONVEX, L_NO_INLINE_RERANK: the option a server does
@@ -1399,6 +1414,7 @@ static int fake_line(fake_state *f, rcp_server *s, const char *p, size_t n,
         rcp_arena_free(&a);
         return 0;
     }
+    f->drop_sizes = f->mode == L_FUNNEL_NORMALISES && breaks_funnel(m);
     rewrite_lines(f, 1, in2, NULL);
     done = rcp_server_handle(s, in2->data ? in2->data : "", in2->len, out);
     if (f->mode == B_OVERCLAIM)
@@ -1645,6 +1661,15 @@ START_TEST(legal_x_key_may_change_between_initialize_and_info)
           "pass");
     legal(L_INFO_X_KEY, "s07-info-after-initialize",
           "s07-info-after-initialize", "pass");
+}
+END_TEST
+
+START_TEST(legal_a_server_may_normalise_the_funnel)
+{
+    legal(L_FUNNEL_NORMALISES, "s07-retrieve-funnel", "s07-retrieve-funnel",
+          "pass");
+    legal(L_FUNNEL_NORMALISES, "s07-retrieve-funnel-topn",
+          "s07-retrieve-funnel-topn", "pass");
 }
 END_TEST
 
@@ -2021,6 +2046,9 @@ START_TEST(suite_catches_an_invalid_params_error_without_its_field)
            "s08-value-type-mismatch");
     caught(B_NO_ERROR_FIELD, "s08-operator-not-for-type",
            "s08-operator-not-for-type");
+    caught(B_NO_ERROR_FIELD, "s07-retrieve-funnel", "s07-retrieve-funnel");
+    caught(B_NO_ERROR_FIELD, "s07-retrieve-funnel-topn",
+           "s07-retrieve-funnel-topn");
 }
 END_TEST
 
@@ -2121,6 +2149,7 @@ static Suite *make_suite(void)
     tcase_add_test(l, legal_citations_true_is_a_capability_value);
     tcase_add_test(l, legal_x_key_may_change_between_initialize_and_info);
     tcase_add_test(l, one_defect_is_reported_once);
+    tcase_add_test(l, legal_a_server_may_normalise_the_funnel);
     tcase_add_test(r, suite_catches_hits_out_of_score_order);
     tcase_add_test(r, suite_catches_a_mode_that_is_ignored);
     tcase_add_test(r, suite_warns_of_min_score_ignored);

@@ -949,8 +949,7 @@ START_TEST(retrieve_validates_query_and_k)
                  RCP_INVALID_PARAMS, "error.data.field", "k");
     expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":\"3\"}"),
                  RCP_INVALID_PARAMS, "error.data.field", "k");
-    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1e6,"
-                   "\"candidateK\":1}"));
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1e6}"));
     ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
     ck_assert_uint_le(at(v, "result.hits")->n, 5);
 }
@@ -1280,13 +1279,40 @@ START_TEST(rerank_method_must_be_advertised)
 }
 END_TEST
 
+START_TEST(retrieve_funnel_violations_are_invalid_params)
+{
+    /* §3.3, §7.7: candidateK >= rerank.topN >= k, as sent, is a constraint
+    ** the wire carries: a request that breaks it is -32602 naming the knob
+    ** that is too small; sizes above maxK are still clamped (§12) */
+    const rcp_json *v;
+    add_corpus();
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":5,"
+                      "\"candidateK\":2}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "candidateK");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":5,\"rerank\":"
+                      "{\"topN\":3}}"), RCP_INVALID_PARAMS, "error.data.field",
+                 "rerank.topN");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":5,"
+                      "\"candidateK\":10,\"rerank\":{\"topN\":20}}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "candidateK");
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":3,\"candidateK\":"
+                   "1000000,\"rerank\":{\"topN\":1000000}}"));
+    ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
+    ck_assert_int_eq(num(v, "result.usage.candidates"), 1000);
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":3,\"rerank\":"
+                   "{\"topN\":300}}"));
+    ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
+    ck_assert_int_eq(num(v, "result.usage.reranked"), 300);
+}
+END_TEST
+
 START_TEST(retrieve_inline_rerank_and_mmr_report_the_funnel)
 {
     /* §7.7 funnel: candidateK >= topN >= k; usage reports the counts */
     const rcp_json *v;
     add_corpus();
     v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,\"candidateK\":"
-                   "4,\"rerank\":{\"method\":\"cross-encoder\",\"topN\":50},"
+                   "4,\"rerank\":{\"method\":\"cross-encoder\",\"topN\":4},"
                    "\"mmr\":{\"lambda\":0.5}}"));
     ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
     ck_assert_uint_eq(at(v, "result.hits")->n, 2);
@@ -3284,6 +3310,7 @@ static Suite *make_suite(void)
     tcase_add_test(e, rerank_legacy_documents_get_results_shape);
     tcase_add_test(e, rerank_method_must_be_advertised);
     tcase_add_test(e, retrieve_inline_rerank_and_mmr_report_the_funnel);
+    tcase_add_test(e, retrieve_funnel_violations_are_invalid_params);
     tcase_add_test(e, embed_f32_base64_is_the_same_vector_little_endian);
     tcase_add_test(e, embed_unadvertised_encoding_is_32005_unless_not_strict);
     tcase_add_test(e, embed_content_blocks_are_checked_before_modality);
