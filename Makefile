@@ -52,7 +52,7 @@ VERSION := $(shell sed -n 's/^\#define RCP_VERSION *"\([^"]*\)".*/\1/p' rcp.h)
 # data; conformance/conform.h) are linked into the rcp binary only: they
 # are not library API (README, "Install").
 LIB_SRCS     = json.c rcp.c client.c text.c model.c store.c
-CONFORM_SRCS = conformance/conform.c conformance/schema.c
+CONFORM_SRCS = conformance/conform.c conformance/report.c conformance/schema.c
 LIB_OBJS     = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(VEC_OBJS)
 CONFORM_OBJS = $(patsubst %.c,$(BUILD)/%.o,$(CONFORM_SRCS)) \
                $(BUILD)/gen/bundle.o
@@ -355,6 +355,39 @@ test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp
 make-test: lib $(BUILD)/rcp
 	@echo "== test_make.sh ($(BUILD))"
 	@MAKE="$(MAKE)" CC="$(CC)" BUILD="$(BUILD)" sh tests/test_make.sh
+
+# The suite's published reports, for our server in three configurations:
+# a compatibility matrix (HTML, one self-contained page) and JUnit XML in
+# $(REPORT_DIR), then the page rendered by headless Chromium (Debian's
+# chromium package) to a PNG, to show it renders in a real browser.
+REPORT_DIR = $(BUILD)/report
+CHROMIUM  ?= chromium
+CHROMIUM_FLAGS = --headless --no-sandbox --disable-gpu --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync
+.PHONY: conform-report
+conform-report: $(BUILD)/rcp
+	@mkdir -p $(REPORT_DIR)
+	@rm -rf $(REPORT_DIR)/store
+	@$(BUILD)/rcp conform --quiet --matrix --html $(REPORT_DIR)/conform.html \
+	    --junit $(REPORT_DIR)/conform.xml -- $(BUILD)/rcp serve ::: \
+	    $(BUILD)/rcp serve --debug $(CONFORM_FIELDS) ::: \
+	    $(BUILD)/rcp serve --data $(REPORT_DIR)/store --max-batch 50
+	@echo "wrote $(REPORT_DIR)/conform.html and $(REPORT_DIR)/conform.xml"
+	@if ! command -v $(CHROMIUM) >/dev/null 2>&1; then \
+	  echo "$(CHROMIUM) not found: the render check is skipped" \
+	       "(apt-get install chromium)"; exit 0; fi; \
+	prof=$$(mktemp -d); \
+	$(CHROMIUM) $(CHROMIUM_FLAGS) --user-data-dir=$$prof --dump-dom \
+	    file://$(CURDIR)/$(REPORT_DIR)/conform.html 2>/dev/null \
+	    | grep -q 'Compatibility matrix' || { echo "the page did not render"; \
+	    rm -rf $$prof; exit 1; }; \
+	$(CHROMIUM) $(CHROMIUM_FLAGS) --user-data-dir=$$prof \
+	    --window-size=1280,2400 \
+	    --screenshot=$(CURDIR)/$(REPORT_DIR)/conform.png \
+	    file://$(CURDIR)/$(REPORT_DIR)/conform.html >/dev/null 2>&1; \
+	rm -rf $$prof; \
+	test -s $(REPORT_DIR)/conform.png || { echo "no screenshot"; exit 1; }; \
+	echo "rendered by $(CHROMIUM): $(REPORT_DIR)/conform.png"
 
 bench: $(patsubst %,$(BUILD)/tests/%,$(BENCHES)) $(BUILD)/rcp
 	@set -e; for b in $(BENCHES); do \

@@ -51,6 +51,8 @@
 #define CLOSE_AFTER_KILL_MS 300     /* ... once a server ignored EOF */
 #define MAX_FAILED_STARTS  2
 #define MAX_FINDINGS       4        /* spelled out per check */
+#define MAX_FILES          64       /* check files */
+#define MAX_REPORTS        16       /* servers in one matrix */
 #define MAX_NOTED          (4u << 20) /* longer frames sent are not read */
 #define SETTLE_MS          2000     /* a write may take this to show */
 #define PAGE_K             3        /* page size of the pagination check */
@@ -112,6 +114,7 @@ typedef struct runner {
     char      **cmd;
     const char *dir, *only;
     int         json, coverage, max_level, verbose, quiet;
+    int         silent;      /* a matrix's run under --json: no output */
     int         tmo;         /* ms to wait for a response (--timeout) */
     int         start_tmo;   /* ms a starting server has to answer */
     char        run[16];     /* this run's nonce, "$run" in the data */
@@ -130,6 +133,15 @@ typedef struct runner {
     int         corpus_loaded; /* cur holds the suite's corpus */
     int         corpus_used;   /* some server got it: delete at the end */
     const rcp_json *corpus;  /* corpus.json, or NULL */
+    struct { const char *name; const rcp_json *root; } files[MAX_FILES];
+    size_t      nfiles;      /* the check files, in section order */
+    /* reports (report.c) */
+    int         want_report; /* keep the JSON report in report */
+    rcp_buf     report;
+    const char *junit, *html;
+    const char *from[MAX_REPORTS];   /* --report FILE ... */
+    size_t      nfrom;
+    int         matrix;      /* --matrix: CMD1 ::: CMD2 ... */
     cdoc       *docs;
     size_t      ndocs;
     rcp_arena   tok_arena;   /* the progress tokens sent to cur (§9) */
@@ -653,6 +665,10 @@ static int load_checks(runner *R)
             file = rcp_arena_alloc(&R->data, strlen(names[i]) + 1);
             if (file)
                 memcpy(file, names[i], strlen(names[i]) + 1);
+            if (file && R->nfiles < MAX_FILES) {
+                R->files[R->nfiles].name = file;
+                R->files[R->nfiles++].root = root;
+            }
             for (j = 0; j < cs->n && rc == 0; j++)
                 rc = add_check(R, &cs->kids[j], file ? file : "?");
         }
@@ -4272,7 +4288,8 @@ static void show_evidence(rcp_buf *o, const check *k)
 static void print_check(runner *R, const check *k)
 {
     rcp_buf *o = &R->out;
-    if (R->json || !selected(R, k) || (R->quiet && k->status == ST_PASS))
+    if (R->json || R->silent || !selected(R, k)
+        || (R->quiet && k->status == ST_PASS))
         return;
     buf_printf(o, "%s  [%s] %-40s %s %s  %s", status_name[k->status],
                k->level, k->id, k->section, k->keyword,
@@ -4454,13 +4471,35 @@ static void json_header(rcp_jw *w, const runner *R)
     rcp_jw_obj_end(w);
 }
 
-static void print_json(runner *R, int cert, int honest, size_t *counts)
+/* "files": the check files in order, with their section and title: the
+** rows of the reports' tables (report.c). */
+static void json_files(rcp_jw *w, const runner *R)
+{
+    size_t i;
+    rcp_jw_key(w, "files");
+    rcp_jw_arr(w);
+    for (i = 0; i < R->nfiles; i++) {
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "file");
+        rcp_jw_cstr(w, R->files[i].name);
+        rcp_jw_key(w, "section");
+        rcp_jw_value(w, rcp_json_get(R->files[i].root, "section"));
+        rcp_jw_key(w, "title");
+        rcp_jw_value(w, rcp_json_get(R->files[i].root, "title"));
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+}
+
+static void print_json(runner *R, int cert, int honest, size_t *counts,
+                       rcp_buf *dst)
 {
     rcp_jw w;
     size_t i;
-    rcp_jw_init(&w, &R->out);
+    rcp_jw_init(&w, dst);
     rcp_jw_obj(&w);
     json_header(&w, R);
+    json_files(&w, R);
     if (R->fatal.len) {
         rcp_jw_key(&w, "fatal");
         rcp_jw_obj(&w);
@@ -4508,7 +4547,7 @@ static void print_json(runner *R, int cert, int honest, size_t *counts)
         rcp_jw_raw(&w, R->metrics.data, R->metrics.len);
     }
     rcp_jw_obj_end(&w);
-    rcp_buf_putc(&R->out, '\n');
+    rcp_buf_putc(dst, '\n');
 }
 
 /* MARK: - Coverage ------------------------------------------------------- */
@@ -4634,6 +4673,9 @@ static int parse_args(runner *R, int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--") == 0) {
             R->cmd = argv + i + 1;
+            if (R->nfrom)
+                return usage_error("--report reads saved reports: no server "
+                                   "command%s", "");
             if (!argv[i + 1] && !R->coverage && !R->io.spawn)
                 return usage_error("nothing after '--': give the server "
                                    "command to test%s", "");
@@ -4649,12 +4691,25 @@ static int parse_args(runner *R, int argc, char **argv)
         } else if (strcmp(a, "--help") == 0) {
             rcp_buf_puts(&R->out, usage);
             return 1;
+        } else if (strcmp(a, "--matrix") == 0) {
+            R->matrix = 1;
         } else if (!v && (strcmp(a, "--level") == 0 || strcmp(a, "--only")
                           == 0 || strcmp(a, "--checks") == 0
                           || strcmp(a, "--dir") == 0
                           || strcmp(a, "--timeout") == 0
-                          || strcmp(a, "--start-timeout") == 0)) {
+                          || strcmp(a, "--start-timeout") == 0
+                          || strcmp(a, "--junit") == 0
+                          || strcmp(a, "--html") == 0
+                          || strcmp(a, "--report") == 0)) {
             return usage_error("%s needs a value", a);
+        } else if (strcmp(a, "--junit") == 0) {
+            R->junit = argv[++i];
+        } else if (strcmp(a, "--html") == 0) {
+            R->html = argv[++i];
+        } else if (strcmp(a, "--report") == 0) {
+            if (R->nfrom == MAX_REPORTS)
+                return usage_error("at most 16 reports (--report %s)", v);
+            R->from[R->nfrom++] = argv[++i];
         } else if (strcmp(a, "--level") == 0) {
             if (level_of(v) < 0)
                 return usage_error("--level must be L0, L1 or L2, not '%s'",
@@ -4676,7 +4731,7 @@ static int parse_args(runner *R, int argc, char **argv)
             return usage_error("unknown option '%s'", a);
         }
     }
-    if (!R->coverage && !R->io.spawn)
+    if (!R->coverage && !R->io.spawn && !R->nfrom)
         return usage_error("missing '-- CMD ARGS...': the server command "
                            "to test%s", "");
     return 0;
@@ -4717,6 +4772,7 @@ static void runner_free(runner *R)
     rcp_buf_free(&R->out);
     rcp_buf_free(&R->fatal);
     rcp_buf_free(&R->metrics);
+    rcp_buf_free(&R->report);
 }
 
 /* §14.5: an overclaim fails certification; so does no claim (§14). */
@@ -4784,10 +4840,12 @@ static int run_all(runner *R)
             if (selected(R, &R->checks[i]))
                 counts[R->checks[i].status]++;
     }
-    if (R->json)
-        print_json(R, cert, honest, counts);
-    else
+    if (R->json && !R->silent)
+        print_json(R, cert, honest, counts, &R->out);
+    else if (!R->silent)
         print_human(R, cert, honest, counts);
+    if (R->want_report)
+        print_json(R, cert, honest, counts, &R->report);
     flush_out(R);
     if (R->fatal.len || counts[ST_FAIL])
         return 1;
@@ -4824,33 +4882,217 @@ static size_t count_selected(const runner *R)
     return n;
 }
 
+static void runner_init(runner *R, const rcp_conform_io *io)
+{
+    memset(R, 0, sizeof *R);
+    if (io)
+        R->io = *io;
+    rcp_arena_init(&R->data, 0);
+    rcp_arena_init(&R->probe, 0);
+    rcp_arena_init(&R->tok_arena, 0);
+    rcp_arena_init(&R->req_arena, 0);
+    rcp_buf_init(&R->sent);
+    rcp_buf_init(&R->out);
+    rcp_buf_init(&R->fatal);
+    rcp_buf_init(&R->metrics);
+    rcp_buf_init(&R->report);
+    R->close_ms = CLOSE_MS;
+    make_nonce(R);
+}
+
+/* MARK: - Reports: files, matrix ---------------------------------------- */
+
+static int write_file(const char *path, const rcp_buf *b)
+{
+    FILE *f = fopen(path, "wb");
+    int ok = f && (!b->len || fwrite(b->data, 1, b->len, f) == b->len);
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok)
+        fprintf(stderr, "rcp conform: cannot write %s\n", path);
+    return ok ? 0 : -1;
+}
+
+/* --junit FILE and --html FILE from the parsed reports. */
+static int write_reports(runner *R, const rcp_json *const *reports,
+                         size_t n)
+{
+    rcp_buf b;
+    int rc = 0;
+    rcp_buf_init(&b);
+    if (R->junit && (rcp_conform_junit(reports, n, &b) != 0
+                     || write_file(R->junit, &b) != 0))
+        rc = -1;
+    b.len = 0;
+    if (R->html && (rcp_conform_html(reports, n, &b) != 0
+                    || write_file(R->html, &b) != 0))
+        rc = -1;
+    rcp_buf_free(&b);
+    return rc;
+}
+
+/* Keep a report's text for the rest of the run and parse it. */
+static const rcp_json *keep_report(runner *R, char *text, size_t len)
+{
+    char **t = rcp_realloc(R->texts, (R->ntexts + 1) * sizeof *t);
+    rcp_json_err err;
+    if (!t) {
+        rcp_free(text);
+        return NULL;
+    }
+    R->texts = t;
+    R->texts[R->ntexts++] = text;
+    return rcp_json_parse(&R->data, text, len, 0, &err);
+}
+
+/* Did the run a report tells of pass (exit status 0)? */
+static int report_passed(const rcp_json *rp)
+{
+    const rcp_json *f = rcp_json_get(rp, "failed");
+    const rcp_json *h = rcp_json_get(rp, "declarationHonest");
+    return !rcp_json_get(rp, "fatal") && f && f->type == RCP_JSON_ARRAY
+        && f->n == 0 && (rcp_json_get(rp, "run")
+                         && jptr(rp, "/run/only") ? 1
+                         : h && h->type == RCP_JSON_TRUE);
+}
+
+/* Several reports at once: a JSON array, or the text matrix; the files. */
+static int show_reports(runner *R, const rcp_json *const *rs, size_t n,
+                        int rc)
+{
+    size_t i;
+    if (R->json) {
+        rcp_jw w;
+        rcp_jw_init(&w, &R->out);
+        rcp_jw_arr(&w);
+        for (i = 0; i < n; i++)
+            rcp_jw_value(&w, rs[i]);
+        rcp_jw_arr_end(&w);
+        rcp_buf_putc(&R->out, '\n');
+    } else {
+        rcp_conform_matrix_text(rs, n, &R->out);
+    }
+    flush_out(R);
+    return write_reports(R, rs, n) != 0 ? 2 : rc;
+}
+
+/* --report A.json --report B.json: tables from reports saved earlier. */
+static int from_reports(runner *R)
+{
+    const rcp_json *rs[MAX_REPORTS];
+    size_t i;
+    int rc = 0;
+    for (i = 0; i < R->nfrom; i++) {
+        size_t len;
+        char *text = read_file(R->from[i], &len);
+        if (!text || !(rs[i] = keep_report(R, text, len))
+            || rs[i]->type != RCP_JSON_OBJECT || !rcp_json_get(rs[i],
+                                                               "checks")) {
+            fprintf(stderr, "rcp conform: %s is not an rcp conform --json "
+                    "report\n", R->from[i]);
+            return 2;
+        }
+        rc |= !report_passed(rs[i]);
+    }
+    return show_reports(R, rs, R->nfrom, rc);
+}
+
+static int run_one(runner *R);
+
+/* --matrix -- CMD1 ARGS ::: CMD2 ARGS ...: the suite against each server
+** in turn (one at a time, each with its own runner), then the matrix. */
+static int run_matrix(runner *R)
+{
+    const rcp_json *rs[MAX_REPORTS];
+    char **seg[MAX_REPORTS];
+    size_t n = 0, i, w;
+    int failed = 0;
+    for (i = 0; R->cmd && R->cmd[i]; i++)
+        if (strcmp(R->cmd[i], ":::") == 0)
+            R->cmd[i] = NULL;
+        else if ((i == 0 || !R->cmd[i - 1]) && n < MAX_REPORTS)
+            seg[n++] = R->cmd + i;
+    for (i = 0; i < n; i++) {
+        runner S;
+        runner_init(&S, &R->io);
+        S.cmd = seg[i];
+        S.dir = R->dir;
+        S.only = R->only;
+        S.max_level = R->max_level;
+        S.tmo = R->tmo;
+        S.start_tmo = R->start_tmo;
+        S.verbose = R->verbose;
+        S.quiet = R->quiet;
+        S.silent = R->json;
+        S.want_report = 1;
+        if (!R->json) {
+            buf_printf(&R->out, "%s== server %lu:", i ? "\n" : "",
+                       (unsigned long)(i + 1));
+            for (w = 0; seg[i][w]; w++)
+                buf_printf(&R->out, " %s", seg[i][w]);
+            rcp_buf_puts(&R->out, "\n");
+            flush_out(R);
+        }
+        failed |= (load_checks(&S) == 0 ? run_one(&S) : 2) != 0;
+        if (S.report.len) {
+            rs[i] = keep_report(R, S.report.data, S.report.len);
+            S.report.data = NULL;        /* R keeps the text */
+            S.report.len = 0;
+        } else {
+            rs[i] = NULL;
+        }
+        runner_free(&S);
+        if (!rs[i])
+            return 2;
+    }
+    if (!n) {
+        usage_error("--matrix needs commands: -- CMD1 ARGS ::: CMD2 ARGS%s",
+                    "");
+        return 2;
+    }
+    return show_reports(R, rs, n, failed);
+}
+
+/* One server: the checks, then the report files. */
+static int run_one(runner *R)
+{
+    const rcp_json *rp;
+    int rc;
+    R->want_report |= R->junit || R->html;
+    rc = run_all(R);
+    if ((R->junit || R->html) && R->report.len) {
+        rcp_arena a;
+        rcp_json_err err;
+        rcp_arena_init(&a, 0);
+        rp = rcp_json_parse(&a, R->report.data, R->report.len, 0, &err);
+        if (!rp || write_reports(R, &rp, 1) != 0)
+            rc = 2;
+        rcp_arena_free(&a);
+    }
+    return rc;
+}
+
 int rcp_conform_run(int argc, char **argv, const rcp_conform_io *io)
 {
     runner R;
     int rc;
-    memset(&R, 0, sizeof R);
-    if (io)
-        R.io = *io;
-    rcp_arena_init(&R.data, 0);
-    rcp_arena_init(&R.probe, 0);
-    rcp_arena_init(&R.tok_arena, 0);
-    rcp_arena_init(&R.req_arena, 0);
-    rcp_buf_init(&R.sent);
-    rcp_buf_init(&R.out);
-    rcp_buf_init(&R.fatal);
-    rcp_buf_init(&R.metrics);
-    R.close_ms = CLOSE_MS;
-    make_nonce(&R);
+    runner_init(&R, io);
     rc = parse_args(&R, argc, argv);
-    if (rc == 0 && load_checks(&R) != 0)
-        rc = -1;
-    if (rc == 0 && R.only && !R.coverage && count_selected(&R) == 0)
-        rc = usage_error("--only %s matches no check id and no section",
-                         R.only);
-    if (rc == 0)
-        rc = R.coverage ? coverage(&R) : run_all(&R);
-    else
-        rc = rc < 0 ? 2 : 0;
+    if (rc == 0 && R.nfrom) {
+        rc = from_reports(&R);
+    } else if (rc == 0 && R.matrix && !R.coverage) {
+        rc = run_matrix(&R);
+    } else {
+        if (rc == 0 && load_checks(&R) != 0)
+            rc = -1;
+        if (rc == 0 && R.only && !R.coverage && count_selected(&R) == 0)
+            rc = usage_error("--only %s matches no check id and no "
+                             "section", R.only);
+        if (rc == 0)
+            rc = R.coverage ? coverage(&R) : run_one(&R);
+        else
+            rc = rc < 0 ? 2 : 0;
+    }
     flush_out(&R);
     runner_free(&R);
     return rc;

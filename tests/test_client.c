@@ -2086,6 +2086,160 @@ START_TEST(suite_judges_results_by_the_normative_schema)
 }
 END_TEST
 
+
+/* MARK: - Reports ----------------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    rcp_buf b;
+    char tmp[4096];
+    size_t k;
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    rcp_buf_init(&b);
+    while ((k = fread(tmp, 1, sizeof tmp, f)) > 0)
+        rcp_buf_put(&b, tmp, k);
+    fclose(f);
+    rcp_buf_putc(&b, '\0');
+    *n = b.len - 1;
+    return b.data;
+}
+
+/* A failed check carries its evidence as data, not as indented text. */
+START_TEST(json_report_has_structured_sent_expected_got)
+{
+    rcp_arena a;
+    rcp_buf out;
+    const rcp_json *j, *cs, *c = NULL;
+    size_t i;
+    int rc, mode = B_ANSWER_NOTIFICATIONS;
+    rcp_arena_init(&a, 0);
+    rcp_buf_init(&out);
+    j = suite(&a, &out, &mode, "s04-notification-unanswered", &rc);
+    cs = rcp_json_get(j, "checks");
+    for (i = 0; cs && i < cs->n; i++)
+        if (rcp_json_streq(rcp_json_get(&cs->kids[i], "id"),
+                           "s04-notification-unanswered"))
+            c = &cs->kids[i];
+    ck_assert(c != NULL);
+    ck_assert(rcp_json_streq(rcp_json_get(c, "keyword"), "MUST NOT"));
+    ck_assert(rcp_json_get(c, "sentence")->type == RCP_JSON_STRING);
+    ck_assert(rcp_json_get(c, "sent")->type == RCP_JSON_ARRAY);
+    ck_assert(rcp_json_get(&rcp_json_get(c, "sent")->kids[0], "jsonrpc"));
+    ck_assert(jptr_get(c, "expected", "text") != NULL);
+    ck_assert(jptr_get(c, "expected", "expect") != NULL);
+    ck_assert(rcp_json_get(c, "got")->type == RCP_JSON_ARRAY);
+    ck_assert(rcp_json_get(j, "levels")->type == RCP_JSON_ARRAY);
+    ck_assert(jptr_get(j, "suite", "version") != NULL);
+    ck_assert(rcp_json_get(j, "failed")->n == 1);
+    rcp_buf_free(&out);
+    rcp_arena_free(&a);
+}
+END_TEST
+
+/* --junit and --html write files: XML with a failure element for the
+** failed check, and one self-contained page (no external asset). */
+START_TEST(junit_and_html_files_name_the_failure)
+{
+    char dir[] = "/tmp/rcp-report-XXXXXX", junit[64], html[64];
+    char *argv[12];
+    rcp_conform_io io;
+    rcp_buf out;
+    char *x, *h;
+    size_t n;
+    int mode = B_ANSWER_NOTIFICATIONS, argc = 0;
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(junit, sizeof junit, "%s/j.xml", dir);
+    snprintf(html, sizeof html, "%s/r.html", dir);
+    argv[argc++] = "conform";
+    argv[argc++] = "--only";
+    argv[argc++] = "4.5";
+    argv[argc++] = "--junit";
+    argv[argc++] = junit;
+    argv[argc++] = "--html";
+    argv[argc++] = html;
+    argv[argc] = NULL;
+    memset(&io, 0, sizeof io);
+    rcp_buf_init(&out);
+    io.spawn = spawn_fake;
+    io.ud = &mode;
+    io.out = &out;
+    ck_assert_int_eq(rcp_conform_run(argc, argv, &io), 1);
+    x = slurp(junit, &n);
+    ck_assert(strncmp(x, "<?xml", 5) == 0);
+    ck_assert(strstr(x, "<testsuites") && strstr(x, "</testsuites>"));
+    ck_assert(strstr(x, "s04-notification-unanswered [L0 MUST NOT]"));
+    ck_assert(strstr(x, "<failure type=\"MUST NOT\""));
+    h = slurp(html, &n);
+    ck_assert(strstr(h, "<!DOCTYPE html>") && strstr(h, "</html>"));
+    ck_assert(strstr(h, "s04-notification-unanswered"));
+    ck_assert(strstr(h, "By section"));
+    ck_assert(!strstr(h, "src=") && !strstr(h, "href=")
+              && !strstr(h, "<script") && !strstr(h, "@import"));
+    remove(junit);
+    remove(html);
+    rmdir(dir);
+    rcp_free(x);
+    rcp_free(h);
+    rcp_buf_free(&out);
+}
+END_TEST
+
+/* Several saved reports: a section x server matrix, as text and HTML. */
+START_TEST(matrix_from_saved_reports)
+{
+    char dir[] = "/tmp/rcp-matrix-XXXXXX", a[64], b[64], html[64];
+    char *argv[10];
+    rcp_arena ar;
+    rcp_buf out;
+    int mode[2] = { B_NONE, B_ANSWER_NOTIFICATIONS }, rc, i;
+    char *h;
+    size_t n;
+    FILE *f;
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    snprintf(html, sizeof html, "%s/m.html", dir);
+    rcp_arena_init(&ar, 0);
+    for (i = 0; i < 2; i++) {
+        rcp_buf_init(&out);
+        (void)suite(&ar, &out, &mode[i], "4.5", &rc);
+        f = fopen(i ? b : a, "wb");
+        fwrite(out.data, 1, out.len, f);
+        fclose(f);
+        rcp_buf_free(&out);
+    }
+    argv[0] = "conform";
+    argv[1] = "--report";
+    argv[2] = a;
+    argv[3] = "--report";
+    argv[4] = b;
+    argv[5] = "--html";
+    argv[6] = html;
+    argv[7] = NULL;
+    {
+        rcp_conform_io io;
+        memset(&io, 0, sizeof io);
+        rcp_buf_init(&out);
+        io.out = &out;
+        ck_assert_int_eq(rcp_conform_run(7, argv, &io), 1);
+        rcp_buf_putc(&out, '\0');
+        ck_assert_msg(strstr(out.data, "section x server"), "%s", out.data);
+        ck_assert_msg(strstr(out.data, "FAIL "), "%s", out.data);
+        rcp_buf_free(&out);
+    }
+    h = slurp(html, &n);
+    ck_assert(strstr(h, "Compatibility matrix"));
+    ck_assert(strstr(h, "class=\"c fail\"") && strstr(h, "class=\"c pass\""));
+    remove(a);
+    remove(b);
+    remove(html);
+    rmdir(dir);
+    rcp_free(h);
+    rcp_arena_free(&ar);
+}
+END_TEST
+
 /* MARK: - Suite ---------------------------------------------------------- */
 
 static Suite *make_suite(void)
@@ -2167,6 +2321,9 @@ static Suite *make_suite(void)
     tcase_add_test(r, suite_catches_pages_that_repeat);
     tcase_add_test(r, suite_catches_capability_metadata_missing);
     tcase_add_test(r, suite_judges_results_by_the_normative_schema);
+    tcase_add_test(x, json_report_has_structured_sent_expected_got);
+    tcase_add_test(x, junit_and_html_files_name_the_failure);
+    tcase_add_test(x, matrix_from_saved_reports);
     tcase_add_test(x, suite_catches_silence_on_a_frame_without_jsonrpc);
     tcase_add_test(x, suite_catches_any_jsonrpc_value_accepted);
     tcase_add_test(x, suite_catches_unanswered_parse_errors);
