@@ -3,12 +3,15 @@
 **
 ** The checks are data (conformance/sNN-*.json, one file per spec section;
 ** the format is in conformance/README.md) so that implementers in any
-** language can run them.  This file is one interpreter of that data: it
-** starts the server under test as a stdio subprocess through the client
-** (client.c), plays each check's frames, and judges what comes back.  A
-** handful of checks need state or comparisons the data cannot express;
-** they are C functions named by the check's "code" member and carry the
-** same metadata as every other check.
+** language can run them; the build compiles them in (bundle.c), --checks
+** DIR reads a directory instead.  This file is one interpreter of that
+** data: it starts the server under test as a stdio subprocess through the
+** client (client.c), plays each check's frames, and judges what comes
+** back.  The checks that need state or comparisons the data cannot
+** express (what results mean, on the suite's corpus.json) are C functions
+** named by the check's "code" member and carry the same metadata as every
+** other check.  The reports for people and CI are rendered by report.c
+** from the JSON report this file writes.
 **
 ** NOTES ON THE DESIGN
 **
@@ -19,9 +22,15 @@
 **      answers in order, and a short grace period after the barrier
 **      catches servers that do not.  A server that does not answer the
 **      barrier is wedged: it is killed and the next check gets a new one.
-**   2. Checks that change server state ("fresh": true) get their own
-**      process.  Other checks share one initialized and one uninitialized
-**      server.
+**   2. One server process at a time: the last one is ended (EOF, a
+**      deadline, SIGKILL) and reaped before the next starts, so a server
+**      that locks a store can be started again.  Checks that change
+**      server state ("fresh": true) get their own process; the others
+**      share one, initialized in place when a check needs it so.  A
+**      server that cannot be tested (it does not start, or answers
+**      initialize under another id) ends the run at once (FATAL).
+**   2a. Checks write only documents of their own: ids and texts carry
+**      the run's nonce ($run), and what a check adds it deletes.
 **   3. Every frame of every check is also judged against the rules that
 **      hold for all traffic (valid JSON-RPC 2.0, no BOM, no unsolicited
 **      notifications, no custom codes in the reserved range...); those
@@ -1842,6 +1851,18 @@ static void frame_value(rcp_jw *w, const char *line, size_t len,
     rcp_buf_free(&t);
 }
 
+/* Close a frame array, saying how many frames were not kept. */
+static void frames_end(rcp_jw *w, size_t shown)
+{
+    if (shown > KEEP_FRAMES) {
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "more");
+        rcp_jw_int(w, (int64_t)(shown - KEEP_FRAMES));
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+}
+
 /* The bytes a check wrote, frame by frame, as a JSON array. */
 static void sent_json(rcp_buf *out, const rcp_buf *sent)
 {
@@ -1863,13 +1884,7 @@ static void sent_json(rcp_buf *out, const rcp_buf *sent)
         rcp_arena_reset(&a);
         pos += n + 1;
     }
-    if (shown > KEEP_FRAMES) {
-        rcp_jw_obj(&w);
-        rcp_jw_key(&w, "more");
-        rcp_jw_int(&w, (int64_t)(shown - KEEP_FRAMES));
-        rcp_jw_obj_end(&w);
-    }
-    rcp_jw_arr_end(&w);
+    frames_end(&w, shown);
     rcp_arena_free(&a);
 }
 
@@ -1887,13 +1902,7 @@ static void got_json(rcp_buf *out, rcp_client *c)
         if (shown++ < KEEP_FRAMES)
             frame_value(&w, f[i].line, f[i].len, f[i].root);
     }
-    if (shown > KEEP_FRAMES) {
-        rcp_jw_obj(&w);
-        rcp_jw_key(&w, "more");
-        rcp_jw_int(&w, (int64_t)(shown - KEEP_FRAMES));
-        rcp_jw_obj_end(&w);
-    }
-    rcp_jw_arr_end(&w);
+    frames_end(&w, shown);
 }
 
 /* Why a server stopped answering: its exit, and the end of its stderr

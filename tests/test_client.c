@@ -791,8 +791,13 @@ static void mutate(int mode, const char *line, size_t len, rcp_buf *out,
         } else {
             mutate_line(dst, in, out->data + pos, n, mode);
         }
-        if (mode == B_DUPLICATE)
-            rcp_buf_put(dst, dst->data + start, dst->len - start);
+        if (mode == B_DUPLICATE && dst->len > start) {
+            rcp_buf twice;               /* dst may move as it grows */
+            rcp_buf_init(&twice);
+            rcp_buf_put(&twice, dst->data + start, dst->len - start);
+            rcp_buf_put(dst, twice.data, twice.len);
+            rcp_buf_free(&twice);
+        }
         pos += n + 1;
     }
     if (mode == B_STDOUT_NOISE)
