@@ -4625,7 +4625,10 @@ static int coverage(runner *R)
 static const char usage[] =
     "usage: rcp conform [--json] [--level L0|L1|L2] [--only WHAT]\n"
     "                   [--checks DIR] [--timeout MS] [--start-timeout MS]\n"
-    "                   [--quiet] [--verbose] -- CMD ARGS...\n"
+    "                   [--quiet] [--verbose] [--junit FILE] [--html FILE]\n"
+    "                   -- CMD ARGS...\n"
+    "       rcp conform --matrix [options] -- CMD1 ARGS ::: CMD2 ARGS ...\n"
+    "       rcp conform --report A.json [--report B.json ...] [--html FILE]\n"
     "       rcp conform --coverage [--checks DIR]\n"
     "\n"
     "Run the RCP/1 conformance suite against the stdio server started by\n"
@@ -4633,7 +4636,8 @@ static const char usage[] =
     "SKIP, or WARN for an advisory SHOULD/MAY check), then the certified\n"
     "level, whether the server's _meta.conformance is honest (§14.5), the\n"
     "failed checks and what blocks the next level.  Exit status 1 on any\n"
-    "failed check or an overclaim, 2 on a usage error.\n"
+    "failed check, an overclaim or a server that cannot be tested, 2 on a\n"
+    "usage error.\n"
     "\n"
     "  --json          machine-readable report on stdout\n"
     "  --level L       run checks up to level L only\n"
@@ -4649,7 +4653,13 @@ static const char usage[] =
     "  --start-timeout MS  how long a starting server has to answer\n"
     "                  initialize (default 20000)\n"
     "  --quiet         leave out the PASS lines\n"
-    "  --verbose       also say why checks were skipped, and time each\n";
+    "  --verbose       also say why checks were skipped, and time each\n"
+    "  --junit FILE    also write the report as JUnit XML\n"
+    "  --html FILE     also write it as one self-contained HTML page\n"
+    "  --matrix        run every command (separated by :::) and print a\n"
+    "                  section x server compatibility matrix\n"
+    "  --report FILE   a saved --json report: draw the matrix (and --html)\n"
+    "                  from these instead of running servers; repeatable\n";
 
 /* A usage error: one line on stderr, exit status 2. */
 static int usage_error(const char *fmt, const char *arg)
