@@ -1,18 +1,54 @@
 /*
-** eval.c -- retrieval quality of the built-in engine on Cranfield 1400
-** (spec Appendix F).  `make eval` runs it on ../shared/data/cranfield:
+** eval.c -- retrieval quality of the built-in engine (spec Appendix F),
+** measured so that a design can be chosen on one set of queries and
+** judged on others.  `make eval` runs it on both collections:
 **
-**   build/rel/tests/eval DIR [--dim N] [--vectors FILE] [--prf N]
+**   eval [CRANFIELD_DIR] [--cranfield DIR] [--kjv DIR --kjv-text FILE]
+**        [--dim N] [--vectors FILE] [--prf N] [--runs DIR]
+**        [--pool N [--pool-file FILE]]
 **
-** Indexes .T + .W of cran.all.1400 under the document's .I number, runs
-** all 225 queries of cran.qry (numbered 1..225 by their order in the file,
-** as cranqrel numbers them) at depth 1000 and prints MAP, nDCG@10 (graded
-** gain 5 - code for codes 1..4; -1 is not relevant), P@10, R@100 and MRR
-** for each pipeline configuration.  Nothing here is tuned per query: every
-** configuration uses the engine's defaults unless its label says so
-** ("no feedback": opts.prf_docs = 0, the ablation of hybrid feedback;
-** "lexical leg alone": the hybrid's BM25+RM3 list with dense weight 0).
-** --prf N sets the feedback depth of the main rows.
+** Collections (each is optional; at least one is needed):
+**
+** - Cranfield 1400 (DIR holds cran.all.1400, cran.qry, cranqrel): .T + .W
+**   indexed under the document's .I number; the 225 queries numbered
+**   1..225 by their order in cran.qry, as cranqrel numbers them; graded
+**   gain 5 - code for codes 1..4 (-1 is not relevant).  The queries are
+**   split once and for all into a development half and a test half (see
+**   split_cranfield): designs are chosen on "dev" only; "test" says
+**   whether the choice holds.
+** - KJV passages, held out whole (tests/kjv/README.md): the King James
+**   text as Debian's bible-kjv prints it (`bible -f Gen1:1-Rev22:21`, one
+**   verse a line), cut into passages of at most five verses inside a
+**   chapter (see kjv_passages); 60 topics (topics.tsv) judged by pooling
+**   (qrels: TREC format, grades 0/1/2, gain = grade).  Nothing may be
+**   tuned on it: it is there to tell whether what Cranfield's dev half
+**   chose holds on text of another kind.
+**
+** Every pipeline runs every query at depth 1000 with the engine's
+** defaults unless its label says otherwise, and is scored per query:
+** nDCG@10 (graded), MAP (AP over the top 1000, relevant = gain > 0),
+** R@100, and for pooled collections judged@10 (the share of the top 10
+** that has a judgement: below 1, the figures of that row lean on
+** unjudged documents and the pool needs extending, --pool).  One table
+** per metric: rows = pipelines, columns = collection x half.  A figure
+** below its input stage (a feedback leg below its plain list, a hybrid
+** below the better of its two legs, a rerank below the list it reranks)
+** is marked "<", and every such drop is listed with a paired
+** randomization test on the per-query differences, so that noise and a
+** stage that hurts can be told apart.
+**
+** The last row is a reference system that is not the engine: query
+** likelihood with Dirichlet smoothing (Zhai & Lafferty 2001, mu 2000) on
+** its own tokenizer (ASCII folding, Lucene's 33 English stopwords,
+** Harman's S stemmer), so that a figure of the engine can be read
+** against an independent one, and so that the pool is not the engine's
+** view alone.
+**
+** --runs DIR writes every pipeline's ranking as a TREC run file
+** (DIR/<collection>.<tag>.run, trec_eval's input).  --pool N prints, for
+** the pooled collections, every document in the top N of some pipeline
+** that has no judgement yet (TSV: topic, document, text): what a judge
+** must read to extend the qrels after an engine change.
 */
 #include <math.h>
 #include <stdio.h>
@@ -21,276 +57,1244 @@
 
 #include "rcp.h"
 
-#define DEPTH 1000
-#define MAXQ  256
-#define MAXD  1401
+#define DEPTH   1000
+#define NPERM   10000           /* randomization test permutations */
+#define KJV_MAX 5               /* verses per passage, at most */
 
-static char *slurp(const char *dir, const char *name, size_t *len)
+/* ---- small utilities -------------------------------------------------- */
+
+static void *xmalloc(size_t n)
 {
-    char path[4096];
-    FILE *f;
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static char *xstrndup(const char *s, size_t n)
+{
+    char *p = xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+/* Grow *p (of *cap elements of size sz) to hold at least need. */
+static void grow(void **p, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return;
+    *cap = *cap ? *cap * 2 : 64;
+    if (*cap < need)
+        *cap = need;
+    *p = xrealloc(*p, *cap * sz);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
     char *buf;
     long n;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "rb");
+    size_t got;
     if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0
-        || fseek(f, 0, SEEK_SET) || !(buf = malloc((size_t)n + 1))) {
+        || fseek(f, 0, SEEK_SET)) {
         fprintf(stderr, "eval: cannot read %s\n", path);
         exit(2);
     }
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = 0;
+    buf = xmalloc((size_t)n + 1);
+    got = fread(buf, 1, (size_t)n, f);
+    buf[got] = 0;
     fclose(f);
     return buf;
 }
 
-/* SMART format: records start ".I n"; fields ".X" on their own line. */
-typedef struct rec {
-    int  num;
-    char text[16384];
-    size_t len;
-} rec;
-
-static void rec_append(rec *r, const char *s, size_t n)
+static char *slurp_in(const char *dir, const char *name)
 {
-    if (r->len + n + 1 < sizeof r->text) {
-        memcpy(r->text + r->len, s, n);
-        r->len += n;
-        r->text[r->len++] = '\n';
-        r->text[r->len] = 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return slurp(path);
+}
+
+/* Next line of *s (NUL-terminated in place, CR stripped); NULL at end. */
+static char *next_line(char **s)
+{
+    char *line = *s, *nl;
+    size_t n;
+    if (!*line)
+        return NULL;
+    nl = strchr(line, '\n');
+    if (nl) {
+        *nl = 0;
+        *s = nl + 1;
+    } else {
+        *s = line + strlen(line);
+    }
+    n = strlen(line);
+    if (n && line[n - 1] == '\r')
+        line[n - 1] = 0;
+    return line;
+}
+
+/* FNV-1a, 32 bits: the split's tie-break and the QL vocabulary's hash. */
+static unsigned long fnv1a(const char *s, size_t n)
+{
+    unsigned long h = 2166136261UL;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h = (h * 16777619UL) & 0xffffffffUL;
+    }
+    return h;
+}
+
+typedef struct buf {
+    char  *s;
+    size_t n, cap;
+} buf;
+
+static void buf_add(buf *b, const char *s, size_t n)
+{
+    grow((void **)&b->s, &b->cap, b->n + n + 2, 1);
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
+/* ---- collections ------------------------------------------------------ */
+
+typedef struct judged {
+    const char *doc;
+    int gain;                    /* 0: judged not relevant */
+} judged;
+
+typedef struct topic {
+    char   *num;
+    char   *text;
+    size_t  len;
+    int     half;                /* index into coll.half */
+    judged *j;                   /* sorted by doc id */
+    size_t  nj, capj, nrel;
+    double  idcg;
+} topic;
+
+typedef struct doc {
+    char  *id;
+    char  *text;
+    size_t len;
+} doc;
+
+typedef struct coll {
+    const char *name;
+    const char *half[2];
+    int     nhalves;
+    int     pooled;              /* judgements by pooling: show judged@10 */
+    doc    *d;
+    size_t  nd, capd;
+    topic  *t;
+    size_t  nt, capt;
+} coll;
+
+static void add_doc(coll *c, char *id, const char *text, size_t len)
+{
+    grow((void **)&c->d, &c->capd, c->nd + 1, sizeof *c->d);
+    c->d[c->nd].id = id;
+    c->d[c->nd].text = xstrndup(text, len);
+    c->d[c->nd].len = len;
+    c->nd++;
+}
+
+static topic *add_topic(coll *c, const char *num, const char *text,
+                        size_t len)
+{
+    topic *t;
+    grow((void **)&c->t, &c->capt, c->nt + 1, sizeof *c->t);
+    t = &c->t[c->nt++];
+    memset(t, 0, sizeof *t);
+    t->num = xstrndup(num, strlen(num));
+    t->text = xstrndup(text, len);
+    t->len = len;
+    return t;
+}
+
+static topic *find_topic(coll *c, const char *num)
+{
+    size_t i;
+    for (i = 0; i < c->nt; i++)
+        if (!strcmp(c->t[i].num, num))
+            return &c->t[i];
+    return NULL;
+}
+
+static int cmp_judged(const void *a, const void *b)
+{
+    return strcmp(((const judged *)a)->doc, ((const judged *)b)->doc);
+}
+
+static int cmp_doc(const void *a, const void *b)
+{
+    return strcmp(((const doc *)a)->id, ((const doc *)b)->id);
+}
+
+/* The judgement of doc id for t, or NULL when it has none. */
+static const judged *judgement(const topic *t, const char *id)
+{
+    judged key;
+    key.doc = id;
+    key.gain = 0;
+    return t->nj ? bsearch(&key, t->j, t->nj, sizeof *t->j, cmp_judged)
+                 : NULL;
+}
+
+static void add_judged(topic *t, const char *docid, int gain)
+{
+    size_t i;
+    for (i = 0; i < t->nj; i++)       /* the first judgement stands */
+        if (!strcmp(t->j[i].doc, docid))
+            return;
+    grow((void **)&t->j, &t->capj, t->nj + 1, sizeof *t->j);
+    t->j[t->nj].doc = xstrndup(docid, strlen(docid));
+    t->j[t->nj].gain = gain;
+    t->nj++;
+}
+
+static int cmp_int_desc(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x < y) - (x > y);
+}
+
+/* Sort the judgements, count the relevant and compute the ideal DCG@10;
+** a judged document the collection lacks is an error (the qrels were made
+** on other text). */
+static void finish_topics(coll *c)
+{
+    size_t i, k;
+    qsort(c->d, c->nd, sizeof *c->d, cmp_doc);
+    for (i = 0; i < c->nd; i++)
+        if (i && !strcmp(c->d[i].id, c->d[i - 1].id)) {
+            fprintf(stderr, "eval: %s: document %s twice\n", c->name,
+                    c->d[i].id);
+            exit(2);
+        }
+    for (i = 0; i < c->nt; i++) {
+        topic *t = &c->t[i];
+        int *g = xmalloc((t->nj + 1) * sizeof *g);
+        size_t n = 0;
+        if (t->nj)
+            qsort(t->j, t->nj, sizeof *t->j, cmp_judged);
+        for (k = 0; k < t->nj; k++) {
+            doc key;
+            key.id = (char *)t->j[k].doc;
+            if (!bsearch(&key, c->d, c->nd, sizeof *c->d, cmp_doc)) {
+                fprintf(stderr, "eval: %s: topic %s judges document %s, "
+                        "which the collection does not have (other text "
+                        "than the judges read?)\n", c->name, t->num,
+                        t->j[k].doc);
+                exit(2);
+            }
+            if (t->j[k].gain > 0)
+                g[n++] = t->j[k].gain;
+        }
+        t->nrel = n;
+        qsort(g, n, sizeof *g, cmp_int_desc);
+        for (k = 0; k < n && k < 10; k++)
+            t->idcg += g[k] / (log(k + 2.0) / log(2.0));
+        free(g);
     }
 }
 
-/* Parse records, keeping the lines of the fields listed in keep. */
-static size_t parse_smart(char *s, const char *keep, rec *out, size_t max)
+/* ---- Cranfield -------------------------------------------------------- */
+
+/* SMART format: records start ".I n"; fields ".X" on their own line.
+** Calls back with the record's number and the lines of the fields in
+** keep, each followed by a newline. */
+static void parse_smart(char *s, const char *keep,
+                        void (*rec)(void *, const char *, buf *), void *ud)
 {
-    size_t n = 0;
-    int on = 0;
-    char *line = strtok(s, "\n");
-    for (; line; line = strtok(NULL, "\n")) {
+    buf b = {NULL, 0, 0};
+    char num[32] = "", *line;
+    int on = 0, have = 0;
+    while ((line = next_line(&s)) != NULL) {
         if (line[0] == '.' && line[1] && (line[2] == 0 || line[2] == ' ')) {
-            if (line[1] == 'I' && n < max) {
-                memset(&out[n], 0, sizeof out[n]);
-                out[n++].num = atoi(line + 3);
+            if (line[1] == 'I') {
+                if (have)
+                    rec(ud, num, &b);
+                snprintf(num, sizeof num, "%d", atoi(line + 3));
+                b.n = 0;
+                buf_add(&b, "", 0);
+                have = 1;
                 on = 0;
             } else {
                 on = strchr(keep, line[1]) != NULL;
             }
             continue;
         }
-        if (on && n)
-            rec_append(&out[n - 1], line, strlen(line));
+        if (on && have) {
+            buf_add(&b, line, strlen(line));
+            buf_add(&b, "\n", 1);
+        }
     }
-    return n;
+    if (have)
+        rec(ud, num, &b);
+    free(b.s);
 }
 
-static int gain[MAXQ][MAXD];     /* 0 = not relevant */
-static int nrel[MAXQ];
-
-static void parse_qrels(char *s)
+static void cran_doc(void *ud, const char *num, buf *b)
 {
-    char *line = strtok(s, "\n");
-    for (; line; line = strtok(NULL, "\n")) {
-        int q, d, code;
-        if (sscanf(line, "%d %d %d", &q, &d, &code) != 3)
+    add_doc(ud, xstrndup(num, strlen(num)), b->s, b->n);
+}
+
+static void cran_query(void *ud, const char *num, buf *b)
+{
+    coll *c = ud;
+    char n[32];
+    (void)num;                  /* cranqrel numbers queries by order */
+    snprintf(n, sizeof n, "%lu", (unsigned long)c->nt + 1);
+    add_topic(c, n, b->s, b->n);
+}
+
+typedef struct splitkey {
+    size_t nrel;
+    unsigned long hash;
+    topic *t;
+} splitkey;
+
+static int cmp_split(const void *a, const void *b)
+{
+    const splitkey *x = a, *y = b;
+    if (x->nrel != y->nrel)
+        return x->nrel < y->nrel ? 1 : -1;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return strcmp(x->t->num, y->t->num);
+}
+
+/* The fixed dev/test split of Cranfield's queries, balanced in number
+** and in relevant documents: the queries ranked by their number of
+** relevant documents (most first; ties by the FNV-1a hash of the query
+** number, as decimal text), then taken two at a time; of each pair the
+** one whose hash is smaller goes to dev, the other to test; an odd last
+** query goes to test.  It depends only on cranqrel and the numbers, so
+** it never moves with the engine. */
+static void split_cranfield(coll *c)
+{
+    splitkey *k = xmalloc((c->nt + 1) * sizeof *k);
+    size_t i;
+    for (i = 0; i < c->nt; i++) {
+        k[i].nrel = c->t[i].nrel;
+        k[i].hash = fnv1a(c->t[i].num, strlen(c->t[i].num));
+        k[i].t = &c->t[i];
+    }
+    qsort(k, c->nt, sizeof *k, cmp_split);
+    for (i = 0; i < c->nt; i++) {
+        if (i + 1 == c->nt && i % 2 == 0) {
+            k[i].t->half = 1;
+        } else {
+            size_t mate = i % 2 ? i - 1 : i + 1;
+            k[i].t->half = k[i].hash < k[mate].hash
+                           || (k[i].hash == k[mate].hash && i < mate) ? 0 : 1;
+        }
+    }
+    free(k);
+}
+
+static void load_cranfield(coll *c, const char *dir)
+{
+    char *s, *p, *line;
+    memset(c, 0, sizeof *c);
+    c->name = "cranfield";
+    c->half[0] = "dev";
+    c->half[1] = "test";
+    c->nhalves = 2;
+    s = slurp_in(dir, "cran.all.1400");
+    parse_smart(s, "TW", cran_doc, c);
+    free(s);
+    s = slurp_in(dir, "cran.qry");
+    parse_smart(s, "W", cran_query, c);
+    free(s);
+    s = p = slurp_in(dir, "cranqrel");
+    while ((line = next_line(&p)) != NULL) {
+        int q, code;
+        char d[32], n[32];
+        topic *t;
+        if (sscanf(line, "%d %31s %d", &q, d, &code) != 3)
             continue;
-        if (q < 1 || q >= MAXQ || d < 1 || d >= MAXD)
+        snprintf(n, sizeof n, "%d", q);
+        if ((t = find_topic(c, n)) != NULL && code >= 1 && code <= 4)
+            add_judged(t, d, 5 - code);
+    }
+    free(s);
+    finish_topics(c);
+    split_cranfield(c);
+}
+
+/* ---- KJV passages ----------------------------------------------------- */
+
+typedef struct verse {
+    char   *book;               /* "Ge", "1Sm", ... (bible's abbreviations) */
+    int     chapter, verse;
+    char   *text;
+} verse;
+
+/* "Ge1:1 In the beginning..." -> book "Ge", 1, 1, text; 0 if not so. */
+static int parse_verse(char *line, verse *v)
+{
+    char *sp = strchr(line, ' '), *colon, *ch;
+    if (!sp || sp == line)
+        return 0;
+    for (colon = sp; colon > line && colon[-1] != ':'; colon--)
+        ;
+    if (colon == line || colon == sp)
+        return 0;
+    colon--;                    /* at ':' */
+    for (ch = colon; ch > line + 1 && ch[-1] >= '0' && ch[-1] <= '9'; ch--)
+        ;
+    if (ch == colon || ch == line)
+        return 0;
+    v->book = line;
+    v->chapter = atoi(ch);
+    v->verse = atoi(colon + 1);
+    *ch = 0;
+    v->text = sp + 1;
+    return v->chapter > 0 && v->verse > 0;
+}
+
+/* One chapter's verses v[0..n) cut into ceil(n / KJV_MAX) passages whose
+** sizes differ by at most one (the longer ones first), so that no passage
+** is a lone leftover verse; each is named "Book C:first-last" as bible
+** writes references ("Ge1:1-5", or "Obad1:21" for a single verse). */
+static void kjv_passages(coll *c, const verse *v, size_t n)
+{
+    size_t parts = (n + KJV_MAX - 1) / KJV_MAX, base = n / parts,
+           extra = n % parts, p, at = 0;
+    for (p = 0; p < parts; p++) {
+        size_t len = base + (p < extra), i;
+        char id[96];
+        buf b = {NULL, 0, 0};
+        if (len == 1)
+            snprintf(id, sizeof id, "%s%d:%d", v[at].book, v[at].chapter,
+                     v[at].verse);
+        else
+            snprintf(id, sizeof id, "%s%d:%d-%d", v[at].book, v[at].chapter,
+                     v[at].verse, v[at + len - 1].verse);
+        for (i = at; i < at + len; i++) {
+            if (i > at)
+                buf_add(&b, " ", 1);
+            buf_add(&b, v[i].text, strlen(v[i].text));
+        }
+        add_doc(c, xstrndup(id, strlen(id)), b.s, b.n);
+        free(b.s);
+        at += len;
+    }
+}
+
+static void load_kjv(coll *c, const char *dir, const char *textfile)
+{
+    char *s, *p, *line, path[4096];
+    verse *v = NULL;
+    size_t nv = 0, capv = 0, lineno = 0, start = 0, i;
+    memset(c, 0, sizeof *c);
+    c->name = "kjv";
+    c->half[0] = "all";
+    c->nhalves = 1;
+    c->pooled = 1;
+    s = p = slurp(textfile);
+    while ((line = next_line(&p)) != NULL) {
+        lineno++;
+        if (!*line)
             continue;
-        if (code >= 1 && code <= 4 && !gain[q][d]) {
-            gain[q][d] = 5 - code;
-            nrel[q]++;
+        grow((void **)&v, &capv, nv + 1, sizeof *v);
+        if (!parse_verse(line, &v[nv])) {
+            fprintf(stderr, "eval: %s:%lu: not a verse line \"Book C:V "
+                    "text\" (bible -f prints them)\n", textfile,
+                    (unsigned long)lineno);
+            exit(2);
+        }
+        nv++;
+    }
+    for (i = 1; i <= nv; i++)
+        if (i == nv || strcmp(v[i].book, v[start].book)
+            || v[i].chapter != v[start].chapter) {
+            kjv_passages(c, v + start, i - start);
+            start = i;
+        }
+    free(v);
+    free(s);
+    snprintf(path, sizeof path, "%s/topics.tsv", dir);
+    s = p = slurp(path);
+    while ((line = next_line(&p)) != NULL) {
+        char *tab = strchr(line, '\t'), *end;
+        if (line[0] == '#' || !tab)
+            continue;
+        *tab = 0;
+        end = strchr(tab + 1, '\t');
+        add_topic(c, line, tab + 1,
+                  end ? (size_t)(end - tab - 1) : strlen(tab + 1));
+    }
+    free(s);
+    snprintf(path, sizeof path, "%s/qrels", dir);
+    s = p = slurp(path);
+    while ((line = next_line(&p)) != NULL) {
+        char q[32], it[32], d[96];
+        int g;
+        topic *t;
+        if (sscanf(line, "%31s %31s %95s %d", q, it, d, &g) != 4)
+            continue;
+        if (!(t = find_topic(c, q))) {
+            fprintf(stderr, "eval: %s: judgement for unknown topic %s\n",
+                    path, q);
+            exit(2);
+        }
+        add_judged(t, d, g < 0 ? 0 : g);
+    }
+    free(s);
+    finish_topics(c);
+}
+
+/* ---- the reference system: query likelihood --------------------------- */
+
+/* Independent of the engine on purpose: its own tokenizer, index and
+** ranking function, so that its top documents widen the pool and its
+** figures anchor the engine's.  Nothing in it is fitted to a collection:
+** mu 2000 is Zhai & Lafferty's (2001) default, the stopwords are
+** Lucene's English set, the stemmer Harman's (1991) S stemmer. */
+typedef struct posting {
+    unsigned doc, tf;
+} posting;
+
+typedef struct term {
+    char    *s;
+    posting *p;
+    size_t   np, capp;
+    double   cf;
+} term;
+
+typedef struct ql {
+    term     *t;
+    size_t    nt, capt;
+    long     *slot;             /* open addressing: index into t, or -1 */
+    size_t    nslot;
+    double   *dlen, total;
+    size_t    nd;
+} ql;
+
+static const char *const ql_stop[] = {
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if",
+    "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that",
+    "the", "their", "then", "there", "these", "they", "this", "to", "was",
+    "will", "with"
+};
+
+static int ql_stopword(const char *w)
+{
+    size_t i;
+    for (i = 0; i < sizeof ql_stop / sizeof ql_stop[0]; i++)
+        if (!strcmp(w, ql_stop[i]))
+            return 1;
+    return 0;
+}
+
+/* Harman's S stemmer: the first rule that applies. */
+static void s_stem(char *w)
+{
+    size_t n = strlen(w);
+    if (n > 3 && !strcmp(w + n - 3, "ies") && w[n - 4] != 'e'
+        && w[n - 4] != 'a') {
+        strcpy(w + n - 3, "y");
+    } else if (n > 2 && !strcmp(w + n - 2, "es") && w[n - 3] != 'a'
+               && w[n - 3] != 'e' && w[n - 3] != 'o') {
+        w[n - 1] = 0;
+    } else if (n > 1 && w[n - 1] == 's' && w[n - 2] != 'u'
+               && w[n - 2] != 's') {
+        w[n - 1] = 0;
+    }
+}
+
+/* The next word of s[*at..len): lower-cased, stemmed, not a stopword. */
+static int ql_word(const char *s, size_t len, size_t *at, char *w,
+                   size_t cap)
+{
+    while (*at < len) {
+        size_t n = 0;
+        while (*at < len && !((s[*at] >= 'a' && s[*at] <= 'z')
+               || (s[*at] >= 'A' && s[*at] <= 'Z')
+               || (s[*at] >= '0' && s[*at] <= '9')
+               || (unsigned char)s[*at] >= 0x80))
+            (*at)++;
+        while (*at < len && ((s[*at] >= 'a' && s[*at] <= 'z')
+               || (s[*at] >= 'A' && s[*at] <= 'Z')
+               || (s[*at] >= '0' && s[*at] <= '9')
+               || (unsigned char)s[*at] >= 0x80)) {
+            char ch = s[*at];
+            if (ch >= 'A' && ch <= 'Z')
+                ch = (char)(ch - 'A' + 'a');
+            if (n + 1 < cap)
+                w[n++] = ch;
+            (*at)++;
+        }
+        w[n] = 0;
+        if (n && !ql_stopword(w)) {
+            s_stem(w);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static long ql_find(const ql *x, const char *w, size_t *slot)
+{
+    size_t i = fnv1a(w, strlen(w)) & (x->nslot - 1);
+    while (x->slot[i] >= 0 && strcmp(x->t[x->slot[i]].s, w))
+        i = (i + 1) & (x->nslot - 1);
+    *slot = i;
+    return x->slot[i];
+}
+
+static long ql_intern(ql *x, const char *w)
+{
+    size_t slot, i;
+    long id = ql_find(x, w, &slot);
+    if (id >= 0)
+        return id;
+    if (2 * (x->nt + 1) > x->nslot) {       /* rehash at half full */
+        free(x->slot);
+        x->nslot *= 2;
+        x->slot = xmalloc(x->nslot * sizeof *x->slot);
+        for (i = 0; i < x->nslot; i++)
+            x->slot[i] = -1;
+        for (i = 0; i < x->nt; i++) {
+            ql_find(x, x->t[i].s, &slot);
+            x->slot[slot] = (long)i;
+        }
+        ql_find(x, w, &slot);
+    }
+    grow((void **)&x->t, &x->capt, x->nt + 1, sizeof *x->t);
+    memset(&x->t[x->nt], 0, sizeof x->t[x->nt]);
+    x->t[x->nt].s = xstrndup(w, strlen(w));
+    x->slot[slot] = (long)x->nt;
+    return (long)x->nt++;
+}
+
+static void ql_build(ql *x, const coll *c)
+{
+    size_t i, at;
+    char w[64];
+    memset(x, 0, sizeof *x);
+    x->nslot = 1024;
+    x->slot = xmalloc(x->nslot * sizeof *x->slot);
+    for (i = 0; i < x->nslot; i++)
+        x->slot[i] = -1;
+    x->nd = c->nd;
+    x->dlen = xmalloc((c->nd + 1) * sizeof *x->dlen);
+    for (i = 0; i < c->nd; i++) {
+        at = 0;
+        x->dlen[i] = 0;
+        while (ql_word(c->d[i].text, c->d[i].len, &at, w, sizeof w)) {
+            long id = ql_intern(x, w);   /* may move x->t */
+            term *t = &x->t[id];
+            if (t->np && t->p[t->np - 1].doc == i) {
+                t->p[t->np - 1].tf++;
+            } else {
+                grow((void **)&t->p, &t->capp, t->np + 1, sizeof *t->p);
+                t->p[t->np].doc = (unsigned)i;
+                t->p[t->np++].tf = 1;
+            }
+            t->cf++;
+            x->dlen[i]++;
+            x->total++;
         }
     }
 }
 
-typedef struct metrics {
-    double map, ndcg, p10, r100, mrr;
-} metrics;
-
-static int cmp_desc(const void *a, const void *b)
-{
-    return *(const int *)b - *(const int *)a;
-}
-
-static double ideal_dcg(int q)
-{
-    int g[MAXD], n = 0, d, i;
-    double s = 0;
-    for (d = 1; d < MAXD; d++)
-        if (gain[q][d])
-            g[n++] = gain[q][d];
-    qsort(g, (size_t)n, sizeof g[0], cmp_desc);
-    for (i = 0; i < n && i < 10; i++)
-        s += g[i] / (log(i + 2.0) / log(2.0));
-    return s;
-}
-
-/* Score one ranking (document numbers, best first) for query q. */
-static void score_run(int q, const int *docs, size_t n, metrics *m)
+static void ql_free(ql *x)
 {
     size_t i;
-    int hits = 0, h100 = 0;
-    double ap = 0, dcg = 0, idcg = ideal_dcg(q), rr = 0;
+    for (i = 0; i < x->nt; i++) {
+        free(x->t[i].s);
+        free(x->t[i].p);
+    }
+    free(x->t);
+    free(x->slot);
+    free(x->dlen);
+}
+
+typedef struct ranked {
+    size_t doc;                 /* index into coll.d */
+    double score;
+} ranked;
+
+static const coll *rank_coll;   /* for cmp_ranked's tie-break by id */
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return strcmp(rank_coll->d[x->doc].id, rank_coll->d[y->doc].id);
+}
+
+/* Rank the documents that hold a query term by
+** sum over query terms t of log((tf(t,d) + mu P(t|C)) / (|d| + mu)). */
+static size_t ql_search(const ql *x, const coll *c, const topic *tp,
+                        ranked *out, size_t k)
+{
+    const double mu = 2000;
+    double *score = xmalloc((x->nd + 1) * sizeof *score), qn = 0;
+    unsigned char *hit = calloc(x->nd + 1, 1);
+    ranked *all = xmalloc((x->nd + 1) * sizeof *all);
+    size_t at = 0, i, n = 0, slot;
+    char w[64];
+    if (!hit) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    for (i = 0; i < x->nd; i++)
+        score[i] = 0;
+    while (ql_word(tp->text, tp->len, &at, w, sizeof w)) {
+        long id = ql_find(x, w, &slot);
+        const term *t;
+        double pc;
+        if (id < 0)
+            continue;           /* a word no document has scores alike */
+        t = &x->t[id];
+        pc = t->cf / x->total;
+        qn++;
+        for (i = 0; i < x->nd; i++)
+            score[i] += log(mu * pc);
+        for (i = 0; i < t->np; i++) {
+            score[t->p[i].doc] += log(t->p[i].tf + mu * pc) - log(mu * pc);
+            hit[t->p[i].doc] = 1;
+        }
+    }
+    for (i = 0; i < x->nd; i++)
+        if (hit[i]) {
+            all[n].doc = i;
+            all[n++].score = score[i] - qn * log(x->dlen[i] + mu);
+        }
+    rank_coll = c;
+    qsort(all, n, sizeof *all, cmp_ranked);
+    if (n > k)
+        n = k;
+    memcpy(out, all, n * sizeof *out);
+    free(all);
+    free(hit);
+    free(score);
+    return n;
+}
+
+/* ---- pipelines -------------------------------------------------------- */
+
+enum { P_BM25, P_DENSE, P_LEXLEG, P_DENSELEG, P_RRF, P_CONVEX, P_WEIGHTED,
+       P_BM25_CE, P_RRF_CE, P_CONVEX_CE, P_RRF_COLBERT, P_RRF_NOFB,
+       P_CONVEX_NOFB, P_QL, NPIPE };
+
+typedef struct pipeline {
+    const char *label, *tag;    /* tag: the run file's name and column */
+    int mode, fusion, rerank;
+    size_t rerank_top;
+    int leg;                    /* 1: lexical leg (w_dense 0), 2: dense leg */
+    int nofb;                   /* the model built with prf_docs = 0 */
+    int input[2];               /* the stages it is built on; -1: none */
+} pipeline;
+
+/* In order: the plain lists, the feedback legs, their fusions, the
+** reranked cascades, the ablations, the reference.  The inputs are what
+** a stage must not fall below: a leg its plain list, a hybrid the better
+** of its two legs (with feedback: the legs the fusion really reads), a
+** rerank the list it reranks. */
+static const pipeline pipes[NPIPE] = {
+    {"sparse (BM25)", "bm25", RCP_MODE_SPARSE, RCP_FUSE_RRF,
+     RCP_RERANK_NONE, 0, 0, 0, {-1, -1}},
+    {"dense", "dense", RCP_MODE_DENSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0,
+     0, 0, {-1, -1}},
+    {"lexical leg alone (BM25+RM3)", "lexleg", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 1, 0, {P_BM25, -1}},
+    {"dense leg alone (+Rocchio)", "denseleg", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 2, 0, {P_DENSE, -1}},
+    {"hybrid rrf", "rrf", RCP_MODE_HYBRID, RCP_FUSE_RRF, RCP_RERANK_NONE, 0,
+     0, 0, {P_LEXLEG, P_DENSELEG}},
+    {"hybrid convex", "convex", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
+     RCP_RERANK_NONE, 0, 0, 0, {P_LEXLEG, P_DENSELEG}},
+    {"hybrid weighted", "weighted", RCP_MODE_HYBRID, RCP_FUSE_WEIGHTED,
+     RCP_RERANK_NONE, 0, 0, 0, {P_LEXLEG, P_DENSELEG}},
+    {"sparse + cross-encoder@100", "bm25-ce", RCP_MODE_SPARSE, RCP_FUSE_RRF,
+     RCP_RERANK_CROSS, 100, 0, 0, {P_BM25, -1}},
+    {"hybrid rrf + cross-enc@100", "rrf-ce", RCP_MODE_HYBRID, RCP_FUSE_RRF,
+     RCP_RERANK_CROSS, 100, 0, 0, {P_RRF, -1}},
+    {"hybrid convex + cross-enc@100", "convex-ce", RCP_MODE_HYBRID,
+     RCP_FUSE_CONVEX, RCP_RERANK_CROSS, 100, 0, 0, {P_CONVEX, -1}},
+    {"hybrid rrf + colbert@100", "rrf-colbert", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_COLBERT, 100, 0, 0, {P_RRF, -1}},
+    {"hybrid rrf, no feedback", "rrf-nofb", RCP_MODE_HYBRID, RCP_FUSE_RRF,
+     RCP_RERANK_NONE, 0, 0, 1, {P_BM25, P_DENSE}},
+    {"hybrid convex, no feedback", "convex-nofb", RCP_MODE_HYBRID,
+     RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 1, {P_BM25, P_DENSE}},
+    {"reference: query likelihood", "ql", 0, 0, 0, 0, 0, 0, {-1, -1}},
+};
+
+enum { M_NDCG, M_MAP, M_R100, M_JUDGED, NMETRIC };
+static const char *const metric_name[NMETRIC] = {
+    "nDCG@10", "MAP", "R@100", "judged@10"
+};
+
+typedef struct run_opts {
+    const char *runs_dir;       /* --runs: TREC run files, or NULL */
+    size_t pool;                /* --pool N, 0: none */
+    const char *pool_file;      /* --pool-file: where (NULL: stdout) */
+} run_opts;
+
+/* per query, per pipeline, per metric; and the top `pool` of each */
+typedef struct results {
+    double *v;                  /* [pipe][topic][metric] */
+    size_t *top;                /* [pipe][topic][pool]: doc index + 1 */
+} results;
+
+static double *res_at(const results *r, const coll *c, int p, size_t t)
+{
+    return r->v + ((size_t)p * c->nt + t) * NMETRIC;
+}
+
+/* Score one ranking (document indexes, best first) for topic t. */
+static void score_ranking(const coll *c, const topic *t, const size_t *d,
+                          size_t n, double *m)
+{
+    size_t i, hits = 0, h100 = 0, seen10 = 0;
+    double ap = 0, dcg = 0;
     for (i = 0; i < n; i++) {
-        int g = docs[i] > 0 && docs[i] < MAXD ? gain[q][docs[i]] : 0;
-        if (!g)
+        const judged *j = judgement(t, c->d[d[i]].id);
+        if (j && i < 10)
+            seen10++;
+        if (!j || j->gain <= 0)
             continue;
         hits++;
         ap += (double)hits / (double)(i + 1);
         if (i < 10)
-            dcg += g / (log(i + 2.0) / log(2.0));
-        if (i < 10)
-            m->p10 += 0.1;
+            dcg += j->gain / (log(i + 2.0) / log(2.0));
         if (i < 100)
             h100++;
-        if (rr == 0)
-            rr = 1.0 / (double)(i + 1);
     }
-    m->map += nrel[q] ? ap / nrel[q] : 0;
-    m->ndcg += idcg > 0 ? dcg / idcg : 0;
-    m->r100 += nrel[q] ? (double)h100 / nrel[q] : 0;
-    m->mrr += rr;
+    m[M_NDCG] = t->idcg > 0 ? dcg / t->idcg : 0;
+    m[M_MAP] = t->nrel ? ap / (double)t->nrel : 0;
+    m[M_R100] = t->nrel ? (double)h100 / (double)t->nrel : 0;
+    m[M_JUDGED] = n ? (double)seen10 / (double)(n < 10 ? n : 10) : 0;
 }
 
-typedef struct config {
-    const char *label;
-    int mode, fusion, rerank;
-    size_t rerank_top;
-    int no_dense;           /* hybrid with dense weight 0: BM25 + RM3 */
-} config;
-
-static void run(rcp_model *model, const config *c, rec *qs, size_t nq)
+/* The engine holding every document of c; docs[docno] is the index in c
+** of the document the engine numbers docno (nothing is deleted, so the
+** numbers stay put). */
+static rcp_model *build_model(const coll *c, rcp_model_opts o,
+                              size_t **docs)
 {
-    static rcp_model_hit hits[DEPTH];
-    static int docs[DEPTH];
-    rcp_model_query q;
-    metrics m;
-    size_t i, j, n, judged = 0;
-    memset(&m, 0, sizeof m);
-    for (i = 0; i < nq; i++) {
-        int qn = (int)i + 1;        /* cranqrel numbers queries by order */
-        rcp_model_query_init(&q);
-        q.text = qs[i].text;
-        q.len = qs[i].len;
-        q.k = q.candidate_k = DEPTH;
-        q.mode = c->mode;
-        q.fusion = c->fusion;
-        q.rerank = c->rerank;
-        q.rerank_top = c->rerank_top;
-        q.no_confidence = 1;
-        if (c->no_dense)
-            q.w_dense = 0;
-        if (rcp_model_search(model, &q, hits, &n)) {
-            fprintf(stderr, "eval: search failed\n");
+    char err[256];
+    rcp_model *m = rcp_model_new(&o, err, sizeof err);
+    size_t i;
+    if (!m) {
+        fprintf(stderr, "eval: %s\n", err);
+        exit(1);
+    }
+    *docs = xmalloc((c->nd + 1) * sizeof **docs);
+    for (i = 0; i < c->nd; i++) {
+        if (rcp_model_add(m, c->d[i].id, strlen(c->d[i].id), c->d[i].text,
+                          c->d[i].len, NULL, 0)) {
+            fprintf(stderr, "eval: out of memory\n");
             exit(1);
         }
-        for (j = 0; j < n; j++) {
-            rcp_model_docview v;
-            rcp_model_doc(model, hits[j].doc, &v);
-            docs[j] = atoi(v.id);
-        }
-        if (!nrel[qn])
-            continue;
-        judged++;
-        score_run(qn, docs, n, &m);
     }
-    printf("| %-30s | %6.4f | %7.4f | %6.4f | %6.4f | %6.4f |\n", c->label,
-           m.map / judged, m.ndcg / judged, m.p10 / judged,
-           m.r100 / judged, m.mrr / judged);
-    fflush(stdout);
+    for (i = 0; i < c->nd; i++) {
+        long dn = rcp_model_find(m, c->d[i].id, strlen(c->d[i].id));
+        if (dn < 0 || (size_t)dn >= c->nd) {
+            fprintf(stderr, "eval: %s: the engine lost document %s\n",
+                    c->name, c->d[i].id);
+            exit(1);
+        }
+        (*docs)[dn] = i;
+    }
+    return m;
 }
 
-static rec docs_[MAXD + 8], qrys_[MAXQ];
+/* The engine's ranking for topic t under pipeline p. */
+static size_t engine_search(const rcp_model *m, const size_t *docs,
+                            const pipeline *p, const topic *t, ranked *out)
+{
+    static rcp_model_hit hits[DEPTH];
+    rcp_model_query q;
+    size_t n, i;
+    rcp_model_query_init(&q);
+    q.text = t->text;
+    q.len = t->len;
+    q.k = q.candidate_k = DEPTH;
+    q.mode = p->mode;
+    q.fusion = p->fusion;
+    q.rerank = p->rerank;
+    q.rerank_top = p->rerank_top;
+    q.no_confidence = 1;
+    if (p->leg == 1)
+        q.w_dense = 0;
+    else if (p->leg == 2)
+        q.w_sparse = 0;
+    if (rcp_model_search(m, &q, hits, &n)) {
+        fprintf(stderr, "eval: search failed\n");
+        exit(1);
+    }
+    for (i = 0; i < n; i++) {
+        out[i].doc = docs[hits[i].doc];
+        out[i].score = hits[i].score;
+    }
+    return n;
+}
+
+static void run_coll(const coll *c, const rcp_model_opts *o,
+                     const run_opts *ro, results *r)
+{
+    static ranked rk[DEPTH];
+    static size_t d[DEPTH];
+    rcp_model_opts nofb = *o;
+    size_t *docs, *docs0;
+    rcp_model *m = build_model(c, *o, &docs), *m0;
+    ql x;
+    int p;
+    nofb.prf_docs = 0;
+    m0 = build_model(c, nofb, &docs0);
+    ql_build(&x, c);
+    r->v = xmalloc((size_t)NPIPE * (c->nt + 1) * NMETRIC * sizeof *r->v);
+    r->top = calloc((size_t)NPIPE * (c->nt + 1) * (ro->pool + 1),
+                    sizeof *r->top);
+    if (!r->top) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    for (p = 0; p < NPIPE; p++) {
+        FILE *f = NULL;
+        size_t t, i, n;
+        if (ro->runs_dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.%s.run", ro->runs_dir,
+                     c->name, pipes[p].tag);
+            if (!(f = fopen(path, "w"))) {
+                fprintf(stderr, "eval: cannot write %s\n", path);
+                exit(2);
+            }
+        }
+        for (t = 0; t < c->nt; t++) {
+            n = p == P_QL ? ql_search(&x, c, &c->t[t], rk, DEPTH)
+                          : pipes[p].nofb
+                          ? engine_search(m0, docs0, &pipes[p], &c->t[t], rk)
+                          : engine_search(m, docs, &pipes[p], &c->t[t], rk);
+            for (i = 0; i < n; i++)
+                d[i] = rk[i].doc;
+            score_ranking(c, &c->t[t], d, n, res_at(r, c, p, t));
+            for (i = 0; i < n && i < ro->pool; i++)
+                r->top[((size_t)p * c->nt + t) * ro->pool + i] = d[i] + 1;
+            for (i = 0; f && i < n; i++)
+                fprintf(f, "%s Q0 %s %lu %.6f %s\n", c->t[t].num,
+                        c->d[d[i]].id, (unsigned long)i + 1, rk[i].score,
+                        pipes[p].tag);
+        }
+        if (f)
+            fclose(f);
+    }
+    ql_free(&x);
+    rcp_model_free(m0);
+    rcp_model_free(m);
+    free(docs0);
+    free(docs);
+}
+
+/* ---- reporting -------------------------------------------------------- */
+
+typedef struct column {
+    const coll    *c;
+    const results *r;
+    int            half;
+} column;
+
+/* Mean of metric k of pipeline p over the column's judged topics. */
+static double col_mean(const column *col, int p, int k)
+{
+    size_t t, n = 0;
+    double s = 0;
+    for (t = 0; t < col->c->nt; t++)
+        if (col->c->t[t].half == col->half && col->c->t[t].nrel) {
+            s += res_at(col->r, col->c, p, t)[k];
+            n++;
+        }
+    return n ? s / (double)n : 0;
+}
+
+static double round4(double x)
+{
+    return floor(x * 10000 + 0.5) / 10000;
+}
+
+/* The input of p whose mean is higher in this column (-1: none). */
+static int best_input(const column *col, int p, int k)
+{
+    int a = pipes[p].input[0], b = pipes[p].input[1];
+    if (a < 0 || b < 0)
+        return a;
+    return col_mean(col, b, k) > col_mean(col, a, k) ? b : a;
+}
+
+/* Below its input as the table shows it (to 4 places). */
+static int below_input(const column *col, int p, int k)
+{
+    int in = best_input(col, p, k);
+    return in >= 0 && round4(col_mean(col, p, k)) < round4(col_mean(col, in,
+                                                                    k));
+}
+
+static void print_table(const column *cols, size_t ncol, int k)
+{
+    size_t i;
+    int p;
+    printf("\n%s\n\n| %-30s |", metric_name[k], "pipeline");
+    for (i = 0; i < ncol; i++) {
+        char h[48];
+        snprintf(h, sizeof h, "%s %s", cols[i].c->name,
+                 cols[i].c->half[cols[i].half]);
+        printf(" %-15s |", h);
+    }
+    printf("\n|--------------------------------|");
+    for (i = 0; i < ncol; i++)
+        printf("-----------------|");
+    printf("\n");
+    for (p = 0; p < NPIPE; p++) {
+        printf("| %-30s |", pipes[p].label);
+        for (i = 0; i < ncol; i++)
+            printf("   %6.4f %-6s |", col_mean(&cols[i], p, k),
+                   k != M_JUDGED && below_input(&cols[i], p, k) ? "<" : "");
+        printf("\n");
+    }
+}
+
+/* xorshift64*: the randomization test's generator, seeded the same every
+** run, so the p-values are reproducible. */
+static unsigned long long rng_state = 0x9e3779b97f4a7c15ULL;
+
+static unsigned long long rng(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ULL;
+}
+
+/* Two-sided paired randomization test (Fisher; Smucker, Allan and
+** Carterette 2007) of the mean per-query difference, by random sign
+** flips; counts the queries that got worse and better. */
+static double paired_p(const column *col, int p, int in, int k, int *worse,
+                       int *better)
+{
+    size_t t, n = 0, i, j;
+    double *dv = xmalloc((col->c->nt + 1) * sizeof *dv), obs = 0;
+    long ge = 0;
+    *worse = *better = 0;
+    for (t = 0; t < col->c->nt; t++)
+        if (col->c->t[t].half == col->half && col->c->t[t].nrel) {
+            double x = res_at(col->r, col->c, p, t)[k]
+                       - res_at(col->r, col->c, in, t)[k];
+            dv[n++] = x;
+            obs += x;
+            *worse += x < -1e-12;
+            *better += x > 1e-12;
+        }
+    rng_state = 0x9e3779b97f4a7c15ULL;
+    for (i = 0; i < NPERM; i++) {
+        double s = 0;
+        for (j = 0; j < n; j++)
+            s += (rng() >> 63) ? dv[j] : -dv[j];
+        ge += fabs(s) >= fabs(obs) - 1e-12;
+    }
+    free(dv);
+    return (double)(ge + 1) / (double)(NPERM + 1);
+}
+
+static void print_drops(const column *cols, size_t ncol)
+{
+    size_t i;
+    int p, k, any = 0;
+    printf("\nBelow the input stage (\"<\" above): the mean difference, "
+           "queries worse / better, two-sided paired randomization p "
+           "(%d permutations)\n\n", NPERM);
+    for (p = 0; p < NPIPE; p++)
+        for (i = 0; i < ncol; i++)
+            for (k = 0; k < M_JUDGED; k++) {
+                int in, w, b;
+                double pv;
+                if (!below_input(&cols[i], p, k))
+                    continue;
+                in = best_input(&cols[i], p, k);
+                pv = paired_p(&cols[i], p, in, k, &w, &b);
+                printf("- %s < %s: %s %s %s %.4f vs %.4f (%+.4f), %d worse "
+                       "/ %d better, p %.3f\n", pipes[p].label,
+                       pipes[in].label, cols[i].c->name,
+                       cols[i].c->half[cols[i].half], metric_name[k],
+                       col_mean(&cols[i], p, k), col_mean(&cols[i], in, k),
+                       col_mean(&cols[i], p, k) - col_mean(&cols[i], in, k),
+                       w, b, pv);
+                any = 1;
+            }
+    if (!any)
+        printf("- none: every stage is at or above its input everywhere\n");
+}
+
+/* --pool N: the unjudged documents of every pipeline's top N. */
+static void print_pool(FILE *f, const coll *c, const results *r,
+                       size_t depth)
+{
+    size_t t, i, pooled = 0;
+    unsigned char *seen = xmalloc(c->nd + 1);
+    int p;
+    for (t = 0; t < c->nt; t++) {
+        memset(seen, 0, c->nd + 1);
+        for (i = 0; i < depth; i++)          /* best ranks first */
+            for (p = 0; p < NPIPE; p++) {
+                size_t d = r->top[((size_t)p * c->nt + t) * depth + i];
+                if (!d || seen[d - 1] || judgement(&c->t[t], c->d[d - 1].id))
+                    continue;
+                seen[d - 1] = 1;
+                fprintf(f, "%s\t%s\t%s\n", c->t[t].num, c->d[d - 1].id,
+                        c->d[d - 1].text);
+                pooled++;
+            }
+    }
+    fprintf(stderr, "eval: %s: %lu unjudged documents in the top %lu of "
+            "the %d pipelines\n", c->name, (unsigned long)pooled,
+            (unsigned long)depth, NPIPE);
+    free(seen);
+}
+
+static void describe(const coll *c)
+{
+    size_t t, nq[2] = {0, 0}, nr[2] = {0, 0}, nj = 0, n2 = 0, k;
+    int h;
+    for (t = 0; t < c->nt; t++) {
+        if (!c->t[t].nrel)
+            continue;
+        nq[c->t[t].half]++;
+        nr[c->t[t].half] += c->t[t].nrel;
+        nj += c->t[t].nj;
+        for (k = 0; k < c->t[t].nj; k++)
+            n2 += c->t[t].j[k].gain >= 2;
+    }
+    printf("%s: %lu documents, %lu topics;", c->name, (unsigned long)c->nd,
+           (unsigned long)c->nt);
+    for (h = 0; h < c->nhalves; h++)
+        printf(" %s %lu judged (%lu relevant)", c->half[h],
+               (unsigned long)nq[h], (unsigned long)nr[h]);
+    if (c->pooled)
+        printf("; %lu judgements, %lu relevant, %lu of them grade 2", 
+               (unsigned long)nj, (unsigned long)(nr[0] + nr[1]),
+               (unsigned long)n2);
+    printf("\n");
+}
 
 int main(int argc, char **argv)
 {
-    static const config cfgs[] = {
-        {"sparse (BM25)", RCP_MODE_SPARSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0},
-        {"dense", RCP_MODE_DENSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0},
-        {"hybrid rrf", RCP_MODE_HYBRID, RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0},
-        {"hybrid convex", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
-         RCP_RERANK_NONE, 0, 0},
-        {"hybrid weighted", RCP_MODE_HYBRID, RCP_FUSE_WEIGHTED,
-         RCP_RERANK_NONE, 0, 0},
-        {"sparse + cross-encoder@100", RCP_MODE_SPARSE, RCP_FUSE_RRF,
-         RCP_RERANK_CROSS, 100, 0},
-        {"hybrid rrf + cross-enc@100", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-         RCP_RERANK_CROSS, 100, 0},
-        {"hybrid convex + cross-enc@100", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
-         RCP_RERANK_CROSS, 100, 0},
-        {"hybrid rrf + colbert@100", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-         RCP_RERANK_COLBERT, 100, 0},
-        {"lexical leg alone (BM25+RM3)", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-         RCP_RERANK_NONE, 0, 1},
-    };
-    static const config nofb[] = {
-        {"hybrid rrf, no feedback", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-         RCP_RERANK_NONE, 0, 0},
-        {"hybrid convex, no feedback", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
-         RCP_RERANK_NONE, 0, 0},
-    };
+    const char *cran = NULL, *kjv = NULL, *kjv_text = NULL;
     rcp_model_opts o;
-    rcp_model *model;
-    char err[256], id[32], *s;
-    size_t len, nd, nq, i;
-    int a;
-    if (argc < 2) {
-        fprintf(stderr, "usage: eval CRANFIELD_DIR [--dim N] "
-                "[--vectors FILE] [--prf N]\n");
-        return 2;
-    }
+    run_opts ro = {NULL, 0, NULL};
+    FILE *pf = stdout;
+    coll cs[2];
+    results rs[2];
+    column cols[4];
+    size_t nc = 0, ncol = 0, i;
+    rcp_model *probe;
+    char err[256];
+    int a, h, k;
     rcp_model_opts_init(&o);
-    for (a = 2; a + 1 < argc; a += 2) {
-        if (!strcmp(argv[a], "--dim"))
-            o.dim = (unsigned)atoi(argv[a + 1]);
+    for (a = 1; a < argc; a++) {
+        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+        if (argv[a][0] != '-' && !cran) {
+            cran = argv[a];
+            continue;
+        }
+        if (!v)
+            goto usage;
+        if (!strcmp(argv[a], "--cranfield"))
+            cran = v;
+        else if (!strcmp(argv[a], "--kjv"))
+            kjv = v;
+        else if (!strcmp(argv[a], "--kjv-text"))
+            kjv_text = v;
+        else if (!strcmp(argv[a], "--dim"))
+            o.dim = (unsigned)atoi(v);
         else if (!strcmp(argv[a], "--vectors"))
-            o.vectors_path = argv[a + 1];
+            o.vectors_path = v;
         else if (!strcmp(argv[a], "--prf"))
-            o.prf_docs = (unsigned)atoi(argv[a + 1]);
+            o.prf_docs = (unsigned)atoi(v);
+        else if (!strcmp(argv[a], "--runs"))
+            ro.runs_dir = v;
+        else if (!strcmp(argv[a], "--pool"))
+            ro.pool = (size_t)atoi(v);
+        else if (!strcmp(argv[a], "--pool-file"))
+            ro.pool_file = v;
+        else
+            goto usage;
+        a++;
     }
-    if (!(model = rcp_model_new(&o, err, sizeof err))) {
+    if ((!cran && !kjv) || (kjv && !kjv_text))
+        goto usage;
+    if (!(probe = rcp_model_new(&o, err, sizeof err))) {
         fprintf(stderr, "eval: %s\n", err);
         return 1;
     }
-    s = slurp(argv[1], "cran.all.1400", &len);
-    nd = parse_smart(s, "TW", docs_, MAXD + 8);
-    free(s);
-    s = slurp(argv[1], "cran.qry", &len);
-    nq = parse_smart(s, "W", qrys_, MAXQ);
-    free(s);
-    s = slurp(argv[1], "cranqrel", &len);
-    parse_qrels(s);
-    free(s);
-    for (i = 0; i < nd; i++) {
-        snprintf(id, sizeof id, "%d", docs_[i].num);
-        if (rcp_model_add(model, id, strlen(id), docs_[i].text,
-                          docs_[i].len, NULL, 0)) {
-            fprintf(stderr, "eval: out of memory\n");
-            return 1;
+    printf("Retrieval quality, depth %d, embedder %s\n\n", DEPTH,
+           rcp_model_identity(probe, RCP_EMBED_DENSE));
+    rcp_model_free(probe);
+    if (cran)
+        load_cranfield(&cs[nc++], cran);
+    if (kjv)
+        load_kjv(&cs[nc++], kjv, kjv_text);
+    for (i = 0; i < nc; i++) {
+        describe(&cs[i]);
+        run_coll(&cs[i], &o, &ro, &rs[i]);
+        for (h = 0; h < cs[i].nhalves; h++) {
+            cols[ncol].c = &cs[i];
+            cols[ncol].r = &rs[i];
+            cols[ncol++].half = h;
         }
     }
-    printf("Cranfield: %lu documents, %lu queries, depth %d, embedder %s\n\n",
-           (unsigned long)nd, (unsigned long)nq, DEPTH,
-           rcp_model_identity(model, RCP_EMBED_DENSE));
-    printf("| %-30s | %-6s | %-7s | %-6s | %-6s | %-6s |\n", "pipeline",
-           "MAP", "nDCG@10", "P@10", "R@100", "MRR");
-    printf("|--------------------------------|--------|---------|--------|"
-           "--------|--------|\n");
-    for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)
-        run(model, &cfgs[i], qrys_, nq);
-    rcp_model_free(model);
-    /* ablation: the same hybrids without pseudo-relevance feedback */
-    o.prf_docs = 0;
-    if (!(model = rcp_model_new(&o, err, sizeof err)))
-        return 1;
-    for (i = 0; i < nd; i++) {
-        snprintf(id, sizeof id, "%d", docs_[i].num);
-        if (rcp_model_add(model, id, strlen(id), docs_[i].text,
-                          docs_[i].len, NULL, 0))
-            return 1;
+    for (k = 0; k < M_JUDGED; k++)
+        print_table(cols, ncol, k);
+    for (i = 0; i < ncol && !cols[i].c->pooled; i++)
+        ;
+    if (i < ncol) {
+        column pc[4];
+        size_t np = 0;
+        for (i = 0; i < ncol; i++)
+            if (cols[i].c->pooled)
+                pc[np++] = cols[i];
+        print_table(pc, np, M_JUDGED);
     }
-    for (i = 0; i < sizeof nofb / sizeof nofb[0]; i++)
-        run(model, &nofb[i], qrys_, nq);
-    rcp_model_free(model);
+    print_drops(cols, ncol);
+    if (ro.pool && ro.pool_file && !(pf = fopen(ro.pool_file, "w"))) {
+        fprintf(stderr, "eval: cannot write %s\n", ro.pool_file);
+        return 2;
+    }
+    for (i = 0; ro.pool && i < nc; i++)
+        if (cs[i].pooled)
+            print_pool(pf, &cs[i], &rs[i], ro.pool);
+    if (pf != stdout && fclose(pf)) {
+        fprintf(stderr, "eval: cannot write %s\n", ro.pool_file);
+        return 2;
+    }
     return 0;
+usage:
+    fprintf(stderr, "usage: eval [CRANFIELD_DIR] [--cranfield DIR] "
+            "[--kjv DIR --kjv-text FILE] [--dim N] [--vectors FILE] "
+            "[--prf N] [--runs DIR] [--pool N [--pool-file FILE]]\n");
+    return 2;
 }
