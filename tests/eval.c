@@ -159,6 +159,18 @@ static unsigned long fnv1a(const char *s, size_t n)
     return h;
 }
 
+/* FNV-1a, 64 bits: the checksum of the KJV text the judges read. */
+static unsigned long long fnv1a64(const char *s, size_t n)
+{
+    unsigned long long h = 14695981039346656037ULL;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
 typedef struct buf {
     char  *s;
     size_t n, cap;
@@ -313,6 +325,24 @@ static void finish_topics(coll *c)
             t->idcg += g[k] / (log(k + 2.0) / log(2.0));
         free(g);
     }
+}
+
+static void coll_free(coll *c)
+{
+    size_t i, k;
+    for (i = 0; i < c->nd; i++) {
+        free(c->d[i].id);
+        free(c->d[i].text);
+    }
+    for (i = 0; i < c->nt; i++) {
+        for (k = 0; k < c->t[i].nj; k++)
+            free((char *)c->t[i].j[k].doc);
+        free(c->t[i].j);
+        free(c->t[i].num);
+        free(c->t[i].text);
+    }
+    free(c->d);
+    free(c->t);
 }
 
 /* ---- Cranfield -------------------------------------------------------- */
@@ -500,6 +530,29 @@ static void kjv_passages(coll *c, const verse *v, size_t n)
     }
 }
 
+/* The judgements hold for the text the judges read: when DIR has the
+** checksum of that text (text-fnv1a64), another text is refused rather
+** than scored against judgements made on different words. */
+static void check_text(const char *dir, const char *textfile,
+                       unsigned long long have)
+{
+    char path[4096], want[32];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/text-fnv1a64", dir);
+    if (!(f = fopen(path, "r")))
+        return;
+    if (!fgets(want, sizeof want, f))
+        want[0] = 0;
+    fclose(f);
+    if (strtoull(want, NULL, 16) != have) {
+        fprintf(stderr, "eval: %s is not the text the KJV judgements were "
+                "made on (FNV-1a 64 %016llx, %s says %.16s): extract it "
+                "with `bible -f Gen1:1-Rev22:21` from Debian's "
+                "bible-kjv-text 4.38\n", textfile, have, path, want);
+        exit(2);
+    }
+}
+
 static void load_kjv(coll *c, const char *dir, const char *textfile)
 {
     char *s, *p, *line, path[4096];
@@ -511,6 +564,7 @@ static void load_kjv(coll *c, const char *dir, const char *textfile)
     c->nhalves = 1;
     c->pooled = 1;
     s = p = slurp(textfile);
+    check_text(dir, textfile, fnv1a64(s, strlen(s)));
     while ((line = next_line(&p)) != NULL) {
         lineno++;
         if (!*line)
@@ -1055,33 +1109,9 @@ static int below_input(const column *col, int p, int k)
                                                                     k));
 }
 
-static void print_table(const column *cols, size_t ncol, int k)
-{
-    size_t i;
-    int p;
-    printf("\n%s\n\n| %-30s |", metric_name[k], "pipeline");
-    for (i = 0; i < ncol; i++) {
-        char h[48];
-        snprintf(h, sizeof h, "%s %s", cols[i].c->name,
-                 cols[i].c->half[cols[i].half]);
-        printf(" %-15s |", h);
-    }
-    printf("\n|--------------------------------|");
-    for (i = 0; i < ncol; i++)
-        printf("-----------------|");
-    printf("\n");
-    for (p = 0; p < NPIPE; p++) {
-        printf("| %-30s |", pipes[p].label);
-        for (i = 0; i < ncol; i++)
-            printf("   %6.4f %-6s |", col_mean(&cols[i], p, k),
-                   k != M_JUDGED && below_input(&cols[i], p, k) ? "<" : "");
-        printf("\n");
-    }
-}
-
-/* xorshift64*: the randomization test's generator, seeded the same every
-** run, so the p-values are reproducible. */
-static unsigned long long rng_state = 0x9e3779b97f4a7c15ULL;
+/* xorshift64*: the randomization test's generator, seeded the same for
+** every test, so the p-values are reproducible. */
+static unsigned long long rng_state;
 
 static unsigned long long rng(void)
 {
@@ -1092,8 +1122,9 @@ static unsigned long long rng(void)
 }
 
 /* Two-sided paired randomization test (Fisher; Smucker, Allan and
-** Carterette 2007) of the mean per-query difference, by random sign
-** flips; counts the queries that got worse and better. */
+** Carterette 2007) of the mean per-query difference of metric k between
+** p and in, by random sign flips; counts the queries that got worse and
+** better. */
 static double paired_p(const column *col, int p, int in, int k, int *worse,
                        int *better)
 {
@@ -1121,31 +1152,78 @@ static double paired_p(const column *col, int p, int in, int k, int *worse,
     return (double)(ge + 1) / (double)(NPERM + 1);
 }
 
+/* The table's mark for p in col: "<" below its input, "<!" below with
+** p < 0.05 (a drop noise explains badly), "" at or above. */
+static const char *mark(const column *col, int p, int k)
+{
+    int w, b;
+    if (k == M_JUDGED || !below_input(col, p, k))
+        return "";
+    return paired_p(col, p, best_input(col, p, k), k, &w, &b) < 0.05 ? "<!"
+                                                                     : "<";
+}
+
+static void print_table(const column *cols, size_t ncol, int k)
+{
+    size_t i;
+    int p;
+    printf("\n%s\n\n| %-30s |", metric_name[k], "pipeline");
+    for (i = 0; i < ncol; i++) {
+        char h[48];
+        snprintf(h, sizeof h, "%s %s", cols[i].c->name,
+                 cols[i].c->half[cols[i].half]);
+        printf(" %-15s |", h);
+    }
+    printf("\n|--------------------------------|");
+    for (i = 0; i < ncol; i++)
+        printf("-----------------|");
+    printf("\n");
+    for (p = 0; p < NPIPE; p++) {
+        printf("| %-30s |", pipes[p].label);
+        for (i = 0; i < ncol; i++)
+            printf("   %6.4f %-6s |", col_mean(&cols[i], p, k),
+                   mark(&cols[i], p, k));
+        printf("\n");
+    }
+}
+
+/* One line per stage and column that falls below its input somewhere:
+** for each metric, the figures, the mean difference, the queries that got
+** worse / better and the paired randomization p. */
 static void print_drops(const column *cols, size_t ncol)
 {
     size_t i;
     int p, k, any = 0;
-    printf("\nBelow the input stage (\"<\" above): the mean difference, "
-           "queries worse / better, two-sided paired randomization p "
-           "(%d permutations)\n\n", NPERM);
+    printf("\nBelow the input stage (\"<\" above; \"<!\": p < 0.05): "
+           "figure vs input (difference; queries worse / better; two-sided "
+           "paired randomization p, %d permutations)\n\n", NPERM);
     for (p = 0; p < NPIPE; p++)
-        for (i = 0; i < ncol; i++)
+        for (i = 0; i < ncol; i++) {
+            int first = -1;
             for (k = 0; k < M_JUDGED; k++) {
                 int in, w, b;
-                double pv;
+                double pv, x, y;
                 if (!below_input(&cols[i], p, k))
                     continue;
                 in = best_input(&cols[i], p, k);
                 pv = paired_p(&cols[i], p, in, k, &w, &b);
-                printf("- %s < %s: %s %s %s %.4f vs %.4f (%+.4f), %d worse "
-                       "/ %d better, p %.3f\n", pipes[p].label,
-                       pipes[in].label, cols[i].c->name,
-                       cols[i].c->half[cols[i].half], metric_name[k],
-                       col_mean(&cols[i], p, k), col_mean(&cols[i], in, k),
-                       col_mean(&cols[i], p, k) - col_mean(&cols[i], in, k),
-                       w, b, pv);
+                x = col_mean(&cols[i], p, k);
+                y = col_mean(&cols[i], in, k);
+                if (first < 0)
+                    printf("- %s, %s %s, below %s:", pipes[p].label,
+                           cols[i].c->name, cols[i].c->half[cols[i].half],
+                           pipes[in].label);
+                printf("%s %s %.4f vs %.4f (%+.4f; %d / %d; p %.3f)%s",
+                       first < 0 ? "" : ";", metric_name[k], x, y, x - y, w,
+                       b, pv, in != first && first >= 0 ? " vs the other leg"
+                                                        : "");
+                if (first < 0)
+                    first = in;
                 any = 1;
             }
+            if (first >= 0)
+                printf("\n");
+        }
     if (!any)
         printf("- none: every stage is at or above its input everywhere\n");
 }
@@ -1290,6 +1368,11 @@ int main(int argc, char **argv)
     if (pf != stdout && fclose(pf)) {
         fprintf(stderr, "eval: cannot write %s\n", ro.pool_file);
         return 2;
+    }
+    for (i = 0; i < nc; i++) {
+        free(rs[i].v);
+        free(rs[i].top);
+        coll_free(&cs[i]);
     }
     return 0;
 usage:

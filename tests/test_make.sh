@@ -78,7 +78,7 @@ $MAKE --no-print-directory BUILD="$T/w" OPT=-O0 CPPFLAGS="$W" DEVELOPER=1 \
     "$T/w/json.o" >"$T/make.log" 2>&1 && fail "DEVELOPER=1 did not add -Werror"
 ok "a warning does not stop a plain make; DEVELOPER=1 (make check) makes it an error"
 
-# --- make eval without the collection --------------------------------------
+# --- make eval: each collection missing, then two small ones --------------
 mkdir "$T/empty"
 $MAKE --no-print-directory -f "$ROOT/Makefile" -C "$T/empty" eval \
     >"$T/eval.log" 2>&1
@@ -90,14 +90,44 @@ need "$e" "the Cranfield collection is not in ../shared/data/cranfield" \
 need "$e" "http://ir.dcs.gla.ac.uk/resources/test_collections/cran/" \
      "make eval says where to get it"
 need "$e" "make eval CRANFIELD=DIR" "make eval says how to point elsewhere"
+$MAKE --no-print-directory -f "$ROOT/Makefile" -C "$T/empty" eval \
+    CRANFIELD= BIBLE="$T/no-such-bible" >"$T/eval.log" 2>&1
+rc=$?
+e=$(cat "$T/eval.log")
+[ $rc = 2 ] || fail "make eval without bible(1) exited $rc: $e"
+need "$e" "apt-get install bible-kjv" "make eval says how to get the KJV text"
+need "$e" "make eval KJV=" "make eval says how to leave the KJV out"
 C=$T/cran
 mkdir "$C"
 printf '.I 1\n.T\nwing flutter\n.W\nflutter of a swept wing .\n.I 2\n.T\nheat\n.W\nheat transfer in a boundary layer .\n' >"$C/cran.all.1400"
-printf '.I 001\n.W\nwing flutter .\n' >"$C/cran.qry"
-printf '1 1 1\n1 2 -1\n' >"$C/cranqrel"
-mk BUILD="$BUILD" eval CRANFIELD="$C"
-grep -q 'MAP' "$T/make.log" || fail "make eval CRANFIELD=DIR: $(cat "$T/make.log")"
-ok "make eval without the collection says where to get it (exit 2); CRANFIELD=DIR"
+printf '.I 001\n.W\nwing flutter .\n.I 002\n.W\nheat transfer .\n.I 004\n.W\nswept wing .\n' >"$C/cran.qry"
+printf '1 1 1\n1 2 -1\n2 2 2\n3 1 3\n' >"$C/cranqrel"
+K=$T/kjv
+mkdir "$K"
+printf 'Ge1:1 In the beginning God created the heaven and the earth.\nGe1:2 And the earth was without form, and void.\nExo1:1 Now these are the names of the children of Israel.\n' >"$K/verses.txt"
+printf '# a comment\nK01\tthe names of the children of Israel\twhat a judge reads\n' >"$K/topics.tsv"
+printf 'K01 0 Exo1:1 2\nK01 0 Ge1:1-2 0\n' >"$K/qrels"
+mk BUILD="$BUILD" eval CRANFIELD="$C" KJV="$K" KJV_TEXT="$K/verses.txt"
+e=$(cat "$T/make.log")
+need "$e" "| cranfield dev   | cranfield test  | kjv all         |" \
+     "make eval: one column per collection and half"
+need "$e" "dev 1 judged (1 relevant) test 2 judged (2 relevant)" \
+     "the Cranfield split: pairs by relevant count, the odd one to test"
+need "$e" "kjv: 2 documents, 1 topics" "KJV verses become passages in a chapter"
+need "$e" "| reference: query likelihood    |   1.0000        |   1.0000        |   1.0000        |" \
+     "the reference system ranks the only matching document first"
+for m in "nDCG@10" "MAP" "R@100" "judged@10" "Below the input stage"; do
+    need "$e" "$m" "make eval prints $m"
+done
+echo 0123456789abcdef >"$K/text-fnv1a64"
+$MAKE --no-print-directory BUILD="$BUILD" eval CRANFIELD= KJV="$K" \
+    KJV_TEXT="$K/verses.txt" >"$T/eval.log" 2>&1
+rc=$?
+e=$(cat "$T/eval.log")
+[ $rc = 2 ] || fail "make eval on other text than the judged one exited $rc"
+need "$e" "is not the text the KJV judgements were made on" \
+     "judgements are refused on other text"
+ok "make eval without a collection says how to get it (exit 2); both halves, both collections, the reference, the text checksum"
 
 # --- make install / uninstall ----------------------------------------------
 case $MACHINE in
