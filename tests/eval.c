@@ -33,13 +33,14 @@
 ** per metric: rows = pipelines, columns = collection x half.  A figure
 ** below its input stage (a feedback leg below its plain list, a hybrid
 ** below the better of its two legs, a rerank below the list it reranks)
-** is marked "<", and every such drop is listed with a paired
-** randomization test on the per-query differences, so that noise and a
-** stage that hurts can be told apart.
+** is marked "<" ("<!" when a paired randomization test on the per-query
+** differences gives p < 0.05), and every such drop is listed with its
+** figures and p, so that noise and a stage that hurts can be told apart.
+** Topics without a relevant document count in no mean.
 **
 ** The last row is a reference system that is not the engine: query
 ** likelihood with Dirichlet smoothing (Zhai & Lafferty 2001, mu 2000) on
-** its own tokenizer (ASCII folding, Lucene's 33 English stopwords,
+** its own tokenizer (ASCII case folding, Lucene's 33 English stopwords,
 ** Harman's S stemmer), so that a figure of the engine can be read
 ** against an independent one, and so that the pool is not the engine's
 ** view alone.
@@ -1273,9 +1274,8 @@ static void describe(const coll *c)
         printf(" %s %lu judged (%lu relevant)", c->half[h],
                (unsigned long)nq[h], (unsigned long)nr[h]);
     if (c->pooled)
-        printf("; %lu judgements, %lu relevant, %lu of them grade 2", 
-               (unsigned long)nj, (unsigned long)(nr[0] + nr[1]),
-               (unsigned long)n2);
+        printf("; %lu judgements, %lu of the relevant of grade 2",
+               (unsigned long)nj, (unsigned long)n2);
     printf("\n");
 }
 
