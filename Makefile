@@ -10,6 +10,9 @@
 #   make uninstall    removes exactly what make install writes
 #   make bench        benchmarks: figures printed next to limits measured
 #                     in the same run
+#   make fuzz         the libFuzzer targets of tests/fuzz/ (clang; build/fuzz)
+#   make fuzz-smoke   each target for FUZZ_SECONDS (default 20); part of
+#                     make check when clang has libFuzzer, else skipped
 #   make eval         retrieval quality on Cranfield (dev and test halves;
 #                     CRANFIELD=DIR, default ../shared/data/cranfield) and
 #                     on the held-out KJV passages (apt-get install
@@ -141,7 +144,7 @@ FLAGS_LINES = $(call shq,cc:       $(strip $(CC))) \
               $(call shq,shared:   $(if $(SHARED),$(SO_NAME),none))
 
 .PHONY: all lib check test-run make-test bench eval demo clean need-check \
-        install uninstall FORCE
+        install uninstall fuzz fuzz-build fuzz-smoke FORCE
 
 all: rcp lib
 
@@ -335,12 +338,18 @@ check: need-check
 	$(MAKE) test-run BUILD=build/asan DEVELOPER=1 SANFLAGS="$(SAN_CFLAGS)" \
 	    OPT=-O1
 	$(MAKE) make-test BUILD=build/dev DEVELOPER=1
+	$(MAKE) fuzz-smoke
 	@echo "make check: all passed (plain and sanitized)"
 
-test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp
+test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp \
+          $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS))
 	@set -e; for t in $(TESTS); do \
 	  echo "== $$t ($(BUILD))"; \
 	  RCP_BIN=$(BUILD)/rcp $(BUILD)/tests/$$t; \
+	done
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz corpus replay: $$t ($(BUILD))"; \
+	  $(BUILD)/fuzz/replay_$$t tests/fuzz/seeds/$$t tests/fuzz/regress/$$t; \
 	done
 	@echo "== conformance, bare server ($(BUILD))"
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --debug
@@ -350,6 +359,82 @@ test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --data $(CONFORM_STORE)
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --data $(CONFORM_STORE) \
 	    $(CONFORM_FIELDS)
+
+# --- fuzzing ---------------------------------------------------------------
+# One libFuzzer target per file, tests/fuzz/fuzz_<name>.c (tests/fuzz/fuzz.h
+# says what they share), with its seeds in tests/fuzz/seeds/<name>/ and the
+# inputs that once failed in tests/fuzz/regress/<name>/, one dictionary,
+# tests/fuzz/rcp.dict.  Two builds of each:
+#   $(BUILD)/fuzz/replay_<name>  any compiler, tests/fuzz/replay.c's main:
+#                                test-run replays seeds and regressions
+#   build/fuzz/fuzz/fuzz_<name>  clang -fsanitize=fuzzer,address,undefined
+#                                (make fuzz), run by make fuzz-smoke
+# fuzz-smoke runs each for FUZZ_SECONDS on a corpus kept in
+# build/fuzz/corpus/<name> (it grows from run to run; the seeds are read,
+# never written), and fails on the first crash, leak, timeout or broken
+# oracle, leaving the input in build/fuzz/crash-<name>-*.  A long run is
+# the same with more time: make fuzz-smoke FUZZ_SECONDS=600.
+FUZZ_TARGETS  = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 20
+FUZZ_BUILD    = build/fuzz
+FUZZ_SAN      = -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-omit-frame-pointer -fno-sanitize-recover=all
+# libFuzzer's options for every run, then per target (-max_len: the
+# longest input it makes; the server and the store need room for a few
+# frames, the others stay small and fast)
+FUZZ_OPTS     = -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+                -dict=tests/fuzz/rcp.dict
+FUZZ_OPTS_server = -max_len=8192
+FUZZ_OPTS_filter = -max_len=2048
+FUZZ_OPTS_store  = -max_len=16384
+FUZZ_OPTS_json   = -max_len=4096
+FUZZ_OPTS_b64    = -max_len=1100
+FUZZ_OPTS_client = -max_len=4096
+FUZZ_PROBE = printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\
+  { (void)d; (void)n; return 0; }\n' | $(FUZZ_CC) -fsanitize=fuzzer \
+  -x c -o /dev/null - >/dev/null 2>&1
+
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c \
+                        tests/fuzz/fuzz.h $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) -Itests/fuzz $(LDFLAGS) -o $@ $< \
+	    tests/fuzz/replay.c $(LIB_OBJS) $(ALL_LDLIBS)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) -Itests/fuzz -fsanitize=fuzzer \
+	    $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(ALL_LDLIBS)
+
+fuzz:
+	@$(FUZZ_PROBE) || { echo "make fuzz: $(FUZZ_CC) cannot link" \
+	  "-fsanitize=fuzzer (Debian: apt-get install clang libclang-rt-dev)"; \
+	  exit 1; }
+	@$(MAKE) --no-print-directory fuzz-build BUILD=$(FUZZ_BUILD) \
+	    CC=$(FUZZ_CC) DEVELOPER=1 OPT=-O1 SANFLAGS="$(FUZZ_SAN)"
+
+fuzz-build: $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+
+fuzz-smoke:
+	@if ! $(FUZZ_PROBE); then echo "fuzz-smoke: skipped: $(FUZZ_CC) has" \
+	  "no libFuzzer (apt-get install clang libclang-rt-dev)"; exit 0; fi; \
+	$(MAKE) --no-print-directory fuzz || exit 1; \
+	$(foreach t,$(FUZZ_TARGETS),opts_$(t)='$(FUZZ_OPTS_$(t))';) \
+	for t in $(FUZZ_TARGETS); do \
+	  eval "opts=\$$opts_$$t"; \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  log=$(FUZZ_BUILD)/fuzz-$$t.log; \
+	  echo "== fuzz_$$t, $(FUZZ_SECONDS) s"; \
+	  if ! $(FUZZ_BUILD)/fuzz/fuzz_$$t $(FUZZ_OPTS) $$opts \
+	      -max_total_time=$(FUZZ_SECONDS) \
+	      -artifact_prefix=$(FUZZ_BUILD)/crash-$$t- \
+	      $(FUZZ_BUILD)/corpus/$$t tests/fuzz/seeds/$$t >$$log 2>&1; then \
+	    tail -n 60 $$log; echo "fuzz_$$t FAILED: the input is in" \
+	      "$(FUZZ_BUILD)/crash-$$t-*, the log in $$log"; exit 1; fi; \
+	  grep -E '^#[0-9]+.*(DONE|pulse)' $$log | tail -n 1; \
+	  grep -E '^stat::(number_of_executed_units|peak_rss_mb)' $$log \
+	    | tr '\n' ' '; echo; \
+	done
 
 # The build as a user drives it (flags, NO_SIMD, -Werror, eval's
 # collection) and the install: tests/test_make.sh, a shell script because
