@@ -5,7 +5,8 @@
 ** array-valued keyword.
 **
 ** Input: a filter, as JSON text (inputs that are not one JSON value, or
-** nest deeper than the server's parser allows once wrapped, are skipped:
+** nest deeper than the server's parser allows once wrapped, or are null
+** -- no filter at all -- are skipped:
 ** they would test the parser, which fuzz_json.c does, and a fragment
 ** could close the request and add members of its own).  The server is
 ** asked retrieve {query "doc", k 100, mode sparse, filter F}, then the
@@ -81,7 +82,7 @@ static void ask(const char *filter, size_t n, int negate, rcp_buf *ids,
 /* Is the line id (with its '\n') one of the lines of set? */
 static int has_line(const rcp_buf *set, const char *id, size_t n)
 {
-    const char *p = set->data, *end = p + set->len;
+    const char *p = set->data, *end = p ? p + set->len : p;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         if ((size_t)(nl - p) == n && memcmp(p, id, n) == 0)
@@ -110,6 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data;
     rcp_buf yes, no;
     rcp_arena a;
+    const rcp_json *v;
     int64_t c1, c2;
     const char *p, *end;
     if (!F.s) {
@@ -121,9 +123,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(code == 0 && count_lines(&ALL) >= FZ_NDOCS, "no baseline");
     }
     rcp_arena_init(&a, 0);
-    /* the request adds 4 levels around the filter (and not 1 more) */
-    if (!rcp_json_parse(&a, size ? text : NULL, size,
-                        RCP_JSON_MAX_DEPTH - 5, NULL)) {
+    /* the request adds 4 levels around the filter (and not 1 more); a
+    ** null filter is no filter (§4: null = absent), {"not": null} is not */
+    v = rcp_json_parse(&a, size ? text : NULL, size, RCP_JSON_MAX_DEPTH - 5,
+                       NULL);
+    if (!v || v->type == RCP_JSON_NULL) {
         rcp_arena_free(&a);
         return 0;
     }
@@ -138,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(count_lines(&yes) + count_lines(&no) == count_lines(&ALL),
                   "F and not F do not split the hits: %zu + %zu != %zu",
                   count_lines(&yes), count_lines(&no), count_lines(&ALL));
-        for (p = ALL.data, end = p + ALL.len; p < end;) {
+        for (p = ALL.data, end = p + ALL.len; p < end;) {   /* ALL holds some */
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             size_t n = (size_t)(nl - p);
             FZ_ASSERT(has_line(&yes, p, n) != has_line(&no, p, n),

@@ -19,7 +19,8 @@
 **     salvage) to the same documents -- ids, texts, metas, chunk links --
 **     and the same version (invariant 3 of store.c).
 ** The directory lives under /dev/shm when there is one (fsync is cheap on
-** tmpfs), else $TMPDIR or /tmp; it is made once per process.
+** tmpfs), else $TMPDIR or /tmp; it is made once per process and removed
+** at its exit.
 */
 #include "fuzz.h"
 
@@ -160,6 +161,16 @@ static rcp_store *open_store(rcp_model **m, unsigned flags, char *err,
     return st;
 }
 
+/* At exit: the directory goes, lock file and all. */
+static void remove_dir(void)
+{
+    char path[600];
+    empty_dir();
+    snprintf(path, sizeof path, "%s/lock", DIR_);
+    unlink(path);
+    rmdir(DIR_);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[1024];
@@ -175,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(DIR_, sizeof DIR_, "%s/rcp-fuzz-store-XXXXXX", base);
         FZ_ASSERT(mkdtemp(DIR_) != NULL, "mkdtemp %s", DIR_);
         snprintf(LOG, sizeof LOG, "%s/rcp.log", DIR_);
+        atexit(remove_dir);
     }
     probe = dup(0);
     close(probe);
