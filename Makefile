@@ -279,6 +279,7 @@ json-32-check:
 # --- tests and benchmarks --------------------------------------------------
 TESTS   = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 BENCHES = $(patsubst tests/%.c,%,$(wildcard tests/bench_*.c))
+FUZZ_TARGETS = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
@@ -376,7 +377,6 @@ test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp \
 # never written), and fails on the first crash, leak, timeout or broken
 # oracle, leaving the input in build/fuzz/crash-<name>-*.  A long run is
 # the same with more time: make fuzz-smoke FUZZ_SECONDS=600.
-FUZZ_TARGETS  = $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_BUILD    = build/fuzz
