@@ -1842,7 +1842,7 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
     size_t sn = n, nf = 0, i, size = lex_size(wfeat_bound(kind, n));
     long term = -1, fid;
     lexent *e;
-    if (x->wlen + n >= UINT32_MAX || x->alen + size >= (size_t)8 << 31
+    if (x->wlen + n >= UINT32_MAX || (x->alen + size) / 8 >= (size_t)1 << 31
         || lex_reserve(x)
         || grow((void **)&x->arena, &x->acap, x->alen + size, 1)
         || (n > LEX_INLINE
