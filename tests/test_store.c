@@ -279,7 +279,7 @@ static void op_text(char *buf, size_t cap, unsigned long i)
     static const char *const w[] = { "storage", "durable", "crash", "log",
         "frame", "checksum", "replay", "version", "compaction", "lock" };
     size_t n = 0, want = 1000 + (i * 7919) % 4000;
-    unsigned long x = i * 2654435761u + 1;
+    uint64_t x = (uint64_t)i * 2654435761u + 1;     /* 64-bit everywhere */
     n += (size_t)snprintf(buf, cap, "write %lu:", i);
     while (n + 16 < cap && n < want) {
         x = x * 6364136223846793005u + 1442695040888963407u;
