@@ -1294,9 +1294,16 @@ size_t vec_neon_b64dec(float *out, const char *t, size_t n, uint32_t *bad)
 /* MARK: - Scalar reference kernels --------------------------------------- */
 
 /* The reference never fuses a multiply and an add, on any compiler or CPU,
-** so RCP_SIMD=scalar gives the same bits everywhere (with IEEE binary32
-** arithmetic, FLT_EVAL_METHOD 0).  GCC in -std=c99 mode already does not
-** contract, and warns about the pragma. */
+** and rounds every operation to float before the next one reads it: each
+** product and partial sum is assigned to a float, or cast (C99 5.1.2.3,
+** 6.3.1.8: assignments and casts drop excess precision).  That matters
+** where C evaluates float in a wider type -- FLT_EVAL_METHOD 1 on s390x
+** (double), 2 on i686 (x87) -- which would otherwise round a whole
+** expression once, like an FMA.  Rounding the exact result to double or
+** x87 extended first, then to float, gives the correctly rounded float
+** (both keep >= 2 * 24 + 2 bits), so RCP_SIMD=scalar gives the same bits
+** on every target.  GCC in -std=c99 mode already does not contract, and
+** warns about the pragma. */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -1305,17 +1312,25 @@ size_t vec_neon_b64dec(float *out, const char *t, size_t n, uint32_t *bad)
 ** the reference; other paths differ from it only by rounding. */
 static float vec_scalar_dot(const float *a, const float *b, size_t n)
 {
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0, p0, p1, p2, p3;
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
+        p0 = a[i] * b[i];
+        p1 = a[i + 1] * b[i + 1];
+        p2 = a[i + 2] * b[i + 2];
+        p3 = a[i + 3] * b[i + 3];
+        s0 += p0;
+        s1 += p1;
+        s2 += p2;
+        s3 += p3;
     }
-    for (; i < n; i++)
-        s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
+    for (; i < n; i++) {
+        p0 = a[i] * b[i];
+        s0 += p0;
+    }
+    s0 += s1;
+    s2 += s3;
+    return (float)(s0 + s2);
 }
 
 static float vec_scalar_l2sq(const float *a, const float *b, size_t n)
@@ -1325,12 +1340,17 @@ static float vec_scalar_l2sq(const float *a, const float *b, size_t n)
     for (; i + 2 <= n; i += 2) {
         e0 = a[i] - b[i];
         e1 = a[i + 1] - b[i + 1];
-        s0 += e0 * e0;
-        s1 += e1 * e1;
+        e0 *= e0;
+        e1 *= e1;
+        s0 += e0;
+        s1 += e1;
     }
-    if (i < n)
-        s0 += (a[i] - b[i]) * (a[i] - b[i]);
-    return s0 + s1;
+    if (i < n) {
+        e0 = a[i] - b[i];
+        e0 *= e0;
+        s0 += e0;
+    }
+    return (float)(s0 + s1);
 }
 
 static float vec_scalar_sum(const float *a, size_t n)
@@ -1345,7 +1365,9 @@ static float vec_scalar_sum(const float *a, size_t n)
     }
     for (; i < n; i++)
         s0 += a[i];
-    return (s0 + s1) + (s2 + s3);
+    s0 += s1;
+    s2 += s3;
+    return (float)(s0 + s2);
 }
 
 static void vec_scalar_scores(const float *q, const float *m, size_t d,
@@ -1633,9 +1655,14 @@ float rcp_vec_sum(const float *a, size_t n)
     return n ? vec_ops()->sum(a, n) : 0.0f;
 }
 
+/* The root goes through a float object in memory: i686's sqrtf leaves
+** its result in the x87 register unrounded, and GCC takes that for a float
+** (no assignment or cast would round it), so without the store the excess
+** precision would leak into every cosine. */
 float rcp_vec_norm(const float *a, size_t n)
 {
-    return sqrtf(rcp_vec_dot(a, a, n));
+    volatile float r = sqrtf(rcp_vec_dot(a, a, n));
+    return r;
 }
 
 /* The length in double when the float sum of squares overflowed: finite
@@ -1665,10 +1692,11 @@ float rcp_vec_normalize(float *a, size_t n)
 
 float rcp_vec_cosine(const float *a, const float *b, size_t n)
 {
-    float na = rcp_vec_norm(a, n), nb = rcp_vec_norm(b, n);
+    float na = rcp_vec_norm(a, n), nb = rcp_vec_norm(b, n), den;
     if (!(na > 0.0f) || !(nb > 0.0f))
         return 0.0f;
-    return rcp_vec_dot(a, b, n) / (na * nb);
+    den = na * nb;                  /* rounded, as the scalar kernels do */
+    return (float)(rcp_vec_dot(a, b, n) / den);
 }
 
 /* MARK: - Top-k (§7.7.1: a total, deterministic order) ------------------- */
@@ -1821,7 +1849,7 @@ static float vec_inv_len(const float *a, size_t n, rcp_vec_sim sim)
     if (sim != RCP_VEC_COSINE)
         return 1.0f;
     len = rcp_vec_norm(a, n);
-    return len > 0.0f ? 1.0f / len : 0.0f;
+    return len > 0.0f ? (float)(1.0f / len) : 0.0f;
 }
 
 /* Rows [i, i+4) x [j, j+4) of a tile; past the end, rows repeat the last
@@ -1880,8 +1908,11 @@ float rcp_vec_maxsim(const float *qm, size_t nq, const float *dm, size_t nd,
         for (i = 0; i < qn; i++)
             best[i] = -HUGE_VALF;
         vec_maxsim_tile(qm + q0 * dim, qn, dm, nd, dim, sim, best);
-        for (i = 0; i < qn; i++)
-            total += best[i] * vec_inv_len(qm + (q0 + i) * dim, dim, sim);
+        for (i = 0; i < qn; i++) {
+            /* the float product rounded first, as FLT_EVAL_METHOD 0 does */
+            float c = best[i] * vec_inv_len(qm + (q0 + i) * dim, dim, sim);
+            total += c;
+        }
     }
     return (float)total;
 }
@@ -1898,8 +1929,10 @@ float rcp_vec_sparse_dot(const uint32_t *ai, const float *av, size_t an,
             i++;
         else if (ai[i] > bi[j])
             j++;
-        else
-            s += av[i++] * bv[j++];
+        else {
+            float p = av[i++] * bv[j++];    /* rounded, as in the kernels */
+            s += p;
+        }
     }
     return s;
 }
