@@ -3440,7 +3440,7 @@ static void list_range(const rcp_fuse_list *l, double *lo, double *hi)
 static int fuse_one(fctx *c, sidx *ix, size_t *n, int method,
                     const rcp_fuse_list *l, size_t li, double rrf_k)
 {
-    double lo, hi;
+    double lo, hi, t;
     size_t i, j, s;
     list_range(l, &lo, &hi);
     for (i = 0; i < l->n; i++) {
@@ -3465,7 +3465,10 @@ static int fuse_one(fctx *c, sidx *ix, size_t *n, int method,
         if (c->f[j].pos[li] >= 0)
             continue;
         c->f[j].pos[li] = (int32_t)i;
-        c->f[j].score += l->weight * fuse_norm(method, l, i, lo, hi, rrf_k);
+        /* the term rounded to double before it is added (as in
+        ** rerank_hits): equal evidence sums equally under x87 too */
+        t = l->weight * fuse_norm(method, l, i, lo, hi, rrf_k);
+        c->f[j].score += t;
         c->f[j].weight += l->weight;
     }
     return 0;
@@ -4158,10 +4161,15 @@ static int rerank_hits(const rcp_model *m, const rcp_model_query *q,
             idx[j] = idx[j - 1];
         idx[j] = x;
     }
+    /* each rank term is rounded to double before it is added, so equal
+    ** rank pairs give equal sums (a tie, broken by id) also where C keeps
+    ** excess precision in expressions (x87: i686) */
     for (i = 0; i < top; i++)
         c[i].score = 1.0 / (q->rrf_k + (double)(i + 1));
-    for (j = 0; j < top; j++)
-        c[idx[j]].score += 1.0 / (q->rrf_k + (double)(j + 1));
+    for (j = 0; j < top; j++) {
+        double t = 1.0 / (q->rrf_k + (double)(j + 1));
+        c[idx[j]].score += t;
+    }
     rcp_free(idx);
     sort_hits(m, c, top);
     return 0;
