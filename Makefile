@@ -44,7 +44,11 @@ endif
 # newer than ours and warn about something new; that must not stop a build.
 WARN          = -pedantic -Wall -Wextra $(if $(filter 1,$(DEVELOPER)),-Werror)
 ALL_CFLAGS    = -std=c99 $(WARN) $(OPT) $(CFLAGS) $(SANFLAGS)
-ALL_CPPFLAGS  = -D_POSIX_C_SOURCE=200809L -I. $(CPPFLAGS)
+# _FILE_OFFSET_BITS: 64-bit off_t and ino_t on 32-bit targets, or stat and
+# readdir fail (EOVERFLOW) on a filesystem with 64-bit inodes and a log
+# could not pass 2 GiB; no effect on 64-bit ones
+ALL_CPPFLAGS  = -D_POSIX_C_SOURCE=200809L -D_FILE_OFFSET_BITS=64 -I. \
+                $(CPPFLAGS)
 ALL_LDLIBS    = $(LDLIBS) -lm
 
 SAN_CFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
