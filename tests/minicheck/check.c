@@ -222,16 +222,29 @@ void mc_uint(const char *file, int line, uintmax_t x, uintmax_t y, int op,
                 "%s == %ju", ex, eop, ey, ex, x, ey, y);
 }
 
+/* a NaN makes every ordered comparison false and != true, as in C; a
+   float widens to double exactly, so one comparison serves both */
+static int mc_cmp_real(double x, double y, int op)
+{
+    return op == MC_EQ ? x == y : op == MC_NE ? x != y
+         : op == MC_LT ? x < y  : op == MC_LE ? x <= y
+         : op == MC_GT ? x > y  : x >= y;
+}
+
 void mc_float(const char *file, int line, float x, float y, int op,
               const char *ex, const char *eop, const char *ey)
 {
-    /* a NaN makes every ordered comparison false and != true, as in C */
-    int ok = op == MC_EQ ? x == y : op == MC_NE ? x != y
-           : op == MC_LT ? x < y  : op == MC_LE ? x <= y
-           : op == MC_GT ? x > y  : x >= y;
-    if (!ok)
+    if (!mc_cmp_real(x, y, op))
         mc_fail(file, line, "Assertion '%s %s %s' failed: %s == %.9g, "
                 "%s == %.9g", ex, eop, ey, ex, (double)x, ey, (double)y);
+}
+
+void mc_double(const char *file, int line, double x, double y, int op,
+               const char *ex, const char *eop, const char *ey)
+{
+    if (!mc_cmp_real(x, y, op))
+        mc_fail(file, line, "Assertion '%s %s %s' failed: %s == %.17g, "
+                "%s == %.17g", ex, eop, ey, ex, x, ey, y);
 }
 
 void mc_float_tol(const char *file, int line, float x, float y, float t,

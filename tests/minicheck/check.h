@@ -61,6 +61,8 @@ void mc_uint(const char *file, int line, uintmax_t x, uintmax_t y, int op,
              const char *ex, const char *eop, const char *ey);
 void mc_float(const char *file, int line, float x, float y, int op,
               const char *ex, const char *eop, const char *ey);
+void mc_double(const char *file, int line, double x, double y, int op,
+               const char *ex, const char *eop, const char *ey);
 void mc_float_tol(const char *file, int line, float x, float y, float t,
                   const char *ex, const char *ey, const char *et);
 void mc_str(const char *file, int line, const char *x, const char *y,
@@ -105,6 +107,16 @@ enum { MC_EQ, MC_NE, MC_LT, MC_LE, MC_GT, MC_GE };
 #define ck_assert_float_le(X, Y) MC_FLOAT(X, <=, MC_LE, Y)
 #define ck_assert_float_gt(X, Y) MC_FLOAT(X, >, MC_GT, Y)
 #define ck_assert_float_ge(X, Y) MC_FLOAT(X, >=, MC_GE, Y)
+/* ... and these as double: a constant is rounded to double first, which
+   matters where C evaluates it wider (FLT_EVAL_METHOD 2, x87) */
+#define MC_DOUBLE(X, OP, C, Y) \
+    mc_double(__FILE__, __LINE__, (X), (Y), C, #X, #OP, #Y)
+#define ck_assert_double_eq(X, Y) MC_DOUBLE(X, ==, MC_EQ, Y)
+#define ck_assert_double_ne(X, Y) MC_DOUBLE(X, !=, MC_NE, Y)
+#define ck_assert_double_lt(X, Y) MC_DOUBLE(X, <, MC_LT, Y)
+#define ck_assert_double_le(X, Y) MC_DOUBLE(X, <=, MC_LE, Y)
+#define ck_assert_double_gt(X, Y) MC_DOUBLE(X, >, MC_GT, Y)
+#define ck_assert_double_ge(X, Y) MC_DOUBLE(X, >=, MC_GE, Y)
 #define ck_assert_float_eq_tol(X, Y, T) \
     mc_float_tol(__FILE__, __LINE__, (X), (Y), (T), #X, #Y, #T)
 
