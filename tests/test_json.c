@@ -946,14 +946,17 @@ static double num_of(const char *text)
 START_TEST(num_converts_correctly_rounded)
 {
     static char big[2100];
-    ck_assert(num_of("0.1") == 0.1);
+    /* double_eq rounds each side to double: under FLT_EVAL_METHOD 2 (x87)
+    ** the constant 0.1 in `x == 0.1` would be the long double 0.1 */
+    ck_assert_double_eq(num_of("0.1"), 0.1);
     ck_assert(num_of("1e2") == 100.0);
     ck_assert(num_of("-0") == 0.0 && signbit(num_of("-0")));
     ck_assert(num_of("1e400") == HUGE_VAL);
     ck_assert(num_of("-1e400") == -HUGE_VAL);
     ck_assert(num_of("1e-400") == 0.0);
     ck_assert(num_of("9007199254740993") == 9007199254740992.0);
-    ck_assert(num_of("2.2250738585072011e-308") == 2.2250738585072011e-308);
+    ck_assert_double_eq(num_of("2.2250738585072011e-308"),
+                        2.2250738585072011e-308);
     /* long texts: a halfway case decided by a digit 800 places in */
     memset(big, '0', sizeof big);
     memcpy(big, "9007199254740993", 16);
