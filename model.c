@@ -1699,6 +1699,17 @@ size_t rcp_model_dim(const rcp_model *m)
     return m->o.dim;
 }
 
+int rcp_model_has_dense_index(const rcp_model *m)
+{
+    return !m->o.no_dense_index;
+}
+
+/* Where docno's dense vector lives; NULL without a dense index. */
+static float *doc_vector(const rcp_model *m, size_t docno)
+{
+    return m->o.no_dense_index ? NULL : m->vecs + docno * m->o.dim;
+}
+
 size_t rcp_model_count(const rcp_model *m)
 {
     return m->live;
@@ -1855,7 +1866,7 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
             sn = rcp_stem_porter(st, n);
         if ((term = intern_term(m, st, sn)) < 0)
             return -1;
-        if (!m->wv.n)
+        if (!m->wv.n && !m->o.no_dense_index)
             nf = word_feats(kind, w, n, st, sn, word_weight(kind, w, n),
                             m->o.dim, f);
     }
@@ -2265,7 +2276,7 @@ static void lex_begin(rcp_model *m)
 static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
 {
     add_ctx c;
-    float *vec = m->vecs + m->ndocs * m->o.dim;
+    float *vec = doc_vector(m, m->ndocs);
     c.m = m;
     c.docno = (uint32_t)m->ndocs;
     c.ntok = 0;
@@ -2273,8 +2284,9 @@ static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
     lex_begin(m);
     if (text_scan(text, len, RCP_TOK_DEFAULT, gather_token, &c)
         || index_words(m, &c)
-        || (m->wv.n ? rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec)
-                    : embed_lex(m, &c, vec))
+        || (vec && (m->wv.n ? rcp_model_embed(m, text, len,
+                                              RCP_KIND_DOCUMENT, vec)
+                            : embed_lex(m, &c, vec)))
         || !(d->terms = rcp_malloc((c.ndw + 1) * sizeof *d->terms))
         || post_lex(m, &c)) {
         rcp_free(d->terms);
@@ -2293,10 +2305,10 @@ static int index_slow(rcp_model *m, doc *d, const char *text, size_t len)
 {
     rcp_tokens tk;
     int rc;
+    float *vec = doc_vector(m, m->ndocs);
     rcp_tokens_init(&tk);
     rc = rcp_tokenize(&tk, text, len, m->o.tok_flags)
-         || rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT,
-                            m->vecs + m->ndocs * m->o.dim)
+         || (vec && rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec))
          || post_doc(m, (uint32_t)m->ndocs, &tk, &d->terms, &d->nterms);
     d->len = (uint32_t)tk.n;
     rcp_tokens_free(&tk);
@@ -2419,7 +2431,9 @@ static void move_doc(rcp_model *m, size_t i)
     size_t to = m->docs[i].no, dim = m->o.dim;
     if (to != i) {
         m->docs[to] = m->docs[i];
-        memcpy(m->vecs + to * dim, m->vecs + i * dim, dim * sizeof *m->vecs);
+        if (!m->o.no_dense_index)
+            memcpy(m->vecs + to * dim, m->vecs + i * dim,
+                   dim * sizeof *m->vecs);
         m->dlen[to] = m->dlen[i];
         m->idpre[to] = m->idpre[i];
     }
@@ -2521,8 +2535,9 @@ static int reserve_doc(rcp_model *m, int chunk)
         || sidx_reserve(&m->ids, m, doc_h)
         || (chunk && sidx_reserve(&m->parents, m, part_h)))
         return -1;
-    if (grow((void **)&m->vecs, &rows, (m->ndocs + 1) * m->o.dim,
-             sizeof *m->vecs))
+    if (!m->o.no_dense_index
+        && grow((void **)&m->vecs, &rows, (m->ndocs + 1) * m->o.dim,
+                sizeof *m->vecs))
         return -1;
     m->veccap = rows;
     if (grow((void **)&m->livebits, &bits, m->ndocs / 8 + 1, 1)
@@ -2682,7 +2697,7 @@ static void view_of(const rcp_model *m, uint32_t docno,
     out->textlen = d->textlen;
     out->meta = d->meta;
     out->metalen = d->metalen;
-    out->vector = m->vecs + (size_t)docno * m->o.dim;
+    out->vector = doc_vector(m, docno);
     memset(&out->chunk, 0, sizeof out->chunk);
     if (d->ck) {
         out->chunk.of = d->ck->of;
@@ -4343,6 +4358,9 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
     size_t n = 0, cand = q->candidate_k;
     int rc;
     *nhits = 0;
+    if (m->o.no_dense_index
+        && (q->mode != RCP_MODE_SPARSE || q->mmr_lambda >= 0))
+        return -1;              /* nothing to search them with */
     r.q = *q;
     r.stop = 0;
     if ((rc = open_view(m, &r)) != 0)

@@ -513,6 +513,12 @@ typedef struct rcp_model_opts {
     ** this many bytes it is emptied before the next document; default
     ** 64 MiB, 0 = empty it before every document. */
     size_t      lexicon_bytes;
+    /* 1 = no dense index (make tiny): documents get no stored vector and
+    ** the lexicon no dense features, so dense and hybrid retrieval, MMR
+    ** and hit vectors do not exist (rcp_model_search refuses them, a
+    ** docview's vector is NULL); embed, embed/multi and both rerankers,
+    ** which embed their inputs when asked, work as ever.  Default 0. */
+    int         no_dense_index;
 } rcp_model_opts;
 
 void rcp_model_opts_init(rcp_model_opts *o);   /* the defaults above */
@@ -532,6 +538,8 @@ enum { RCP_KIND_QUERY, RCP_KIND_DOCUMENT };
 ** or "rcp-static-<hash of the vectors file>-<dim>".  Borrowed. */
 const char *rcp_model_identity(const rcp_model *m, int which);
 size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */
+/* 1 unless the model was opened with no_dense_index. */
+int rcp_model_has_dense_index(const rcp_model *m);
 
 /* §7.3 dense embedding of text[0..len) into out[0..dim): L2-normalised
 ** (all zeros when the text has no usable token), a fixed function of the
@@ -736,7 +744,7 @@ void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
 ** MMR's selection order and score stays the relevance score, so scores
 ** need not fall monotonically.  With rerank_top < k only the reranked
 ** hits are returned (§3.3 funnel: the caller clamps).  0 ok, -1 out of
-** memory, RCP_MODEL_GONE when q pins a version no longer kept (§7.7.1:
+** memory or (no dense index) a dense or hybrid mode or MMR, RCP_MODEL_GONE when q pins a version no longer kept (§7.7.1:
 ** -32010), or the nonzero value q->checkpoint returned. */
 #define RCP_MODEL_GONE (-2)
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,

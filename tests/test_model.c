@@ -305,6 +305,63 @@ START_TEST(every_word_of_a_document_finds_it_by_sparse_search)
 }
 END_TEST
 
+/* no_dense_index (make tiny): no vector is stored, sparse search ranks
+** and scores exactly as with the dense index (both tokenizer paths, the
+** lexicon's and the plain one), the modes that need vectors are refused,
+** and embed is unchanged. */
+START_TEST(without_a_dense_index_sparse_search_is_unchanged)
+{
+    static const unsigned toks[] = { RCP_TOK_DEFAULT, RCP_TOK_FOLD };
+    size_t nt = sizeof lex_texts / sizeof *lex_texts, i, t, n[2];
+    for (t = 0; t < 2; t++) {
+        rcp_model *m[2];
+        rcp_model_hit h[2][8];
+        rcp_model_query q;
+        rcp_model_docview v;
+        float e[2][384];
+        char err[128], id[32];
+        size_t b;
+        for (b = 0; b < 2; b++) {
+            rcp_model_opts o;
+            rcp_model_opts_init(&o);
+            o.tok_flags = toks[t];
+            o.no_dense_index = (int)b;
+            m[b] = rcp_model_new(&o, err, sizeof err);
+            ck_assert_msg(m[b] != NULL, "%s", err);
+            ck_assert_int_eq(rcp_model_has_dense_index(m[b]), !b);
+            for (i = 0; i < nt; i++) {
+                snprintf(id, sizeof id, "t%u", (unsigned)i);
+                add(m[b], id, lex_texts[i]);
+            }
+            n[b] = search(m[b], "flow heat study", RCP_MODE_SPARSE, h[b], 8);
+            embed(m[b], lex_texts[0], e[b]);
+        }
+        ck_assert_uint_eq(n[0], n[1]);
+        ck_assert_uint_gt(n[0], 2);
+        for (i = 0; i < n[0]; i++) {
+            ck_assert_uint_eq(h[0][i].doc, h[1][i].doc);
+            ck_assert(h[0][i].score == h[1][i].score);
+        }
+        ck_assert(!memcmp(e[0], e[1], sizeof e[0]));
+        ck_assert_int_eq(rcp_model_doc(m[1], 0, &v), 0);
+        ck_assert_ptr_null(v.vector);
+        rcp_model_query_init(&q);
+        q.text = "flow";
+        q.len = 4;
+        q.k = 3;
+        for (i = 0; i < 3; i++) {       /* dense, hybrid, sparse + MMR */
+            q.mode = i == 0 ? RCP_MODE_DENSE : i == 1 ? RCP_MODE_HYBRID
+                                             : RCP_MODE_SPARSE;
+            q.mmr_lambda = i == 2 ? 0.5 : -1;
+            ck_assert_int_eq(rcp_model_search(m[1], &q, h[1], &n[1]), -1);
+            ck_assert_int_eq(rcp_model_search(m[0], &q, h[0], &n[0]), 0);
+        }
+        rcp_model_free(m[0]);
+        rcp_model_free(m[1]);
+    }
+}
+END_TEST
+
 START_TEST(bm25_matches_hand_computed_scores)
 {
     /* N = 3, avgdl = 7/3; "apple": df 2, idf = ln(1 + 1.5/2.5) = ln 1.6
@@ -1749,6 +1806,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, embed_is_independent_of_the_corpus);
     tcase_add_test(tc,
                    indexed_vectors_are_exactly_the_embedding_of_their_text);
+    tcase_add_test(tc, without_a_dense_index_sparse_search_is_unchanged);
     tcase_add_test(tc, embed_is_robust_to_typos_and_morphology);
     tcase_add_test(tc, embed_of_text_without_words_is_the_zero_vector);
     tcase_add_test(tc, static_word_vectors_load_and_identity_follows_content);
