@@ -360,7 +360,8 @@ static const char *conformance_level(const rcp_server *s)
     if (!l0)
         return NULL;
     if (!has_cap(s, "retrieve") || !has_cap(s, "filter")
-        || !has_cap(s, "citations"))
+        || !has_cap(s, "citations")
+        || !rcp_model_has_dense_index(s->opts.model))  /* all three modes */
         return "L0";
     for (i = 0; i < sizeof sota / sizeof *sota; i++)
         n += (size_t)has_cap(s, sota[i]);
@@ -454,24 +455,30 @@ static void write_rerank_cap(rcp_jw *w)
 enum { UNIT_CHUNK, UNIT_PASSAGE, UNIT_DOCUMENT };
 static const char *const unit_names[] = { "chunk", "passage", "document" };
 
+/* §7.7 modes, in RCP_MODE_* order, and hybrid's fusion methods. */
+static const char *const mode_names[] = { "dense", "sparse", "hybrid" };
+static const char *const fusion_names[] = { "rrf", "weighted", "convex" };
+
 /* §6.1 retrieve.  Scores depend on the mode (cosine >= -1, BM25 >= 0,
 ** every fusion >= 0), so the scale is "unbounded" and -1 is the floor
-** that holds for all of them. */
-static void write_retrieve_cap(rcp_jw *w)
+** that holds for all of them.  A model without a dense index (make tiny)
+** offers sparse alone: no fusion, no MMR (§6: presence => supported). */
+static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
 {
-    static const char *const modes[] = { "dense", "sparse", "hybrid" };
-    static const char *const fusion[] = { "rrf", "weighted", "convex" };
+    int dense = rcp_model_has_dense_index(m);
     rcp_jw_key(w, "retrieve");
     rcp_jw_obj(w);
     rcp_jw_key(w, "maxK");
     rcp_jw_int(w, RETRIEVE_MAX_K);
-    write_strings(w, "modes", modes, 3);
+    write_strings(w, "modes", dense ? mode_names : mode_names + 1,
+                  dense ? 3 : 1);
     rcp_jw_key(w, "defaultMode");
-    rcp_jw_cstr(w, "hybrid");
-    write_strings(w, "fusion", fusion, 3);
+    rcp_jw_cstr(w, dense ? "hybrid" : "sparse");
+    if (dense)
+        write_strings(w, "fusion", fusion_names, 3);
     write_strings(w, "units", unit_names, 3);
     rcp_jw_key(w, "mmr");
-    rcp_jw_bool(w, 1);
+    rcp_jw_bool(w, dense);
     rcp_jw_key(w, "rerankBuiltin");
     rcp_jw_bool(w, 1);
     rcp_jw_key(w, "confidence");
@@ -542,7 +549,7 @@ static void write_capabilities(rcp_jw *w, const rcp_server *s)
     if (has_cap(s, "rerank"))
         write_rerank_cap(w);
     if (has_cap(s, "retrieve"))
-        write_retrieve_cap(w);
+        write_retrieve_cap(w, s->opts.model);
     if (has_cap(s, "filter"))
         write_filter_cap(w, s);
     if (has_cap(s, "citations"))
@@ -2511,8 +2518,10 @@ static int search_checkpoint(void *ud, double progress, const char *stage,
 
 static int get_fusion(rcp_call *c, rq *r)
 {
-    static const char *const methods[] = { "rrf", "weighted", "convex" };
     const rcp_json *f = param(c->params, "fusion"), *w;
+    /* no method is advertised without hybrid; rrfK still sets the rerank
+    ** cascade's RRF */
+    int nmethods = rcp_model_has_dense_index(c->s->opts.model) ? 3 : 0;
     int64_t rrfk;
     int rc;
     if (!f)
@@ -2520,8 +2529,8 @@ static int get_fusion(rcp_call *c, rq *r)
     if (f->type != RCP_JSON_OBJECT)
         return fail(c, RCP_INVALID_PARAMS, "fusion", NULL,
                     "fusion must be an object");
-    if ((rc = get_enum(c, f, "method", "fusion.method", methods, 3,
-                       r->strict, &r->q.fusion))
+    if ((rc = get_enum(c, f, "method", "fusion.method", fusion_names,
+                       nmethods, r->strict, &r->q.fusion))
         || (rc = get_int(c, f, "rrfK", "fusion.rrfK", 0, 1000000, 60, &rrfk))
         || (rc = get_num(c, f, "alpha", "fusion.alpha", 0, 1, 0.5,
                          &r->q.alpha)))
@@ -2676,8 +2685,13 @@ static int get_rerank_mmr(rcp_call *c, rq *r)
     if (mmr->type != RCP_JSON_OBJECT)
         return fail(c, RCP_INVALID_PARAMS, "mmr", NULL,
                     "mmr must be an object");
-    return get_num(c, mmr, "lambda", "mmr.lambda", 0, 1, 0.5,
-                   &r->q.mmr_lambda);
+    if ((rc = get_num(c, mmr, "lambda", "mmr.lambda", 0, 1, 0.5,
+                      &r->q.mmr_lambda)))
+        return rc;
+    if (rcp_model_has_dense_index(c->s->opts.model))
+        return 0;
+    r->q.mmr_lambda = -1;               /* MMR compares dense vectors */
+    return unsupported(c, r->strict, "mmr", "mmr is not advertised");
 }
 
 /* §7.7.2 unit (chunk, passage or document), level (the corpus is flat:
@@ -2857,9 +2871,34 @@ static int get_snapshot(rcp_call *c, rq *r)
     return pin_version(c, r, ver, RCP_NOT_FOUND);
 }
 
+/* §7.7 mode and includeVectors: without a dense index (make tiny) only
+** sparse is advertised and there are no stored vectors to include. */
+static int get_mode_vectors(rcp_call *c, rq *r)
+{
+    int dense = rcp_model_has_dense_index(c->s->opts.model), rc;
+    r->q.mode = dense ? RCP_MODE_HYBRID : RCP_MODE_SPARSE;
+    if ((rc = get_enum(c, c->params, "mode", "mode", mode_names, 3,
+                       r->strict, &r->q.mode))
+        || (rc = get_bool(c, c->params, "includeVectors", "includeVectors",
+                          0, &r->include_vectors)))
+        return rc;
+    if (dense)
+        return 0;
+    if (r->q.mode != RCP_MODE_SPARSE) {
+        r->q.mode = RCP_MODE_SPARSE;
+        if ((rc = unsupported(c, r->strict, "mode", "only sparse is "
+                              "advertised: this server has no dense index")))
+            return rc;
+    }
+    if (!r->include_vectors)
+        return 0;
+    r->include_vectors = 0;
+    return unsupported(c, r->strict, "includeVectors", "this server stores "
+                       "no vectors");
+}
+
 static int get_retrieve(rcp_call *c, rq *r)
 {
-    static const char *const modes[] = { "dense", "sparse", "hybrid" };
     const rcp_json *v;
     int64_t seed;
     int rc;
@@ -2867,16 +2906,13 @@ static int get_retrieve(rcp_call *c, rq *r)
     if ((rc = get_strict(c, &r->strict))
         || (rc = get_query_text(c, &r->q.text, &r->q.len))
         || (rc = get_sizes(c, r))
-        || (rc = get_enum(c, c->params, "mode", "mode", modes, 3, r->strict,
-                          &r->q.mode))
+        || (rc = get_mode_vectors(c, r))
         || (rc = get_fusion(c, r)) || (rc = get_rerank_mmr(c, r))
         || (rc = get_filter(c, r)) || (rc = get_recency(c, r))
         || (rc = get_granularity(c, r))
         || (rc = get_unoffered(c, r))
         || (rc = get_bool(c, c->params, "includeText", "includeText", 1,
                           &r->include_text))
-        || (rc = get_bool(c, c->params, "includeVectors", "includeVectors",
-                          0, &r->include_vectors))
         || (rc = get_enum(c, c->params, "encoding", "encoding", encodings, 2,
                           r->strict, &r->enc))
         || (rc = get_int(c, c->params, "seed", "seed",

@@ -77,6 +77,20 @@ static void setup_fields(void)
     setup_model();
 }
 
+/* A model without a dense index, as make tiny's server opens it. */
+static void setup_no_dense(void)
+{
+    rcp_model_opts mo;
+    char err[128];
+    ck_assert_int_eq(rcp_field_parse("year:int", &FIELDS[0]), 0);
+    NFIELDS = 1;
+    rcp_model_opts_init(&mo);
+    mo.no_dense_index = 1;
+    M = rcp_model_new(&mo, err, sizeof err);
+    ck_assert_msg(M != NULL, "%s", err);
+    setup_opts(0, 0);
+}
+
 static void teardown(void)
 {
     NFIELDS = 0;
@@ -1031,6 +1045,69 @@ START_TEST(retrieve_unadvertised_options_are_32005)
     ck_assert_ptr_nonnull(at(reply(CALL("retrieve", "{\"query\":\"x\",\"k\":"
                                         "1,\"rerank\":false,\"rewrite\":"
                                         "false}")), "result.hits"));
+}
+END_TEST
+
+/* make tiny: without a dense index the server advertises sparse alone
+** (no fusion, no MMR), refuses what it does not have by the same rule as
+** any other unadvertised option (§7.7: -32005, or a note when strict is
+** false), still embeds and reranks, and declares no level above L0 (L1
+** needs all three modes, §14.2). */
+START_TEST(without_a_dense_index_only_sparse_is_advertised_and_served)
+{
+    static const char *const refused[][2] = {
+        { "\"mode\":\"dense\"", "mode" },
+        { "\"mode\":\"hybrid\"", "mode" },
+        { "\"mmr\":{\"lambda\":0.5}", "mmr" },
+        { "\"includeVectors\":true", "includeVectors" },
+        { "\"fusion\":{\"method\":\"rrf\"}", "fusion.method" } };
+    const rcp_json *v = reply("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+                              "\"initialize\",\"params\":{\"protocolVersion\""
+                              ":1}}");
+    const rcp_json *modes = at(v, "result.capabilities.retrieve.modes");
+    char frame[256], first[2][8];
+    size_t i;
+    ck_assert_uint_eq(modes->n, 1);
+    ck_assert(is_str(modes, "0", "sparse"));
+    ck_assert(is_str(v, "result.capabilities.retrieve.defaultMode",
+                     "sparse"));
+    ck_assert_ptr_null(at(v, "result.capabilities.retrieve.fusion"));
+    ck_assert_int_eq(at(v, "result.capabilities.retrieve.mmr")->type,
+                     RCP_JSON_FALSE);
+    ck_assert_ptr_nonnull(at(v, "result.capabilities.filter"));
+    ck_assert_ptr_nonnull(at(v, "result.capabilities.embed"));
+    ck_assert(is_str(v, "result._meta.conformance", "L0"));
+    v = reply(CALL("index/add", "{\"documents\":["
+        "{\"id\":\"d1\",\"text\":\"shock waves in supersonic flow\"},"
+        "{\"id\":\"d2\",\"text\":\"laminar boundary layer\"},"
+        "{\"id\":\"d3\",\"text\":\"shock tube experiments\"}]}"));
+    ck_assert_ptr_nonnull(at(v, "result.ids"));
+    for (i = 0; i < sizeof refused / sizeof *refused; i++) {
+        snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"shock\","
+                 "\"k\":2,%s}"), refused[i][0]);
+        expect_field(frame, RCP_OPTION_UNSUPPORTED, "error.data.option",
+                     refused[i][1]);
+    }
+    /* the default mode is sparse; strict:false falls back to it, noted */
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 2);
+    ck_assert_ptr_nonnull(at(v, "result.hits.0.scores.sparse"));
+    ck_assert_ptr_null(at(v, "result.hits.0.scores.dense"));
+    for (i = 0; i < 2; i++)
+        snprintf(first[i], sizeof first[i], "%.*s",
+                 (int)at(v, i ? "result.hits.1.id" : "result.hits.0.id")->n,
+                 at(v, i ? "result.hits.1.id" : "result.hits.0.id")->s);
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,\"mode\":"
+                   "\"hybrid\",\"strict\":false}"));
+    ck_assert(is_str(v, "result.hits.0.id", first[0]));
+    ck_assert(is_str(v, "result.hits.1.id", first[1]));
+    ck_assert(is_str(v, "result.usage.notes.0", "ignored mode: not supported"));
+    /* what embeds on the fly is still there */
+    v = reply(EMBED("{\"inputs\":[\"shock\"]}"));
+    ck_assert_uint_eq(at(v, "result.vectors.0")->n, rcp_model_dim(M));
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,\"rerank\":"
+                   "{\"method\":\"colbert\"}}"));
+    ck_assert_ptr_nonnull(at(v, "result.hits.0.scores.rerank"));
 }
 END_TEST
 
@@ -3226,6 +3303,7 @@ static Suite *make_suite(void)
     TCase *f = tcase_create("filter");
     TCase *oom = tcase_create("oom");
     TCase *st = tcase_create("store");
+    TCase *nd = tcase_create("no-dense-index");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_checked_fixture(d, setup_debug, teardown);
     tcase_add_test(t, envelope_id_is_echoed_byte_for_byte);
@@ -3316,6 +3394,8 @@ static Suite *make_suite(void)
     tcase_add_test(e, embed_content_blocks_are_checked_before_modality);
     tcase_add_test(e, embed_params_are_validated);
     tcase_add_checked_fixture(f, setup_fields, teardown);
+    tcase_add_checked_fixture(nd, setup_no_dense, teardown);
+    tcase_add_test(nd, without_a_dense_index_only_sparse_is_advertised_and_served);
     tcase_add_test(f, filter_every_operator_and_combinator);
     tcase_add_test(f, filter_dates_compare_as_instants);
     tcase_add_test(f, filter_errors_name_the_field);
@@ -3367,6 +3447,7 @@ static Suite *make_suite(void)
     suite_add_tcase(s, f);
     suite_add_tcase(s, oom);
     suite_add_tcase(s, st);
+    suite_add_tcase(s, nd);
     return s;
 }
 
