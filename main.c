@@ -12,7 +12,9 @@
 ** did not start, died or timed out; `rcp json`: a file could not be read).
 */
 #include "rcp.h"
+#ifndef RCP_TINY
 #include "conformance/conform.h"
+#endif
 #include "buildinfo.h"       /* RCP_BUILD_INFO: $(BUILD)/flags, from make */
 
 #include <errno.h>
@@ -28,6 +30,17 @@
 
 enum { RC_OK = 0, RC_ERROR = 1, RC_USAGE = 2, RC_NOANSWER = 3 };
 
+/* make tiny (-DRCP_TINY, README "Portability"): a server for small
+** machines -- its model has no dense index (no stored vectors, so no
+** dense or hybrid retrieval and no MMR, none of it advertised) and there
+** is no conformance runner (conform.c, schema.c and the bundled data are
+** not linked). */
+#ifdef RCP_TINY
+#define TINY 1
+#else
+#define TINY 0
+#endif
+
 static const char usage_top[] =
     "usage: rcp [-h | --help] [--version] COMMAND [ARGS]\n"
     "\n"
@@ -42,7 +55,9 @@ static const char usage_top[] =
     "           as METHOD PARAMS lines\n"
     "  json     check JSON texts (files or stdin) and print them compact\n"
     "           or indented, or say where they are wrong\n"
+#if !TINY
     "  conform  run the conformance suite against any stdio server\n"
+#endif
     "\n"
     "'rcp COMMAND --help' describes each; man pages rcp(1) and rcp(3).\n"
     "\n"
@@ -365,6 +380,7 @@ static int cmd_serve(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.deadline_ms = -1;
     rcp_model_opts_init(&mo);
+    mo.no_dense_index = TINY;
     opt_init(&it, argc, argv, "serve", serve_opts);
     while ((k = opt_next(&it)) != OPT_END) {
         if (k == OPT_BAD)
@@ -2264,6 +2280,7 @@ static int cmd_call(int argc, char **argv, const char *who)
 
 /* MARK: - rcp conform, rcp --version, main ------------------------------- */
 
+#if !TINY
 /* rcp conform parses its own options (conformance/conform.c); the shared
 ** conventions, --opt=VALUE and -h, are mapped onto them here. */
 static int cmd_conform(int argc, char **argv)
@@ -2298,6 +2315,7 @@ static int cmd_conform(int argc, char **argv)
     rcp_free(v);
     return rc;
 }
+#endif
 
 /* The version, the vector path this machine uses (RCP_SIMD included) and
 ** the ones it could, and the flags the build remembered. */
@@ -2338,8 +2356,10 @@ int main(int argc, char **argv)
         return cmd_call(argc - 1, argv + 1, cmd);
     if (strcmp(cmd, "json") == 0)
         return cmd_json(argc - 1, argv + 1);
+#if !TINY
     if (strcmp(cmd, "conform") == 0)
         return cmd_conform(argc - 1, argv + 1);
+#endif
     if (cmd[0] == '-')
         return usage_error(NULL, "unknown option '%s'", cmd);
     return usage_error(NULL, "unknown command '%s'", cmd);
