@@ -627,3 +627,204 @@ demo: $(DEMO_RCP)
 
 clean:
 	rm -rf build rcp
+
+# ============================================================================
+# Portability matrix (issue 16): the whole system on other targets
+#
+#   make cross-check            every target below, then the summary table
+#   make cross-check ARCH=A     one of them (also: make cross-check-A)
+#   make cross-tools            apt-get install what the matrix needs
+#
+# Cross targets (Debian 12's cross gcc, run under qemu-user; Check is not
+# cross-installed, so tests/minicheck stands in):
+#   aarch64 armhf i686 s390x mips riscv64
+# Native targets (this machine): clang, tcc, nosimd (cc with NO_SIMD=1).
+#
+# Per target: rcp and every unit test are built and run (a test and every
+# server it starts run emulated: RCP_BIN is a qemu wrapper), including
+# test_golden (the golden session and the stores written on x86-64 and
+# s390x, tests/golden); then the conformance suite, run by the native
+# oracle against the target's server, must give every check the same
+# verdict as against the native server.  Wall time per target goes to
+# build/cross/summary; the table is printed at the end.
+# ============================================================================
+CROSS_ARCHES  = aarch64 armhf i686 s390x mips riscv64
+NATIVE_CHECKS = clang tcc nosimd
+CROSS_MATRIX  = $(CROSS_ARCHES) $(NATIVE_CHECKS)
+CROSS_DIR     = build/cross
+
+CROSS_TRIPLE_aarch64 = aarch64-linux-gnu
+CROSS_TRIPLE_armhf   = arm-linux-gnueabihf
+CROSS_TRIPLE_i686    = i686-linux-gnu
+CROSS_TRIPLE_s390x   = s390x-linux-gnu
+CROSS_TRIPLE_mips    = mips-linux-gnu
+CROSS_TRIPLE_riscv64 = riscv64-linux-gnu
+CROSS_QEMU_aarch64   = qemu-aarch64
+CROSS_QEMU_armhf     = qemu-arm
+CROSS_QEMU_i686      = qemu-i386
+CROSS_QEMU_s390x     = qemu-s390x
+CROSS_QEMU_mips      = qemu-mips
+CROSS_QEMU_riscv64   = qemu-riscv64
+# qemu-i386 7.2 (Debian 12) hangs the forked child of a dynamically linked
+# glibc program, and the tests fork: the i686 build links statically.
+CROSS_LDLIBS_i686    = -static -lm
+
+# How each target builds (make variables) and what it runs under.
+cross_cc    = $(if $(CROSS_TRIPLE_$(1)),$(CROSS_TRIPLE_$(1))-gcc,$(if \
+              $(filter nosimd,$(1)),$(CC),$(1)))
+cross_vars  = CC="$(call cross_cc,$(1))" BUILD=$(CROSS_DIR)/$(1) \
+              $(if $(CROSS_TRIPLE_$(1)),MINICHECK=1) \
+              $(if $(filter nosimd,$(1)),NO_SIMD=1) \
+              $(if $(CROSS_LDLIBS_$(1)),LDLIBS="$(CROSS_LDLIBS_$(1))")
+cross_qemu  = $(if $(CROSS_QEMU_$(1)),QEMU_LD_PREFIX=/usr/$(CROSS_TRIPLE_$(1)) \
+              $(CROSS_QEMU_$(1)))
+# emulation is ~10-30x slower: Check's per-test timeouts stretch with it
+cross_tmult = $(if $(CROSS_QEMU_$(1)),20,1)
+
+CROSS_PKGS = qemu-user tcc clang $(foreach a,$(CROSS_ARCHES),\
+             gcc-$(CROSS_TRIPLE_$(a)))
+
+.PHONY: cross-check cross-tools cross-build cross-summary \
+        $(addprefix cross-check-,$(CROSS_MATRIX))
+
+cross-check:
+	@rm -f $(CROSS_DIR)/summary
+	@set -e; for a in $(or $(ARCH),$(CROSS_MATRIX)); do \
+	  $(MAKE) --no-print-directory cross-check-$$a; done
+	@$(MAKE) --no-print-directory cross-summary
+
+cross-tools:
+	apt-get install -y --no-install-recommends $(CROSS_PKGS)
+
+# what one target builds: rcp and every unit test
+cross-build: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp
+
+# The native verdict of every check, once per build of the oracle.
+$(CROSS_DIR)/conform-native.txt: $(BUILD)/rcp $(wildcard conformance/*.json)
+	@mkdir -p $(dir $@)
+	@{ $(BUILD)/rcp conform -- $(BUILD)/rcp serve --debug; \
+	   $(BUILD)/rcp conform -- $(BUILD)/rcp serve --debug $(CONFORM_FIELDS); \
+	 } | awk '/^(PASS|FAIL|SKIP|WARN) /{print $$1, $$3}' > $@
+
+$(addprefix cross-check-,$(CROSS_MATRIX)): cross-check-%: $(BUILD)/rcp \
+    $(CROSS_DIR)/conform-native.txt
+	@t0=$$(date +%s); a=$*; x=$(CROSS_DIR)/$*; \
+	echo "== cross-check $$a: build ($(call cross_cc,$*))"; \
+	rm -rf $$x; mkdir -p $$x; \
+	$(MAKE) --no-print-directory $(call cross_vars,$*) cross-build \
+	    > $$x.build.log 2>&1 || { tail -20 $$x.build.log; exit 1; }; \
+	printf '#!/bin/sh\nexec env %s %s "$$@"\n' "$(call cross_qemu,$*)" \
+	    "$(abspath $(CROSS_DIR)/$*)/rcp" > $$x/rcp-run; \
+	chmod +x $$x/rcp-run; \
+	set -e; for t in $(TESTS); do \
+	  echo "== cross-check $$a: $$t"; \
+	  RCP_BIN=$$x/rcp-run CK_TIMEOUT_MULTIPLIER=$(call cross_tmult,$*) \
+	      $(call cross_qemu,$*) $$x/tests/$$t; \
+	done; \
+	echo "== cross-check $$a: conformance (native oracle, $$a server)"; \
+	{ $(BUILD)/rcp conform -- $$x/rcp-run serve --debug || true; \
+	  $(BUILD)/rcp conform -- $$x/rcp-run serve --debug $(CONFORM_FIELDS) \
+	      || true; } > $$x.conform.txt; \
+	awk '/^(PASS|FAIL|SKIP|WARN) /{print $$1, $$3}' $$x.conform.txt \
+	    | diff $(CROSS_DIR)/conform-native.txt - \
+	    || { echo "cross-check $$a: conformance verdicts differ from native"; \
+	         exit 1; }; \
+	n=$$(grep -c '^PASS' $$x.conform.txt); \
+	s=$$(( $$(date +%s) - t0 )); \
+	echo "== cross-check $$a: passed ($$n conformance checks passed, $${s}s)"; \
+	printf '%s|%s|%s|%s\n' "$$a" "$(call cross_cc,$*)" "$$n" "$$s" \
+	    >> $(CROSS_DIR)/summary
+
+cross-summary:
+	@echo "cross-check summary (every unit test passed; conformance verdicts = native):"
+	@printf '  %-9s %-28s %-12s %s\n' target compiler conformance 'wall s'
+	@awk -F'|' '{printf "  %-9s %-28s %-12s %s\n", $$1, $$2, $$3" passed", $$4}' \
+	    $(CROSS_DIR)/summary
+
+# Rewrites tests/golden/ (see tests/test_golden.c): the golden session's
+# responses and the reopen session's, as x86-64 answers them (and the
+# tiny build, tiny-*), and the stores written on x86-64 and (cross-built,
+# under qemu) on s390x.  Only
+# for a change meant to change results or the store format: review the
+# diff.  usage.latencyMs is written as 0 (the test ignores it).
+GOLDEN_SERVE = serve --field file:keyword --field section:text \
+               --field kind:keyword
+CORPUS_FILE  = tests/sample-corpus.jsonl
+GOLDEN_SED   = sed -E 's/"latencyMs":[0-9.eE+-]+/"latencyMs":0/g'
+.PHONY: golden
+golden: $(BUILD)/rcp
+	@case "$(MACHINE)" in x86_64*) ;; *) \
+	  echo "make golden: the golden files are x86-64's; this is $(MACHINE)"; \
+	  exit 1;; esac
+	$(MAKE) --no-print-directory $(call cross_vars,s390x) \
+	    $(CROSS_DIR)/s390x/rcp
+	$(MAKE) --no-print-directory NO_SIMD=1 OPT=-Os BUILD=$(TINY_DIR) \
+	    CFLAGS="$(TINY_CFLAGS)" tiny-build
+	rm -rf $(CROSS_DIR)/golden && mkdir -p $(CROSS_DIR)/golden
+	RCP_SIMD=scalar $(BUILD)/rcp $(GOLDEN_SERVE) --corpus $(CORPUS_FILE) \
+	    < tests/golden/requests.jsonl | $(GOLDEN_SED) \
+	    > tests/golden/responses.jsonl
+	RCP_SIMD=scalar $(BUILD)/rcp $(GOLDEN_SERVE) --corpus $(CORPUS_FILE) \
+	    --data $(CROSS_DIR)/golden/x86_64 < tests/golden/requests.jsonl \
+	    > /dev/null
+	cp $(CROSS_DIR)/golden/x86_64/rcp.log tests/golden/store-x86_64.log
+	RCP_SIMD=scalar $(call cross_qemu,s390x) $(CROSS_DIR)/s390x/rcp \
+	    $(GOLDEN_SERVE) --corpus $(CORPUS_FILE) \
+	    --data $(CROSS_DIR)/golden/s390x < tests/golden/requests.jsonl \
+	    > /dev/null
+	cp $(CROSS_DIR)/golden/s390x/rcp.log tests/golden/store-s390x.log
+	RCP_SIMD=scalar $(TINY_DIR)/rcp-tiny $(GOLDEN_SERVE) --corpus \
+	    $(CORPUS_FILE) < tests/golden/requests.jsonl | $(GOLDEN_SED) \
+	    > tests/golden/tiny-responses.jsonl
+	cp -r $(CROSS_DIR)/golden/x86_64 $(CROSS_DIR)/golden/tiny
+	RCP_SIMD=scalar $(TINY_DIR)/rcp-tiny $(GOLDEN_SERVE) \
+	    --data $(CROSS_DIR)/golden/tiny < tests/golden/reopen.jsonl \
+	    | $(GOLDEN_SED) > tests/golden/tiny-reopen-responses.jsonl
+	RCP_SIMD=scalar $(BUILD)/rcp $(GOLDEN_SERVE) \
+	    --data $(CROSS_DIR)/golden/x86_64 < tests/golden/reopen.jsonl \
+	    | $(GOLDEN_SED) > tests/golden/reopen-responses.jsonl
+	@echo "make golden: tests/golden rewritten; review 'git diff tests/golden'"
+
+# ============================================================================
+# make tiny: rcp for microcontroller-class Linux (README "Portability")
+#
+# -DRCP_TINY: a model without a dense index (no stored vectors and no
+# dense features in the lexicon, so no dense or hybrid retrieval and no
+# MMR -- none of it advertised) and no conformance runner (conform.c,
+# client.c not linked); NO_SIMD=1, -Os, unused code dropped at link time.
+# Prints the binary's size and the peak resident memory of a server on
+# the sample corpus, each next to the full build's, then checks the tiny
+# server: the conformance suite (the native oracle: no failure, an honest
+# level) and test_golden (its own goldens, tests/golden/tiny-*).
+# ============================================================================
+TINY_DIR    = build/tiny
+TINY_OBJS   = main.o json.o rcp.o model.o store.o vec.o
+TINY_CFLAGS = -DRCP_TINY -ffunction-sections -fdata-sections
+TINY_SERVE  = serve --corpus $(CORPUS_FILE) --field file:keyword \
+              --field section:text --field kind:keyword
+.PHONY: tiny tiny-build
+tiny: $(BUILD)/rcp $(BUILD)/tests/test_golden
+	@$(MAKE) --no-print-directory NO_SIMD=1 OPT=-Os BUILD=$(TINY_DIR) \
+	    CFLAGS="$(TINY_CFLAGS)" tiny-build
+	@echo "== tiny: size (text data bss, bytes)"
+	@size $(TINY_DIR)/rcp-tiny $(BUILD)/rcp | awk 'NR > 1 { printf \
+	    "  %-20s %8d %6d %6d\n", $$6, $$1, $$2, $$3 }'
+	@echo "== tiny: peak resident memory, sample corpus + the golden session"
+	@for b in $(TINY_DIR)/rcp-tiny $(BUILD)/rcp; do \
+	  if [ -x /usr/bin/time ]; then \
+	    /usr/bin/time -f %M -o $(TINY_DIR)/rss $$b $(TINY_SERVE) \
+	        < tests/golden/requests.jsonl >/dev/null 2>&1; \
+	    printf '  %-20s %8s KB\n' $$b "$$(cat $(TINY_DIR)/rss)"; \
+	  else echo "  (GNU time is not installed: apt-get install time)"; fi; \
+	done
+	@echo "== tiny: conformance (native oracle, tiny server)"
+	@out=$$($(BUILD)/rcp conform -- $(TINY_DIR)/rcp-tiny serve --debug \
+	    $(CONFORM_FIELDS)); rc=$$?; \
+	  printf '%s\n' "$$out" | grep -v '^PASS'; exit $$rc
+	@echo "== tiny: golden session"
+	@RCP_BIN=$(TINY_DIR)/rcp-tiny $(BUILD)/tests/test_golden
+
+tiny-build: $(TINY_DIR)/rcp-tiny
+
+$(TINY_DIR)/rcp-tiny: $(addprefix $(TINY_DIR)/,$(TINY_OBJS))
+	$(CC) $(ALL_CFLAGS) -Wl,--gc-sections -o $@ $^ $(LDLIBS)
