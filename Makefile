@@ -681,10 +681,17 @@ cross_qemu  = $(if $(CROSS_QEMU_$(1)),QEMU_LD_PREFIX=/usr/$(CROSS_TRIPLE_$(1)) \
 # emulation is ~10-30x slower: Check's per-test timeouts stretch with it
 cross_tmult = $(if $(CROSS_QEMU_$(1)),20,1)
 
-CROSS_PKGS = qemu-user tcc clang $(foreach a,$(CROSS_ARCHES),\
-             gcc-$(CROSS_TRIPLE_$(a)))
+# Debian's names for the cross libc (a Recommends of the cross gcc)
+CROSS_DEBARCH_aarch64 = arm64
+CROSS_DEBARCH_armhf   = armhf
+CROSS_DEBARCH_i686    = i386
+CROSS_DEBARCH_s390x   = s390x
+CROSS_DEBARCH_mips    = mips
+CROSS_DEBARCH_riscv64 = riscv64
+CROSS_PKGS = qemu-user tcc clang time $(foreach a,$(CROSS_ARCHES),\
+             gcc-$(CROSS_TRIPLE_$(a)) libc6-dev-$(CROSS_DEBARCH_$(a))-cross)
 
-.PHONY: cross-check cross-tools cross-build cross-summary \
+.PHONY: cross-check cross-tools cross-pkgs cross-build cross-summary \
         $(addprefix cross-check-,$(CROSS_MATRIX))
 
 cross-check:
@@ -695,6 +702,10 @@ cross-check:
 
 cross-tools:
 	apt-get install -y --no-install-recommends $(CROSS_PKGS)
+
+# the Debian packages of the matrix, one per line (.ci/run reads them)
+cross-pkgs:
+	@printf '%s\n' $(CROSS_PKGS)
 
 # what one target builds: rcp and every unit test
 cross-build: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp
@@ -732,13 +743,15 @@ $(addprefix cross-check-,$(CROSS_MATRIX)): cross-check-%: $(BUILD)/rcp \
 	n=$$(grep -c '^PASS' $$x.conform.txt); \
 	s=$$(( $$(date +%s) - t0 )); \
 	echo "== cross-check $$a: passed ($$n conformance checks passed, $${s}s)"; \
-	printf '%s|%s|%s|%s\n' "$$a" "$(call cross_cc,$*)" "$$n" "$$s" \
+	cc="$(call cross_cc,$*)"; v=$$($$cc -dumpversion 2>/dev/null); \
+	printf '%s|%s %s%s|%s|%s\n' "$$a" "$$cc" "$$v" \
+	    "$(if $(filter nosimd,$*), NO_SIMD=1)" "$$n" "$$s" \
 	    >> $(CROSS_DIR)/summary
 
 cross-summary:
 	@echo "cross-check summary (every unit test passed; conformance verdicts = native):"
-	@printf '  %-9s %-28s %-12s %s\n' target compiler conformance 'wall s'
-	@awk -F'|' '{printf "  %-9s %-28s %-12s %s\n", $$1, $$2, $$3" passed", $$4}' \
+	@printf '  %-9s %-34s %-12s %s\n' target compiler conformance 'wall s'
+	@awk -F'|' '{printf "  %-9s %-34s %-12s %s\n", $$1, $$2, $$3" passed", $$4}' \
 	    $(CROSS_DIR)/summary
 
 # Rewrites tests/golden/ (see tests/test_golden.c): the golden session's
