@@ -2343,7 +2343,11 @@ int main(int argc, char **argv)
     const char *cmd = argc > 1 ? argv[1] : NULL;
     if (!cmd)
         return usage_error(NULL, "a command is needed: serve, call, shell, "
+#if TINY
+                           "or json");
+#else
                            "json or conform");
+#endif
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         fputs(usage_top, stdout);
         return RC_OK;
