@@ -667,12 +667,12 @@ CROSS_QEMU_mips      = qemu-mips
 CROSS_QEMU_riscv64   = qemu-riscv64
 # qemu-i386 7.2 (Debian 12) hangs the forked child of a dynamically linked
 # glibc program, and the tests fork: the i686 build links statically.
-CROSS_LDLIBS_i686    = -static -lm
+CROSS_LDLIBS_i686    = -static
 
 # How each target builds (make variables) and what it runs under.
 cross_cc    = $(if $(CROSS_TRIPLE_$(1)),$(CROSS_TRIPLE_$(1))-gcc,$(if \
               $(filter nosimd,$(1)),$(CC),$(1)))
-cross_vars  = CC="$(call cross_cc,$(1))" BUILD=$(CROSS_DIR)/$(1) \
+cross_vars  = CC="$(call cross_cc,$(1))" BUILD=$(CROSS_DIR)/$(1) DEVELOPER=1 \
               $(if $(CROSS_TRIPLE_$(1)),MINICHECK=1) \
               $(if $(filter nosimd,$(1)),NO_SIMD=1) \
               $(if $(CROSS_LDLIBS_$(1)),LDLIBS="$(CROSS_LDLIBS_$(1))")
@@ -754,49 +754,57 @@ cross-summary:
 	@awk -F'|' '{printf "  %-9s %-34s %-12s %s\n", $$1, $$2, $$3" passed", $$4}' \
 	    $(CROSS_DIR)/summary
 
-# Rewrites tests/golden/ (see tests/test_golden.c): the golden session's
-# responses and the reopen session's, as x86-64 answers them (and the
-# tiny build, tiny-*), and the stores written on x86-64 and (cross-built,
-# under qemu) on s390x.  Only
-# for a change meant to change results or the store format: review the
-# diff.  usage.latencyMs is written as 0 (the test ignores it).
+# Rewrites tests/golden/ (see tests/test_golden.c): the responses of the
+# golden and the reopen session as x86-64 answers them (the tiny build's
+# too: tiny-*).  The stores the reopen session opens (written on x86-64
+# and, cross-built under qemu, on s390x) are written only when missing or
+# with STORES=1: their salt is random, so rewriting them for nothing would
+# change every byte of the CRCs.  Only for a change meant to change
+# results or the store format: review the diff.  usage.latencyMs is
+# written as 0 (the test ignores it).
 GOLDEN_SERVE = serve --field file:keyword --field section:text \
                --field kind:keyword
 CORPUS_FILE  = tests/sample-corpus.jsonl
 GOLDEN_SED   = sed -E 's/"latencyMs":[0-9.eE+-]+/"latencyMs":0/g'
-.PHONY: golden
+GOLDEN_TMP   = $(CROSS_DIR)/golden
+.PHONY: golden golden-stores
 golden: $(BUILD)/rcp
 	@case "$(MACHINE)" in x86_64*) ;; *) \
 	  echo "make golden: the golden files are x86-64's; this is $(MACHINE)"; \
 	  exit 1;; esac
-	$(MAKE) --no-print-directory $(call cross_vars,s390x) \
-	    $(CROSS_DIR)/s390x/rcp
 	$(MAKE) --no-print-directory NO_SIMD=1 OPT=-Os BUILD=$(TINY_DIR) \
 	    CFLAGS="$(TINY_CFLAGS)" tiny-build
-	rm -rf $(CROSS_DIR)/golden && mkdir -p $(CROSS_DIR)/golden
+	@if [ "$(STORES)" = 1 ] || [ ! -f tests/golden/store-x86_64.log ] \
+	     || [ ! -f tests/golden/store-s390x.log ]; then \
+	  $(MAKE) --no-print-directory golden-stores; \
+	else echo "make golden: keeping the stores (STORES=1 rewrites them)"; fi
+	rm -rf $(GOLDEN_TMP) && mkdir -p $(GOLDEN_TMP)/full $(GOLDEN_TMP)/tiny
+	for b in $(BUILD)/rcp:responses $(TINY_DIR)/rcp-tiny:tiny-responses; do \
+	  RCP_SIMD=scalar $${b%%:*} $(GOLDEN_SERVE) --corpus $(CORPUS_FILE) \
+	      < tests/golden/requests.jsonl | $(GOLDEN_SED) \
+	      > tests/golden/$${b#*:}.jsonl || exit 1; done
+	cp tests/golden/store-x86_64.log $(GOLDEN_TMP)/full/rcp.log
+	cp tests/golden/store-x86_64.log $(GOLDEN_TMP)/tiny/rcp.log
+	for b in $(BUILD)/rcp:full:reopen-responses \
+	         $(TINY_DIR)/rcp-tiny:tiny:tiny-reopen-responses; do \
+	  d=$${b#*:}; RCP_SIMD=scalar $${b%%:*} $(GOLDEN_SERVE) \
+	      --data $(GOLDEN_TMP)/$${d%%:*} < tests/golden/reopen.jsonl \
+	      | $(GOLDEN_SED) > tests/golden/$${b##*:}.jsonl || exit 1; done
+	@echo "make golden: tests/golden rewritten; review 'git diff tests/golden'"
+
+golden-stores: $(BUILD)/rcp
+	$(MAKE) --no-print-directory $(call cross_vars,s390x) \
+	    $(CROSS_DIR)/s390x/rcp
+	rm -rf $(GOLDEN_TMP)/stores && mkdir -p $(GOLDEN_TMP)/stores
 	RCP_SIMD=scalar $(BUILD)/rcp $(GOLDEN_SERVE) --corpus $(CORPUS_FILE) \
-	    < tests/golden/requests.jsonl | $(GOLDEN_SED) \
-	    > tests/golden/responses.jsonl
-	RCP_SIMD=scalar $(BUILD)/rcp $(GOLDEN_SERVE) --corpus $(CORPUS_FILE) \
-	    --data $(CROSS_DIR)/golden/x86_64 < tests/golden/requests.jsonl \
+	    --data $(GOLDEN_TMP)/stores/x86_64 < tests/golden/requests.jsonl \
 	    > /dev/null
-	cp $(CROSS_DIR)/golden/x86_64/rcp.log tests/golden/store-x86_64.log
 	RCP_SIMD=scalar $(call cross_qemu,s390x) $(CROSS_DIR)/s390x/rcp \
 	    $(GOLDEN_SERVE) --corpus $(CORPUS_FILE) \
-	    --data $(CROSS_DIR)/golden/s390x < tests/golden/requests.jsonl \
+	    --data $(GOLDEN_TMP)/stores/s390x < tests/golden/requests.jsonl \
 	    > /dev/null
-	cp $(CROSS_DIR)/golden/s390x/rcp.log tests/golden/store-s390x.log
-	RCP_SIMD=scalar $(TINY_DIR)/rcp-tiny $(GOLDEN_SERVE) --corpus \
-	    $(CORPUS_FILE) < tests/golden/requests.jsonl | $(GOLDEN_SED) \
-	    > tests/golden/tiny-responses.jsonl
-	cp -r $(CROSS_DIR)/golden/x86_64 $(CROSS_DIR)/golden/tiny
-	RCP_SIMD=scalar $(TINY_DIR)/rcp-tiny $(GOLDEN_SERVE) \
-	    --data $(CROSS_DIR)/golden/tiny < tests/golden/reopen.jsonl \
-	    | $(GOLDEN_SED) > tests/golden/tiny-reopen-responses.jsonl
-	RCP_SIMD=scalar $(BUILD)/rcp $(GOLDEN_SERVE) \
-	    --data $(CROSS_DIR)/golden/x86_64 < tests/golden/reopen.jsonl \
-	    | $(GOLDEN_SED) > tests/golden/reopen-responses.jsonl
-	@echo "make golden: tests/golden rewritten; review 'git diff tests/golden'"
+	cp $(GOLDEN_TMP)/stores/x86_64/rcp.log tests/golden/store-x86_64.log
+	cp $(GOLDEN_TMP)/stores/s390x/rcp.log tests/golden/store-s390x.log
 
 # ============================================================================
 # make tiny: rcp for microcontroller-class Linux (README "Portability")
@@ -804,14 +812,15 @@ golden: $(BUILD)/rcp
 # -DRCP_TINY: a model without a dense index (no stored vectors and no
 # dense features in the lexicon, so no dense or hybrid retrieval and no
 # MMR -- none of it advertised) and no conformance runner (conform.c,
-# client.c not linked); NO_SIMD=1, -Os, unused code dropped at link time.
+# schema.c and the bundled data are not linked); NO_SIMD=1, -Os, unused
+# code dropped at link time.
 # Prints the binary's size and the peak resident memory of a server on
 # the sample corpus, each next to the full build's, then checks the tiny
 # server: the conformance suite (the native oracle: no failure, an honest
 # level) and test_golden (its own goldens, tests/golden/tiny-*).
 # ============================================================================
 TINY_DIR    = build/tiny
-TINY_OBJS   = main.o json.o rcp.o model.o store.o vec.o
+TINY_OBJS   = main.o json.o rcp.o client.o model.o store.o vec.o
 TINY_CFLAGS = -DRCP_TINY -ffunction-sections -fdata-sections
 TINY_SERVE  = serve --corpus $(CORPUS_FILE) --field file:keyword \
               --field section:text --field kind:keyword
@@ -839,5 +848,6 @@ tiny: $(BUILD)/rcp $(BUILD)/tests/test_golden
 
 tiny-build: $(TINY_DIR)/rcp-tiny
 
-$(TINY_DIR)/rcp-tiny: $(addprefix $(TINY_DIR)/,$(TINY_OBJS))
-	$(CC) $(ALL_CFLAGS) -Wl,--gc-sections -o $@ $^ $(LDLIBS)
+$(TINY_DIR)/rcp-tiny: $(addprefix $(TINY_DIR)/,$(TINY_OBJS)) $(TINY_DIR)/flags
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Wl,--gc-sections -o $@ \
+	    $(filter %.o,$^) $(ALL_LDLIBS)
