@@ -47,7 +47,8 @@ grep -- "-o $B/rcp " "$T/cc.log" | grep -e '-Wl,-O1' | grep -e '-lc -lm' \
 v=$("$B/rcp" --version)
 need "$v" "cc:       $T/cc" "--version names CC"
 need "$v" "cflags:   -std=c99 -pedantic -Wall -Wextra -O0 -g0" "cflags"
-need "$v" "cppflags: -D_POSIX_C_SOURCE=200809L -I. -DRCP_TEST_CPP" "cppflags"
+need "$v" "cppflags: -D_POSIX_C_SOURCE=200809L -D_FILE_OFFSET_BITS=64 -I. -DRCP_TEST_CPP" \
+    "cppflags"
 need "$v" "ldflags:  -Wl,-O1" "ldflags"
 need "$v" "ldlibs:   -lc -lm" "ldlibs"
 ok "CC, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS are the user's, added to ours (-j3)"
