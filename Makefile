@@ -302,10 +302,17 @@ CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 endif
 
 $(BUILD)/tests/test_%: tests/test_%.c $(OBJS) tests/testutil.h \
-                       conformance/conform.h $(CHECK_OBJS)
+                       conformance/conform.h $(CHECK_OBJS) \
+                       $(BUILD)/tests/framework
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ \
 	    $< $(OBJS) $(CHECK_OBJS) $(CHECK_LIBS) $(ALL_LDLIBS)
+
+# which framework the tests were linked with: switching relinks them
+$(BUILD)/tests/framework: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(if $(filter 1,$(MINICHECK)),minicheck,check)' | cmp -s - $@ \
+	    || echo '$(if $(filter 1,$(MINICHECK)),minicheck,check)' > $@
 
 $(BUILD)/tests/minicheck.o: tests/minicheck/check.c tests/minicheck/check.h \
                             $(BUILD)/flags
@@ -344,7 +351,7 @@ $(BUILD)/tests/bench_json: tests/bench_json.c $(OBJS) $(ANCHOR_OBJS)
 
 need-check:
 ifeq ($(MINICHECK),1)
-	@echo "make check: Check is not installed (apt-get install check); running the tests on the bundled tests/minicheck stand-in"
+	@echo "make check: $(if $(filter command line,$(origin MINICHECK)),MINICHECK=1,Check is not installed (apt-get install check)); running the tests on the bundled tests/minicheck stand-in"
 endif
 
 CONFORM_FIELDS = --field year:int --field lang:keyword --field tags:keyword \
@@ -729,7 +736,11 @@ $(addprefix cross-check-,$(CROSS_MATRIX)): cross-check-%: $(BUILD)/rcp \
 	chmod +x $$x/rcp-run; \
 	set -e; for t in $(TESTS); do \
 	  echo "== cross-check $$a: $$t"; \
-	  RCP_BIN=$$x/rcp-run CK_TIMEOUT_MULTIPLIER=$(call cross_tmult,$*) \
+	  printf '#!/bin/sh\nexec env %s %s "$$@"\n' "$(call cross_qemu,$*)" \
+	      "$(abspath $(CROSS_DIR)/$*)/tests/$$t" > $$x/tests/$$t-run; \
+	  chmod +x $$x/tests/$$t-run; \
+	  RCP_BIN=$$x/rcp-run RCP_TEST_SELF=$$x/tests/$$t-run \
+	      CK_TIMEOUT_MULTIPLIER=$(call cross_tmult,$*) \
 	      $(call cross_qemu,$*) $$x/tests/$$t; \
 	done; \
 	echo "== cross-check $$a: conformance (native oracle, $$a server)"; \
