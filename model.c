@@ -3524,7 +3524,8 @@ long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
 ** neural network: it reads both token streams together and scores
 **   - exact matches (same stem) and near matches (a passage word whose
 **     boundary-marked character trigrams overlap the query word's by a
-**     Dice coefficient >= NEAR_MIN: typos and unstemmed inflections), with
+**     Dice coefficient >= 3/5, NEAR_NUM/NEAR_DEN: typos and unstemmed
+**     inflections), with
 **     BM25 saturation and length normalisation;
 **   - proximity: pairs of distinct query terms close together in the
 **     passage (BM25TP, Rasolofo & Savoy 2003: sum of 1/d^2 over occurrence
@@ -3532,7 +3533,8 @@ long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
 ** term importance is the index's idf when the index knows the term, else
 ** the fixed token weight.  Its confidence (rcp_model_confidence) is a
 ** corpus-free coverage/adjacency measure in [0,1]. */
-#define NEAR_MIN     0.6
+#define NEAR_NUM     3
+#define NEAR_DEN     5
 #define PROX_WINDOW  5
 #define CE_K1        1.2
 #define CE_B         0.75
@@ -3567,14 +3569,18 @@ static size_t trigrams(const char *w, size_t n, uint32_t *out, size_t cap)
     return k;
 }
 
-/* Dice coefficient of two trigram multisets. */
-static double dice(const uint32_t *ta, size_t na, const uint32_t *tb,
-                   size_t nb)
+/* Dice coefficient of two trigram multisets when it reaches 3/5, else 0.
+** The threshold is decided in integers, 2c/(na+nb) >= 3/5 exactly when
+** 10c >= 3(na+nb): a double 0.6 would be the long double 0.6 where C
+** evaluates constants in excess precision (x87, FLT_EVAL_METHOD 2), and
+** a Dice of exactly 0.6 would fall short of it there. */
+static double near_dice(const uint32_t *ta, size_t na, const uint32_t *tb,
+                        size_t nb)
 {
     unsigned char used[TEXT_MAX_WORD_BYTES + 2];
     size_t i, j, common = 0;
     if (!na || !nb || 7 * (na < nb ? na : nb) < 3 * (na > nb ? na : nb))
-        return 0.0;             /* lengths too far apart to reach 0.6 */
+        return 0.0;             /* lengths too far apart to reach 3/5 */
     memset(used, 0, nb);
     for (i = 0; i < na; i++)
         for (j = 0; j < nb; j++)
@@ -3583,6 +3589,8 @@ static double dice(const uint32_t *ta, size_t na, const uint32_t *tb,
                 common++;
                 break;
             }
+    if (2 * NEAR_DEN * common < NEAR_NUM * (na + nb))
+        return 0.0;
     return 2.0 * (double)common / (double)(na + nb);
 }
 
@@ -3642,7 +3650,7 @@ static size_t distinct_qterms(const rcp_model *m, const view *v,
 /* Occurrences of each query term in the passage: o[start[i] ..
 ** start[i] + cnt[i]), start[i] = i MAX_OCC.  A passage token matches a
 ** term exactly (same term, strength 1) or nearly (trigram Dice of the
-** words >= NEAR_MIN, strength = Dice); its trigrams are computed at most
+** words >= 3/5, strength = Dice); its trigrams are computed at most
 ** once. */
 static void find_occ(const qterm *qt, size_t nq, const rcp_tokens *p,
                      occ *o, size_t *start, size_t *cnt)
@@ -3666,8 +3674,7 @@ static void find_occ(const qterm *qt, size_t nq, const rcp_tokens *p,
                 if (!have++)
                     nb = trigrams(p->buf + pt->word, pt->wlen, tb,
                                   TEXT_MAX_WORD_BYTES);
-                sc = dice(qt[i].tri, qt[i].ntri, tb, nb);
-                sc = sc >= NEAR_MIN ? sc : 0.0;
+                sc = near_dice(qt[i].tri, qt[i].ntri, tb, nb);
             }
             if (sc > 0) {
                 o[start[i] + cnt[i]].pos = pt->pos;
