@@ -831,7 +831,7 @@ golden-stores: $(BUILD)/rcp
 # level) and test_golden (its own goldens, tests/golden/tiny-*).
 # ============================================================================
 TINY_DIR    = build/tiny
-TINY_OBJS   = main.o json.o rcp.o client.o model.o store.o vec.o
+TINY_OBJS   = main.o $(LIB_SRCS:.c=.o) vec.o      # the library, no conformance
 TINY_CFLAGS = -DRCP_TINY -ffunction-sections -fdata-sections
 TINY_SERVE  = serve --corpus $(CORPUS_FILE) --field file:keyword \
               --field section:text --field kind:keyword

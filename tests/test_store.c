@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #endif
 #include "rcp.h"
+#define RCP_TEST_CRC32C         /* testutil.h: crc32c() */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -214,19 +215,6 @@ static int same_docs(const rcp_model *a, const rcp_model *b)
             return 0;
     }
     return 1;
-}
-
-/* CRC-32C, bit by bit: an independent check of store.c's table. */
-static uint32_t crc32c(uint32_t crc, const unsigned char *p, size_t n)
-{
-    int k;
-    crc = ~crc;
-    while (n--) {
-        crc ^= *p++;
-        for (k = 0; k < 8; k++)
-            crc = crc & 1 ? crc >> 1 ^ 0x82F63B78u : crc >> 1;
-    }
-    return ~crc;
 }
 
 static void le32(unsigned char *p, uint32_t v)
