@@ -359,6 +359,27 @@ START_TEST(without_a_dense_index_sparse_search_is_unchanged)
         rcp_model_free(m[0]);
         rcp_model_free(m[1]);
     }
+    {   /* documents given back their docnos move without a vector row */
+        rcp_model_opts o;
+        rcp_model *nd;
+        rcp_model_hit h[3];
+        char err[128], id[16];
+        rcp_model_opts_init(&o);
+        o.no_dense_index = 1;
+        o.snapshot_keep = 2;
+        ck_assert_ptr_nonnull(nd = rcp_model_new(&o, err, sizeof err));
+        for (i = 0; i < 3000; i++) {
+            snprintf(id, sizeof id, "%u", (unsigned)i);
+            add(nd, id, "common words here and a flow");
+        }
+        for (i = 0; i < 2999; i++) {
+            snprintf(id, sizeof id, "%u", (unsigned)i);
+            ck_assert_int_eq(rcp_model_delete(nd, id, strlen(id)), 1);
+        }
+        ck_assert_uint_eq(search(nd, "flow", RCP_MODE_SPARSE, h, 3), 1);
+        ck_assert_str_eq(hit_id(nd, &h[0]), "2999");
+        rcp_model_free(nd);
+    }
 }
 END_TEST
 
