@@ -3524,9 +3524,8 @@ long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
 ** neural network: it reads both token streams together and scores
 **   - exact matches (same stem) and near matches (a passage word whose
 **     boundary-marked character trigrams overlap the query word's by a
-**     Dice coefficient >= 3/5, NEAR_NUM/NEAR_DEN: typos and unstemmed
-**     inflections), with
-**     BM25 saturation and length normalisation;
+**     Dice coefficient >= NEAR_NUM/NEAR_DEN = 3/5: typos and unstemmed
+**     inflections), with BM25 saturation and length normalisation;
 **   - proximity: pairs of distinct query terms close together in the
 **     passage (BM25TP, Rasolofo & Savoy 2003: sum of 1/d^2 over occurrence
 **     pairs within PROX_WINDOW tokens, saturated like a term);
