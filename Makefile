@@ -639,7 +639,9 @@ clean:
 # Portability matrix (issue 16): the whole system on other targets
 #
 #   make cross-check            every target below, then the summary table
-#   make cross-check ARCH=A     one of them (also: make cross-check-A)
+#   make cross-check ARCH=A     one of them (also: make cross-check-A);
+#                               ARCH="A B" several
+#   make -j2 --output-sync=target cross-check   two at a time (.ci/run)
 #   make cross-tools            apt-get install what the matrix needs
 #
 # Cross targets (Debian 12's cross gcc, run under qemu-user; Check is not
@@ -703,8 +705,8 @@ CROSS_PKGS = qemu-user tcc clang time $(foreach a,$(CROSS_ARCHES),\
 
 cross-check:
 	@rm -f $(CROSS_DIR)/summary
-	@set -e; for a in $(or $(ARCH),$(CROSS_MATRIX)); do \
-	  $(MAKE) --no-print-directory cross-check-$$a; done
+	@$(MAKE) --no-print-directory \
+	    $(addprefix cross-check-,$(or $(ARCH),$(CROSS_MATRIX)))
 	@$(MAKE) --no-print-directory cross-summary
 
 cross-tools:
@@ -735,7 +737,7 @@ $(addprefix cross-check-,$(CROSS_MATRIX)): cross-check-%: $(BUILD)/rcp \
 	    "$(abspath $(CROSS_DIR)/$*)/rcp" > $$x/rcp-run; \
 	chmod +x $$x/rcp-run; \
 	set -e; for t in $(TESTS); do \
-	  echo "== cross-check $$a: $$t"; \
+	  echo "== cross-check $$a: $$t ($$(( $$(date +%s) - t0 ))s in)"; \
 	  printf '#!/bin/sh\nexec env %s %s "$$@"\n' "$(call cross_qemu,$*)" \
 	      "$(abspath $(CROSS_DIR)/$*)/tests/$$t" > $$x/tests/$$t-run; \
 	  chmod +x $$x/tests/$$t-run; \
@@ -743,7 +745,8 @@ $(addprefix cross-check-,$(CROSS_MATRIX)): cross-check-%: $(BUILD)/rcp \
 	      CK_TIMEOUT_MULTIPLIER=$(call cross_tmult,$*) \
 	      $(call cross_qemu,$*) $$x/tests/$$t; \
 	done; \
-	echo "== cross-check $$a: conformance (native oracle, $$a server)"; \
+	echo "== cross-check $$a: conformance (native oracle, $$a server;" \
+	     "$$(( $$(date +%s) - t0 ))s in)"; \
 	{ $(BUILD)/rcp conform -- $$x/rcp-run serve --debug || true; \
 	  $(BUILD)/rcp conform -- $$x/rcp-run serve --debug $(CONFORM_FIELDS) \
 	      || true; } > $$x.conform.txt; \
@@ -762,8 +765,8 @@ $(addprefix cross-check-,$(CROSS_MATRIX)): cross-check-%: $(BUILD)/rcp \
 cross-summary:
 	@echo "cross-check summary (every unit test passed; conformance verdicts = native):"
 	@printf '  %-9s %-34s %-12s %s\n' target compiler conformance 'wall s'
-	@awk -F'|' '{printf "  %-9s %-34s %-12s %s\n", $$1, $$2, $$3" passed", $$4}' \
-	    $(CROSS_DIR)/summary
+	@for a in $(CROSS_MATRIX); do grep "^$$a|" $(CROSS_DIR)/summary; done \
+	    | awk -F'|' '{printf "  %-9s %-34s %-12s %s\n", $$1, $$2, $$3" passed", $$4}'
 
 # Rewrites tests/golden/ (see tests/test_golden.c): the responses of the
 # golden and the reopen session as x86-64 answers them (the tiny build's
