@@ -50,6 +50,7 @@
 */
 #include "rcp.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -68,12 +69,6 @@ enum { ST_UNINIT, ST_READY };
 #define ARENA_LIMIT     ((size_t)256 << 20)
 #define DEFAULT_DEADLINE_MS 60000L
 #define SLEEP_MAX_MS    3600000L
-#define EMBED_BATCH_LIMIT 1024
-#define RETRIEVE_MAX_K  1000     /* §6.1 retrieve.maxK */
-#define RERANK_MAX      1000     /* §6 rerank.maxCandidates */
-#define RERANK_CHUNK    64       /* passages scored between checkpoints */
-#define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
-#define IDEM_SLOTS      256      /* §7.10 idempotency keys remembered */
 #define MAX_NOTES       8
 
 /* A request of the frame being served that may still be cancelled. */
@@ -85,8 +80,14 @@ typedef struct flight {
 struct rcp_server {
     rcp_server_opts opts;
     int      state;
+    unsigned long caps;     /* §6 what is offered: PROTO_CAP bits, fixed
+                               when the server is made (§13.2) */
+    const char *level;      /* §14 the level they prove, or NULL */
+    const proto_backend *be;  /* serves the gated methods, or NULL */
+    void    *be_ud;
     rcp_arena arena;        /* the current frame (invariant 3) */
-    rcp_arena scratch;      /* checkpoint look-ahead parses */
+    rcp_arena scratch;      /* the backend's, reset after each use */
+    rcp_arena peek;         /* checkpoint look-ahead parses */
     rcp_buf  resp;          /* the answer being built (invariant 6) */
     rcp_buf  batch;         /* the batch array being built (§11) */
     size_t   nanswers;      /* members in it so far */
@@ -106,17 +107,6 @@ struct rcp_server {
     /* §7.14: the requests of the current frame */
     flight  *flights;
     size_t   nflights;
-    /* §7.10 */
-    uint64_t minted;        /* ids minted for documents without one */
-    struct idem {
-        char    *key;       /* rcp_malloc'd; NULL = free slot */
-        uint64_t fp;        /* fingerprint of the request's documents */
-        char    *result;    /* the serialised result */
-        size_t   keylen, len;
-    } idem[IDEM_SLOTS];
-    size_t   idem_next;
-    size_t   idem_bytes;    /* keys + results remembered */
-    uint64_t voff;          /* §7.7.1 store version - model version */
 };
 
 struct rcp_call {
@@ -133,32 +123,122 @@ struct rcp_call {
     size_t nnotes;
 };
 
-typedef int (*handler_fn)(rcp_call *c);
+/* MARK: - §6 and §7: the capabilities and the roster -------------------- */
+
+/* §6: every capability RCP/1 names, once, in the order info writes them.
+** The flags are what §14 counts it for: a retrieval capability (§14.1
+** item 2), one L1 asks for (§14.2), one of L2's selection (§14.3). */
+enum { CAP_RETRIEVAL = 1, CAP_L1 = 2, CAP_L2 = 4 };
+static const struct cap {
+    const char *key;
+    unsigned    flags;
+} caps[PROTO_NCAPS] = {
+    { "embed",       CAP_RETRIEVAL },           /* PROTO_CAP_EMBED */
+    { "sparseEmbed", CAP_L2 },                  /* PROTO_CAP_SPARSE */
+    { "multiVector", CAP_L2 },                  /* PROTO_CAP_MULTI */
+    { "rerank",      CAP_RETRIEVAL | CAP_L2 },  /* PROTO_CAP_RERANK */
+    { "retrieve",    CAP_RETRIEVAL | CAP_L1 },  /* PROTO_CAP_RETRIEVE */
+    { "filter",      CAP_L1 },                  /* PROTO_CAP_FILTER */
+    { "citations",   CAP_L1 },                  /* PROTO_CAP_CITATIONS */
+    { "streaming",   CAP_L2 },                  /* PROTO_CAP_STREAMING */
+    { "pagination",  CAP_L2 },                  /* PROTO_CAP_PAGINATION */
+    { "index",       0 },                       /* PROTO_CAP_INDEX */
+    { "transform",   CAP_L2 },                  /* PROTO_CAP_TRANSFORM */
+    { "graph",       CAP_RETRIEVAL | CAP_L2 },  /* PROTO_CAP_GRAPH */
+    { "session",     0 },                       /* PROTO_CAP_SESSION */
+    { "feedback",    0 },                       /* PROTO_CAP_FEEDBACK */
+    { "memory",      0 },                       /* PROTO_CAP_MEMORY */
+    { "log",         CAP_L2 },                  /* PROTO_CAP_LOG */
+    { "catalog",     0 },                       /* PROTO_CAP_CATALOG */
+    { "x-rcp",       0 }                        /* PROTO_CAP_X_RCP */
+};
+
+static int m_initialize(rcp_call *c);
+static int m_info(rcp_call *c);
+static int m_ping(rcp_call *c);
+static int m_shutdown(rcp_call *c);
+static int m_sleep(rcp_call *c);
+
+/* §7: the roster, mirrored, in the spec's order.  cap is the capability
+** that gates the method (-1: a REQUIRED core method); anytime marks the
+** methods callable before initialize (§13).  The session methods are
+** served here (fn); a gated one by the backend's handler for its row, so
+** a row the backend leaves NULL, like a capability it does not offer, is
+** -32003 (§7: defined by RCP, not offered here). */
+typedef struct method {
+    const char *name;
+    int         cap;
+    int         anytime;
+    int       (*fn)(rcp_call *c);
+    int         row;        /* PROTO_M_* when the backend serves it */
+} method;
+
+static const method roster[] = {
+    { "initialize",      -1, 1, m_initialize, -1 },
+    { "info",            -1, 1, m_info,       -1 },
+    { "ping",            -1, 1, m_ping,       -1 },
+    { "shutdown",        -1, 1, m_shutdown,   -1 },
+    { "embed",           PROTO_CAP_EMBED,     0, NULL, PROTO_M_EMBED },
+    { "embed/sparse",    PROTO_CAP_SPARSE,    0, NULL, PROTO_M_SPARSE },
+    { "embed/multi",     PROTO_CAP_MULTI,     0, NULL, PROTO_M_MULTI },
+    { "rerank",          PROTO_CAP_RERANK,    0, NULL, PROTO_M_RERANK },
+    { "retrieve",        PROTO_CAP_RETRIEVE,  0, NULL, PROTO_M_RETRIEVE },
+    { "query/transform", PROTO_CAP_TRANSFORM, 0, NULL, PROTO_M_TRANSFORM },
+    { "graph",           PROTO_CAP_GRAPH,     0, NULL, PROTO_M_GRAPH },
+    { "index/add",       PROTO_CAP_INDEX,     0, NULL, PROTO_M_INDEX_ADD },
+    { "index/delete",    PROTO_CAP_INDEX,     0, NULL, PROTO_M_INDEX_DELETE },
+    { "catalog/list",    PROTO_CAP_CATALOG,   0, NULL, PROTO_M_CATALOG_LIST },
+    { "feedback",        PROTO_CAP_FEEDBACK,  0, NULL, PROTO_M_FEEDBACK },
+    { "memory/build",    PROTO_CAP_MEMORY,    0, NULL, PROTO_M_MEMORY_BUILD },
+    { "memory/recall",   PROTO_CAP_MEMORY,    0, NULL, PROTO_M_MEMORY_RECALL },
+    { "x-rcp/sleep",     PROTO_CAP_X_RCP,     0, m_sleep,      -1 }
+};
 
 static const rcp_json empty_object = { RCP_JSON_OBJECT, 0, NULL, NULL,
                                        NULL, 0 };
 
-static double now_ms(void)
+static int has_cap(const rcp_server *s, int cap)
+{
+    return (s->caps & PROTO_CAP(cap)) != 0;
+}
+
+/* Does anyone serve m?  A session method always; a gated one when its
+** capability is offered and the backend has a handler for its row. */
+static int served(const rcp_server *s, const method *m)
+{
+    if (m->cap >= 0 && !has_cap(s, m->cap))
+        return 0;
+    return m->fn || (s->be && s->be->handle[m->row]);
+}
+
+/* A method by name; vendor methods exist only while their capability is
+** advertised (an x- name we do not offer is simply undefined, §6.2). */
+static const method *find_method(const rcp_server *s, const rcp_json *name)
+{
+    size_t i;
+    for (i = 0; i < sizeof roster / sizeof *roster; i++) {
+        const method *m = &roster[i];
+        if (strlen(m->name) == name->n && memcmp(m->name, name->s,
+                                                 name->n) == 0)
+            return (m->name[0] == 'x' && !has_cap(s, m->cap)) ? NULL : m;
+    }
+    return NULL;
+}
+
+double proto_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* §4.6: null where the schema does not permit it means absent. */
-static const rcp_json *param(const rcp_json *obj, const char *key)
-{
-    const rcp_json *v = rcp_json_get(obj, key);
-    return v && v->type == RCP_JSON_NULL ? NULL : v;
-}
-
 /* MARK: - §12 Errors ----------------------------------------------------- */
 
 /* Record an error on c and return its code, so handlers can
-** `return fail(c, RCP_INVALID_PARAMS, "k", NULL, "k must be ...")`.
+** `return call_fail(c, RCP_INVALID_PARAMS, "k", NULL, "k must be ...")`.
 ** §12.1: field for -32602, option for -32005, detail always. */
-static int fail(rcp_call *c, int code, const char *field, const char *option,
-                const char *fmt, ...)
+int call_fail(rcp_call *c, int code, const char *field, const char *option,
+              const char *fmt, ...)
 {
     va_list ap;
     c->field[0] = c->option[0] = '\0';
@@ -263,24 +343,18 @@ static void seal(rcp_server *s, const rcp_json *id)
 /* A write's answer must not fail once the write is done (§13.1, §7.10:
 ** an applied write is acknowledged), so a handler reserves the room its
 ** result needs before it changes anything. */
-static int reserve_answer(rcp_call *c, size_t n)
+/* Every NULL from an allocation becomes this answer, never a crash. */
+int call_oom(rcp_call *c)
+{
+    return call_fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+}
+
+int call_reserve(rcp_call *c, size_t n)
 {
     if (rcp_buf_reserve(&c->s->resp, n) == 0)
         return 0;
-    return fail(c, RCP_INTERNAL_ERROR, NULL, NULL,
-                "out of memory: nothing was written");
-}
-
-/* The most an index/add result {ids, chunks} for docs can take: an id is
-** written at most 6 bytes per byte (\u escapes), a minted one in 32. */
-static size_t add_answer_bytes(const rcp_json *docs)
-{
-    size_t i, n = 64;
-    for (i = 0; i < docs->n; i++) {
-        const rcp_json *id = rcp_json_get(&docs->kids[i], "id");
-        n += id && id->type == RCP_JSON_STRING ? 6 * id->n + 3 : 32;
-    }
-    return n;
+    return call_fail(c, RCP_INTERNAL_ERROR, NULL, NULL,
+                     "out of memory: nothing was written");
 }
 
 /* MARK: - §4 Message format ---------------------------------------------- */
@@ -321,261 +395,199 @@ static int has_prefix(const rcp_json *v, const char *prefix)
     return v->n >= n && memcmp(v->s, prefix, n) == 0;
 }
 
-/* MARK: - §6 Capabilities ------------------------------------------------ */
+/* MARK: - Parameter readers (§4.6, §12.1) ------------------------------- */
 
-/* §6: presence => supported.  The set is fixed when the server is made
-** and never changes afterwards (§13.2), so info and initialize agree. */
-static int has_cap(const rcp_server *s, const char *cap)
+/* One reader per JSON type, after Lua's luaL_check*: each takes the
+** object and the path error.data.field names ("fusion.rrfK": the key is
+** its last part), stores the value or the default, and returns 0 or the
+** -32602 it recorded.  Every method body reads its params through them,
+** so a wrong type is reported the same way everywhere. */
+
+/* §4.6: null where the schema does not permit it means absent. */
+const rcp_json *proto_get(const rcp_json *obj, const char *key)
 {
-    if (strcmp(cap, "x-rcp") == 0)
-        return s->opts.debug;
-    static const char *const engine[] = { "embed", "sparseEmbed",
-        "multiVector", "rerank", "retrieve", "index", "pagination",
-        "citations", "streaming" };
-    size_t i;
-    for (i = 0; i < sizeof engine / sizeof *engine; i++)
-        if (strcmp(cap, engine[i]) == 0)
-            return s->opts.model != NULL;
-    if (strcmp(cap, "filter") == 0)
-        return s->opts.model != NULL && s->opts.nfields > 0;
+    const rcp_json *v = rcp_json_get(obj, key);
+    return v && v->type == RCP_JSON_NULL ? NULL : v;
+}
+
+static const char *path_key(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot ? dot + 1 : path;
+}
+
+int call_need(rcp_call *c, const rcp_json *obj, const char *path,
+              const rcp_json **out)
+{
+    if ((*out = proto_get(obj, path_key(path))) != NULL)
+        return 0;
+    return call_fail(c, RCP_INVALID_PARAMS, path, NULL, "%s is required",
+                     path);
+}
+
+int call_bool(rcp_call *c, const rcp_json *obj, const char *path, int def,
+              int *out)
+{
+    const rcp_json *v = proto_get(obj, path_key(path));
+    *out = def;
+    if (!v)
+        return 0;
+    if (v->type != RCP_JSON_TRUE && v->type != RCP_JSON_FALSE)
+        return call_fail(c, RCP_INVALID_PARAMS, path, NULL,
+                         "%s must be a boolean", path);
+    *out = v->type == RCP_JSON_TRUE;
     return 0;
 }
 
-/* §14: the level this server's advertised surface proves.  L0 needs a
-** retrieval capability (§14.1 item 2); L1 adds retrieve with all three
-** modes, filter and citations (§14.2); L2 adds a selection -- here at
-** least two -- of the §14.3 surfaces.  Without a retrieval capability no
-** level is proven, so none is declared rather than overclaimed (§14.5). */
-static const char *conformance_level(const rcp_server *s)
+int call_int(rcp_call *c, const rcp_json *obj, const char *path, int64_t lo,
+             int64_t hi, int64_t def, int64_t *out)
 {
-    static const char *const retrieval[] = { "embed", "rerank", "retrieve",
-                                              "graph" };
-    static const char *const sota[] = { "rerank", "multiVector",
-        "sparseEmbed", "transform", "graph", "streaming", "pagination",
-        "log" };
-    size_t i, n = 0;
-    int l0 = 0;
-    for (i = 0; i < sizeof retrieval / sizeof *retrieval; i++)
-        l0 |= has_cap(s, retrieval[i]);
-    if (!l0)
-        return NULL;
-    if (!has_cap(s, "retrieve") || !has_cap(s, "filter")
-        || !has_cap(s, "citations")
-        || !rcp_model_has_dense_index(s->opts.model))  /* all three modes */
-        return "L0";
-    for (i = 0; i < sizeof sota / sizeof *sota; i++)
-        n += (size_t)has_cap(s, sota[i]);
-    return n >= 2 ? "L2" : "L1";
+    const rcp_json *v = proto_get(obj, path_key(path));
+    *out = def;
+    if (!v)
+        return 0;
+    if (!rcp_json_int(v, out) || *out < lo || *out > hi)
+        return call_fail(c, RCP_INVALID_PARAMS, path, NULL,
+                         "%s must be an integer from %lld to %lld", path,
+                         (long long)lo, (long long)hi);
+    return 0;
 }
 
-static void write_strings(rcp_jw *w, const char *key,
-                          const char *const *v, size_t n)
+int call_num(rcp_call *c, const rcp_json *obj, const char *path, double lo,
+             double hi, double def, double *out)
 {
-    size_t i;
-    rcp_jw_key(w, key);
-    rcp_jw_arr(w);
-    for (i = 0; i < n; i++)
-        rcp_jw_cstr(w, v[i]);
-    rcp_jw_arr_end(w);
+    const rcp_json *v = proto_get(obj, path_key(path));
+    *out = def;
+    if (!v)
+        return 0;
+    *out = v->type == RCP_JSON_NUMBER ? rcp_json_num(v) : lo - 1;
+    if (!(*out >= lo && *out <= hi))
+        return call_fail(c, RCP_INVALID_PARAMS, path, NULL,
+                         "%s must be a number from %g to %g", path, lo, hi);
+    return 0;
 }
 
-/* §7.3.1 vector encodings and §4.8 modalities this server offers. */
-static const char *const encodings[] = { "json", "f32-base64" };
-static const char *const text_only[] = { "text" };
-
-/* A capability whose presence is all it says (§6: its value MAY be {}). */
-static void write_flag_cap(rcp_jw *w, const char *key)
+/* The typed readers of a value that stays JSON: *out NULL when absent. */
+static int typed(rcp_call *c, const rcp_json *obj, const char *path,
+                 rcp_json_type type, const char *what, const rcp_json **out)
 {
-    rcp_jw_key(w, key);
-    rcp_jw_obj(w);
-    rcp_jw_obj_end(w);
+    *out = proto_get(obj, path_key(path));
+    if (*out && (*out)->type != type)
+        return call_fail(c, RCP_INVALID_PARAMS, path, NULL, "%s must be %s",
+                         path, what);
+    return 0;
 }
 
-/* §6 embed: {dimension, identity, batchLimit, normalized, encodings
-** (§7.3.1), modalities (§4.8)}. */
-static void write_embed_cap(rcp_jw *w, const rcp_model *m)
+int call_str(rcp_call *c, const rcp_json *obj, const char *path,
+             const rcp_json **out)
 {
-    rcp_jw_key(w, "embed");
-    rcp_jw_obj(w);
-    rcp_jw_key(w, "dimension");
-    rcp_jw_int(w, (int64_t)rcp_model_dim(m));
-    rcp_jw_key(w, "identity");
-    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_DENSE));
-    rcp_jw_key(w, "batchLimit");
-    rcp_jw_int(w, EMBED_BATCH_LIMIT);
-    rcp_jw_key(w, "normalized");
-    rcp_jw_bool(w, 1);
-    write_strings(w, "encodings", encodings, 2);
-    write_strings(w, "modalities", text_only, 1);
-    rcp_jw_obj_end(w);
+    return typed(c, obj, path, RCP_JSON_STRING, "a string", out);
 }
 
-/* §6 sparseEmbed {identity, vocabulary}. */
-static void write_sparse_cap(rcp_jw *w, const rcp_model *m)
+int call_obj(rcp_call *c, const rcp_json *obj, const char *path,
+             const rcp_json **out)
 {
-    rcp_jw_key(w, "sparseEmbed");
-    rcp_jw_obj(w);
-    rcp_jw_key(w, "identity");
-    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_SPARSE));
-    rcp_jw_key(w, "vocabulary");
-    rcp_jw_int(w, (int64_t)rcp_model_vocab(m));
-    rcp_jw_obj_end(w);
+    return typed(c, obj, path, RCP_JSON_OBJECT, "an object", out);
 }
 
-/* §6 multiVector {dimension, identity, similarity, modalities} and the
-** §7.3.1 encodings, which apply to embed/multi too. */
-static void write_multi_cap(rcp_jw *w, const rcp_model *m)
+int proto_pick(const rcp_json *v, const char *const *names, int n)
 {
-    rcp_jw_key(w, "multiVector");
-    rcp_jw_obj(w);
-    rcp_jw_key(w, "dimension");
-    rcp_jw_int(w, (int64_t)rcp_model_multi_dim(m));
-    rcp_jw_key(w, "identity");
-    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_MULTI));
-    rcp_jw_key(w, "similarity");
-    rcp_jw_cstr(w, "cosine");
-    write_strings(w, "modalities", text_only, 1);
-    write_strings(w, "encodings", encodings, 2);
-    rcp_jw_obj_end(w);
-}
-
-/* §6 rerank {methods, maxCandidates}. */
-static void write_rerank_cap(rcp_jw *w)
-{
-    static const char *const methods[] = { "cross-encoder", "colbert" };
-    rcp_jw_key(w, "rerank");
-    rcp_jw_obj(w);
-    write_strings(w, "methods", methods, 2);
-    rcp_jw_key(w, "maxCandidates");
-    rcp_jw_int(w, RERANK_MAX);
-    rcp_jw_obj_end(w);
-}
-
-/* §7.7.2 the retrieval units this server returns. */
-enum { UNIT_CHUNK, UNIT_PASSAGE, UNIT_DOCUMENT };
-static const char *const unit_names[] = { "chunk", "passage", "document" };
-
-/* §7.7 modes, in RCP_MODE_* order, and hybrid's fusion methods. */
-static const char *const mode_names[] = { "dense", "sparse", "hybrid" };
-static const char *const fusion_names[] = { "rrf", "weighted", "convex" };
-
-/* §6.1 retrieve.  Scores depend on the mode (cosine >= -1, BM25 >= 0,
-** every fusion >= 0), so the scale is "unbounded" and -1 is the floor
-** that holds for all of them.  A model without a dense index (make tiny)
-** offers sparse alone: no fusion, no MMR (§6: presence => supported). */
-static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
-{
-    int dense = rcp_model_has_dense_index(m);
-    rcp_jw_key(w, "retrieve");
-    rcp_jw_obj(w);
-    rcp_jw_key(w, "maxK");
-    rcp_jw_int(w, RETRIEVE_MAX_K);
-    write_strings(w, "modes", dense ? mode_names : mode_names + 1,
-                  dense ? 3 : 1);
-    rcp_jw_key(w, "defaultMode");
-    rcp_jw_cstr(w, dense ? "hybrid" : "sparse");
-    if (dense)
-        write_strings(w, "fusion", fusion_names, 3);
-    write_strings(w, "units", unit_names, 3);
-    rcp_jw_key(w, "mmr");
-    rcp_jw_bool(w, dense);
-    rcp_jw_key(w, "rerankBuiltin");
-    rcp_jw_bool(w, 1);
-    rcp_jw_key(w, "confidence");
-    rcp_jw_bool(w, 1);
-    rcp_jw_key(w, "tokenBudget");
-    rcp_jw_bool(w, 1);
-    rcp_jw_key(w, "deterministic");
-    rcp_jw_bool(w, 1);
-    rcp_jw_key(w, "snapshots");
-    rcp_jw_bool(w, 1);
-    rcp_jw_key(w, "scoreScale");
-    rcp_jw_cstr(w, "unbounded");
-    rcp_jw_key(w, "scoreFloor");
-    rcp_jw_double(w, -1.0);
-    rcp_jw_obj_end(w);
-}
-
-/* §8 filter {fields: {name: type}, operators}. */
-static const char *const field_types[] = { "keyword", "text", "int",
-                                           "float", "bool", "date" };
-static const char *const filter_ops[] = { "eq", "ne", "gt", "gte", "lt",
-    "lte", "in", "nin", "contains", "exists" };
-enum { OP_EQ, OP_NE, OP_GT, OP_GTE, OP_LT, OP_LTE, OP_IN, OP_NIN,
-       OP_CONTAINS, OP_EXISTS, NOPS };
-enum { F_AND, F_OR, F_NOT, F_CMP };
-
-int rcp_field_parse(const char *spec, rcp_field *out)
-{
-    const char *colon = strrchr(spec, ':');
-    size_t i;
-    if (!colon || colon == spec)
-        return -1;
-    for (i = 0; i < sizeof field_types / sizeof *field_types; i++)
-        if (strcmp(colon + 1, field_types[i]) == 0) {
-            out->name = spec;
-            out->namelen = (size_t)(colon - spec);
-            out->type = (rcp_field_type)i;
-            return 0;
-        }
+    int i;
+    for (i = 0; v && i < n; i++)
+        if (rcp_json_streq(v, names[i]))
+            return i;
     return -1;
 }
 
-static void write_filter_cap(rcp_jw *w, const rcp_server *s)
+/* §7.7: an option this server does not offer is -32005 (error.data.option)
+** unless the client set strict:false, in which case it is skipped and the
+** skip is reported in usage.notes.  Returns 0 to go on without it. */
+int call_unsupported(rcp_call *c, int strict, const char *option,
+                     const char *why)
 {
-    size_t i;
-    rcp_jw_key(w, "filter");
-    rcp_jw_obj(w);
-    rcp_jw_key(w, "fields");
-    rcp_jw_obj(w);
-    for (i = 0; i < s->opts.nfields; i++) {
-        rcp_jw_keyn(w, s->opts.fields[i].name, s->opts.fields[i].namelen);
-        rcp_jw_cstr(w, field_types[s->opts.fields[i].type]);
+    if (strict)
+        return call_fail(c, RCP_OPTION_UNSUPPORTED, NULL, option, "%s",
+                         why);
+    if (c->nnotes < MAX_NOTES)
+        snprintf(c->notes[c->nnotes++], sizeof c->notes[0],
+                 "ignored %s: not supported", option);
+    return 0;
+}
+
+int call_enum(rcp_call *c, const rcp_json *obj, const char *path,
+              const char *const *names, int n, int strict, int *out)
+{
+    const rcp_json *v;
+    int rc, i;
+    if ((rc = call_str(c, obj, path, &v)) != 0 || !v)
+        return rc;
+    if ((i = proto_pick(v, names, n)) >= 0) {
+        *out = i;
+        return 0;
     }
-    rcp_jw_obj_end(w);
-    write_strings(w, "operators", filter_ops, NOPS);
+    return call_unsupported(c, strict, path, "this value is not advertised");
+}
+
+/* A size cap (README Decisions, "Limits"): -32602 naming the field. */
+int call_too_big(rcp_call *c, const char *field, size_t n, size_t cap)
+{
+    return call_fail(c, RCP_INVALID_PARAMS, field, NULL, "%s is %lu bytes; "
+                     "this server takes at most %lu", field,
+                     (unsigned long)n, (unsigned long)cap);
+}
+
+/* MARK: - §6 Capabilities, §14 the conformance level -------------------- */
+
+/* §14: the level the offered capabilities prove.  L0 needs a retrieval
+** capability (§14.1 item 2); L1 adds every capability §14.2 asks for
+** (retrieve, filter, citations), each served whole (partial: retrieve
+** without its three modes is not); L2 adds a selection -- here at least
+** two -- of the §14.3 surfaces.  Without a retrieval capability no level
+** is proven, so none is declared rather than overclaimed (§14.5). */
+static const char *conformance_level(unsigned long offered,
+                                     unsigned long partial)
+{
+    unsigned long l1 = 0;
+    size_t i, l2 = 0;
+    int l0 = 0;
+    for (i = 0; i < PROTO_NCAPS; i++) {
+        int on = (offered & PROTO_CAP(i)) != 0;
+        l0 |= on && (caps[i].flags & CAP_RETRIEVAL);
+        l2 += on && (caps[i].flags & CAP_L2);
+        if (caps[i].flags & CAP_L1)
+            l1 |= PROTO_CAP(i);
+    }
+    if (!l0)
+        return NULL;
+    if ((offered & l1) != l1 || (partial & l1))
+        return "L0";
+    return l2 >= 2 ? "L2" : "L1";
+}
+
+/* §6.2: the vendor capability of --debug gates its x-rcp/ methods. */
+static void write_vendor_cap(rcp_jw *w)
+{
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "methods");
+    rcp_jw_arr(w);
+    rcp_jw_cstr(w, "x-rcp/sleep");
+    rcp_jw_arr_end(w);
     rcp_jw_obj_end(w);
 }
 
+/* §6: presence => supported; each value is the backend's to describe. */
 static void write_capabilities(rcp_jw *w, const rcp_server *s)
 {
+    size_t i;
     rcp_jw_obj(w);
-    if (has_cap(s, "embed"))
-        write_embed_cap(w, s->opts.model);
-    if (has_cap(s, "sparseEmbed"))
-        write_sparse_cap(w, s->opts.model);
-    if (has_cap(s, "multiVector"))
-        write_multi_cap(w, s->opts.model);
-    if (has_cap(s, "rerank"))
-        write_rerank_cap(w);
-    if (has_cap(s, "retrieve"))
-        write_retrieve_cap(w, s->opts.model);
-    if (has_cap(s, "filter"))
-        write_filter_cap(w, s);
-    if (has_cap(s, "citations"))
-        write_flag_cap(w, "citations");  /* §7.7: hits carry citation, trust */
-    if (has_cap(s, "streaming"))
-        write_flag_cap(w, "streaming");  /* §9: progress with a token */
-    if (has_cap(s, "pagination"))
-        write_flag_cap(w, "pagination");     /* §10: retrieve pages */
-    if (has_cap(s, "index")) {
-        rcp_jw_key(w, "index");
-        rcp_jw_obj(w);
-        rcp_jw_key(w, "writable");
-        rcp_jw_bool(w, 1);
-        rcp_jw_key(w, "chunking");      /* §7.10 chunk: true */
-        rcp_jw_bool(w, 1);
-        rcp_jw_obj_end(w);
-    }
-    if (has_cap(s, "x-rcp")) {
-        /* §6.2: a vendor capability gates its x-rcp/ methods. */
-        rcp_jw_key(w, "x-rcp");
-        rcp_jw_obj(w);
-        rcp_jw_key(w, "methods");
-        rcp_jw_arr(w);
-        rcp_jw_cstr(w, "x-rcp/sleep");
-        rcp_jw_arr_end(w);
-        rcp_jw_obj_end(w);
+    for (i = 0; i < PROTO_NCAPS; i++) {
+        if (!has_cap(s, (int)i))
+            continue;
+        rcp_jw_key(w, caps[i].key);
+        if (i == PROTO_CAP_X_RCP)
+            write_vendor_cap(w);
+        else
+            s->be->describe(s->be_ud, (int)i, w);
     }
     rcp_jw_obj_end(w);
 }
@@ -583,7 +595,6 @@ static void write_capabilities(rcp_jw *w, const rcp_server *s)
 /* §7.1, §7.2: initialize and info share this result shape. */
 static void write_server_info(rcp_jw *w, const rcp_server *s)
 {
-    const char *level = conformance_level(s);
     rcp_jw_obj(w);
     rcp_jw_key(w, "protocolVersion");
     rcp_jw_int(w, RCP_PROTOCOL_VERSION);
@@ -596,11 +607,11 @@ static void write_server_info(rcp_jw *w, const rcp_server *s)
     rcp_jw_obj_end(w);
     rcp_jw_key(w, "capabilities");
     write_capabilities(w, s);
-    if (level) {
+    if (s->level) {
         rcp_jw_key(w, "_meta");
         rcp_jw_obj(w);
         rcp_jw_key(w, "conformance");
-        rcp_jw_cstr(w, level);
+        rcp_jw_cstr(w, s->level);
         rcp_jw_obj_end(w);
     }
     rcp_jw_obj_end(w);
@@ -627,8 +638,8 @@ static void apply_cancel(rcp_server *s, const rcp_json *msg)
     if (!rcp_json_streq(rcp_json_get(msg, "method"), "notifications/cancel")
         || !rcp_json_streq(rcp_json_get(msg, "jsonrpc"), "2.0"))
         return;
-    params = param(msg, "params");
-    id = params ? param(params, "id") : NULL;
+    params = proto_get(msg, "params");
+    id = params ? proto_get(params, "id") : NULL;
     if (valid_id(id) && (f = find_flight(s, id)) != NULL)
         f->cancelled = 1;
 }
@@ -669,10 +680,10 @@ static void scan_ahead(rcp_server *s)
         if (!nl)
             return;     /* the rest is searched once more bytes come */
         if (find_bytes(p, (size_t)(nl - p), "notifications/cancel", 20)) {
-            root = rcp_json_parse(&s->scratch, p, (size_t)(nl - p), 0, &err);
+            root = rcp_json_parse(&s->peek, p, (size_t)(nl - p), 0, &err);
             if (root)
                 apply_cancels(s, root);
-            rcp_arena_reset(&s->scratch);
+            rcp_arena_reset(&s->peek);
         }
         s->scan = (size_t)(nl - s->in) + 1;
     }
@@ -808,19 +819,16 @@ static void send_resp(rcp_server *s)
     rcp_buf_clear(&s->resp);
 }
 
-/* Writes the "partial" member of a progress frame (§9 partial.hits). */
-typedef void (*partial_fn)(rcp_jw *w, const void *ud);
-
 /* §9: progress only for a request that carried a token, only while the
 ** streaming capability is advertised, and only rising. */
 static void emit_progress(rcp_call *c, double progress, const char *stage,
-                          partial_fn partial, const void *ud)
+                          call_partial_fn partial, const void *ud)
 {
     rcp_server *s = c->s;
     rcp_jw w;
     size_t mark;
     /* at most about twenty frames a request, but never the partial hits */
-    if (!c->token || !has_cap(s, "streaming") || progress > 1.0
+    if (!c->token || !has_cap(s, PROTO_CAP_STREAMING) || progress > 1.0
         || progress < c->progress || (!partial && (progress == c->progress
             || (c->progress >= 0 && progress < c->progress + 0.05))))
         return;
@@ -864,20 +872,33 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
 }
 
 static int checkpoint(rcp_call *c, double progress, const char *stage,
-                      partial_fn partial, const void *ud)
+                      call_partial_fn partial, const void *ud)
 {
     poll_input(c->s);
     if (c->fl && c->fl->cancelled)
         return RCP_CANCELLED;
-    if (c->deadline > 0 && now_ms() >= c->deadline)
+    if (c->deadline > 0 && proto_now_ms() >= c->deadline)
         return RCP_TIMEOUT;
     emit_progress(c, progress, stage, partial, ud);
     return 0;
 }
 
-int rcp_call_checkpoint(rcp_call *c, double progress, const char *stage)
+int call_checkpoint(rcp_call *c, double progress, const char *stage)
 {
-    return c ? checkpoint(c, progress, stage, NULL, NULL) : 0;
+    return checkpoint(c, progress, stage, NULL, NULL);
+}
+
+int call_progress(rcp_call *c, double progress, const char *stage,
+                  call_partial_fn partial, const void *ud)
+{
+    return checkpoint(c, progress, stage, partial, ud);
+}
+
+/* Cancel and deadline checks, without a progress frame (§7.14, §13.1):
+** the progress already sent is never sent twice. */
+int call_still_wanted(rcp_call *c)
+{
+    return checkpoint(c, c->progress, NULL, NULL, NULL);
 }
 
 /* Wait up to ms for input (so a cancel is seen at once) or just sleep. */
@@ -895,30 +916,27 @@ static void wait_a_little(rcp_server *s, int ms)
 ** failed negotiation leaves the session uninitialised (§13). */
 static int m_initialize(rcp_call *c)
 {
-    const rcp_json *pv = param(c->params, "protocolVersion");
-    const rcp_json *client = param(c->params, "client");
-    const rcp_json *caps = param(c->params, "capabilities");
+    const rcp_json *pv, *client = proto_get(c->params, "client"), *cs;
     int64_t v;
-    if (!pv)
-        return fail(c, RCP_INVALID_PARAMS, "protocolVersion", NULL,
-                    "protocolVersion is required");
+    int rc;
+    if ((rc = call_need(c, c->params, "protocolVersion", &pv)))
+        return rc;
     if (!rcp_json_int(pv, &v))
-        return fail(c, RCP_INVALID_PARAMS, "protocolVersion", NULL,
-                    "protocolVersion must be an integer");
+        return call_fail(c, RCP_INVALID_PARAMS, "protocolVersion", NULL,
+                         "protocolVersion must be an integer");
     if (client && (client->type != RCP_JSON_OBJECT
                    || !rcp_json_get(client, "name")
                    || rcp_json_get(client, "name")->type != RCP_JSON_STRING))
-        return fail(c, RCP_INVALID_PARAMS, "client", NULL,
-                    "client must be an object with a string name");
-    if (caps && caps->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, "capabilities", NULL,
-                    "capabilities must be an object");
+        return call_fail(c, RCP_INVALID_PARAMS, "client", NULL,
+                         "client must be an object with a string name");
+    if ((rc = call_obj(c, c->params, "capabilities", &cs)))
+        return rc;
     /* §7.1: each peer supports [1 .. protocolVersion]; below 1 there is
     ** no common version. */
     if (v < 1)
-        return fail(c, RCP_VERSION_MISMATCH, NULL, NULL,
-                    "client supports no version >= 1; this server speaks "
-                    "1..%d", RCP_PROTOCOL_VERSION);
+        return call_fail(c, RCP_VERSION_MISMATCH, NULL, NULL,
+                         "client supports no version >= 1; this server speaks "
+                         "1..%d", RCP_PROTOCOL_VERSION);
     c->s->state = ST_READY;
     write_server_info(&c->w, c->s);
     return 0;
@@ -934,11 +952,11 @@ static int m_info(rcp_call *c)
 /* §7.15 ping: echo any nonce exactly (its parsed text, invariant 2). */
 static int m_ping(rcp_call *c)
 {
-    const rcp_json *nonce = param(c->params, "nonce");
+    const rcp_json *nonce = proto_get(c->params, "nonce");
     if (nonce && nonce->type != RCP_JSON_STRING
         && nonce->type != RCP_JSON_NUMBER)
-        return fail(c, RCP_INVALID_PARAMS, "nonce", NULL,
-                    "nonce must be a string or a number");
+        return call_fail(c, RCP_INVALID_PARAMS, "nonce", NULL,
+                         "nonce must be a string or a number");
     rcp_jw_obj(&c->w);
     if (nonce) {
         rcp_jw_key(&c->w, "nonce");
@@ -962,22 +980,21 @@ static int m_shutdown(rcp_call *c)
 ** (§7.14) or let its deadline pass (§13.1). */
 static int m_sleep(rcp_call *c)
 {
-    const rcp_json *msv = param(c->params, "ms");
+    const rcp_json *msv = proto_get(c->params, "ms");
     int64_t ms;
     double end;
     int rc;
     if (!msv || !rcp_json_int(msv, &ms) || ms < 0 || ms > SLEEP_MAX_MS)
-        return fail(c, RCP_INVALID_PARAMS, "ms", NULL,
-                    "ms must be an integer from 0 to %ld", SLEEP_MAX_MS);
-    end = now_ms() + (double)ms;
+        return call_fail(c, RCP_INVALID_PARAMS, "ms", NULL,
+                         "ms must be an integer from 0 to %ld", SLEEP_MAX_MS);
+    end = proto_now_ms() + (double)ms;
     for (;;) {
-        double left = end - now_ms();
-        rc = rcp_call_checkpoint(c, 1.0 - left / ((double)ms + 1.0),
-                                 "sleep");
+        double left = end - proto_now_ms();
+        rc = call_checkpoint(c, 1.0 - left / ((double)ms + 1.0), "sleep");
         if (rc)
-            return fail(c, rc, NULL, NULL, rc == RCP_CANCELLED
-                        ? "cancelled by notifications/cancel"
-                        : "deadline elapsed");
+            return call_fail(c, rc, NULL, NULL, rc == RCP_CANCELLED
+                             ? "cancelled by notifications/cancel"
+                             : "deadline elapsed");
         if (left <= 0)
             break;
         wait_a_little(c->s, left > 20 ? 20 : (int)left + 1);
@@ -989,122 +1006,212 @@ static int m_sleep(rcp_call *c)
     return 0;
 }
 
-/* Optional typed params.  Each returns 0 (value or default in *out) or the
-** -32602 it recorded, naming the field. */
-static int get_bool(rcp_call *c, const rcp_json *obj, const char *key,
-                    const char *field, int def, int *out)
+/* MARK: - The built-in backend (moves to methods.c) ------------------- */
+
+#define EMBED_BATCH_LIMIT 1024
+#define RETRIEVE_MAX_K  1000     /* §6.1 retrieve.maxK */
+#define RERANK_MAX      1000     /* §6 rerank.maxCandidates */
+#define RERANK_CHUNK    64       /* passages scored between checkpoints */
+#define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
+#define IDEM_SLOTS      256      /* §7.10 idempotency keys remembered */
+
+/* The built-in backend's state: the engine it serves (borrowed from the
+** server's options) and what the write methods remember between calls. */
+typedef struct builtin {
+    rcp_model       *model;
+    rcp_store       *store;     /* NULL: documents live in memory only */
+    const rcp_field *fields;    /* §8 the filterable fields */
+    size_t           nfields;
+    const char      *trust;     /* §15.2 trust.level, NULL = untrusted */
+    uint64_t         minted;    /* §7.10 ids minted for documents without */
+    struct idem {
+        char    *key;           /* rcp_malloc'd; NULL = free slot */
+        uint64_t fp;            /* fingerprint of the request's documents */
+        char    *result;        /* the serialised result */
+        size_t   keylen, len;
+    } idem[IDEM_SLOTS];
+    size_t           idem_next;
+    size_t           idem_bytes;  /* keys + results remembered */
+    uint64_t         voff;      /* §7.7.1 store version - model version */
+} builtin;
+
+/* MARK: - §6 Capability metadata ---------------------------------------- */
+
+static void write_strings(rcp_jw *w, const char *key,
+                          const char *const *v, size_t n)
 {
-    const rcp_json *v = param(obj, key);
-    *out = def;
-    if (!v)
-        return 0;
-    if (v->type != RCP_JSON_TRUE && v->type != RCP_JSON_FALSE)
-        return fail(c, RCP_INVALID_PARAMS, field, NULL,
-                    "%s must be a boolean", field);
-    *out = v->type == RCP_JSON_TRUE;
-    return 0;
+    size_t i;
+    rcp_jw_key(w, key);
+    rcp_jw_arr(w);
+    for (i = 0; i < n; i++)
+        rcp_jw_cstr(w, v[i]);
+    rcp_jw_arr_end(w);
 }
 
-static int get_int(rcp_call *c, const rcp_json *obj, const char *key,
-                   const char *field, int64_t lo, int64_t hi, int64_t def,
-                   int64_t *out)
+/* §7.3.1 vector encodings and §4.8 modalities this server offers. */
+static const char *const encodings[] = { "json", "f32-base64" };
+static const char *const text_only[] = { "text" };
+
+/* §6 embed: {dimension, identity, batchLimit, normalized, encodings
+** (§7.3.1), modalities (§4.8)}. */
+static void write_embed_cap(rcp_jw *w, const rcp_model *m)
 {
-    const rcp_json *v = param(obj, key);
-    *out = def;
-    if (!v)
-        return 0;
-    if (!rcp_json_int(v, out) || *out < lo || *out > hi)
-        return fail(c, RCP_INVALID_PARAMS, field, NULL,
-                    "%s must be an integer from %lld to %lld", field,
-                    (long long)lo, (long long)hi);
-    return 0;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)rcp_model_dim(m));
+    rcp_jw_key(w, "identity");
+    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_DENSE));
+    rcp_jw_key(w, "batchLimit");
+    rcp_jw_int(w, EMBED_BATCH_LIMIT);
+    rcp_jw_key(w, "normalized");
+    rcp_jw_bool(w, 1);
+    write_strings(w, "encodings", encodings, 2);
+    write_strings(w, "modalities", text_only, 1);
+    rcp_jw_obj_end(w);
 }
 
-static int get_num(rcp_call *c, const rcp_json *obj, const char *key,
-                   const char *field, double lo, double hi, double def,
-                   double *out)
+/* §6 sparseEmbed {identity, vocabulary}. */
+static void write_sparse_cap(rcp_jw *w, const rcp_model *m)
 {
-    const rcp_json *v = param(obj, key);
-    *out = def;
-    if (!v)
-        return 0;
-    *out = v->type == RCP_JSON_NUMBER ? rcp_json_num(v) : lo - 1;
-    if (!(*out >= lo && *out <= hi))
-        return fail(c, RCP_INVALID_PARAMS, field, NULL,
-                    "%s must be a number from %g to %g", field, lo, hi);
-    return 0;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "identity");
+    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_SPARSE));
+    rcp_jw_key(w, "vocabulary");
+    rcp_jw_int(w, (int64_t)rcp_model_vocab(m));
+    rcp_jw_obj_end(w);
 }
 
-/* A string param; NULL when absent; -32602 when not a string. */
-static int get_str(rcp_call *c, const rcp_json *obj, const char *key,
-                   const char *field, const rcp_json **out)
+/* §6 multiVector {dimension, identity, similarity, modalities} and the
+** §7.3.1 encodings, which apply to embed/multi too. */
+static void write_multi_cap(rcp_jw *w, const rcp_model *m)
 {
-    *out = param(obj, key);
-    if (*out && (*out)->type != RCP_JSON_STRING)
-        return fail(c, RCP_INVALID_PARAMS, field, NULL,
-                    "%s must be a string", field);
-    return 0;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)rcp_model_multi_dim(m));
+    rcp_jw_key(w, "identity");
+    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_MULTI));
+    rcp_jw_key(w, "similarity");
+    rcp_jw_cstr(w, "cosine");
+    write_strings(w, "modalities", text_only, 1);
+    write_strings(w, "encodings", encodings, 2);
+    rcp_jw_obj_end(w);
 }
 
-/* §7.7: an option this server does not offer is -32005 (error.data.option)
-** unless the client set strict:false, in which case it is skipped and the
-** skip is reported in usage.notes.  Returns 0 to go on without it. */
-static int unsupported(rcp_call *c, int strict, const char *option,
-                       const char *why)
+/* §6 rerank {methods, maxCandidates}. */
+static void write_rerank_cap(rcp_jw *w)
 {
-    if (strict)
-        return fail(c, RCP_OPTION_UNSUPPORTED, NULL, option, "%s", why);
-    if (c->nnotes < MAX_NOTES)
-        snprintf(c->notes[c->nnotes++], sizeof c->notes[0],
-                 "ignored %s: not supported", option);
-    return 0;
+    static const char *const methods[] = { "cross-encoder", "colbert" };
+    rcp_jw_obj(w);
+    write_strings(w, "methods", methods, 2);
+    rcp_jw_key(w, "maxCandidates");
+    rcp_jw_int(w, RERANK_MAX);
+    rcp_jw_obj_end(w);
 }
 
-/* Match a string option against names; -1 when absent. */
-static int pick(const rcp_json *v, const char *const *names, int n)
+/* §7.7.2 the retrieval units this server returns. */
+enum { UNIT_CHUNK, UNIT_PASSAGE, UNIT_DOCUMENT };
+static const char *const unit_names[] = { "chunk", "passage", "document" };
+
+/* §7.7 modes, in RCP_MODE_* order, and hybrid's fusion methods. */
+static const char *const mode_names[] = { "dense", "sparse", "hybrid" };
+static const char *const fusion_names[] = { "rrf", "weighted", "convex" };
+
+/* §6.1 retrieve.  Scores depend on the mode (cosine >= -1, BM25 >= 0,
+** every fusion >= 0), so the scale is "unbounded" and -1 is the floor
+** that holds for all of them.  A model without a dense index (make tiny)
+** offers sparse alone: no fusion, no MMR (§6: presence => supported). */
+static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
 {
-    int i;
-    for (i = 0; v && i < n; i++)
-        if (rcp_json_streq(v, names[i]))
-            return i;
+    int dense = rcp_model_has_dense_index(m);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "maxK");
+    rcp_jw_int(w, RETRIEVE_MAX_K);
+    write_strings(w, "modes", dense ? mode_names : mode_names + 1,
+                  dense ? 3 : 1);
+    rcp_jw_key(w, "defaultMode");
+    rcp_jw_cstr(w, dense ? "hybrid" : "sparse");
+    if (dense)
+        write_strings(w, "fusion", fusion_names, 3);
+    write_strings(w, "units", unit_names, 3);
+    rcp_jw_key(w, "mmr");
+    rcp_jw_bool(w, dense);
+    rcp_jw_key(w, "rerankBuiltin");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "confidence");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "tokenBudget");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "deterministic");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "snapshots");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "scoreScale");
+    rcp_jw_cstr(w, "unbounded");
+    rcp_jw_key(w, "scoreFloor");
+    rcp_jw_double(w, -1.0);
+    rcp_jw_obj_end(w);
+}
+
+/* §8 filter {fields: {name: type}, operators}. */
+static const char *const field_types[] = { "keyword", "text", "int",
+                                           "float", "bool", "date" };
+static const char *const filter_ops[] = { "eq", "ne", "gt", "gte", "lt",
+    "lte", "in", "nin", "contains", "exists" };
+enum { OP_EQ, OP_NE, OP_GT, OP_GTE, OP_LT, OP_LTE, OP_IN, OP_NIN,
+       OP_CONTAINS, OP_EXISTS, NOPS };
+enum { F_AND, F_OR, F_NOT, F_CMP };
+
+int rcp_field_parse(const char *spec, rcp_field *out)
+{
+    const char *colon = strrchr(spec, ':');
+    size_t i;
+    if (!colon || colon == spec)
+        return -1;
+    for (i = 0; i < sizeof field_types / sizeof *field_types; i++)
+        if (strcmp(colon + 1, field_types[i]) == 0) {
+            out->name = spec;
+            out->namelen = (size_t)(colon - spec);
+            out->type = (rcp_field_type)i;
+            return 0;
+        }
     return -1;
 }
 
-/* An enumerated string option: *out = index in names, unchanged when
-** absent; a non-string is -32602; an unknown name follows strict. */
-static int get_enum(rcp_call *c, const rcp_json *obj, const char *key,
-                    const char *field, const char *const *names, int n,
-                    int strict, int *out)
+static void write_filter_cap(rcp_jw *w, const builtin *b)
 {
-    const rcp_json *v;
-    int rc, i;
-    if ((rc = get_str(c, obj, key, field, &v)) != 0 || !v)
-        return rc;
-    if ((i = pick(v, names, n)) >= 0) {
-        *out = i;
-        return 0;
+    size_t i;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "fields");
+    rcp_jw_obj(w);
+    for (i = 0; i < b->nfields; i++) {
+        rcp_jw_keyn(w, b->fields[i].name, b->fields[i].namelen);
+        rcp_jw_cstr(w, field_types[b->fields[i].type]);
     }
-    return unsupported(c, strict, field, "this value is not advertised");
+    rcp_jw_obj_end(w);
+    write_strings(w, "operators", filter_ops, NOPS);
+    rcp_jw_obj_end(w);
 }
+
+/* MARK: - §7.3-§7.5 embed ---------------------------------------------- */
 
 /* §7.7: strict defaults to true. */
 static int get_strict(rcp_call *c, int *strict)
 {
-    return get_bool(c, c->params, "strict", "strict", 1, strict);
+    return call_bool(c, call_params(c), "strict", 1, strict);
 }
 
 /* kind: "query" | "document" (§7.3-§7.5). */
 static int get_kind(rcp_call *c, int *kind)
 {
-    const rcp_json *v = param(c->params, "kind");
+    const rcp_json *v = proto_get(call_params(c), "kind");
     *kind = RCP_KIND_DOCUMENT;
     if (!v)
         return 0;
     if (rcp_json_streq(v, "query"))
         *kind = RCP_KIND_QUERY;
     else if (!rcp_json_streq(v, "document"))
-        return fail(c, RCP_INVALID_PARAMS, "kind", NULL,
-                    "kind must be \"query\" or \"document\"");
+        return call_fail(c, RCP_INVALID_PARAMS, "kind", NULL,
+                         "kind must be \"query\" or \"document\"");
     return 0;
 }
 
@@ -1122,47 +1229,48 @@ static int content_text(rcp_call *c, const rcp_json *v, const char *field,
         return 0;
     }
     if (v->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, field, NULL,
-                    "%s must be a string or a Content block (§4.8)", field);
-    type = param(v, "type");
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL, "%s must be a "
+                         "string or a Content block (§4.8)", field);
+    type = proto_get(v, "type");
     snprintf(f, sizeof f, "%s.type", field);
     if (!type || type->type != RCP_JSON_STRING)
-        return fail(c, RCP_INVALID_PARAMS, f, NULL,
-                    "a Content block needs a string type (§4.8)");
-    data = param(v, "data");
-    uri = param(v, "uri");
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL,
+                         "a Content block needs a string type (§4.8)");
+    data = proto_get(v, "data");
+    uri = proto_get(v, "uri");
     if (data && uri)
-        return fail(c, RCP_INVALID_PARAMS, field, NULL,
-                    "a Content block carries data or uri, never both (§4.8)");
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL, "a Content "
+                         "block carries data or uri, never both (§4.8)");
     if (rcp_json_streq(type, "text")) {
-        t = param(v, "text");
+        t = proto_get(v, "text");
         snprintf(f, sizeof f, "%s.%s", field, uri ? "uri" : "text");
         if (uri)    /* §4.8, §15.5: never silently ignored */
-            return fail(c, RCP_INVALID_PARAMS, f, NULL, "this server does "
-                        "not fetch URIs (§4.8, §15.5); send the text inline");
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "this server "
+                             "does not fetch URIs (§4.8, §15.5); send the "
+                             "text inline");
         if (!t || t->type != RCP_JSON_STRING)
-            return fail(c, RCP_INVALID_PARAMS, f, NULL,
-                        "a text block needs a string text (§4.8)");
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL,
+                             "a text block needs a string text (§4.8)");
         *text = t->s;
         *len = t->n;
         return 0;
     }
     if (!rcp_json_streq(type, "image") && !rcp_json_streq(type, "audio")
         && !rcp_json_streq(type, "blob"))
-        return fail(c, RCP_INVALID_PARAMS, f, NULL, "type must be text, "
-                    "image, audio or blob (§4.8)");
-    mime = param(v, "mimeType");
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "type must be text, "
+                         "image, audio or blob (§4.8)");
+    mime = proto_get(v, "mimeType");
     snprintf(f, sizeof f, "%s.mimeType", field);
     if (!mime || mime->type != RCP_JSON_STRING)
-        return fail(c, RCP_INVALID_PARAMS, f, NULL,
-                    "mimeType is REQUIRED for non-text blocks (§4.8)");
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL,
+                         "mimeType is REQUIRED for non-text blocks (§4.8)");
     if ((!data && !uri) || (data && data->type != RCP_JSON_STRING)
         || (uri && uri->type != RCP_JSON_STRING))
-        return fail(c, RCP_INVALID_PARAMS, field, NULL, "a non-text block "
-                    "needs a string data or uri (§4.8)");
-    return fail(c, RCP_OPTION_UNSUPPORTED, NULL, "modality", "this server "
-                "accepts text only; %.*s blocks are not advertised (§4.8)",
-                (int)type->n, type->s);
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL, "a non-text block "
+                         "needs a string data or uri (§4.8)");
+    return call_fail(c, RCP_OPTION_UNSUPPORTED, NULL, "modality", "this server "
+                     "accepts text only; %.*s blocks are not advertised (§4.8)",
+                     (int)type->n, type->s);
 }
 
 enum { ENC_JSON, ENC_B64 };
@@ -1172,22 +1280,24 @@ enum { ENC_JSON, ENC_B64 };
 static int get_encoding(rcp_call *c, int strict, int *enc)
 {
     *enc = ENC_JSON;
-    return get_enum(c, c->params, "encoding", "encoding", encodings, 2,
-                    strict, enc);
+    return call_enum(c, call_params(c), "encoding", encodings, 2,
+                     strict, enc);
 }
 
 static void write_vector(rcp_call *c, const float *v, size_t d, int enc,
                          char *b64)
 {
+    rcp_jw *w = call_w(c);
     size_t i;
+
     if (enc == ENC_B64) {
-        rcp_jw_str(&c->w, b64, rcp_vec_b64_encode(b64, v, d));
+        rcp_jw_str(w, b64, rcp_vec_b64_encode(b64, v, d));
         return;
     }
-    rcp_jw_arr(&c->w);
+    rcp_jw_arr(w);
     for (i = 0; i < d; i++)
-        rcp_jw_float(&c->w, v[i]);
-    rcp_jw_arr_end(&c->w);
+        rcp_jw_float(w, v[i]);
+    rcp_jw_arr_end(w);
 }
 
 /* The texts of an embed-family request: "inputs" or its synonym "texts"
@@ -1200,17 +1310,17 @@ static int get_inputs(rcp_call *c, const rcp_json **in, const char **field,
     size_t i, len;
     int rc;
     *field = "inputs";
-    if (!(*in = param(c->params, "inputs"))
-        && (*in = param(c->params, "texts")) != NULL)
+    if (!(*in = proto_get(call_params(c), "inputs"))
+        && (*in = proto_get(call_params(c), "texts")) != NULL)
         *field = "texts";
     if (!*in || (*in)->type != RCP_JSON_ARRAY)
-        return fail(c, RCP_INVALID_PARAMS, *field, NULL,
-                    "%s must be an array of strings or Content blocks",
-                    *field);
+        return call_fail(c, RCP_INVALID_PARAMS, *field, NULL,
+                         "%s must be an array of strings or Content blocks",
+                         *field);
     if ((*in)->n > limit)      /* §4.7, §15.5: MUST enforce */
-        return fail(c, RCP_INVALID_PARAMS, *field, NULL, "%lu inputs exceed "
-                    "the batchLimit %lu", (unsigned long)(*in)->n,
-                    (unsigned long)limit);
+        return call_fail(c, RCP_INVALID_PARAMS, *field, NULL, "%lu inputs "
+                         "exceed the batchLimit %lu", (unsigned long)(*in)->n,
+                         (unsigned long)limit);
     for (i = 0; i < (*in)->n; i++) {
         snprintf(f, sizeof f, "%s[%lu]", *field, (unsigned long)i);
         if ((rc = content_text(c, &(*in)->kids[i], f, &text, &len)) != 0)
@@ -1221,9 +1331,10 @@ static int get_inputs(rcp_call *c, const rcp_json **in, const char **field,
 
 /* §7.3 embed {inputs | texts, kind?, encoding?} -> {vectors, encoding,
 ** dimension}.  Every input is checked before any is embedded. */
-static int m_embed(rcp_call *c)
+static int m_embed(void *ud, rcp_call *c)
 {
-    const rcp_model *m = c->s->opts.model;
+    const rcp_model *m = ((const builtin *)ud)->model;
+    rcp_jw *w = call_w(c);
     const char *field, *text;
     const rcp_json *in;
     size_t d = rcp_model_dim(m), i, len;
@@ -1234,27 +1345,27 @@ static int m_embed(rcp_call *c)
         || (rc = get_kind(c, &kind)) || (rc = get_strict(c, &strict))
         || (rc = get_encoding(c, strict, &enc)))
         return rc;
-    vec = rcp_arena_alloc(&c->s->arena, d * sizeof *vec);
-    b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(d) + 1);
+    vec = rcp_arena_alloc(call_arena(c), d * sizeof *vec);
+    b64 = rcp_arena_alloc(call_arena(c), rcp_vec_b64_len(d) + 1);
     if (!vec || !b64)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "vectors");
-    rcp_jw_arr(&c->w);
+        return call_oom(c);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "vectors");
+    rcp_jw_arr(w);
     for (i = 0; i < in->n; i++) {
         content_text(c, &in->kids[i], field, &text, &len);
         if (rcp_model_embed(m, text, len, kind, vec) != 0)
-            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+            return call_oom(c);
         write_vector(c, vec, d, enc, b64);
-        if ((rc = rcp_call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
-            return fail(c, rc, NULL, NULL, "embed stopped");
+        if ((rc = call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
+            return call_fail(c, rc, NULL, NULL, "embed stopped");
     }
-    rcp_jw_arr_end(&c->w);
-    rcp_jw_key(&c->w, "encoding");
-    rcp_jw_cstr(&c->w, enc == ENC_B64 ? "f32-base64" : "json");
-    rcp_jw_key(&c->w, "dimension");
-    rcp_jw_int(&c->w, (int64_t)d);
-    rcp_jw_obj_end(&c->w);
+    rcp_jw_arr_end(w);
+    rcp_jw_key(w, "encoding");
+    rcp_jw_cstr(w, enc == ENC_B64 ? "f32-base64" : "json");
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)d);
+    rcp_jw_obj_end(w);
     return 0;
 }
 
@@ -1262,26 +1373,26 @@ static int m_embed(rcp_call *c)
 ** texts joined by a space). */
 static int get_query_text(rcp_call *c, const char **text, size_t *len)
 {
-    const rcp_json *v = param(c->params, "query");
+    const rcp_json *v;
     size_t i, n = 0, tl;
     char f[32], *buf;
     const char *t;
     int rc;
-    if (!v)
-        return fail(c, RCP_INVALID_PARAMS, "query", NULL, "query is required");
+    if ((rc = call_need(c, call_params(c), "query", &v)))
+        return rc;
     if (v->type != RCP_JSON_ARRAY)
         return content_text(c, v, "query", text, len);
     for (i = 0; i < v->n; i++) {
         snprintf(f, sizeof f, "query[%lu]", (unsigned long)i);
         if (v->kids[i].type != RCP_JSON_OBJECT)
-            return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a Content"
-                        " block", f);
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a "
+                             "Content block", f);
         if ((rc = content_text(c, &v->kids[i], f, &t, &tl)) != 0)
             return rc;
         n += tl + 1;
     }
-    if (!(buf = rcp_arena_alloc(&c->s->arena, n + 1)))
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    if (!(buf = rcp_arena_alloc(call_arena(c), n + 1)))
+        return call_oom(c);
     for (i = 0, n = 0; i < v->n; i++) {
         content_text(c, &v->kids[i], "query", &t, &tl);
         memcpy(buf + n, t, tl);
@@ -1294,9 +1405,10 @@ static int get_query_text(rcp_call *c, const char **text, size_t *len)
 }
 
 /* §7.4 embed/sparse {texts, kind?} -> {sparse: [{indices, values}]}. */
-static int m_embed_sparse(rcp_call *c)
+static int m_embed_sparse(void *ud, rcp_call *c)
 {
-    const rcp_model *m = c->s->opts.model;
+    const rcp_model *m = ((const builtin *)ud)->model;
+    rcp_jw *w = call_w(c);
     const rcp_json *in;
     const char *field, *text;
     size_t i, j, n, len;
@@ -1306,40 +1418,41 @@ static int m_embed_sparse(rcp_call *c)
     if ((rc = get_inputs(c, &in, &field, EMBED_BATCH_LIMIT))
         || (rc = get_kind(c, &kind)))
         return rc;
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "sparse");
-    rcp_jw_arr(&c->w);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "sparse");
+    rcp_jw_arr(w);
     for (i = 0; i < in->n; i++) {
         content_text(c, &in->kids[i], field, &text, &len);
         if (rcp_model_embed_sparse(m, text, len, kind, &idx, &val, &n) != 0)
-            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-        rcp_jw_obj(&c->w);
-        rcp_jw_key(&c->w, "indices");
-        rcp_jw_arr(&c->w);
+            return call_oom(c);
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "indices");
+        rcp_jw_arr(w);
         for (j = 0; j < n; j++)
-            rcp_jw_int(&c->w, idx[j]);
-        rcp_jw_arr_end(&c->w);
-        rcp_jw_key(&c->w, "values");
-        rcp_jw_arr(&c->w);
+            rcp_jw_int(w, idx[j]);
+        rcp_jw_arr_end(w);
+        rcp_jw_key(w, "values");
+        rcp_jw_arr(w);
         for (j = 0; j < n; j++)
-            rcp_jw_float(&c->w, val[j]);
-        rcp_jw_arr_end(&c->w);
-        rcp_jw_obj_end(&c->w);
+            rcp_jw_float(w, val[j]);
+        rcp_jw_arr_end(w);
+        rcp_jw_obj_end(w);
         rcp_free(idx);
         rcp_free(val);
-        if ((rc = rcp_call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
-            return fail(c, rc, NULL, NULL, "embed/sparse stopped");
+        if ((rc = call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
+            return call_fail(c, rc, NULL, NULL, "embed/sparse stopped");
     }
-    rcp_jw_arr_end(&c->w);
-    rcp_jw_obj_end(&c->w);
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
     return 0;
 }
 
 /* §7.5 embed/multi {inputs, kind?, encoding?} -> {matrices, dimension}.
 ** Under f32-base64 each row is one blob of dimension x 4 bytes. */
-static int m_embed_multi(rcp_call *c)
+static int m_embed_multi(void *ud, rcp_call *c)
 {
-    const rcp_model *m = c->s->opts.model;
+    const rcp_model *m = ((const builtin *)ud)->model;
+    rcp_jw *w = call_w(c);
     const rcp_json *in;
     const char *field, *text;
     size_t d = rcp_model_multi_dim(m), i, j, rows, len;
@@ -1350,29 +1463,29 @@ static int m_embed_multi(rcp_call *c)
         || (rc = get_kind(c, &kind)) || (rc = get_strict(c, &strict))
         || (rc = get_encoding(c, strict, &enc)))
         return rc;
-    if (!(b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(d) + 1)))
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "matrices");
-    rcp_jw_arr(&c->w);
+    if (!(b64 = rcp_arena_alloc(call_arena(c), rcp_vec_b64_len(d) + 1)))
+        return call_oom(c);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "matrices");
+    rcp_jw_arr(w);
     for (i = 0; i < in->n; i++) {
         content_text(c, &in->kids[i], field, &text, &len);
         if (rcp_model_embed_multi(m, text, len, kind, &mat, &rows) != 0)
-            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-        rcp_jw_arr(&c->w);
+            return call_oom(c);
+        rcp_jw_arr(w);
         for (j = 0; j < rows; j++)
             write_vector(c, mat + j * d, d, enc, b64);
-        rcp_jw_arr_end(&c->w);
+        rcp_jw_arr_end(w);
         rcp_free(mat);
-        if ((rc = rcp_call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
-            return fail(c, rc, NULL, NULL, "embed/multi stopped");
+        if ((rc = call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
+            return call_fail(c, rc, NULL, NULL, "embed/multi stopped");
     }
-    rcp_jw_arr_end(&c->w);
-    rcp_jw_key(&c->w, "encoding");
-    rcp_jw_cstr(&c->w, enc == ENC_B64 ? "f32-base64" : "json");
-    rcp_jw_key(&c->w, "dimension");
-    rcp_jw_int(&c->w, (int64_t)d);
-    rcp_jw_obj_end(&c->w);
+    rcp_jw_arr_end(w);
+    rcp_jw_key(w, "encoding");
+    rcp_jw_cstr(w, enc == ENC_B64 ? "f32-base64" : "json");
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)d);
+    rcp_jw_obj_end(w);
     return 0;
 }
 
@@ -1391,13 +1504,13 @@ static int get_rerank_method(rcp_call *c, const rcp_json *obj,
     int i = 0, rc;
     snprintf(field, sizeof field, "%smethod", prefix);
     snprintf(mfield, sizeof mfield, "%smodel", prefix);
-    if ((rc = get_enum(c, obj, "method", field, rerank_methods, 2, strict,
-                       &i))
-        || (rc = get_str(c, obj, "model", mfield, &model)))
+    if ((rc = call_enum(c, obj, field, rerank_methods, 2, strict,
+                        &i))
+        || (rc = call_str(c, obj, mfield, &model)))
         return rc;
     *method = rerank_ids[i];
-    return model ? unsupported(c, strict, mfield, "no rerank models are "
-                               "advertised") : 0;
+    return model ? call_unsupported(c, strict, mfield, "no rerank models are "
+                                    "advertised") : 0;
 }
 
 /* One passage: a string, a text Content block or, in the legacy
@@ -1405,8 +1518,9 @@ static int get_rerank_method(rcp_call *c, const rcp_json *obj,
 static int passage_text(rcp_call *c, const rcp_json *v, const char *field,
                         int legacy, const char **text, size_t *len)
 {
-    const rcp_json *t = v->type == RCP_JSON_OBJECT ? param(v, "text") : NULL;
-    if (legacy && t && !param(v, "type") && t->type == RCP_JSON_STRING) {
+    const rcp_json *t = v->type == RCP_JSON_OBJECT ? proto_get(v, "text")
+                                                   : NULL;
+    if (legacy && t && !proto_get(v, "type") && t->type == RCP_JSON_STRING) {
         *text = t->s;
         *len = t->n;
         return 0;
@@ -1416,19 +1530,19 @@ static int passage_text(rcp_call *c, const rcp_json *v, const char *field,
 
 /* Scores for every passage, a chunk at a time with a checkpoint between
 ** (cancel, deadline, progress). */
-static int score_passages(rcp_call *c, int method, const char *q, size_t ql,
-                          const char **texts, const size_t *lens, size_t n,
-                          double *scores)
+static int score_passages(const builtin *b, rcp_call *c, int method,
+                          const char *q, size_t ql, const char **texts,
+                          const size_t *lens, size_t n, double *scores)
 {
     size_t i, k;
     int rc;
     for (i = 0; i < n; i += k) {
         k = n - i < RERANK_CHUNK ? n - i : RERANK_CHUNK;
-        if (rcp_model_rerank(c->s->opts.model, method, q, ql, texts + i,
+        if (rcp_model_rerank(b->model, method, q, ql, texts + i,
                              lens + i, k, scores + i) != 0)
-            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-        if ((rc = rcp_call_checkpoint(c, (double)(i + k) / n, "rerank")))
-            return fail(c, rc, NULL, NULL, "rerank stopped");
+            return call_oom(c);
+        if ((rc = call_checkpoint(c, (double)(i + k) / n, "rerank")))
+            return call_fail(c, rc, NULL, NULL, "rerank stopped");
     }
     return 0;
 }
@@ -1468,65 +1582,66 @@ static int rank_order(rcp_arena *a, const double *sc, size_t n, size_t *order)
 static void write_rerank_result(rcp_call *c, int legacy, const double *sc,
                                 const size_t *order, size_t n, size_t top)
 {
+    rcp_jw *w = call_w(c);
     size_t i;
-    rcp_jw_obj(&c->w);
+    rcp_jw_obj(w);
     if (legacy) {   /* spec/README.md: {results: [{index, score}]} */
-        rcp_jw_key(&c->w, "results");
-        rcp_jw_arr(&c->w);
+        rcp_jw_key(w, "results");
+        rcp_jw_arr(w);
         for (i = 0; i < top; i++) {
-            rcp_jw_obj(&c->w);
-            rcp_jw_key(&c->w, "index");
-            rcp_jw_int(&c->w, (int64_t)order[i]);
-            rcp_jw_key(&c->w, "score");
-            rcp_jw_double(&c->w, sc[order[i]]);
-            rcp_jw_obj_end(&c->w);
+            rcp_jw_obj(w);
+            rcp_jw_key(w, "index");
+            rcp_jw_int(w, (int64_t)order[i]);
+            rcp_jw_key(w, "score");
+            rcp_jw_double(w, sc[order[i]]);
+            rcp_jw_obj_end(w);
         }
-        rcp_jw_arr_end(&c->w);
+        rcp_jw_arr_end(w);
     } else {        /* §7.6: scores[i] for passages[i]; order best first */
-        rcp_jw_key(&c->w, "scores");
-        rcp_jw_arr(&c->w);
+        rcp_jw_key(w, "scores");
+        rcp_jw_arr(w);
         for (i = 0; i < n; i++)
-            rcp_jw_double(&c->w, sc[i]);
-        rcp_jw_arr_end(&c->w);
-        rcp_jw_key(&c->w, "order");
-        rcp_jw_arr(&c->w);
+            rcp_jw_double(w, sc[i]);
+        rcp_jw_arr_end(w);
+        rcp_jw_key(w, "order");
+        rcp_jw_arr(w);
         for (i = 0; i < top; i++)
-            rcp_jw_int(&c->w, (int64_t)order[i]);
-        rcp_jw_arr_end(&c->w);
+            rcp_jw_int(w, (int64_t)order[i]);
+        rcp_jw_arr_end(w);
     }
-    rcp_jw_obj_end(&c->w);
+    rcp_jw_obj_end(w);
 }
 
 /* §7.6 rerank {query, passages, method?, topN?} -> {scores, order}, and
 ** the legacy {query, documents, topN} -> {results} shape. */
-static int m_rerank(rcp_call *c)
+static int m_rerank(void *ud, rcp_call *c)
 {
-    const rcp_json *ps = param(c->params, "passages");
+    const rcp_json *ps = proto_get(call_params(c), "passages");
     const char *field = "passages", *q, **texts;
     size_t ql, i, *order, *lens;
     int legacy = 0, method, strict, rc;
     int64_t top;
     double *sc;
     char f[40];
-    if (!ps && (ps = param(c->params, "documents")) != NULL) {
+    if (!ps && (ps = proto_get(call_params(c), "documents")) != NULL) {
         field = "documents";
         legacy = 1;
     }
     if ((rc = get_query_text(c, &q, &ql)))
         return rc;
     if (!ps || ps->type != RCP_JSON_ARRAY)
-        return fail(c, RCP_INVALID_PARAMS, field, NULL,
-                    "%s must be an array of strings", field);
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL,
+                         "%s must be an array of strings", field);
     if (ps->n > RERANK_MAX)    /* §4.7, §15.5: maxCandidates */
-        return fail(c, RCP_INVALID_PARAMS, field, NULL, "%lu passages exceed"
-                    " rerank.maxCandidates %d", (unsigned long)ps->n,
-                    RERANK_MAX);
-    texts = rcp_arena_alloc(&c->s->arena, (ps->n + 1) * sizeof *texts);
-    lens = rcp_arena_alloc(&c->s->arena, (ps->n + 1) * sizeof *lens);
-    order = rcp_arena_alloc(&c->s->arena, (ps->n + 1) * sizeof *order);
-    sc = rcp_arena_alloc(&c->s->arena, (ps->n + 1) * sizeof *sc);
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL, "%lu passages "
+                         "exceed rerank.maxCandidates %d",
+                         (unsigned long)ps->n, RERANK_MAX);
+    texts = rcp_arena_alloc(call_arena(c), (ps->n + 1) * sizeof *texts);
+    lens = rcp_arena_alloc(call_arena(c), (ps->n + 1) * sizeof *lens);
+    order = rcp_arena_alloc(call_arena(c), (ps->n + 1) * sizeof *order);
+    sc = rcp_arena_alloc(call_arena(c), (ps->n + 1) * sizeof *sc);
     if (!texts || !lens || !order || !sc)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        return call_oom(c);
     for (i = 0; i < ps->n; i++) {
         snprintf(f, sizeof f, "%s[%lu]", field, (unsigned long)i);
         if ((rc = passage_text(c, &ps->kids[i], f, legacy, &texts[i],
@@ -1534,13 +1649,15 @@ static int m_rerank(rcp_call *c)
             return rc;
     }
     if ((rc = get_strict(c, &strict))
-        || (rc = get_rerank_method(c, c->params, "", strict, &method))
-        || (rc = get_int(c, c->params, "topN", "topN", 1,
-                         (int64_t)RCP_INT53_MAX, (int64_t)ps->n, &top))
-        || (rc = score_passages(c, method, q, ql, texts, lens, ps->n, sc)))
+        || (rc = get_rerank_method(c, call_params(c), "", strict, &method))
+        || (rc = call_int(c, call_params(c), "topN", 1,
+                          (int64_t)RCP_INT53_MAX, (int64_t)ps->n, &top))
+        || (rc = score_passages(ud, c, method, q, ql, texts, lens, ps->n,
+                                sc)))
+
         return rc;
-    if (rank_order(&c->s->arena, sc, ps->n, order) != 0)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    if (rank_order(call_arena(c), sc, ps->n, order) != 0)
+        return call_oom(c);
     write_rerank_result(c, legacy, sc, order, ps->n,
                         (size_t)top < ps->n ? (size_t)top : ps->n);
     return 0;
@@ -1548,24 +1665,36 @@ static int m_rerank(rcp_call *c)
 
 /* MARK: - §7.10, §7.11 index/add and index/delete */
 
+/* The most an index/add result {ids, chunks} for docs can take: an id is
+** written at most 6 bytes per byte (\u escapes), a minted one in 32. */
+static size_t add_answer_bytes(const rcp_json *docs)
+{
+    size_t i, n = 64;
+    for (i = 0; i < docs->n; i++) {
+        const rcp_json *id = rcp_json_get(&docs->kids[i], "id");
+        n += id && id->type == RCP_JSON_STRING ? 6 * id->n + 3 : 32;
+    }
+    return n;
+}
+
 /* §7.7.1 the index version: the store's when documents are durable (it
 ** survives restarts), else the model's.  The two move together once the
 ** server runs, so the store's is the model's plus a fixed offset (taken
 ** at start-up), and a pinned version maps back to the model's. */
-static uint64_t index_version(const rcp_server *s)
+static uint64_t index_version(const builtin *b)
 {
-    return rcp_model_version(s->opts.model) + s->voff;
+    return rcp_model_version(b->model) + b->voff;
 }
 
 /* §7.10, §13.1: an acknowledged write is on disk before its response is
 ** written.  A failed fsync leaves the store refusing writes until it is
 ** reopened, so the error is BackendUnavailable. */
-static int commit_write(rcp_call *c)
+static int commit_write(const builtin *b, rcp_call *c)
 {
-    if (!c->s->opts.store || rcp_store_commit(c->s->opts.store) == 0)
+    if (!b->store || rcp_store_commit(b->store) == 0)
         return 0;
-    return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "the write could not"
-                " be made durable: %s", rcp_store_error(c->s->opts.store));
+    return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "the write could "
+                     "not be made durable: %s", rcp_store_error(b->store));
 }
 
 static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
@@ -1584,24 +1713,24 @@ static uint64_t add_fingerprint(rcp_call *c)
     uint64_t h = 14695981039346656037u;
     size_t i;
     for (i = 0; i < 3; i++)
-        h = fnv1a(rcp_json_hash(h, param(c->params, keys[i])), "|", 1);
+        h = fnv1a(rcp_json_hash(h, proto_get(call_params(c), keys[i])), "|", 1);
     return h;
 }
 
-static struct idem *idem_find(rcp_server *s, const rcp_json *key)
+static struct idem *idem_find(builtin *b, const rcp_json *key)
 {
     size_t i;
     for (i = 0; i < IDEM_SLOTS; i++)
-        if (s->idem[i].key && s->idem[i].keylen == key->n
-            && memcmp(s->idem[i].key, key->s, key->n) == 0)
-            return &s->idem[i];
+        if (b->idem[i].key && b->idem[i].keylen == key->n
+            && memcmp(b->idem[i].key, key->s, key->n) == 0)
+            return &b->idem[i];
     return NULL;
 }
 
-static void idem_forget(rcp_server *s, struct idem *e)
+static void idem_forget(builtin *b, struct idem *e)
 {
     if (e->key)
-        s->idem_bytes -= e->keylen + e->len;
+        b->idem_bytes -= e->keylen + e->len;
     rcp_free(e->key);
     rcp_free(e->result);
     e->key = e->result = NULL;
@@ -1611,17 +1740,17 @@ static void idem_forget(rcp_server *s, struct idem *e)
 /* Remember the result of a keyed write: at most IDEM_SLOTS of them in
 ** RCP_IDEM_BYTES, the oldest forgotten first (§7.10 asks a SHOULD of a
 ** server that recognises keys, not unbounded memory). */
-static void idem_store(rcp_server *s, const rcp_json *key, uint64_t fp,
+static void idem_store(builtin *b, const rcp_json *key, uint64_t fp,
                        const char *result, size_t len)
 {
     size_t need = key->n + len, i;
     struct idem *e;
     if (need > RCP_IDEM_BYTES)
         return;
-    for (i = 0; i < IDEM_SLOTS && s->idem_bytes + need > RCP_IDEM_BYTES; i++)
-        idem_forget(s, &s->idem[(s->idem_next + i) % IDEM_SLOTS]);
-    e = &s->idem[s->idem_next++ % IDEM_SLOTS];
-    idem_forget(s, e);
+    for (i = 0; i < IDEM_SLOTS && b->idem_bytes + need > RCP_IDEM_BYTES; i++)
+        idem_forget(b, &b->idem[(b->idem_next + i) % IDEM_SLOTS]);
+    e = &b->idem[b->idem_next++ % IDEM_SLOTS];
+    idem_forget(b, e);
     e->key = rcp_malloc(key->n + 1);
     e->result = rcp_malloc(len + 1);
     if (!e->key || !e->result) {
@@ -1635,15 +1764,7 @@ static void idem_store(rcp_server *s, const rcp_json *key, uint64_t fp,
     e->keylen = key->n;
     e->len = len;
     e->fp = fp;
-    s->idem_bytes += need;
-}
-
-/* A size cap (README Decisions, "Limits"): -32602 naming the field. */
-static int over_cap(rcp_call *c, const char *f, size_t n, size_t cap)
-{
-    return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s is %lu bytes; this "
-                "server takes at most %lu", f, (unsigned long)n,
-                (unsigned long)cap);
+    b->idem_bytes += need;
 }
 
 /* The bytes meta takes as stored (its compact serialisation). */
@@ -1670,67 +1791,70 @@ static int check_document(rcp_call *c, const rcp_json *d, size_t i)
     size_t n;
     snprintf(f, sizeof f, "documents[%lu]", (unsigned long)i);
     if (d->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
-                    f);
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
+                         f);
     snprintf(f, sizeof f, "documents[%lu].id", (unsigned long)i);
-    if ((v = param(d, "id")) && v->type != RCP_JSON_STRING)
-        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string", f);
+    if ((v = proto_get(d, "id")) && v->type != RCP_JSON_STRING)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string",
+                         f);
     if (v && v->n > RCP_MAX_ID_BYTES)
-        return over_cap(c, f, v->n, RCP_MAX_ID_BYTES);
+        return call_too_big(c, f, v->n, RCP_MAX_ID_BYTES);
     snprintf(f, sizeof f, "documents[%lu].text", (unsigned long)i);
-    if (!(v = param(d, "text")) || v->type != RCP_JSON_STRING)
-        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string", f);
+    if (!(v = proto_get(d, "text")) || v->type != RCP_JSON_STRING)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string",
+                         f);
     if (v->n > RCP_MAX_TEXT_BYTES)
-        return over_cap(c, f, v->n, RCP_MAX_TEXT_BYTES);
+        return call_too_big(c, f, v->n, RCP_MAX_TEXT_BYTES);
     snprintf(f, sizeof f, "documents[%lu].meta", (unsigned long)i);
-    if ((v = param(d, "meta")) && v->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
-                    f);
+    if ((v = proto_get(d, "meta")) && v->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
+                         f);
     if (v && meta_bytes(v, &n) != 0)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        return call_oom(c);
     if (v && n > RCP_MAX_META_BYTES)
-        return over_cap(c, f, n, RCP_MAX_META_BYTES);
+        return call_too_big(c, f, n, RCP_MAX_META_BYTES);
     return 0;
 }
 
 /* A fresh id no live document has: "rcp-<n>". */
-static size_t mint_id(rcp_server *s, char *out, size_t cap)
+static size_t mint_id(builtin *b, char *out, size_t cap)
 {
     size_t n;
     do
         n = (size_t)snprintf(out, cap, "rcp-%llu",
-                             (unsigned long long)++s->minted);
-    while (rcp_model_find(s->opts.model, out, n) >= 0);
+                             (unsigned long long)++b->minted);
+    while (rcp_model_find(b->model, out, n) >= 0);
     return n;
 }
 
 /* Upsert into the store when there is one, else into the model; ck is a
 ** chunk's link to its document (§7.10), NULL for a whole document. */
-static int put_doc(rcp_call *c, const char *id, size_t idn, const char *text,
-                   size_t n, const char *meta, size_t mn,
+static int put_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
+                   const char *text, size_t n, const char *meta, size_t mn,
                    const rcp_model_chunkref *ck)
 {
-    rcp_store *st = c->s->opts.store;
+    rcp_store *st = b->store;
     if (st ? rcp_store_add_chunk(st, id, idn, text, n, meta, mn, ck)
-           : rcp_model_add_chunk(c->s->opts.model, id, idn, text, n, meta,
-                                 mn, ck))
-        return fail(c, st ? RCP_BACKEND_UNAVAILABLE : RCP_INTERNAL_ERROR,
-                    NULL, NULL, "adding a document: %s",
-                    st ? rcp_store_error(st) : "out of memory");
+        : rcp_model_add_chunk(b->model, id, idn, text, n, meta,
+                              mn, ck))
+        return call_fail(c, st ? RCP_BACKEND_UNAVAILABLE : RCP_INTERNAL_ERROR,
+                         NULL, NULL, "adding a document: %s",
+                         st ? rcp_store_error(st) : "out of memory");
     return 0;
 }
 
 /* Delete through the store when there is one; *removed 1 when it was. */
-static int del_doc(rcp_call *c, const char *id, size_t idn, int *removed)
+static int del_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
+                   int *removed)
 {
-    rcp_store *st = c->s->opts.store;
+    rcp_store *st = b->store;
     if (!st) {
-        *removed = rcp_model_delete(c->s->opts.model, id, idn) == 1;
+        *removed = rcp_model_delete(b->model, id, idn) == 1;
         return 0;
     }
     if (rcp_store_delete(st, id, idn, removed) != 0)
-        return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "deleting: %s",
-                    rcp_store_error(st));
+        return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "deleting: %s",
+                         rcp_store_error(st));
     return 0;
 }
 
@@ -1790,21 +1914,21 @@ static int collect_chunk(void *ud, uint32_t docno, const rcp_model_docview *d)
 }
 
 /* Remove the live chunks of document id numbered from on. */
-static int drop_chunks(rcp_call *c, const char *id, size_t idn,
+static int drop_chunks(builtin *b, rcp_call *c, const char *id, size_t idn,
                        uint32_t from, int *any)
 {
-    const rcp_model *m = c->s->opts.model;
+    const rcp_model *m = b->model;
     chunk_ids k;
     size_t i;
     int rc, removed;
     memset(&k, 0, sizeof k);
-    k.arena = &c->s->arena;
+    k.arena = call_arena(c);
     k.from = from;
     if (rcp_model_chunks(m, id, idn, rcp_model_version(m), collect_chunk,
                          &k) != 0)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        return call_oom(c);
     for (i = 0; i < k.n; i++) {
-        if ((rc = del_doc(c, k.id[i], k.len[i], &removed)) != 0)
+        if ((rc = del_doc(b, c, k.id[i], k.len[i], &removed)) != 0)
             return rc;
         *any |= removed;
     }
@@ -1815,7 +1939,7 @@ static int drop_chunks(rcp_call *c, const char *id, size_t idn,
 ** the document's meta, upserted in order (identical chunks change
 ** nothing, so a repeat is observationally identical), then any stale
 ** chunks and a whole-document copy removed. */
-static int add_chunks(rcp_call *c, const char *id, size_t idn,
+static int add_chunks(builtin *b, rcp_call *c, const char *id, size_t idn,
                       const rcp_json *text, const char *meta, size_t mn,
                       size_t *count)
 {
@@ -1826,7 +1950,7 @@ static int add_chunks(rcp_call *c, const char *id, size_t idn,
     int rc = 0, removed = 0;
     if (rcp_text_chunk(text->s, text->n, CHUNK_TOKENS, CHUNK_OVERLAP, &sp,
                        &n) != 0)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        return call_oom(c);
     ck.of = id;
     ck.oflen = idn;
     for (i = 0; i < n && rc == 0; i++) {
@@ -1834,44 +1958,45 @@ static int add_chunks(rcp_call *c, const char *id, size_t idn,
         ck.start = sp[i].start;
         ck.end = sp[i].end;
         cn = chunk_id(cid, sizeof cid, id, idn, i);
-        rc = put_doc(c, cid, cn, text->s + sp[i].start,
+        rc = put_doc(b, c, cid, cn, text->s + sp[i].start,
                      sp[i].end - sp[i].start, meta, mn, &ck);
     }
     rcp_free(sp);
     *count += n;
-    if (rc == 0 && (rc = drop_chunks(c, id, idn, (uint32_t)n, &removed)) == 0
-        && rcp_model_find(c->s->opts.model, id, idn) >= 0)
-        rc = del_doc(c, id, idn, &removed);
+    if (rc == 0 && (rc = drop_chunks(b, c, id, idn, (uint32_t)n,
+                                     &removed)) == 0
+        && rcp_model_find(b->model, id, idn) >= 0)
+        rc = del_doc(b, c, id, idn, &removed);
     return rc;
 }
 
 /* Upsert one checked document (as chunks when asked); writes its id. */
-static int add_document(rcp_call *c, const rcp_json *d, int chunk,
-                        size_t *count)
+static int add_document(builtin *b, rcp_call *c, const rcp_json *d,
+                        int chunk, size_t *count)
 {
-    const rcp_json *id = param(d, "id"), *text = param(d, "text");
-    const rcp_json *meta = param(d, "meta");
+    const rcp_json *id = proto_get(d, "id"), *text = proto_get(d, "text");
+    const rcp_json *meta = proto_get(d, "meta");
     char minted[32];
     const char *ids = id ? id->s : minted;
-    size_t idn = id ? id->n : mint_id(c->s, minted, sizeof minted);
+    size_t idn = id ? id->n : mint_id(b, minted, sizeof minted);
     rcp_buf mb;
-    rcp_jw w;
+    rcp_jw mw;
     int rc, any = 0;
     rcp_buf_init(&mb);
     if (meta) {
-        rcp_jw_init(&w, &mb);
-        rcp_jw_value(&w, meta);
+        rcp_jw_init(&mw, &mb);
+        rcp_jw_value(&mw, meta);
     }
     if (mb.oom)
-        rc = fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        rc = call_oom(c);
     else if (chunk)
-        rc = add_chunks(c, ids, idn, text, mb.data, mb.len, count);
-    else if ((rc = put_doc(c, ids, idn, text->s, text->n, mb.data, mb.len,
-                           NULL)) == 0)  /* and it replaces its old chunks */
-        rc = drop_chunks(c, ids, idn, 0, &any);
+        rc = add_chunks(b, c, ids, idn, text, mb.data, mb.len, count);
+    else if ((rc = put_doc(b, c, ids, idn, text->s, text->n, mb.data,
+                           mb.len, NULL)) == 0)  /* and its old chunks go */
+        rc = drop_chunks(b, c, ids, idn, 0, &any);
     rcp_buf_free(&mb);
     if (rc == 0)
-        rcp_jw_str(&c->w, ids, idn);
+        rcp_jw_str(call_w(c), ids, idn);
     return rc;
 }
 
@@ -1879,110 +2004,115 @@ static int add_document(rcp_call *c, const rcp_json *d, int chunk,
 ** document is checked before any is written, so a bad one writes nothing.
 ** Once writing starts the request runs to completion: a cancel then gets
 ** the normal result (§7.14 allows it), never a half-applied write. */
-static int m_index_add(rcp_call *c)
+static int m_index_add(void *ud, rcp_call *c)
 {
-    const rcp_json *docs = param(c->params, "documents"), *key = NULL;
-    const rcp_json *meta = param(c->params, "_meta");
+    builtin *b = ud;
+    rcp_jw *w = call_w(c);
+    const rcp_json *docs = proto_get(call_params(c), "documents"), *key = NULL;
+    const rcp_json *meta = proto_get(call_params(c), "_meta");
     int strict, rc, chunk, ctx;
     uint64_t fp = 0;
-    size_t i, start, chunks = 0;
+    size_t i, start, chunks = 0, len;
+    const char *result;
     struct idem *e;
     if (!docs || docs->type != RCP_JSON_ARRAY)
-        return fail(c, RCP_INVALID_PARAMS, "documents", NULL,
-                    "documents must be an array of {id?, text, meta?}");
+        return call_fail(c, RCP_INVALID_PARAMS, "documents", NULL,
+                         "documents must be an array of {id?, text, meta?}");
     if (docs->n > INDEX_BATCH_LIMIT)
-        return fail(c, RCP_INVALID_PARAMS, "documents", NULL, "%lu documents"
-                    " exceed the limit of %d per call", (unsigned long)docs->n,
-                    INDEX_BATCH_LIMIT);
+        return call_fail(c, RCP_INVALID_PARAMS, "documents", NULL, "%lu "
+                         "documents exceed the limit of %d per call",
+                         (unsigned long)docs->n, INDEX_BATCH_LIMIT);
     for (i = 0; i < docs->n; i++)
         if ((rc = check_document(c, &docs->kids[i], i)) != 0)
             return rc;
     if ((rc = get_strict(c, &strict))
-        || (rc = get_bool(c, c->params, "chunk", "chunk", 0, &chunk))
-        || (rc = get_bool(c, c->params, "contextual", "contextual", 0, &ctx)))
+        || (rc = call_bool(c, call_params(c), "chunk", 0, &chunk))
+        || (rc = call_bool(c, call_params(c), "contextual", 0, &ctx)))
         return rc;
-    if (ctx && (rc = unsupported(c, strict, "contextual", "contextual "
-                                 "chunks are not advertised")))
+    if (ctx && (rc = call_unsupported(c, strict, "contextual", "contextual "
+                                      "chunks are not advertised")))
         return rc;
-    if (meta && (rc = get_str(c, meta, "idempotencyKey",
-                              "_meta.idempotencyKey", &key)))
+    if (meta && (rc = call_str(c, meta, "_meta.idempotencyKey", &key)))
         return rc;
     if (key && key->n > RCP_MAX_IDEM_KEY_BYTES)
-        return over_cap(c, "_meta.idempotencyKey", key->n,
-                        RCP_MAX_IDEM_KEY_BYTES);
+        return call_too_big(c, "_meta.idempotencyKey", key->n,
+                            RCP_MAX_IDEM_KEY_BYTES);
     if (key) {
         fp = add_fingerprint(c);
-        if ((e = idem_find(c->s, key)) != NULL) {
+        if ((e = idem_find(b, key)) != NULL) {
             if (e->fp != fp)
-                return fail(c, RCP_CONFLICT, NULL, NULL, "idempotencyKey "
-                            "was used for a different write (§7.10)");
-            rcp_jw_raw(&c->w, e->result, e->len);
+                return call_fail(c, RCP_CONFLICT, NULL, NULL, "idempotencyKey "
+                                 "was used for a different write (§7.10)");
+            rcp_jw_raw(w, e->result, e->len);
             return 0;
         }
     }
-    if ((rc = reserve_answer(c, add_answer_bytes(docs))) != 0)
+    if ((rc = call_reserve(c, add_answer_bytes(docs))) != 0)
         return rc;
-    start = c->s->resp.len;
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "ids");
-    rcp_jw_arr(&c->w);
+    start = call_mark(c);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "ids");
+    rcp_jw_arr(w);
     for (i = 0, rc = 0; i < docs->n && rc == 0; i++) {
-        rc = add_document(c, &docs->kids[i], chunk, &chunks);
-        (void)rcp_call_checkpoint(c, (double)(i + 1) / docs->n, "index");
+        rc = add_document(b, c, &docs->kids[i], chunk, &chunks);
+        (void)call_checkpoint(c, (double)(i + 1) / docs->n, "index");
     }
     /* what was applied is made durable even when a later document failed,
     ** so memory and disk never disagree */
-    if (commit_write(c) != 0 || rc != 0)
+    if (commit_write(b, c) != 0 || rc != 0)
         return rc ? rc : RCP_BACKEND_UNAVAILABLE;
-    rcp_jw_arr_end(&c->w);
+    rcp_jw_arr_end(w);
     if (chunk) {
-        rcp_jw_key(&c->w, "chunks");
-        rcp_jw_int(&c->w, (int64_t)chunks);
+        rcp_jw_key(w, "chunks");
+        rcp_jw_int(w, (int64_t)chunks);
     }
-    rcp_jw_obj_end(&c->w);
-    if (key && !c->s->resp.oom)
-        idem_store(c->s, key, fp, c->s->resp.data + start,
-                   c->s->resp.len - start);
+    rcp_jw_obj_end(w);
+    if (key && (result = call_since(c, start, &len)) != NULL)
+        idem_store(b, key, fp, result, len);
     return 0;
 }
 
 /* §7.11 index/delete {ids} -> {deleted}: idempotent; deleted counts only
 ** documents this call removed. */
-static int m_index_delete(rcp_call *c)
+static int m_index_delete(void *ud, rcp_call *c)
 {
-    const rcp_json *ids = param(c->params, "ids");
+    builtin *b = ud;
+
+    const rcp_json *ids = proto_get(call_params(c), "ids");
     size_t i;
     int64_t deleted = 0;
     char f[32];
     int rc;
     if (!ids || ids->type != RCP_JSON_ARRAY)
-        return fail(c, RCP_INVALID_PARAMS, "ids", NULL,
-                    "ids must be an array of strings");
+        return call_fail(c, RCP_INVALID_PARAMS, "ids", NULL,
+                         "ids must be an array of strings");
     if (ids->n > INDEX_BATCH_LIMIT)
-        return fail(c, RCP_INVALID_PARAMS, "ids", NULL, "%lu ids exceed the "
-                    "limit of %d per call", (unsigned long)ids->n,
-                    INDEX_BATCH_LIMIT);
+        return call_fail(c, RCP_INVALID_PARAMS, "ids", NULL, "%lu ids exceed "
+                         "the limit of %d per call", (unsigned long)ids->n,
+                         INDEX_BATCH_LIMIT);
     for (i = 0; i < ids->n; i++) {
         snprintf(f, sizeof f, "ids[%lu]", (unsigned long)i);
         if (ids->kids[i].type != RCP_JSON_STRING)
-            return fail(c, RCP_INVALID_PARAMS, f, NULL,
-                        "%s must be a string", f);
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL,
+                             "%s must be a string", f);
         /* longer than any id index/add takes: not an id (§12 -32602) */
         if (ids->kids[i].n > RCP_MAX_ID_BYTES)
-            return over_cap(c, f, ids->kids[i].n, RCP_MAX_ID_BYTES);
+            return call_too_big(c, f, ids->kids[i].n, RCP_MAX_ID_BYTES);
     }
     for (i = 0, rc = 0; i < ids->n && rc == 0; i++) {
         int whole = 0, parts = 0;
-        if ((rc = del_doc(c, ids->kids[i].s, ids->kids[i].n, &whole)) == 0)
-            rc = drop_chunks(c, ids->kids[i].s, ids->kids[i].n, 0, &parts);
+        const rcp_json *id = &ids->kids[i];
+        if ((rc = del_doc(b, c, id->s, id->n, &whole)) == 0)
+            rc = drop_chunks(b, c, id->s, id->n, 0, &parts);
         deleted += whole || parts;    /* a chunked document counts once */
     }
-    if (commit_write(c) != 0 || rc != 0)
+    if (commit_write(b, c) != 0 || rc != 0)
         return rc ? rc : RCP_BACKEND_UNAVAILABLE;
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "deleted");
-    rcp_jw_int(&c->w, deleted);
-    rcp_jw_obj_end(&c->w);
+    rcp_jw_obj(call_w(c));
+    rcp_jw_key(call_w(c), "deleted");
+    rcp_jw_int(call_w(c), deleted);
+    rcp_jw_obj_end(call_w(c));
+
     return 0;
 }
 
@@ -2105,13 +2235,13 @@ typedef struct fval {
     const rcp_json  *v;
 } fval;
 
-static const rcp_field *find_field(const rcp_server *s, const rcp_json *name)
+static const rcp_field *find_field(const builtin *b, const rcp_json *name)
 {
     size_t i;
-    for (i = 0; i < s->opts.nfields; i++)
-        if (s->opts.fields[i].namelen == name->n
-            && memcmp(s->opts.fields[i].name, name->s, name->n) == 0)
-            return &s->opts.fields[i];
+    for (i = 0; i < b->nfields; i++)
+        if (b->fields[i].namelen == name->n
+            && memcmp(b->fields[i].name, name->s, name->n) == 0)
+            return &b->fields[i];
     return NULL;
 }
 
@@ -2123,51 +2253,52 @@ static int check_value(rcp_call *c, fnode *n, const char *f)
     int ordered = n->op >= OP_GT && n->op <= OP_LTE;
     if (n->op == OP_EXISTS)
         return v && (v->type == RCP_JSON_TRUE || v->type == RCP_JSON_FALSE)
-            ? 0 : fail(c, RCP_INVALID_PARAMS, f, NULL, "exists takes true "
-                       "or false (§8)");
+            ? 0 : call_fail(c, RCP_INVALID_PARAMS, f, NULL, "exists takes true "
+                            "or false (§8)");
     if (ordered && n->field->type != RCP_FIELD_INT
         && n->field->type != RCP_FIELD_FLOAT
         && n->field->type != RCP_FIELD_DATE)
-        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s applies to int, "
-                    "float and date fields only (§8)", filter_ops[n->op]);
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s applies to int, "
+                         "float and date fields only (§8)", filter_ops[n->op]);
     if (!v)
-        return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s needs a value (§8)",
-                    filter_ops[n->op]);
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s needs a value "
+                         "(§8)", filter_ops[n->op]);
     if (n->op == OP_IN || n->op == OP_NIN) {
         if (v->type != RCP_JSON_ARRAY)
-            return fail(c, RCP_INVALID_PARAMS, f, NULL, "%s takes an array "
-                        "of scalars (§8)", filter_ops[n->op]);
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s takes an "
+                             "array of scalars (§8)", filter_ops[n->op]);
         for (i = 0; i < v->n; i++)
             if (!value_fits(n->field, &v->kids[i]))
-                return fail(c, RCP_INVALID_PARAMS, f, NULL, "a value does not"
-                            " fit the field's type %s (§8)",
-                            field_types[n->field->type]);
+                return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "a value "
+                                 "does not fit the field's type %s (§8)",
+                                 field_types[n->field->type]);
         return 0;
     }
-    return value_fits(n->field, v) ? 0 : fail(c, RCP_INVALID_PARAMS, f, NULL,
-        "the value does not fit the field's type %s (§8)",
-        field_types[n->field->type]);
+    if (value_fits(n->field, v))
+        return 0;
+    return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "the value does not fit "
+                     "the field's type %s (§8)", field_types[n->field->type]);
 }
 
-static int compile_filter(rcp_call *c, const rcp_json *v, fnode *out,
-                          unsigned depth);
+static int compile_filter(const builtin *b, rcp_call *c, const rcp_json *v,
+                          fnode *out, unsigned depth);
 static int prepare_leaf(rcp_call *c, fnode *n);
 
 /* {"and": [...]} / {"or": [...]}: nest arbitrarily; empty is -32602. */
-static int compile_list(rcp_call *c, const rcp_json *list, fnode *out,
-                        unsigned depth)
+static int compile_list(const builtin *b, rcp_call *c, const rcp_json *list,
+                        fnode *out, unsigned depth)
 {
     size_t i;
     int rc;
     if (list->type != RCP_JSON_ARRAY || list->n == 0)
-        return fail(c, RCP_INVALID_PARAMS, "filter", NULL, "and/or take a "
-                    "non-empty array of clauses (§8)");
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "and/or take a "
+                         "non-empty array of clauses (§8)");
     out->n = list->n;
-    out->kids = rcp_arena_alloc(&c->s->arena, list->n * sizeof *out->kids);
+    out->kids = rcp_arena_alloc(call_arena(c), list->n * sizeof *out->kids);
     if (!out->kids)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        return call_oom(c);
     for (i = 0; i < list->n; i++)
-        if ((rc = compile_filter(c, &list->kids[i], &out->kids[i],
+        if ((rc = compile_filter(b, c, &list->kids[i], &out->kids[i],
                                  depth + 1)) != 0)
             return rc;
     return 0;
@@ -2175,58 +2306,60 @@ static int compile_list(rcp_call *c, const rcp_json *list, fnode *out,
 
 /* A leaf {field, op, value}: §8 and §15.4 -- names are checked against
 ** the advertised set, never used to reach anything else. */
-static int compile_leaf(rcp_call *c, const rcp_json *v, fnode *out)
+static int compile_leaf(const builtin *b, rcp_call *c, const rcp_json *v,
+                        fnode *out)
 {
-    const rcp_json *name = param(v, "field"), *op = param(v, "op");
+    const rcp_json *name = proto_get(v, "field"), *op = proto_get(v, "op");
     char f[96];
     int i;
     if (!name || name->type != RCP_JSON_STRING || !op
         || op->type != RCP_JSON_STRING)
-        return fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a clause is "
-                    "{field, op, value} or and/or/not (§8)");
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a clause is "
+                         "{field, op, value} or and/or/not (§8)");
     snprintf(f, sizeof f, "filter.%.*s", (int)(name->n > 80 ? 80 : name->n),
              name->s);
-    if (!(out->field = find_field(c->s, name)))
-        return fail(c, RCP_INVALID_PARAMS, f, NULL, "field is not in the "
-                    "advertised filter.fields (§8)");
-    if ((i = pick(op, filter_ops, NOPS)) < 0)
-        return fail(c, RCP_OPTION_UNSUPPORTED, NULL, "filter.op", "operator "
-                    "'%.*s' is not in filter.operators (§8)",
-                    (int)(op->n > 16 ? 16 : op->n), op->s);
+    if (!(out->field = find_field(b, name)))
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "field is not in the "
+                         "advertised filter.fields (§8)");
+    if ((i = proto_pick(op, filter_ops, NOPS)) < 0)
+        return call_fail(c, RCP_OPTION_UNSUPPORTED, NULL, "filter.op",
+                         "operator '%.*s' is not in filter.operators (§8)",
+                         (int)(op->n > 16 ? 16 : op->n), op->s);
     out->kind = F_CMP;
     out->op = i;
-    out->value = param(v, "value");
+    out->value = proto_get(v, "value");
     if ((i = check_value(c, out, f)) != 0)
         return i;
     return prepare_leaf(c, out);
 }
 
-static int compile_filter(rcp_call *c, const rcp_json *v, fnode *out,
-                          unsigned depth)
+static int compile_filter(const builtin *b, rcp_call *c, const rcp_json *v,
+                          fnode *out, unsigned depth)
 {
-    const rcp_json *and_ = param(v, "and"), *or_ = param(v, "or");
-    const rcp_json *not_ = param(v, "not");
+    const rcp_json *and_ = proto_get(v, "and"), *or_ = proto_get(v, "or");
+    const rcp_json *not_ = proto_get(v, "not");
     int forms;
     memset(out, 0, sizeof *out);
     if (v->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a filter clause "
-                    "must be an object (§8)");
-    forms = !!and_ + !!or_ + !!not_ + !!param(v, "field");
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a filter "
+                         "clause must be an object (§8)");
+    forms = !!and_ + !!or_ + !!not_ + !!proto_get(v, "field");
     if (forms != 1)
-        return fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a clause is "
-                    "exactly one of and, or, not, or {field, op, value} (§8)");
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a clause is "
+                         "exactly one of and, or, not, or {field, op, value} "
+                         "(§8)");
     if (and_ || or_) {
         out->kind = and_ ? F_AND : F_OR;
-        return compile_list(c, and_ ? and_ : or_, out, depth);
+        return compile_list(b, c, and_ ? and_ : or_, out, depth);
     }
     if (not_) {
         out->kind = F_NOT;
         out->n = 1;
-        if (!(out->kids = rcp_arena_alloc(&c->s->arena, sizeof *out->kids)))
-            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
-        return compile_filter(c, not_, out->kids, depth + 1);
+        if (!(out->kids = rcp_arena_alloc(call_arena(c), sizeof *out->kids)))
+            return call_oom(c);
+        return compile_filter(b, c, not_, out->kids, depth + 1);
     }
-    return compile_leaf(c, v, out);
+    return compile_leaf(b, c, v, out);
 }
 
 /* Compare a document value with a filter value of the field's type:
@@ -2312,8 +2445,9 @@ static int prepare_leaf(rcp_call *c, fnode *n)
         n->nset = n->value->n;
         if (!n->nset)
             return 0;
-        if (!(n->set = rcp_arena_alloc(&c->s->arena, n->nset * sizeof *n->set)))
-            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        n->set = rcp_arena_alloc(call_arena(c), n->nset * sizeof *n->set);
+        if (!n->set)
+            return call_oom(c);
         for (i = 0; i < n->nset; i++) {
             n->set[i].f = n->field;
             n->set[i].v = &n->value->kids[i];
@@ -2323,9 +2457,9 @@ static int prepare_leaf(rcp_call *c, fnode *n)
     if (n->op == OP_CONTAINS && n->field->type == RCP_FIELD_TEXT
         && n->value->n) {
         if (n->value->n > UINT32_MAX
-            || !(n->kmp = rcp_arena_alloc(&c->s->arena, n->value->n
+            || !(n->kmp = rcp_arena_alloc(call_arena(c), n->value->n
                                           * sizeof *n->kmp)))
-            return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+            return call_oom(c);
         kmp_borders(n->value->s, n->value->n, n->kmp);
     }
     return 0;
@@ -2427,6 +2561,7 @@ static int eval_filter(const fnode *n, const rcp_json *meta)
 typedef struct rq {
     rcp_model_query q;
     rcp_call *c;
+    const builtin *b;
     int     strict, include_text, include_vectors, enc;
     double  min_score;
     int64_t budget;          /* §7.7.2 tokenBudget; 0 = none */
@@ -2446,7 +2581,7 @@ typedef struct rq {
 /* The document behind a hit: as of the pinned snapshot when one is. */
 static int view_doc(const rq *r, uint32_t docno, rcp_model_docview *d)
 {
-    const rcp_model *m = r->c->s->opts.model;
+    const rcp_model *m = r->b->model;
     return r->q.pinned ? rcp_model_doc_at(m, docno, r->q.version, d)
                        : rcp_model_doc(m, docno, d);
 }
@@ -2464,9 +2599,9 @@ static int accept_doc(void *ud, const rcp_model *m, uint32_t docno)
     if (view_doc(r, docno, &d) != 0)
         return 0;
     if (d.meta)
-        meta = rcp_json_parse(&r->c->s->scratch, d.meta, d.metalen, 0, &err);
+        meta = rcp_json_parse(call_scratch(r->c), d.meta, d.metalen, 0, &err);
     ok = eval_filter(&r->root, meta);
-    rcp_arena_reset(&r->c->s->scratch);
+    rcp_arena_reset(call_scratch(r->c));
     return ok;
 }
 
@@ -2508,44 +2643,39 @@ static int search_checkpoint(void *ud, double progress, const char *stage,
     rq *r = ud;
     partial_hits ph;
     if (!partial || r->sent_partial)
-        return checkpoint(r->c, progress, stage, NULL, NULL);
+        return call_checkpoint(r->c, progress, stage);
     r->sent_partial = 1;
     ph.r = r;
     ph.h = partial;
     ph.n = n < r->k ? n : r->k;
-    return checkpoint(r->c, progress, stage, write_partial, &ph);
+    return call_progress(r->c, progress, stage, write_partial, &ph);
 }
 
 static int get_fusion(rcp_call *c, rq *r)
 {
-    const rcp_json *f = param(c->params, "fusion"), *w;
     /* no method is advertised without hybrid; rrfK still sets the rerank
     ** cascade's RRF */
-    int nmethods = rcp_model_has_dense_index(c->s->opts.model) ? 3 : 0;
+    int nmethods = rcp_model_has_dense_index(r->b->model) ? 3 : 0;
+    const rcp_json *f, *w;
     int64_t rrfk;
     int rc;
-    if (!f)
-        return 0;
-    if (f->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, "fusion", NULL,
-                    "fusion must be an object");
-    if ((rc = get_enum(c, f, "method", "fusion.method", fusion_names,
-                       nmethods, r->strict, &r->q.fusion))
-        || (rc = get_int(c, f, "rrfK", "fusion.rrfK", 0, 1000000, 60, &rrfk))
-        || (rc = get_num(c, f, "alpha", "fusion.alpha", 0, 1, 0.5,
-                         &r->q.alpha)))
+    if ((rc = call_obj(c, call_params(c), "fusion", &f)) || !f)
+        return rc;
+    if ((rc = call_enum(c, f, "fusion.method", fusion_names, nmethods,
+                        r->strict, &r->q.fusion))
+        || (rc = call_int(c, f, "fusion.rrfK", 0, 1000000, 60, &rrfk))
+        || (rc = call_num(c, f, "fusion.alpha", 0, 1, 0.5,
+                          &r->q.alpha)))
         return rc;
     r->q.rrf_k = (double)rrfk;
-    if (!(w = param(f, "weights")))
-        return 0;
-    if (w->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, "fusion.weights", NULL,
-                    "fusion.weights must be an object");
-    if ((rc = get_num(c, w, "dense", "fusion.weights.dense", 0, 1e9, 1,
-                      &r->q.w_dense)))
+    if ((rc = call_obj(c, f, "fusion.weights", &w)) || !w)
         return rc;
-    return get_num(c, w, "sparse", "fusion.weights.sparse", 0, 1e9, 1,
-                   &r->q.w_sparse);
+    if ((rc = call_num(c, w, "fusion.weights.dense", 0, 1e9, 1,
+
+                       &r->q.w_dense)))
+        return rc;
+    return call_num(c, w, "fusion.weights.sparse", 0, 1e9, 1,
+                    &r->q.w_sparse);
 }
 
 /* Options this engine does not offer: well-formed first (-32602), then
@@ -2557,14 +2687,14 @@ static int get_unoffered(rcp_call *c, rq *r)
     size_t i;
     int rc;
     for (i = 0; i < sizeof opt / sizeof *opt; i++) {
-        const rcp_json *v = param(c->params, opt[i].key);
+        const rcp_json *v = proto_get(call_params(c), opt[i].key);
         if (!v || v->type == RCP_JSON_FALSE)
             continue;
         if (v->type != opt[i].type)
-            return fail(c, RCP_INVALID_PARAMS, opt[i].key, NULL, "%s has the"
-                        " wrong type (§7.7)", opt[i].key);
-        if ((rc = unsupported(c, r->strict, opt[i].key,
-                              "this option is not advertised")) != 0)
+            return call_fail(c, RCP_INVALID_PARAMS, opt[i].key, NULL, "%s has "
+                             "the wrong type (§7.7)", opt[i].key);
+        if ((rc = call_unsupported(c, r->strict, opt[i].key,
+                                   "this option is not advertised")) != 0)
             return rc;
     }
     return 0;
@@ -2574,17 +2704,17 @@ static int get_unoffered(rcp_call *c, rq *r)
 ** live document it considers. */
 static int get_filter(rcp_call *c, rq *r)
 {
-    const rcp_json *f = param(c->params, "filter");
+    const rcp_json *f = proto_get(call_params(c), "filter");
     int rc;
     if (!f)
         return 0;
     if (f->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, "filter", NULL,
-                    "filter must be an object (§8)");
-    if (!has_cap(c->s, "filter"))
-        return unsupported(c, r->strict, "filter", "filter is not "
-                           "advertised");
-    if ((rc = compile_filter(c, f, &r->root, 0)) != 0)
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL,
+                         "filter must be an object (§8)");
+    if (!call_offers(c, PROTO_CAP_FILTER))
+        return call_unsupported(c, r->strict, "filter", "filter is not "
+                                "advertised");
+    if ((rc = compile_filter(r->b, c, f, &r->root, 0)) != 0)
         return rc;
     r->q.accept = accept_doc;
     return 0;
@@ -2594,28 +2724,25 @@ static int get_filter(rcp_call *c, rq *r)
 ** field (§4.6: "recency.field references such a field"). */
 static int get_recency(rcp_call *c, rq *r)
 {
-    const rcp_json *rec = param(c->params, "recency"), *f;
+    const rcp_json *rec, *f;
     size_t i;
     int rc;
-    if (!rec)
-        return 0;
-    if (rec->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, "recency", NULL,
-                    "recency must be an object");
-    if ((rc = get_str(c, rec, "field", "recency.field", &f))
-        || (rc = get_num(c, rec, "halfLifeDays", "recency.halfLifeDays",
-                         1e-9, 1e9, 30, &r->half_life)))
+    if ((rc = call_obj(c, call_params(c), "recency", &rec)) || !rec)
         return rc;
-    for (i = 0; i < c->s->opts.nfields; i++)
-        if (c->s->opts.fields[i].type == RCP_FIELD_DATE)
+    if ((rc = call_str(c, rec, "recency.field", &f))
+        || (rc = call_num(c, rec, "recency.halfLifeDays",
+                          1e-9, 1e9, 30, &r->half_life)))
+        return rc;
+    for (i = 0; i < r->b->nfields; i++)
+        if (r->b->fields[i].type == RCP_FIELD_DATE)
             break;
-    if (i == c->s->opts.nfields)
-        return unsupported(c, r->strict, "recency", "no date field is "
-                           "advertised, so recency cannot apply");
-    r->recency = f ? find_field(c->s, f) : NULL;
+    if (i == r->b->nfields)
+        return call_unsupported(c, r->strict, "recency", "no date field is "
+                                "advertised, so recency cannot apply");
+    r->recency = f ? find_field(r->b, f) : NULL;
     if (!r->recency || r->recency->type != RCP_FIELD_DATE)
-        return fail(c, RCP_INVALID_PARAMS, "recency.field", NULL,
-                    "recency.field must name an advertised date field");
+        return call_fail(c, RCP_INVALID_PARAMS, "recency.field", NULL,
+                         "recency.field must name an advertised date field");
     return 0;
 }
 
@@ -2623,7 +2750,7 @@ static int get_recency(rcp_call *c, rq *r)
 static int64_t sent_size(const rcp_json *params, const char *name)
 {
     int64_t v;
-    const rcp_json *p = param(params, name);
+    const rcp_json *p = proto_get(params, name);
     return p && rcp_json_int(p, &v) ? v : -1;
 }
 
@@ -2634,20 +2761,20 @@ static int64_t sent_size(const rcp_json *params, const char *name)
 ** applies to requests that keep it. */
 static int funnel_top(rcp_call *c, const rcp_json *rr, int64_t top)
 {
-    int64_t k = sent_size(c->params, "k");
-    int64_t ck = sent_size(c->params, "candidateK");
-    if (!param(rr, "topN"))
+    int64_t k = sent_size(call_params(c), "k");
+    int64_t ck = sent_size(call_params(c), "candidateK");
+    if (!proto_get(rr, "topN"))
         return 0;
     if (top < k)
-        return fail(c, RCP_INVALID_PARAMS, "rerank.topN", NULL,
-                    "rerank.topN (%lld) is below k (%lld): the funnel is "
-                    "candidateK >= rerank.topN >= k (§3.3)", (long long)top,
-                    (long long)k);
+        return call_fail(c, RCP_INVALID_PARAMS, "rerank.topN", NULL,
+                         "rerank.topN (%lld) is below k (%lld): the funnel is "
+                         "candidateK >= rerank.topN >= k (§3.3)",
+                         (long long)top, (long long)k);
     if (ck >= 0 && ck < top)
-        return fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
-                    "candidateK (%lld) is below rerank.topN (%lld): the "
-                    "funnel is candidateK >= rerank.topN >= k (§3.3)",
-                    (long long)ck, (long long)top);
+        return call_fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
+                         "candidateK (%lld) is below rerank.topN (%lld): the "
+                         "funnel is candidateK >= rerank.topN >= k (§3.3)",
+                         (long long)ck, (long long)top);
     return 0;
 }
 
@@ -2656,19 +2783,18 @@ static int funnel_top(rcp_call *c, const rcp_json *rr, int64_t top)
 ** clamped; a topN above the default candidateK raises it. */
 static int get_rerank_mmr(rcp_call *c, rq *r)
 {
-    const rcp_json *rr = param(c->params, "rerank");
-    const rcp_json *mmr = param(c->params, "mmr");
+    const rcp_json *rr = proto_get(call_params(c), "rerank"), *mmr;
     int64_t top;
     int rc;
     if (rr && rr->type != RCP_JSON_FALSE) {
         if (rr->type != RCP_JSON_OBJECT)
-            return fail(c, RCP_INVALID_PARAMS, "rerank", NULL,
-                        "rerank must be an object or false");
+            return call_fail(c, RCP_INVALID_PARAMS, "rerank", NULL,
+                             "rerank must be an object or false");
         if ((rc = get_rerank_method(c, rr, "rerank.", r->strict,
                                     &r->q.rerank))
-            || (rc = get_int(c, rr, "topN", "rerank.topN", 1,
-                             (int64_t)RCP_INT53_MAX,
-                             (int64_t)r->q.candidate_k, &top))
+            || (rc = call_int(c, rr, "rerank.topN", 1,
+                              (int64_t)RCP_INT53_MAX,
+                              (int64_t)r->q.candidate_k, &top))
             || (rc = funnel_top(c, rr, top)))
             return rc;
         if ((size_t)top > r->q.candidate_k)      /* candidateK not sent */
@@ -2680,18 +2806,14 @@ static int get_rerank_mmr(rcp_call *c, rq *r)
             top = (int64_t)r->q.k;
         r->q.rerank_top = (size_t)(top < RERANK_MAX ? top : RERANK_MAX);
     }
-    if (!mmr)
-        return 0;
-    if (mmr->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, "mmr", NULL,
-                    "mmr must be an object");
-    if ((rc = get_num(c, mmr, "lambda", "mmr.lambda", 0, 1, 0.5,
-                      &r->q.mmr_lambda)))
+    if ((rc = call_obj(c, call_params(c), "mmr", &mmr)) || !mmr)
         return rc;
-    if (rcp_model_has_dense_index(c->s->opts.model))
+    if ((rc = call_num(c, mmr, "mmr.lambda", 0, 1, 0.5, &r->q.mmr_lambda)))
+        return rc;
+    if (rcp_model_has_dense_index(r->b->model))
         return 0;
     r->q.mmr_lambda = -1;               /* MMR compares dense vectors */
-    return unsupported(c, r->strict, "mmr", "mmr is not advertised");
+    return call_unsupported(c, r->strict, "mmr", "mmr is not advertised");
 }
 
 /* §7.7.2 unit (chunk, passage or document), level (the corpus is flat:
@@ -2701,16 +2823,16 @@ static int get_granularity(rcp_call *c, rq *r)
     static const char *const modalities[] = { "text" };
     int mod = 0, rc;
     int64_t level;
-    if ((rc = get_enum(c, c->params, "unit", "unit", unit_names, 3,
-                       r->strict, &r->unit))
-        || (rc = get_enum(c, c->params, "modality", "modality", modalities,
-                          1, r->strict, &mod))
-        || (rc = get_int(c, c->params, "level", "level", 0,
-                         (int64_t)RCP_INT53_MAX, 0, &level)))
+    if ((rc = call_enum(c, call_params(c), "unit", unit_names, 3,
+                        r->strict, &r->unit))
+        || (rc = call_enum(c, call_params(c), "modality", modalities,
+                           1, r->strict, &mod))
+        || (rc = call_int(c, call_params(c), "level", 0,
+                          (int64_t)RCP_INT53_MAX, 0, &level)))
         return rc;
     if (level > 0)
-        return unsupported(c, r->strict, "level", "the corpus is flat "
-                           "(no levels advertised)");
+        return call_unsupported(c, r->strict, "level", "the corpus is flat "
+                                "(no levels advertised)");
     return 0;
 }
 
@@ -2718,22 +2840,23 @@ static int get_granularity(rcp_call *c, rq *r)
 ** k is -32602, §3.3), each clamped to maxK (§12). */
 static int get_sizes(rcp_call *c, rq *r)
 {
+    const rcp_json *kv;
     int64_t k, ck, budget;
+
     int rc;
-    if (!param(c->params, "k"))
-        return fail(c, RCP_INVALID_PARAMS, "k", NULL, "k is required");
-    if ((rc = get_int(c, c->params, "k", "k", 1, (int64_t)RCP_INT53_MAX, 10,
-                      &k))
-        || (rc = get_int(c, c->params, "candidateK", "candidateK", 1,
-                         (int64_t)RCP_INT53_MAX, 100, &ck))
-        || (rc = get_int(c, c->params, "tokenBudget", "tokenBudget", 1,
-                         (int64_t)RCP_INT53_MAX, 0, &budget)))
+    if ((rc = call_need(c, call_params(c), "k", &kv))
+        || (rc = call_int(c, call_params(c), "k", 1, (int64_t)RCP_INT53_MAX,
+                          10, &k))
+        || (rc = call_int(c, call_params(c), "candidateK", 1,
+                          (int64_t)RCP_INT53_MAX, 100, &ck))
+        || (rc = call_int(c, call_params(c), "tokenBudget", 1,
+                          (int64_t)RCP_INT53_MAX, 0, &budget)))
         return rc;
-    if (param(c->params, "candidateK") && ck < k)
-        return fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
-                    "candidateK (%lld) is below k (%lld): the funnel is "
-                    "candidateK >= rerank.topN >= k (§3.3)", (long long)ck,
-                    (long long)k);
+    if (proto_get(call_params(c), "candidateK") && ck < k)
+        return call_fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
+                         "candidateK (%lld) is below k (%lld): the funnel is "
+                         "candidateK >= rerank.topN >= k (§3.3)", (long long)ck,
+                         (long long)k);
     r->q.k = (size_t)(k < RETRIEVE_MAX_K ? k : RETRIEVE_MAX_K);
     r->q.candidate_k = (size_t)(ck < RETRIEVE_MAX_K ? ck : RETRIEVE_MAX_K);
     if (r->q.candidate_k < r->q.k)
@@ -2747,8 +2870,8 @@ static uint64_t retrieve_fingerprint(rcp_call *c)
 {
     size_t i;
     uint64_t h = 14695981039346656037u;
-    for (i = 0; i < c->params->n; i++) {
-        const rcp_json *kv = &c->params->kids[i];
+    for (i = 0; i < call_params(c)->n; i++) {
+        const rcp_json *kv = &call_params(c)->kids[i];
         rcp_json key;
         if ((kv->keylen == 6 && memcmp(kv->key, "cursor", 6) == 0)
             || (kv->keylen == 5 && memcmp(kv->key, "_meta", 5) == 0))
@@ -2766,20 +2889,20 @@ static uint64_t retrieve_fingerprint(rcp_call *c)
 ** pin; an older one must still be kept (§7.7.1), else gone_code. */
 static int pin_version(rcp_call *c, rq *r, uint64_t v, int gone_code)
 {
-    const rcp_server *s = c->s;
-    uint64_t now = index_version(s);
+    const builtin *b = r->b;
+    uint64_t now = index_version(b);
     r->served = v;
     if (v == now)
         return 0;
-    if (v < s->voff || v > now
-        || !rcp_model_has_version(s->opts.model, v - s->voff))
-        return fail(c, gone_code, NULL, NULL, gone_code == RCP_NOT_FOUND
-                    ? "the cursor expired: its snapshot is no longer kept "
-                    "(§10, §12)" : "snapshot v%llu is not available; "
-                    "the live index is v%llu (§7.7.1)",
-                    (unsigned long long)v, (unsigned long long)now);
+    if (v < b->voff || v > now
+        || !rcp_model_has_version(b->model, v - b->voff))
+        return call_fail(c, gone_code, NULL, NULL, gone_code == RCP_NOT_FOUND
+                         ? "the cursor expired: its snapshot is no longer kept "
+                         "(§10, §12)" : "snapshot v%llu is not available; "
+                         "the live index is v%llu (§7.7.1)",
+                         (unsigned long long)v, (unsigned long long)now);
     r->q.pinned = 1;
-    r->q.version = v - s->voff;
+    r->q.version = v - b->voff;
     return 0;
 }
 
@@ -2849,24 +2972,24 @@ static int get_snapshot(rcp_call *c, rq *r)
     const rcp_json *iv, *cur;
     uint64_t ver, off, fp;
     int rc;
-    r->served = index_version(c->s);
-    if ((rc = get_str(c, c->params, "indexVersion", "indexVersion", &iv))
-        || (rc = get_str(c, c->params, "cursor", "cursor", &cur)))
+    r->served = index_version(r->b);
+    if ((rc = call_str(c, call_params(c), "indexVersion", &iv))
+        || (rc = call_str(c, call_params(c), "cursor", &cur)))
         return rc;
     r->fp = retrieve_fingerprint(c);
     if (iv) {
         if (parse_version(iv, &ver) != 0)
-            return fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "snapshot "
-                        "'%.*s' is not one this server issued (§7.7.1)",
-                        (int)(iv->n < 100 ? iv->n : 100), iv->s);
+            return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "snapshot "
+                             "'%.*s' is not one this server issued (§7.7.1)",
+                             (int)(iv->n < 100 ? iv->n : 100), iv->s);
         if ((rc = pin_version(c, r, ver, RCP_BACKEND_UNAVAILABLE)))
             return rc;
     }
     if (!cur || cur->n == 0)
         return 0;
     if (parse_cursor(cur, &ver, &off, &fp) != 0 || fp != r->fp)
-        return fail(c, RCP_INVALID_PARAMS, "cursor", NULL, "not a cursor "
-                    "this server issued for this request (§10)");
+        return call_fail(c, RCP_INVALID_PARAMS, "cursor", NULL, "not a cursor "
+                         "this server issued for this request (§10)");
     r->offset = (size_t)off;
     return pin_version(c, r, ver, RCP_NOT_FOUND);
 }
@@ -2875,26 +2998,27 @@ static int get_snapshot(rcp_call *c, rq *r)
 ** sparse is advertised and there are no stored vectors to include. */
 static int get_mode_vectors(rcp_call *c, rq *r)
 {
-    int dense = rcp_model_has_dense_index(c->s->opts.model), rc;
+    int dense = rcp_model_has_dense_index(r->b->model), rc;
     r->q.mode = dense ? RCP_MODE_HYBRID : RCP_MODE_SPARSE;
-    if ((rc = get_enum(c, c->params, "mode", "mode", mode_names, 3,
-                       r->strict, &r->q.mode))
-        || (rc = get_bool(c, c->params, "includeVectors", "includeVectors",
-                          0, &r->include_vectors)))
+    if ((rc = call_enum(c, call_params(c), "mode", mode_names, 3, r->strict,
+                        &r->q.mode))
+        || (rc = call_bool(c, call_params(c), "includeVectors", 0,
+                           &r->include_vectors)))
         return rc;
     if (dense)
         return 0;
     if (r->q.mode != RCP_MODE_SPARSE) {
         r->q.mode = RCP_MODE_SPARSE;
-        if ((rc = unsupported(c, r->strict, "mode", "only sparse is "
-                              "advertised: this server has no dense index")))
+        if ((rc = call_unsupported(c, r->strict, "mode", "only sparse is "
+                                   "advertised: this server has no dense "
+                                   "index")))
             return rc;
     }
     if (!r->include_vectors)
         return 0;
     r->include_vectors = 0;
-    return unsupported(c, r->strict, "includeVectors", "this server stores "
-                       "no vectors");
+    return call_unsupported(c, r->strict, "includeVectors", "this server "
+                            "stores no vectors");
 }
 
 static int get_retrieve(rcp_call *c, rq *r)
@@ -2911,19 +3035,19 @@ static int get_retrieve(rcp_call *c, rq *r)
         || (rc = get_filter(c, r)) || (rc = get_recency(c, r))
         || (rc = get_granularity(c, r))
         || (rc = get_unoffered(c, r))
-        || (rc = get_bool(c, c->params, "includeText", "includeText", 1,
-                          &r->include_text))
-        || (rc = get_enum(c, c->params, "encoding", "encoding", encodings, 2,
-                          r->strict, &r->enc))
-        || (rc = get_int(c, c->params, "seed", "seed",
-                         -(int64_t)RCP_INT53_MAX, (int64_t)RCP_INT53_MAX, 0,
-                         &seed))
-        || (rc = get_str(c, c->params, "sessionId", "sessionId", &v)))
+        || (rc = call_bool(c, call_params(c), "includeText", 1,
+                           &r->include_text))
+        || (rc = call_enum(c, call_params(c), "encoding", encodings, 2,
+                           r->strict, &r->enc))
+        || (rc = call_int(c, call_params(c), "seed",
+                          -(int64_t)RCP_INT53_MAX, (int64_t)RCP_INT53_MAX, 0,
+                          &seed))
+        || (rc = call_str(c, call_params(c), "sessionId", &v)))
         return rc;
     /* §7.7.1: every stage is deterministic, so any seed is honoured
     ** trivially; §7.7.3: sessionId is a hint this server ignores. */
-    if ((rc = get_num(c, c->params, "minScore", "minScore", -1e300, 1e300,
-                      -HUGE_VAL, &r->min_score)))
+    if ((rc = call_num(c, call_params(c), "minScore", -1e300, 1e300,
+                       -HUGE_VAL, &r->min_score)))
         return rc;
     return get_snapshot(c, r);
 }
@@ -2999,22 +3123,17 @@ static int injection_suspected(const char *p, size_t n)
 /* A string member of the document's meta (NULL meta: none). */
 static const rcp_json *meta_str(const rcp_json *meta, const char *key)
 {
-    const rcp_json *v = meta ? param(meta, key) : NULL;
+    const rcp_json *v = meta ? proto_get(meta, key) : NULL;
     return v && v->type == RCP_JSON_STRING ? v : NULL;
 }
 
-/* Cancel and deadline checks, without a progress frame (§7.14, §13.1). */
-static int still_wanted(rcp_call *c)
-{
-    return checkpoint(c, c->progress, NULL, NULL, NULL);
-}
 
 /* The version a retrieve reads: the one it pins (§7.7.1), or the live
 ** index. */
 static uint64_t read_version(const rq *r)
 {
     return r->q.pinned ? r->q.version
-                       : rcp_model_version(r->c->s->opts.model);
+                       : rcp_model_version(r->b->model);
 }
 
 /* A hit as the request's unit sees it (§7.7.2): a chunk (a whole
@@ -3045,7 +3164,7 @@ static int assemble_chunk(void *ud, uint32_t docno,
     assemble *a = ud;
     int rc;
     (void)docno;
-    if (++a->seen % ASSEMBLE_CHECK == 0 && (rc = still_wanted(a->c)) != 0)
+    if (++a->seen % ASSEMBLE_CHECK == 0 && (rc = call_still_wanted(a->c)) != 0)
         return rc;
     if (!a->buf) {
         if (d->chunk.end > a->len)
@@ -3059,7 +3178,7 @@ static int assemble_chunk(void *ud, uint32_t docno,
 /* The text of the document chunk d belongs to, as of the version read. */
 static int whole_text(const rq *r, const rcp_model_docview *d, hitview *hv)
 {
-    const rcp_model *m = r->c->s->opts.model;
+    const rcp_model *m = r->b->model;
     assemble a;
     int rc;
     memset(&a, 0, sizeof a);
@@ -3067,7 +3186,7 @@ static int whole_text(const rq *r, const rcp_model_docview *d, hitview *hv)
     if ((rc = rcp_model_chunks(m, d->chunk.of, d->chunk.oflen,
                                read_version(r), assemble_chunk, &a)) != 0)
         return rc;
-    if (!(a.buf = rcp_arena_alloc(&r->c->s->arena, a.len + 1)))
+    if (!(a.buf = rcp_arena_alloc(call_arena(r->c), a.len + 1)))
         return -1;
     memset(a.buf, ' ', a.len);
     if ((rc = rcp_model_chunks(m, d->chunk.of, d->chunk.oflen,
@@ -3086,7 +3205,7 @@ static int resolve_hit(const rq *r, uint32_t docno, hitview *hv)
     int rc;
     if (view_doc(r, docno, &hv->d) != 0)
         return -1;
-    hv->meta = hv->d.meta ? rcp_json_parse(&r->c->s->arena, hv->d.meta,
+    hv->meta = hv->d.meta ? rcp_json_parse(call_arena(r->c), hv->d.meta,
                                            hv->d.metalen, 0, &err) : NULL;
     hv->id = hv->d.id;
     hv->idlen = hv->d.idlen;
@@ -3110,57 +3229,61 @@ static int resolve_hit(const rq *r, uint32_t docno, hitview *hv)
 ** the span is the hit's bytes in its document.  Content is labelled at
 ** the level the operator configured (--trust, default untrusted): §15.2
 ** forbids labelling unvetted content trusted. */
-static void write_citation(rcp_call *c, const hitview *hv)
+static void write_citation(rcp_call *c, const rq *r, const hitview *hv)
 {
     static const char *const keys[] = { "uri", "title" };
+    const char *trust = r->b->trust;
+    rcp_jw *w = call_w(c);
     const rcp_json *v;
     size_t i;
-    rcp_jw_key(&c->w, "citation");
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "source");
+    rcp_jw_key(w, "citation");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "source");
     if ((v = meta_str(hv->meta, "source")) != NULL)
-        rcp_jw_str(&c->w, v->s, v->n);
+        rcp_jw_str(w, v->s, v->n);
     else if (hv->d.chunk.of)
-        rcp_jw_str(&c->w, hv->d.chunk.of, hv->d.chunk.oflen);
+        rcp_jw_str(w, hv->d.chunk.of, hv->d.chunk.oflen);
     else
-        rcp_jw_str(&c->w, hv->id, hv->idlen);
+        rcp_jw_str(w, hv->id, hv->idlen);
     for (i = 0; i < 2; i++)
         if ((v = meta_str(hv->meta, keys[i])) != NULL) {
-            rcp_jw_key(&c->w, keys[i]);
-            rcp_jw_str(&c->w, v->s, v->n);
+            rcp_jw_key(w, keys[i]);
+            rcp_jw_str(w, v->s, v->n);
         }
-    rcp_jw_key(&c->w, "start");
-    rcp_jw_int(&c->w, hv->start);
-    rcp_jw_key(&c->w, "end");
-    rcp_jw_int(&c->w, hv->end);
-    rcp_jw_obj_end(&c->w);
-    rcp_jw_key(&c->w, "trust");
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "level");
-    rcp_jw_cstr(&c->w, c->s->opts.trust ? c->s->opts.trust : "untrusted");
-    rcp_jw_key(&c->w, "injectionSuspected");
-    rcp_jw_bool(&c->w, injection_suspected(hv->text, hv->textlen));
-    rcp_jw_obj_end(&c->w);
+    rcp_jw_key(w, "start");
+    rcp_jw_int(w, hv->start);
+    rcp_jw_key(w, "end");
+    rcp_jw_int(w, hv->end);
+    rcp_jw_obj_end(w);
+    rcp_jw_key(w, "trust");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "level");
+    rcp_jw_cstr(w, trust ? trust : "untrusted");
+    rcp_jw_key(w, "injectionSuspected");
+    rcp_jw_bool(w, injection_suspected(hv->text, hv->textlen));
+    rcp_jw_obj_end(w);
 }
 
 /* §7.7.2 unit, and chunk {docId, index} for chunk-level hits. */
 static void write_unit(rcp_call *c, const rq *r, const hitview *hv)
 {
     const rcp_model_chunkref *ck = &hv->d.chunk;
-    rcp_jw_key(&c->w, "unit");
-    rcp_jw_cstr(&c->w, unit_names[r->unit]);
+    rcp_jw *w = call_w(c);
+
+    rcp_jw_key(w, "unit");
+    rcp_jw_cstr(w, unit_names[r->unit]);
     if (r->unit == UNIT_DOCUMENT)
         return;
-    rcp_jw_key(&c->w, "chunk");
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "docId");
+    rcp_jw_key(w, "chunk");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "docId");
     if (ck->of)
-        rcp_jw_str(&c->w, ck->of, ck->oflen);
+        rcp_jw_str(w, ck->of, ck->oflen);
     else
-        rcp_jw_str(&c->w, hv->id, hv->idlen);
-    rcp_jw_key(&c->w, "index");
-    rcp_jw_int(&c->w, ck->of ? (int64_t)ck->index : 0);
-    rcp_jw_obj_end(&c->w);
+        rcp_jw_str(w, hv->id, hv->idlen);
+    rcp_jw_key(w, "index");
+    rcp_jw_int(w, ck->of ? (int64_t)ck->index : 0);
+    rcp_jw_obj_end(w);
 }
 
 /* §7.7 Hit: id, score, confidence, text, unit, chunk, meta (the client's,
@@ -3169,35 +3292,36 @@ static void write_unit(rcp_call *c, const rq *r, const hitview *hv)
 static int write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
                      double decay, char *b64)
 {
-    const rcp_model *m = c->s->opts.model;
+    const rcp_model *m = r->b->model;
+    rcp_jw *w = call_w(c);
     hitview hv;
     int rc;
     if ((rc = resolve_hit(r, h->doc, &hv)) != 0)
         return rc;
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "id");
-    rcp_jw_str(&c->w, hv.id, hv.idlen);
-    rcp_jw_key(&c->w, "score");
-    rcp_jw_double(&c->w, h->score);
-    rcp_jw_key(&c->w, "confidence");     /* §7.7.2: in [0,1] */
-    rcp_jw_double(&c->w, h->confidence < 0 ? 0 : h->confidence > 1 ? 1
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "id");
+    rcp_jw_str(w, hv.id, hv.idlen);
+    rcp_jw_key(w, "score");
+    rcp_jw_double(w, h->score);
+    rcp_jw_key(w, "confidence");     /* §7.7.2: in [0,1] */
+    rcp_jw_double(w, h->confidence < 0 ? 0 : h->confidence > 1 ? 1
                   : h->confidence);
     if (r->include_text) {
-        rcp_jw_key(&c->w, "text");
-        rcp_jw_str(&c->w, hv.text, hv.textlen);
+        rcp_jw_key(w, "text");
+        rcp_jw_str(w, hv.text, hv.textlen);
     }
     write_unit(c, r, &hv);
     if (hv.meta && hv.meta->type == RCP_JSON_OBJECT) {
-        rcp_jw_key(&c->w, "meta");
-        rcp_jw_value(&c->w, hv.meta);
+        rcp_jw_key(w, "meta");
+        rcp_jw_value(w, hv.meta);
     }
-    write_stage_scores(&c->w, h, decay);
-    write_citation(c, &hv);
+    write_stage_scores(w, h, decay);
+    write_citation(c, r, &hv);
     if (r->include_vectors) {
-        rcp_jw_key(&c->w, "vector");
+        rcp_jw_key(w, "vector");
         write_vector(c, hv.d.vector, rcp_model_dim(m), r->enc, b64);
     }
-    rcp_jw_obj_end(&c->w);
+    rcp_jw_obj_end(w);
     return 0;
 }
 
@@ -3210,14 +3334,14 @@ static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
     size_t i;
     if (view_doc(r, doc, &d) != 0 || !d.meta)
         return -1;
-    meta = rcp_json_parse(&c->s->scratch, d.meta, d.metalen, 0, &err);
+    meta = rcp_json_parse(call_scratch(c), d.meta, d.metalen, 0, &err);
     for (i = 0; meta && i < meta->n; i++)
         if (meta->kids[i].keylen == r->recency->namelen
             && memcmp(meta->kids[i].key, r->recency->name,
                       r->recency->namelen) == 0)
             v = &meta->kids[i];
     i = v && date_ms(v, ms) == 0;
-    rcp_arena_reset(&c->s->scratch);
+    rcp_arena_reset(call_scratch(c));
     return i ? 0 : -1;
 }
 
@@ -3228,16 +3352,16 @@ static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
 ** candidate without a date counts as infinitely old. */
 static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
 {
-    int64_t *when = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *when);
-    size_t *ord = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *ord);
-    rcp_model_hit *tmp = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *tmp);
-    double *dec = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *dec);
-    double *adj = rcp_arena_alloc(&c->s->arena, (n + 1) * sizeof *adj);
+    int64_t *when = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *when);
+    size_t *ord = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *ord);
+    rcp_model_hit *tmp = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *tmp);
+    double *dec = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *dec);
+    double *adj = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *adj);
     double top = -1.0;
     int64_t newest = INT64_MIN;
     size_t i;
     if (!when || !ord || !tmp || !dec || !adj)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        return call_oom(c);
     for (i = 0; i < n; i++) {
         if (doc_date(c, r, h[i].doc, &when[i]) != 0)
             when[i] = INT64_MIN;
@@ -3255,8 +3379,8 @@ static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
         adj[i] = (top > -1.0 ? (h[i].score + 1.0) / (top + 1.0) : 1.0)
                  * dec[i];
     }
-    if (rank_order(&c->s->arena, adj, n, ord) != 0)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+    if (rank_order(call_arena(c), adj, n, ord) != 0)
+        return call_oom(c);
     for (i = 0; i < n; i++) {
         h[i] = tmp[ord[i]];
         h[i].score = adj[ord[i]];
@@ -3272,9 +3396,9 @@ static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
 static size_t group_by_document(const rq *r, rcp_model_hit *h, size_t n,
                                 size_t want)
 {
-    const char **key = rcp_arena_alloc(&r->c->s->arena, (want + 1)
+    const char **key = rcp_arena_alloc(call_arena(r->c), (want + 1)
                                        * sizeof *key);
-    size_t *klen = rcp_arena_alloc(&r->c->s->arena, (want + 1)
+    size_t *klen = rcp_arena_alloc(call_arena(r->c), (want + 1)
                                    * sizeof *klen);
     size_t i, j, kept = 0;
     if (!key || !klen)
@@ -3335,46 +3459,51 @@ static int apply_budget(const rq *r, const rcp_model_hit *h, size_t *n,
 
 static void write_usage(rcp_call *c, const rq *r, double t0, size_t tokens)
 {
+    rcp_jw *w = call_w(c);
+    const char *note;
     size_t i;
-    rcp_jw_key(&c->w, "usage");
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "candidates");
-    rcp_jw_int(&c->w, (int64_t)r->q.candidate_k);
-    rcp_jw_key(&c->w, "reranked");
-    rcp_jw_int(&c->w, r->q.rerank ? (int64_t)r->q.rerank_top : 0);
-    rcp_jw_key(&c->w, "latencyMs");
-    rcp_jw_double(&c->w, (double)(long)((now_ms() - t0) * 1000) / 1000);
+    rcp_jw_key(w, "usage");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "candidates");
+    rcp_jw_int(w, (int64_t)r->q.candidate_k);
+    rcp_jw_key(w, "reranked");
+    rcp_jw_int(w, r->q.rerank ? (int64_t)r->q.rerank_top : 0);
+    rcp_jw_key(w, "latencyMs");
+    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
     if (r->budget) {
-        rcp_jw_key(&c->w, "tokens");
-        rcp_jw_int(&c->w, (int64_t)tokens);
+        rcp_jw_key(w, "tokens");
+        rcp_jw_int(w, (int64_t)tokens);
     }
-    if (c->nnotes) {
-        rcp_jw_key(&c->w, "notes");
-        rcp_jw_arr(&c->w);
-        for (i = 0; i < c->nnotes; i++)
-            rcp_jw_cstr(&c->w, c->notes[i]);
-        rcp_jw_arr_end(&c->w);
+    if (call_note(c, 0)) {
+        rcp_jw_key(w, "notes");
+        rcp_jw_arr(w);
+        for (i = 0; (note = call_note(c, i)) != NULL; i++)
+            rcp_jw_cstr(w, note);
+
+        rcp_jw_arr_end(w);
     }
-    rcp_jw_obj_end(&c->w);
+    rcp_jw_obj_end(w);
 }
 
 /* The answer to a failed search or hit: -1 is out of memory, the rest
 ** the engine's or a checkpoint's verdict. */
 static int retrieve_failed(rcp_call *c, int rc)
 {
-    return fail(c, rc == -1 ? RCP_INTERNAL_ERROR : rc == RCP_MODEL_GONE
-                ? RCP_BACKEND_UNAVAILABLE : rc, NULL, NULL, "%s",
-                rc == -1 ? "out of memory" : rc == RCP_MODEL_GONE
-                ? "the pinned snapshot is no longer kept (§7.7.1)"
-                : rc == RCP_CANCELLED ? "cancelled by notifications/cancel"
-                : "deadline elapsed");
+    return call_fail(c, rc == -1 ? RCP_INTERNAL_ERROR : rc == RCP_MODEL_GONE
+                     ? RCP_BACKEND_UNAVAILABLE : rc, NULL, NULL, "%s",
+                     rc == -1 ? "out of memory" : rc == RCP_MODEL_GONE
+                     ? "the pinned snapshot is no longer kept (§7.7.1)"
+                     : rc == RCP_CANCELLED ? "cancelled by notifications/cancel"
+                     : "deadline elapsed");
 }
 
 /* §7.7 retrieve: recall -> fuse -> pack, one page (§10) at a time. */
-static int m_retrieve(rcp_call *c)
+static int m_retrieve(void *ud, rcp_call *c)
 {
-    const rcp_model *m = c->s->opts.model;
-    double t0 = now_ms();
+    const builtin *b = ud;
+    const rcp_model *m = b->model;
+    rcp_jw *w = call_w(c);
+    double t0 = proto_now_ms();
     rq r;
     rcp_model_hit *hits;
     size_t n = 0, page, want, pool, tokens, i;
@@ -3382,6 +3511,7 @@ static int m_retrieve(rcp_call *c)
     int rc;
     memset(&r, 0, sizeof r);
     r.c = c;
+    r.b = b;
     if ((rc = get_retrieve(c, &r)) != 0)
         return rc;
     r.q.ud = &r;
@@ -3393,10 +3523,10 @@ static int m_retrieve(rcp_call *c)
     pool = r.recency && r.q.candidate_k > want ? r.q.candidate_k : want;
     if (r.unit == UNIT_DOCUMENT)
         pool *= 4;              /* several chunks may share a document */
-    hits = rcp_arena_alloc(&c->s->arena, pool * sizeof *hits);
-    b64 = rcp_arena_alloc(&c->s->arena, rcp_vec_b64_len(rcp_model_dim(m)));
+    hits = rcp_arena_alloc(call_arena(c), pool * sizeof *hits);
+    b64 = rcp_arena_alloc(call_arena(c), rcp_vec_b64_len(rcp_model_dim(m)));
     if (!hits || !b64)
-        return fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
+        return call_oom(c);
     r.q.k = pool;
     if (r.q.candidate_k < pool)
         r.q.candidate_k = pool;
@@ -3413,33 +3543,33 @@ static int m_retrieve(rcp_call *c)
         page = r.q.k;
     if ((rc = apply_budget(&r, hits + r.offset, &page, &tokens)) != 0)
         return retrieve_failed(c, rc);
-    rcp_jw_obj(&c->w);
-    rcp_jw_key(&c->w, "hits");
-    rcp_jw_arr(&c->w);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "hits");
+    rcp_jw_arr(w);
     for (i = 0; i < page; i++)
         if ((rc = write_hit(c, &r, &hits[r.offset + i], r.decay
                             ? r.decay[r.offset + i] : -1, b64)) != 0)
             return retrieve_failed(c, rc);
-    rcp_jw_arr_end(&c->w);
+    rcp_jw_arr_end(w);
     if (r.offset + page < n && !r.budget && r.offset + page < RETRIEVE_MAX_K
-        && has_cap(c->s, "pagination")) {
+        && call_offers(c, PROTO_CAP_PAGINATION)) {
         char cur[96];
-        rcp_jw_key(&c->w, "nextCursor");
-        rcp_jw_str(&c->w, cur, (size_t)snprintf(cur, sizeof cur,
+        rcp_jw_key(w, "nextCursor");
+        rcp_jw_str(w, cur, (size_t)snprintf(cur, sizeof cur,
                    "c1.v%llu.%lu.%llx",
                    (unsigned long long)r.served,
                    (unsigned long)(r.offset + page),
                    (unsigned long long)r.fp));
     }
     if (r.include_vectors) {
-        rcp_jw_key(&c->w, "encoding");
-        rcp_jw_cstr(&c->w, r.enc ? "f32-base64" : "json");
+        rcp_jw_key(w, "encoding");
+        rcp_jw_cstr(w, r.enc ? "f32-base64" : "json");
     }
-    rcp_jw_key(&c->w, "indexVersion");
-    rcp_jw_str(&c->w, b64, (size_t)sprintf(b64, "v%llu",
+    rcp_jw_key(w, "indexVersion");
+    rcp_jw_str(w, b64, (size_t)sprintf(b64, "v%llu",
                (unsigned long long)r.served));
     write_usage(c, &r, t0, tokens);
-    rcp_jw_obj_end(&c->w);
+    rcp_jw_obj_end(w);
     return 0;
 }
 
@@ -3447,46 +3577,128 @@ static int m_retrieve(rcp_call *c)
 ** (NULL: REQUIRED core method); anytime marks the methods callable before
 ** initialize (§13); fn NULL means "defined by RCP, not implemented here",
 ** which is only reachable if its capability were advertised -- never. */
-typedef struct method {
-    const char *name;
-    const char *cap;
-    int         anytime;
-    handler_fn  fn;
-} method;
 
-static const method methods[] = {
-    { "initialize",      NULL,          1, m_initialize },
-    { "info",            NULL,          1, m_info },
-    { "ping",            NULL,          1, m_ping },
-    { "shutdown",        NULL,          1, m_shutdown },
-    { "embed",           "embed",       0, m_embed },
-    { "embed/sparse",    "sparseEmbed", 0, m_embed_sparse },
-    { "embed/multi",     "multiVector", 0, m_embed_multi },
-    { "rerank",          "rerank",      0, m_rerank },
-    { "retrieve",        "retrieve",    0, m_retrieve },
-    { "query/transform", "transform",   0, NULL },
-    { "graph",           "graph",       0, NULL },
-    { "index/add",       "index",       0, m_index_add },
-    { "index/delete",    "index",       0, m_index_delete },
-    { "catalog/list",    "catalog",     0, NULL },
-    { "feedback",        "feedback",    0, NULL },
-    { "memory/build",    "memory",      0, NULL },
-    { "memory/recall",   "memory",      0, NULL },
-    { "x-rcp/sleep",     "x-rcp",       0, m_sleep }
+/* MARK: - The backend table --------------------------------------------- */
+
+/* §6: what the built-in engine offers.  Everything but filter, which
+** needs fields to filter on (presence => supported). */
+static unsigned long builtin_offers(const void *ud)
+{
+    const builtin *b = ud;
+    unsigned long caps = PROTO_CAP(PROTO_CAP_EMBED)
+        | PROTO_CAP(PROTO_CAP_SPARSE) | PROTO_CAP(PROTO_CAP_MULTI)
+        | PROTO_CAP(PROTO_CAP_RERANK) | PROTO_CAP(PROTO_CAP_RETRIEVE)
+        | PROTO_CAP(PROTO_CAP_CITATIONS) | PROTO_CAP(PROTO_CAP_STREAMING)
+        | PROTO_CAP(PROTO_CAP_PAGINATION) | PROTO_CAP(PROTO_CAP_INDEX);
+    return b->nfields ? caps | PROTO_CAP(PROTO_CAP_FILTER) : caps;
+}
+
+/* §14.2: retrieve without a dense index (make tiny) serves sparse alone,
+** not the three modes L1 asks for. */
+static unsigned long builtin_partial(const void *ud)
+{
+    const builtin *b = ud;
+    return rcp_model_has_dense_index(b->model) ? 0
+                                               : PROTO_CAP(PROTO_CAP_RETRIEVE);
+}
+
+/* §6: the value of each capability it offers. */
+static void builtin_describe(const void *ud, int cap, rcp_jw *w)
+
+{
+    const builtin *b = ud;
+    switch (cap) {
+    case PROTO_CAP_EMBED:
+        write_embed_cap(w, b->model);
+        break;
+    case PROTO_CAP_SPARSE:
+        write_sparse_cap(w, b->model);
+        break;
+    case PROTO_CAP_MULTI:
+        write_multi_cap(w, b->model);
+        break;
+    case PROTO_CAP_RERANK:
+        write_rerank_cap(w);
+        break;
+    case PROTO_CAP_RETRIEVE:
+        write_retrieve_cap(w, b->model);
+        break;
+
+    case PROTO_CAP_FILTER:
+        write_filter_cap(w, b);
+        break;
+    case PROTO_CAP_INDEX:
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "writable");
+        rcp_jw_bool(w, 1);
+        rcp_jw_key(w, "chunking");      /* §7.10 chunk: true */
+        rcp_jw_bool(w, 1);
+        rcp_jw_obj_end(w);
+        break;
+    default:    /* citations (§7.7: hits carry citation, trust), streaming
+                ** (§9: progress with a token), pagination (§10): presence
+                ** is all they say (§6: the value MAY be {}) */
+        rcp_jw_obj(w);
+        rcp_jw_obj_end(w);
+    }
+}
+
+static void builtin_close(void *ud)
+{
+    builtin *b = ud;
+    size_t i;
+    for (i = 0; i < IDEM_SLOTS; i++) {
+        rcp_free(b->idem[i].key);
+        rcp_free(b->idem[i].result);
+    }
+    rcp_free(b);
+}
+
+/* One handler per roster row; the rows RCP/1 defines that this engine
+** does not serve stay NULL (their capabilities are not offered). */
+static const proto_backend builtin_backend = {
+    builtin_offers,
+    builtin_partial,
+    builtin_describe,
+    {
+        m_embed,            /* PROTO_M_EMBED */
+        m_embed_sparse,     /* PROTO_M_SPARSE */
+        m_embed_multi,      /* PROTO_M_MULTI */
+        m_rerank,           /* PROTO_M_RERANK */
+        m_retrieve,         /* PROTO_M_RETRIEVE */
+        NULL,               /* PROTO_M_TRANSFORM */
+        NULL,               /* PROTO_M_GRAPH */
+        m_index_add,        /* PROTO_M_INDEX_ADD */
+        m_index_delete,     /* PROTO_M_INDEX_DELETE */
+        NULL,               /* PROTO_M_CATALOG_LIST */
+        NULL,               /* PROTO_M_FEEDBACK */
+        NULL,               /* PROTO_M_MEMORY_BUILD */
+        NULL                /* PROTO_M_MEMORY_RECALL */
+    },
+    builtin_close
 };
 
-/* A method by name; vendor methods exist only while their capability is
-** advertised (an x- name we do not offer is simply undefined, §6.2). */
-static const method *find_method(const rcp_server *s, const rcp_json *name)
+int methods_open(const rcp_server_opts *o, const proto_backend **be,
+                 void **ud)
 {
-    size_t i;
-    for (i = 0; i < sizeof methods / sizeof *methods; i++) {
-        const method *m = &methods[i];
-        if (strlen(m->name) == name->n && memcmp(m->name, name->s,
-                                                 name->n) == 0)
-            return (m->name[0] == 'x' && !has_cap(s, m->cap)) ? NULL : m;
-    }
-    return NULL;
+    builtin *b;
+    *be = NULL;
+    *ud = NULL;
+    if (!o || !o->model)
+        return 0;
+    if (!(b = rcp_malloc(sizeof *b)))
+        return -1;
+    memset(b, 0, sizeof *b);
+    b->model = o->model;
+    b->store = o->store;
+    b->fields = o->fields;
+    b->nfields = o->nfields;
+    b->trust = o->trust;
+    if (b->store)
+        b->voff = rcp_store_version(b->store) - rcp_model_version(b->model);
+    *be = &builtin_backend;
+    *ud = b;
+    return 0;
 }
 
 /* MARK: - §13 Lifecycle and gating --------------------------------------- */
@@ -3494,35 +3706,33 @@ static const method *find_method(const rcp_server *s, const rcp_json *name)
 /* §4.4, §9, §16.2: the _meta keys this server acts on. */
 static int check_meta(rcp_call *c, double t0)
 {
-    const rcp_json *meta = param(c->params, "_meta"), *dl;
+    const rcp_json *meta, *dl;
     long own = c->s->opts.deadline_ms;
     int64_t tok;
+    int rc;
     if (own != 0)
         c->deadline = t0 + (double)own;
-    if (!meta)
-        return 0;
-    if (meta->type != RCP_JSON_OBJECT)
-        return fail(c, RCP_INVALID_PARAMS, "_meta", NULL,
-                    "_meta must be an object");
-    dl = param(meta, "deadlineMs");
+    if ((rc = call_obj(c, c->params, "_meta", &meta)) || !meta)
+        return rc;
+    dl = proto_get(meta, "deadlineMs");
     if (dl) {
         double ms = dl->type == RCP_JSON_NUMBER ? rcp_json_num(dl) : -1;
         if (!(ms >= 0))
-            return fail(c, RCP_INVALID_PARAMS, "_meta.deadlineMs", NULL,
-                        "deadlineMs must be a non-negative number of "
-                        "milliseconds");
+            return call_fail(c, RCP_INVALID_PARAMS, "_meta.deadlineMs", NULL,
+                             "deadlineMs must be a non-negative number of "
+                             "milliseconds");
         if (c->deadline == 0 || t0 + ms < c->deadline)
             c->deadline = t0 + ms;
     }
-    c->token = param(meta, "progressToken");
+    c->token = proto_get(meta, "progressToken");
     if (c->token && c->token->type != RCP_JSON_STRING
         && !rcp_json_int(c->token, &tok))
-        return fail(c, RCP_INVALID_PARAMS, "_meta.progressToken", NULL,
-                    "progressToken must be a string or an integer");
+        return call_fail(c, RCP_INVALID_PARAMS, "_meta.progressToken", NULL,
+                         "progressToken must be a string or an integer");
     /* every progress frame echoes it verbatim (a number by its text) */
     if (c->token && c->token->n > RCP_MAX_TOKEN_BYTES)
-        return over_cap(c, "_meta.progressToken", c->token->n,
-                        RCP_MAX_TOKEN_BYTES);
+        return call_too_big(c, "_meta.progressToken", c->token->n,
+                            RCP_MAX_TOKEN_BYTES);
     return 0;
 }
 
@@ -3534,33 +3744,35 @@ static int dispatch(rcp_call *c, const rcp_json *name, double t0)
     const method *m = find_method(s, name);
     int rc;
     if (has_prefix(name, "notifications/"))
-        return fail(c, RCP_INVALID_REQUEST, NULL, NULL,
-                    "notifications/* are notifications and must not "
-                    "carry an id (§4.5, §7.14)");
+        return call_fail(c, RCP_INVALID_REQUEST, NULL, NULL,
+                         "notifications/* are notifications and must not "
+                         "carry an id (§4.5, §7.14)");
     if (s->state == ST_UNINIT && !(m && m->anytime))
-        return fail(c, RCP_NOT_INITIALIZED, NULL, NULL,
-                    "call initialize first; only info, ping and shutdown "
-                    "are allowed before it (§13)");
+        return call_fail(c, RCP_NOT_INITIALIZED, NULL, NULL,
+                         "call initialize first; only info, ping and shutdown "
+                         "are allowed before it (§13)");
     if (s->state == ST_READY && m && m->fn == m_initialize)
-        return fail(c, RCP_INVALID_REQUEST, NULL, NULL,
-                    "the session is already initialized (§13)");
+        return call_fail(c, RCP_INVALID_REQUEST, NULL, NULL,
+                         "the session is already initialized (§13)");
     if (!m)
-        return fail(c, RCP_UNKNOWN_METHOD, NULL, NULL,
-                    "method '%.*s' is not defined by RCP/1",
-                    (int)(name->n > 64 ? 64 : name->n), name->s);
-    if (m->cap && (!has_cap(s, m->cap) || !m->fn))
-        return fail(c, RCP_CAPABILITY_MISSING, NULL, NULL,
-                    "this server does not advertise '%s'", m->cap);
+        return call_fail(c, RCP_UNKNOWN_METHOD, NULL, NULL,
+                         "method '%.*s' is not defined by RCP/1",
+                         (int)(name->n > 64 ? 64 : name->n), name->s);
+    if (!served(s, m))
+        return call_fail(c, RCP_CAPABILITY_MISSING, NULL, NULL, "this server "
+                         "does not advertise '%s'", caps[m->cap].key);
+
     if ((rc = check_meta(c, t0)) != 0)
         return rc;
     if (c->fl && c->fl->cancelled)
-        return fail(c, RCP_CANCELLED, NULL, NULL,
-                    "cancelled by notifications/cancel");
-    if (c->deadline > 0 && now_ms() >= c->deadline)
-        return fail(c, RCP_TIMEOUT, NULL, NULL, "deadline elapsed");
-    if (m->cap)
-        flush_output(s);    /* invariant 7: it may run long */
-    return m->fn(c);
+        return call_fail(c, RCP_CANCELLED, NULL, NULL,
+                         "cancelled by notifications/cancel");
+    if (c->deadline > 0 && proto_now_ms() >= c->deadline)
+        return call_fail(c, RCP_TIMEOUT, NULL, NULL, "deadline elapsed");
+    if (m->cap < 0)
+        return m->fn(c);
+    flush_output(s);        /* invariant 7: it may run long */
+    return m->fn ? m->fn(c) : s->be->handle[m->row](s->be_ud, c);
 }
 
 /* Answer one request (invariant 1): the envelope and the handler's result
@@ -3618,7 +3830,7 @@ static void handle_message(rcp_server *s, const rcp_json *msg, flight *fl,
     id = rcp_json_get(msg, "id");
     ver = rcp_json_get(msg, "jsonrpc");
     name = rcp_json_get(msg, "method");
-    params = param(msg, "params");
+    params = proto_get(msg, "params");
     if (!id && rcp_json_streq(ver, "2.0") && name
         && name->type == RCP_JSON_STRING) {
         notify(s, msg);
@@ -3757,7 +3969,7 @@ static int blank(const char *p, size_t n)
 ** could not be read, so it is null. */
 static void handle_frame(rcp_server *s, const char *line, size_t len)
 {
-    double t0 = now_ms();
+    double t0 = proto_now_ms();
     rcp_json_err err;
     const rcp_json *root = NULL;
     char *copy = rcp_arena_alloc(&s->arena, len ? len : 1);
@@ -3871,13 +4083,63 @@ static void drain_lines(rcp_server *s)
     }
 }
 
+/* MARK: - What a method body sees of its request ------------------------ */
+
+const rcp_json *call_params(const rcp_call *c)
+{
+    return c->params;
+}
+
+rcp_jw *call_w(rcp_call *c)
+{
+    return &c->w;
+}
+
+rcp_arena *call_arena(rcp_call *c)
+{
+    return &c->s->arena;
+}
+
+rcp_arena *call_scratch(rcp_call *c)
+{
+    return &c->s->scratch;
+}
+
+int call_offers(const rcp_call *c, int cap)
+{
+    return has_cap(c->s, cap);
+}
+
+const char *call_note(const rcp_call *c, size_t i)
+{
+    return i < c->nnotes ? c->notes[i] : NULL;
+}
+
+size_t call_mark(const rcp_call *c)
+{
+    return c->s->resp.len;
+}
+
+const char *call_since(const rcp_call *c, size_t mark, size_t *len)
+{
+    const rcp_buf *b = &c->s->resp;
+    if (b->oom || mark > b->len)
+        return NULL;
+    *len = b->len - mark;
+    return b->data + mark;
+}
+
 /* MARK: - Public API ----------------------------------------------------- */
 
-rcp_server *rcp_server_new(const rcp_server_opts *opts)
+rcp_server *proto_server_new(const rcp_server_opts *opts,
+                             const proto_backend *be, void *ud)
 {
     rcp_server *s = rcp_malloc(sizeof *s);
-    if (!s)
+    if (!s) {
+        if (be && be->close)
+            be->close(ud);
         return NULL;
+    }
     memset(s, 0, sizeof *s);
     if (opts)
         s->opts = *opts;
@@ -3888,13 +4150,19 @@ rcp_server *rcp_server_new(const rcp_server_opts *opts)
     if (s->opts.deadline_ms < 0)
         s->opts.deadline_ms = DEFAULT_DEADLINE_MS;
     s->state = ST_UNINIT;
-    if (s->opts.store && s->opts.model)
-        s->voff = rcp_store_version(s->opts.store)
-                  - rcp_model_version(s->opts.model);
+    s->be = be;
+    s->be_ud = ud;
+    /* §13.2: the set is fixed now; x-rcp is the protocol's own (§6.2) */
+    s->caps = be ? be->offers(ud) & ~PROTO_CAP(PROTO_CAP_X_RCP) : 0;
+    if (s->opts.debug)
+        s->caps |= PROTO_CAP(PROTO_CAP_X_RCP);
+    s->level = conformance_level(s->caps, be && be->partial
+                                 ? be->partial(ud) & s->caps : 0);
     if (s->opts.max_request_memory == 0)
         s->opts.max_request_memory = ARENA_LIMIT;
     rcp_arena_init(&s->arena, s->opts.max_request_memory);
     rcp_arena_init(&s->scratch, s->opts.max_request_memory);
+    rcp_arena_init(&s->peek, s->opts.max_request_memory);
     rcp_buf_init(&s->resp);
     rcp_buf_init(&s->batch);
     rcp_buf_init(&s->outbuf);
@@ -3907,6 +4175,18 @@ rcp_server *rcp_server_new(const rcp_server_opts *opts)
     return s;
 }
 
+/* The one place the built-in backend is chosen (methods.c): the engine in
+** opts->model serves the gated methods; without one, the session methods
+** are all there is. */
+rcp_server *rcp_server_new(const rcp_server_opts *opts)
+{
+    const proto_backend *be;
+    void *ud;
+    if (methods_open(opts, &be, &ud) != 0)
+        return NULL;
+    return proto_server_new(opts, be, ud);
+}
+
 void rcp_server_stat(const rcp_server *s, rcp_server_stats *out)
 {
     *out = s->stats;
@@ -3914,19 +4194,17 @@ void rcp_server_stat(const rcp_server *s, rcp_server_stats *out)
 
 void rcp_server_free(rcp_server *s)
 {
-    size_t i;
     if (!s)
         return;
+    if (s->be && s->be->close)
+        s->be->close(s->be_ud);
     rcp_arena_free(&s->arena);
     rcp_arena_free(&s->scratch);
+    rcp_arena_free(&s->peek);
     rcp_buf_free(&s->resp);
     rcp_buf_free(&s->batch);
     rcp_buf_free(&s->outbuf);
     rcp_free(s->in);
-    for (i = 0; i < IDEM_SLOTS; i++) {
-        rcp_free(s->idem[i].key);
-        rcp_free(s->idem[i].result);
-    }
     rcp_free(s);
 }
 

@@ -980,16 +980,6 @@ typedef struct rcp_server_stats {
 } rcp_server_stats;
 void rcp_server_stat(const rcp_server *s, rcp_server_stats *out);
 
-/* A request being served, as seen by long-running work (the engine).  Long
-** loops call rcp_call_checkpoint every so often: it reads and acts on
-** incoming notifications (§7.14 cancel), checks the deadline (§13.1) and,
-** when the request carried _meta.progressToken and streaming is
-** advertised, emits notifications/progress (§9) with progress in [0,1] and
-** stage (may be NULL).  Returns 0 to go on, or the error code the work
-** must stop with (RCP_CANCELLED, RCP_TIMEOUT).  c may be NULL (returns 0).*/
-typedef struct rcp_call rcp_call;
-int rcp_call_checkpoint(rcp_call *c, double progress, const char *stage);
-
 /* MARK: - Client (client.c) §4.7, §11 ------------------------------------- */
 
 /* An RCP/1 client over stdio (§5.1).  It launches the server as a child
@@ -1203,6 +1193,137 @@ int rcp_code_known(int code);
 ** defines it (json_, text_, TEXT_); what only one file needs stays
 ** static there.
 ** ====================================================================== */
+
+/* MARK: - The protocol's seams (rcp.c): capabilities, backend ---------- */
+
+/* §6: every capability RCP/1 names, in the order info writes them; a set
+** of them is a mask of PROTO_CAP(x) bits. */
+enum proto_cap {
+    PROTO_CAP_EMBED, PROTO_CAP_SPARSE /* sparseEmbed */,
+    PROTO_CAP_MULTI /* multiVector */, PROTO_CAP_RERANK, PROTO_CAP_RETRIEVE,
+    PROTO_CAP_FILTER, PROTO_CAP_CITATIONS, PROTO_CAP_STREAMING,
+    PROTO_CAP_PAGINATION, PROTO_CAP_INDEX, PROTO_CAP_TRANSFORM,
+    PROTO_CAP_GRAPH, PROTO_CAP_SESSION, PROTO_CAP_FEEDBACK, PROTO_CAP_MEMORY,
+    PROTO_CAP_LOG, PROTO_CAP_CATALOG,
+    PROTO_CAP_X_RCP,            /* §6.2 the vendor capability of --debug */
+    PROTO_NCAPS
+};
+#define PROTO_CAP(x) (1ul << (x))
+
+/* §7: the roster's gated rows, one handler each in a backend. */
+enum proto_method {
+    PROTO_M_EMBED, PROTO_M_SPARSE, PROTO_M_MULTI, PROTO_M_RERANK,
+    PROTO_M_RETRIEVE, PROTO_M_TRANSFORM, PROTO_M_GRAPH, PROTO_M_INDEX_ADD,
+    PROTO_M_INDEX_DELETE, PROTO_M_CATALOG_LIST, PROTO_M_FEEDBACK,
+    PROTO_M_MEMORY_BUILD, PROTO_M_MEMORY_RECALL, PROTO_NMETHODS
+};
+
+/* A request being served; a method body reaches it through call_*. */
+typedef struct rcp_call rcp_call;
+
+/* A method body: writes its result with call_w(c) and returns 0, or
+** returns the error code call_fail recorded.  ud is the backend's. */
+typedef int (*proto_handler)(void *ud, rcp_call *c);
+
+/* What serves the gated methods (sqlite3_module's role): the built-in
+** engine (methods.c) or, one day, a federating aggregator (§16).  The
+** protocol asks offers once, when the server is made (§13.2), and
+** partial (NULL: none) for the offered capabilities served only in part
+** as §14 counts them (retrieve without all three modes: it proves no
+** L1); describe for each offered capability's §6 value (the key is
+** written already).  handle[row] NULL: the row is not served (-32003).
+** close releases ud with the server; NULL when ud is not the server's. */
+typedef struct proto_backend {
+    unsigned long (*offers)(const void *ud);
+    unsigned long (*partial)(const void *ud);
+    void (*describe)(const void *ud, int cap, rcp_jw *w);
+    proto_handler handle[PROTO_NMETHODS];
+    void (*close)(void *ud);
+} proto_backend;
+
+/* A server whose gated methods be serves (be NULL: the session methods
+** only); the server owns ud from here on, also when this fails (NULL). */
+rcp_server *proto_server_new(const rcp_server_opts *opts,
+                             const proto_backend *be, void *ud);
+/* The built-in backend (methods.c) over opts->model, store, fields and
+** trust: *be NULL when opts has no model.  0, or -1 out of memory. */
+int methods_open(const rcp_server_opts *opts, const proto_backend **be,
+                 void **ud);
+/* Monotonic milliseconds. */
+double proto_now_ms(void);
+
+/* MARK: - What a method body uses of its request (rcp.c) ---------------- */
+
+/* The request's params (always an object), its result writer, and its
+** arenas: call_arena lives until the frame is answered; call_scratch is
+** the backend's, reset after each use and never held across a
+** checkpoint.  All borrowed from the server. */
+const rcp_json *call_params(const rcp_call *c);
+rcp_jw    *call_w(rcp_call *c);
+rcp_arena *call_arena(rcp_call *c);
+rcp_arena *call_scratch(rcp_call *c);
+/* 1 when the server offers capability cap (the set info advertised). */
+int call_offers(const rcp_call *c, int cap);
+
+/* Record the request's error and return code (§12.1: field for -32602,
+** option for -32005, the printf-style detail always). */
+int call_fail(rcp_call *c, int code, const char *field, const char *option,
+              const char *fmt, ...);
+/* §7.7 strict: an option not offered is -32005 naming it, or with strict
+** 0 a note in usage.notes and 0.  call_note(c, i): the i-th note, NULL
+** past the last (borrowed). */
+int call_unsupported(rcp_call *c, int strict, const char *option,
+                     const char *why);
+const char *call_note(const rcp_call *c, size_t i);
+
+/* The parameter readers, one per JSON type (Lua's luaL_check*): path is
+** what error.data.field names and its last part is the key read from obj
+** ("fusion.rrfK" reads "rrfK").  Each stores the value or def in *out and
+** returns 0, or the -32602 (-32005 for call_enum under strict) it
+** recorded.  proto_get: obj's member key, NULL when absent or null
+** (§4.6).  call_need: the member must be there.  call_str and call_obj
+** store NULL when absent.  proto_pick: v's index in names, -1 when v is
+** not one of them (or NULL).  call_too_big: the -32602 for a value of n
+** bytes over cap. */
+const rcp_json *proto_get(const rcp_json *obj, const char *key);
+int call_need(rcp_call *c, const rcp_json *obj, const char *path,
+              const rcp_json **out);
+int call_bool(rcp_call *c, const rcp_json *obj, const char *path, int def,
+              int *out);
+int call_int(rcp_call *c, const rcp_json *obj, const char *path, int64_t lo,
+             int64_t hi, int64_t def, int64_t *out);
+int call_num(rcp_call *c, const rcp_json *obj, const char *path, double lo,
+             double hi, double def, double *out);
+int call_str(rcp_call *c, const rcp_json *obj, const char *path,
+             const rcp_json **out);
+int call_obj(rcp_call *c, const rcp_json *obj, const char *path,
+             const rcp_json **out);
+int call_enum(rcp_call *c, const rcp_json *obj, const char *path,
+              const char *const *names, int n, int strict, int *out);
+int proto_pick(const rcp_json *v, const char *const *names, int n);
+int call_too_big(rcp_call *c, const char *field, size_t n, size_t cap);
+
+/* Long work calls a checkpoint every so often (§7.14 cancel, §13.1
+** deadline, §9 progress): it takes in what arrived, then returns 0 to go
+** on or the code to stop with (RCP_CANCELLED, RCP_TIMEOUT).  progress in
+** [0, 1] rising and stage (may be NULL) go out as notifications/progress
+** when the request carried a progressToken and streaming is offered;
+** call_progress adds a "partial" member written by partial(w, ud).
+** call_still_wanted sends no progress. */
+typedef void (*call_partial_fn)(rcp_jw *w, const void *ud);
+int call_checkpoint(rcp_call *c, double progress, const char *stage);
+int call_progress(rcp_call *c, double progress, const char *stage,
+                  call_partial_fn partial, const void *ud);
+int call_still_wanted(rcp_call *c);
+
+/* A write's answer must not fail once the write is done (§13.1), so a
+** write method reserves the room its result needs before it changes
+** anything: 0, or the -32603 recorded.  call_mark is how much result is
+** written; call_since the bytes written after a mark (borrowed until the
+** next write), NULL when the result ran out of memory. */
+int call_reserve(rcp_call *c, size_t n);
+size_t call_mark(const rcp_call *c);
+const char *call_since(const rcp_call *c, size_t mark, size_t *len);
 
 /* MARK: - JSON internals (json.c): fast paths and their plain versions - */
 
