@@ -64,8 +64,6 @@
 
 enum { ST_UNINIT, ST_READY };
 
-#define IN_CHUNK        65536u
-#define FLUSH_AT        65536u
 #define ARENA_LIMIT     ((size_t)256 << 20)
 #define DEFAULT_DEADLINE_MS 60000L
 #define SLEEP_MAX_MS    3600000L
@@ -92,16 +90,8 @@ struct rcp_server {
     rcp_buf  batch;         /* the batch array being built (§11) */
     size_t   nanswers;      /* members in it so far */
     int      batch_open;    /* its head is already written (spilled) */
-    rcp_buf  outbuf;        /* output queue of the stdio loop: whole lines */
-    rcp_buf *sink;          /* where finished lines go */
-    /* stdio (§5.1) */
-    int      in_fd, out_fd;
-    char    *in;
-    size_t   in_len, in_cap, in_pos;
-    size_t   seen;          /* in[in_pos, seen) holds no '\n' */
-    size_t   scan;          /* look-ahead: lines before this are seen */
-    size_t   scan_seen;     /* in[scan, scan_seen) holds no '\n' */
-    int      eof, out_dead, discarding;
+    rcp_buf *sink;          /* where finished lines go: the frame's out */
+    const proto_io *io;     /* lent by the transport while it runs */
     rcp_server_stats stats;
     int      closing;       /* shutdown answered (§13.1, invariant 5) */
     /* §7.14: the requests of the current frame */
@@ -664,132 +654,48 @@ static int find_bytes(const char *p, size_t n, const char *needle, size_t k)
     return 0;
 }
 
-/* Look ahead at complete lines that arrived while a request runs, acting
-** on cancels at once; the lines stay queued and are processed in order
-** later (a second look at a cancel is a harmless no-op). */
-static void scan_ahead(rcp_server *s)
+/* §7.14: a frame that arrived while a request runs, shown by the
+** transport before its turn comes: a cancel in it is acted on at once;
+** the frame itself is processed in order later (a second look at a cancel
+** is a harmless no-op). */
+void proto_peek(rcp_server *s, const char *frame, size_t n)
 {
-    for (;;) {
-        const char *p = s->in + s->scan;
-        size_t from = s->scan_seen > s->scan ? s->scan_seen : s->scan;
-        const char *nl = memchr(s->in + from, '\n', s->in_len - from);
-        rcp_json_err err;
-        const rcp_json *root;
-        s->scan_seen = nl ? (size_t)(nl - s->in) : s->in_len;
-        s->stats.bytes_searched += s->scan_seen - from + (nl != NULL);
-        if (!nl)
-            return;     /* the rest is searched once more bytes come */
-        if (find_bytes(p, (size_t)(nl - p), "notifications/cancel", 20)) {
-            root = rcp_json_parse(&s->peek, p, (size_t)(nl - p), 0, &err);
-            if (root)
-                apply_cancels(s, root);
-            rcp_arena_reset(&s->peek);
-        }
-        s->scan = (size_t)(nl - s->in) + 1;
-    }
-}
-
-static int grow_input(rcp_server *s, size_t need)
-{
-    size_t cap = s->in_cap ? s->in_cap : IN_CHUNK;
-    char *p;
-    while (cap < need)
-        cap *= 2;
-    if (cap == s->in_cap)
-        return 0;
-    p = rcp_realloc(s->in, cap);
-    if (!p)
-        return -1;
-    s->in = p;
-    s->in_cap = cap;
-    return 0;
-}
-
-/* One read() into the input buffer.  1 = bytes, 0 = EOF, -1 = a read
-** error, -2 = no memory to grow the buffer (nothing was read). */
-static int read_input(rcp_server *s)
-{
-    ssize_t n;
-    if (grow_input(s, s->in_len + IN_CHUNK) != 0)
-        return -2;
-    do
-        n = read(s->in_fd, s->in + s->in_len, s->in_cap - s->in_len);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return -1;
-    if (n == 0) {
-        s->eof = 1;
-        return 0;
-    }
-    s->in_len += (size_t)n;
-    s->stats.bytes_read += (uint64_t)n;
-    return 1;
-}
-
-static int input_ready(rcp_server *s, int timeout_ms)
-{
-    struct pollfd p;
-    p.fd = s->in_fd;
-    p.events = POLLIN;
-    p.revents = 0;
-    return poll(&p, 1, timeout_ms) > 0;
-}
-
-/* Read what is waiting without blocking, bounded so a flood cannot grow
-** the buffer without limit while a request runs. */
-static void poll_input(rcp_server *s)
-{
-    if (s->in_fd < 0 || s->eof)
+    rcp_json_err err;
+    const rcp_json *root;
+    if (!find_bytes(frame, n, "notifications/cancel", 20))
         return;
-    while (s->in_len - s->in_pos < s->opts.max_line + IN_CHUNK
-           && input_ready(s, 0))
-        if (read_input(s) <= 0)
-            break;
-    if (s->scan < s->in_pos)
-        s->scan = s->in_pos;
-    scan_ahead(s);
+    root = rcp_json_parse(&s->peek, frame, n, 0, &err);
+    if (root)
+        apply_cancels(s, root);
+    rcp_arena_reset(&s->peek);
 }
 
-/* §5.1 output.  All of p[0..n) to out_fd; a closed stdout ends the
-** server (SIGPIPE is ignored). */
-static void write_fd(rcp_server *s, const char *p, size_t n)
+/* The I/O hook the transport lends while it runs (proto_lend_io); without
+** one, the server is in-process (rcp_server_handle): nothing arrives while
+** a request runs and the caller's buffer is the peer. */
+static void io_poll(rcp_server *s)
 {
-    while (n && !s->out_dead) {
-        ssize_t k = write(s->out_fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            s->out_dead = 1;
-            break;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
+    if (s->io && s->io->poll)
+        s->io->poll(s->io->ud);
 }
 
-/* The queue holds whole lines only, so writing it out leaves the peer
-** with whole lines, and the emptied queue is healthy again.  Never while
-** a spilled batch array is open on the wire (batch_add). */
-static void flush_output(rcp_server *s)
+/* Finished lines go out now: before a long handler (invariant 7) and
+** after a progress frame.  Never while a spilled batch array is open on
+** the wire (batch_add). */
+static void io_flush(rcp_server *s)
 {
-    if (s->out_fd < 0 || s->batch_open)
-        return;
-    write_fd(s, s->outbuf.data, s->outbuf.len);
-    rcp_buf_clear(&s->outbuf);
+    if (s->io && s->io->flush && !s->batch_open)
+        s->io->flush(s->io->ud);
 }
 
 /* Bytes straight to the peer, after what is queued (so order holds);
-** nothing is allocated on the stdio path.  In-process (rcp_server_handle)
-** the peer is the caller's buffer. */
-static void out_raw(rcp_server *s, const char *p, size_t n)
+** in-process, the caller's buffer. */
+static void io_raw(rcp_server *s, const char *p, size_t n)
 {
-    if (s->sink != &s->outbuf) {
+    if (s->io && s->io->write)
+        s->io->write(s->io->ud, p, n);
+    else
         rcp_buf_put(s->sink, p, n);
-        return;
-    }
-    write_fd(s, s->outbuf.data, s->outbuf.len);
-    rcp_buf_clear(&s->outbuf);
-    write_fd(s, p, n);
 }
 
 /* One line (p[0..n) and '\n') to the sink, whole or not at all; when the
@@ -804,11 +710,11 @@ static void send_line(rcp_server *s, const char *p, size_t n)
         b->data[b->len++] = '\n';
         return;
     }
-    if (b != &s->outbuf)
+    if (!s->io || !s->io->write)
         return;                 /* the caller's buffer: its oom tells */
     s->stats.unqueued++;
-    out_raw(s, p, n);           /* writes the queue and clears its oom */
-    out_raw(s, "\n", 1);
+    io_raw(s, p, n);            /* writes the queue and clears its oom */
+    io_raw(s, "\n", 1);
 }
 
 /* The sealed answer in s->resp, if any, as one line (§5.1). */
@@ -867,14 +773,13 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
         s->stats.progress_dropped++;
         return;
     }
-    if (s->sink == &s->outbuf)
-        flush_output(s);
+    io_flush(s);
 }
 
 static int checkpoint(rcp_call *c, double progress, const char *stage,
                       call_partial_fn partial, const void *ud)
 {
-    poll_input(c->s);
+    io_poll(c->s);
     if (c->fl && c->fl->cancelled)
         return RCP_CANCELLED;
     if (c->deadline > 0 && proto_now_ms() >= c->deadline)
@@ -901,13 +806,14 @@ int call_still_wanted(rcp_call *c)
     return checkpoint(c, c->progress, NULL, NULL, NULL);
 }
 
-/* Wait up to ms for input (so a cancel is seen at once) or just sleep. */
+/* Wait up to ms, returning early when input arrives (so a cancel is seen
+** at once) when the transport can tell. */
 static void wait_a_little(rcp_server *s, int ms)
 {
-    if (s->in_fd >= 0 && !s->eof)
-        (void)input_ready(s, ms);
+    if (s->io && s->io->wait)
+        s->io->wait(s->io->ud, ms);
     else
-        (void)poll(NULL, 0, ms);
+        transport_sleep(ms);
 }
 
 /* MARK: - §7 Methods ----------------------------------------------------- */
@@ -3771,7 +3677,7 @@ static int dispatch(rcp_call *c, const rcp_json *name, double t0)
         return call_fail(c, RCP_TIMEOUT, NULL, NULL, "deadline elapsed");
     if (m->cap < 0)
         return m->fn(c);
-    flush_output(s);        /* invariant 7: it may run long */
+    io_flush(s);            /* invariant 7: it may run long */
     return m->fn ? m->fn(c) : s->be->handle[m->row](s->be_ud, c);
 }
 
@@ -3876,7 +3782,7 @@ static int batch_flights(rcp_server *s, const rcp_json *arr)
 /* The sealed answer in s->resp as the batch's next member.  When the
 ** array cannot grow, it is streamed instead: what it holds goes out now,
 ** each later member as it comes, and until the array is closed nothing
-** else may be written (progress is held back, flush_output waits), so the
+** else may be written (progress is held back, io_flush waits), so the
 ** peer still gets one whole line (invariant 6). */
 static void batch_add(rcp_server *s)
 {
@@ -3890,25 +3796,25 @@ static void batch_add(rcp_server *s)
         return;
     }
     if (!s->batch_open) {
-        out_raw(s, b->data, b->len);
+        io_raw(s, b->data, b->len);
         rcp_buf_clear(b);
         s->batch_open = 1;
     }
-    out_raw(s, sep, 1);
-    out_raw(s, s->resp.data, n);
+    io_raw(s, sep, 1);
+    io_raw(s, s->resp.data, n);
 }
 
 static void batch_end(rcp_server *s)
 {
     rcp_buf *b = &s->batch;
     if (s->batch_open) {
-        out_raw(s, "]\n", 2);
+        io_raw(s, "]\n", 2);
         s->batch_open = 0;
     } else if (s->nanswers) {
         rcp_buf_putc(b, ']');
         if (b->oom) {
-            out_raw(s, b->data, b->len);
-            out_raw(s, "]\n", 2);
+            io_raw(s, b->data, b->len);
+            io_raw(s, "]\n", 2);
         } else {
             send_line(s, b->data, b->len);
         }
@@ -3952,16 +3858,7 @@ static void handle_batch(rcp_server *s, const rcp_json *arr, double t0)
     batch_end(s);
 }
 
-/* MARK: - §5.1 stdio framing --------------------------------------------- */
-
-static int blank(const char *p, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
-            return 0;
-    return 1;
-}
+/* MARK: - §5 Frames ---------------------------------------------------- */
 
 /* One frame: copy (invariant 3), parse, answer, release.  A frame the
 ** arena's limit refuses is too large (-32013, §15.5); one that met a
@@ -4014,73 +3911,22 @@ static void line(rcp_server *s, const char *p, size_t n)
                     "the limit of %lu; discarded (§5.1, §15.5)",
                     (unsigned long)n, (unsigned long)s->opts.max_line);
         send_resp(s);
-    } else if (!blank(p, n)) {
+    } else if (!transport_blank(p, n)) {
         handle_frame(s, p, n);
     }
 }
 
-/* The next '\n' in in[from, in_len), searching each byte once: s->seen
-** remembers where the last search for this line stopped (§5.1 framing
-** stays linear however long a line grows). */
-static char *next_newline(rcp_server *s)
+/* A line the transport could not buffer for lack of memory is answered
+** once (-32603, id null: it was never read whole) while the transport
+** drops it as it arrives, like one over max_line, and serving goes on. */
+void proto_unbuffered(rcp_server *s, size_t n, rcp_buf *out)
 {
-    size_t from = s->seen > s->in_pos ? s->seen : s->in_pos;
-    char *nl = memchr(s->in + from, '\n', s->in_len - from);
-    s->seen = nl ? (size_t)(nl - s->in) : s->in_len;
-    s->stats.bytes_searched += s->seen - from + (nl != NULL);
-    return nl;
-}
-
-/* A line that cannot be buffered for lack of memory is answered once
-** (-32603, id null: it was never read whole) and dropped as it arrives,
-** like one over max_line, and serving goes on. */
-static void drop_unbuffered(rcp_server *s)
-{
+    rcp_buf *saved = s->sink;
+    s->sink = out;
     frame_error(s, RCP_INTERNAL_ERROR, "out of memory buffering a frame "
-                "of more than %lu bytes; discarded",
-                (unsigned long)(s->in_len - s->in_pos));
+                "of more than %lu bytes; discarded", (unsigned long)n);
     send_resp(s);
-    s->discarding = 1;
-    s->in_len = s->seen = s->scan = s->scan_seen = s->in_pos;
-}
-
-/* §5.1: buffer until '\n'; never assume one message per read().  A line
-** that outgrows max_line is answered once with -32013 and its bytes are
-** dropped as they arrive, so memory stays bounded. */
-static void drain_lines(rcp_server *s)
-{
-    while (!s->closing && s->in_pos < s->in_len) {
-        char *p = s->in + s->in_pos;
-        char *nl = next_newline(s);
-        size_t n = nl ? (size_t)(nl - p) : s->in_len - s->in_pos;
-        if (!nl && !s->discarding && n <= s->opts.max_line)
-            break;
-        if (!nl) {
-            if (!s->discarding)
-                line(s, p, n);   /* answers -32013 */
-            s->discarding = 1;
-            s->in_pos = s->seen = s->in_len;
-            break;
-        }
-        if (s->scan < s->in_pos + n + 1)
-            s->scan = s->in_pos + n + 1;    /* look-ahead starts after it */
-        if (s->discarding)
-            s->discarding = 0;
-        else
-            line(s, p, n);
-        s->in_pos += n + 1;
-        if (s->sink->len >= FLUSH_AT)
-            flush_output(s);
-    }
-    if (s->in_pos > 0) {
-        memmove(s->in, s->in + s->in_pos, s->in_len - s->in_pos);
-        s->in_len -= s->in_pos;
-        s->seen = s->seen > s->in_pos ? s->seen - s->in_pos : 0;
-        s->scan = s->scan > s->in_pos ? s->scan - s->in_pos : 0;
-        s->scan_seen = s->scan_seen > s->in_pos ? s->scan_seen - s->in_pos
-                                                : 0;
-        s->in_pos = 0;
-    }
+    s->sink = saved;
 }
 
 /* MARK: - What a method body sees of its request ------------------------ */
@@ -4165,9 +4011,6 @@ rcp_server *proto_server_new(const rcp_server_opts *opts,
     rcp_arena_init(&s->peek, s->opts.max_request_memory);
     rcp_buf_init(&s->resp);
     rcp_buf_init(&s->batch);
-    rcp_buf_init(&s->outbuf);
-    s->sink = &s->outbuf;
-    s->in_fd = s->out_fd = -1;
     if (rcp_buf_reserve(&s->resp, RESP_RESERVE) != 0) {   /* invariant 6 */
         rcp_server_free(s);
         return NULL;
@@ -4203,8 +4046,6 @@ void rcp_server_free(rcp_server *s)
     rcp_arena_free(&s->peek);
     rcp_buf_free(&s->resp);
     rcp_buf_free(&s->batch);
-    rcp_buf_free(&s->outbuf);
-    rcp_free(s->in);
     rcp_free(s);
 }
 
@@ -4220,41 +4061,334 @@ int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
     return s->closing;
 }
 
+/* MARK: - The transport's seam ---------------------------------------- */
+
+void proto_lend_io(rcp_server *s, const proto_io *io)
+{
+    s->io = io;
+}
+
+size_t proto_max_line(const rcp_server *s)
+{
+    return s->opts.max_line;
+}
+
+rcp_server_stats *proto_stats(rcp_server *s)
+{
+    return &s->stats;
+}
+
+/* §7.12: EOF is a shutdown; nothing more is processed (invariant 5). */
+void proto_end(rcp_server *s)
+{
+    s->closing = 1;
+}
+
+/* MARK: - The transport (moves to transport.c) ------------------------ */
+
+#define IN_CHUNK  65536u    /* bytes asked of one read() */
+#define FLUSH_AT  65536u    /* queued answers written at this size */
+
+/* MARK: - §5.1 The line framer ------------------------------------------ */
+
+void transport_framer_init(transport_framer *f, size_t max_line)
+{
+    memset(f, 0, sizeof *f);
+    f->max_line = max_line;
+}
+
+void transport_framer_free(transport_framer *f)
+{
+    rcp_free(f->buf);
+    f->buf = NULL;
+    f->len = f->cap = f->pos = f->seen = f->scan = f->scan_seen = 0;
+}
+
+int transport_framer_reserve(transport_framer *f, size_t n)
+{
+    size_t cap = f->cap ? f->cap : IN_CHUNK, need = f->len + n;
+    char *p;
+    while (cap < need)
+        cap *= 2;
+    if (cap == f->cap)
+        return 0;
+    if (!(p = rcp_realloc(f->buf, cap)))
+        return -1;
+    f->buf = p;
+    f->cap = cap;
+    return 0;
+}
+
+int transport_framer_read(transport_framer *f, int fd)
+{
+    ssize_t n;
+    if (transport_framer_reserve(f, IN_CHUNK) != 0)
+        return -2;
+    do
+        n = read(fd, f->buf + f->len, f->cap - f->len);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    if (n == 0) {
+        f->eof = 1;
+        return 0;
+    }
+    f->len += (size_t)n;
+    f->bytes_read += (uint64_t)n;
+    return 1;
+}
+
+/* The next '\n' at or after *memo (and from), or NULL; *memo becomes
+** where the search stopped, so no byte is searched twice (invariant 1). */
+static char *find_newline(transport_framer *f, size_t from, size_t *memo)
+{
+    char *nl;
+    if (*memo > from)
+        from = *memo;
+    nl = from < f->len ? memchr(f->buf + from, '\n', f->len - from) : NULL;
+    *memo = nl ? (size_t)(nl - f->buf) : f->len;
+    f->bytes_searched += *memo - from + (nl != NULL);
+    return nl;
+}
+
+/* Drop what was handed out, so the buffer holds only what is to come. */
+static void compact(transport_framer *f)
+{
+    size_t k = f->pos;
+    if (k == 0)
+        return;
+    memmove(f->buf, f->buf + k, f->len - k);
+    f->len -= k;
+    f->pos = 0;
+    f->seen = f->seen > k ? f->seen - k : 0;
+    f->scan = f->scan > k ? f->scan - k : 0;
+    f->scan_seen = f->scan_seen > k ? f->scan_seen - k : 0;
+}
+
+int transport_framer_next(transport_framer *f, const char **line, size_t *n)
+{
+    for (;;) {
+        size_t start = f->pos;
+        char *nl = find_newline(f, start, &f->seen);
+        size_t k = (nl ? (size_t)(nl - f->buf) : f->len) - start;
+        if (!nl && (f->discarding || k > f->max_line)) {
+            int over = !f->discarding;
+            f->discarding = 1;                  /* invariant 2 */
+            f->pos = f->seen = f->len;
+            if (!over) {                        /* its bytes are dropped */
+                compact(f);
+                return TRANSPORT_NONE;
+            }
+            *line = f->buf + start;
+            *n = k;
+            return TRANSPORT_OVERSIZED;
+        }
+        if (!nl && !(f->eof && k > 0)) {
+            compact(f);
+            return TRANSPORT_NONE;
+        }
+        f->pos = nl ? (size_t)(nl - f->buf) + 1 : f->len;   /* or the tail */
+        if (f->scan < f->pos)
+            f->scan = f->pos;       /* the look-ahead starts after it */
+        if (f->discarding) {        /* the end of an oversized line */
+            f->discarding = 0;
+            continue;
+        }
+        *line = f->buf + start;
+        *n = k;
+        return k > f->max_line ? TRANSPORT_OVERSIZED : TRANSPORT_LINE;
+    }
+}
+
+int transport_framer_peek(transport_framer *f, const char **line, size_t *n)
+{
+    for (;;) {
+        size_t start;
+        char *nl;
+        if (f->discarding)
+            return 0;
+        if (f->scan < f->pos)
+            f->scan = f->pos;
+        start = f->scan;
+        if (!(nl = find_newline(f, start, &f->scan_seen)))
+            return 0;           /* the rest is searched once more comes */
+        f->scan = (size_t)(nl - f->buf) + 1;
+        *line = f->buf + start;
+        *n = (size_t)(nl - f->buf) - start;
+        if (*n <= f->max_line)
+            return 1;           /* an oversized frame is never acted on */
+    }
+}
+
+size_t transport_framer_drop(transport_framer *f)
+{
+    size_t n = f->len - f->pos;
+    f->len = f->seen = f->scan = f->scan_seen = f->pos;
+    f->discarding = 1;
+    return n;
+}
+
+size_t transport_framer_pending(const transport_framer *f)
+{
+    return f->len - f->pos;
+}
+
+int transport_blank(const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+            return 0;
+    return 1;
+}
+
+void transport_sleep(int ms)
+{
+    (void)poll(NULL, 0, ms);
+}
+
+/* MARK: - §5.1 The stdio loop ------------------------------------------- */
+
+typedef struct stdio {
+    rcp_server      *s;
+    transport_framer in;
+    rcp_buf          out;       /* queued answers: whole lines (inv. 5) */
+    int              in_fd, out_fd;
+    int              out_dead;  /* stdout closed: the server ends */
+    proto_io         io;        /* lent to the protocol */
+} stdio;
+
+/* All of p[0..n) to out_fd; a closed stdout ends the server (SIGPIPE is
+** ignored). */
+static void write_fd(stdio *t, const char *p, size_t n)
+{
+    while (n && !t->out_dead) {
+        ssize_t k = write(t->out_fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            t->out_dead = 1;
+            break;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+static int input_ready(const stdio *t, int timeout_ms)
+{
+    struct pollfd p;
+    p.fd = t->in_fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    return poll(&p, 1, timeout_ms) > 0;
+}
+
+/* The hook's flush: the queue holds whole lines only, so writing it out
+** leaves the peer with whole lines, and the emptied queue is healthy
+** again (its oom cleared). */
+static void stdio_flush(void *ud)
+{
+    stdio *t = ud;
+    write_fd(t, t->out.data, t->out.len);
+    rcp_buf_clear(&t->out);
+}
+
+/* The hook's write: bytes straight to the peer, after what is queued (so
+** order holds); nothing is allocated. */
+static void stdio_write(void *ud, const char *p, size_t n)
+{
+    stdio_flush(ud);
+    write_fd(ud, p, n);
+}
+
+/* The hook's poll: read what is waiting without blocking -- bounded, so a
+** flood cannot grow the buffer without limit while a request runs --
+** and show the protocol each frame that is now complete (§7.14). */
+static void stdio_poll(void *ud)
+{
+    stdio *t = ud;
+    const char *p;
+    size_t n;
+    while (!t->in.eof
+           && transport_framer_pending(&t->in) < t->in.max_line + IN_CHUNK
+           && input_ready(t, 0))
+        if (transport_framer_read(&t->in, t->in_fd) <= 0)
+            break;
+    while (transport_framer_peek(&t->in, &p, &n))
+        proto_peek(t->s, p, n);
+}
+
+/* The hook's wait: up to ms for input (so a cancel is seen at once), or
+** just sleep once no more can come. */
+static void stdio_wait(void *ud, int ms)
+{
+    stdio *t = ud;
+    if (!t->in.eof)
+        (void)input_ready(t, ms);
+    else
+        transport_sleep(ms);
+}
+
+/* Every complete line to the protocol (§5.1: never one message per
+** read()); an oversized one is answered once with -32013 while its bytes
+** are dropped.  1 once shutdown is answered. */
+static int drain(stdio *t)
+{
+    const char *p;
+    size_t n;
+    while (transport_framer_next(&t->in, &p, &n) != TRANSPORT_NONE) {
+        if (rcp_server_handle(t->s, p, n, &t->out))
+            return 1;
+        if (t->out.len >= FLUSH_AT)
+            stdio_flush(t);
+    }
+    return 0;
+}
+
 /* §5.1 loop: answer every complete line; write when the input runs dry
 ** (so a lone request is answered at once), when the queue is large, or
-** before a gated method starts (invariant 7); on EOF finish what was
-** received, flush and stop (§7.12: EOF = shutdown). */
+** when the protocol asks (invariant 4); on EOF finish what was received,
+** flush and stop (§7.12: EOF = shutdown). */
 int rcp_server_run(rcp_server *s, int in_fd, int out_fd)
 {
+    stdio t;
+    rcp_server_stats *st = proto_stats(s);
     int rc = 0, r;
     signal(SIGPIPE, SIG_IGN);
-    s->in_fd = in_fd;
-    s->out_fd = out_fd;
-    s->sink = &s->outbuf;
-    if (grow_input(s, IN_CHUNK) != 0) {
+    memset(&t, 0, sizeof t);
+    t.s = s;
+    t.in_fd = in_fd;
+    t.out_fd = out_fd;
+    transport_framer_init(&t.in, proto_max_line(s));
+    rcp_buf_init(&t.out);
+    t.io.ud = &t;
+    t.io.poll = stdio_poll;
+    t.io.wait = stdio_wait;
+    t.io.flush = stdio_flush;
+    t.io.write = stdio_write;
+    if (transport_framer_reserve(&t.in, IN_CHUNK) != 0) {
         fputs("rcp: out of memory for the input buffer\n", stderr);
         return -1;
     }
-    for (;;) {
-        drain_lines(s);
-        if (s->closing || s->out_dead)
-            break;
-        if (s->eof) {
-            if (s->in_len > 0 && !s->discarding)
-                line(s, s->in, s->in_len);   /* a last unterminated frame */
-            break;
-        }
-        if (s->outbuf.len && !input_ready(s, 0))
-            flush_output(s);
-        if ((r = read_input(s)) == -2) {
-            drop_unbuffered(s);
+    proto_lend_io(s, &t.io);
+    while (!drain(&t) && !t.out_dead && !t.in.eof) {
+        if (t.out.len && !input_ready(&t, 0))
+            stdio_flush(&t);
+        if ((r = transport_framer_read(&t.in, in_fd)) == -2) {
+            proto_unbuffered(s, transport_framer_drop(&t.in), &t.out);
         } else if (r < 0) {
             fprintf(stderr, "rcp: reading stdin: %s\n", strerror(errno));
             rc = -1;
             break;
         }
     }
-    flush_output(s);
-    s->closing = 1;
+    stdio_flush(&t);
+    proto_lend_io(s, NULL);
+    proto_end(s);
+    st->bytes_read += t.in.bytes_read;
+    st->bytes_searched += t.in.bytes_searched;
+    transport_framer_free(&t.in);
+    rcp_buf_free(&t.out);
     return rc;
 }

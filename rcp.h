@@ -1252,6 +1252,42 @@ int methods_open(const rcp_server_opts *opts, const proto_backend **be,
 /* Monotonic milliseconds. */
 double proto_now_ms(void);
 
+/* MARK: - The transport's seam (rcp.c <- transport.c) ------------------ */
+
+/* The I/O hook (after SQLite's os_unix.c): while it runs, a transport
+** lends the protocol what a request may need of the connection.  poll
+** takes in what has arrived without blocking and shows each frame now
+** complete to proto_peek (§7.14: a cancel is acted on at once); flush
+** writes the lines queued in the frame's out now (before a long handler,
+** after a progress frame: an SSE flush for HTTP); wait blocks up to ms or
+** until input arrives; write puts bytes straight out after the queue (the
+** last resort when out cannot grow).  A NULL member: not available
+** (poll: nothing arrives while a request runs).  Without a hook the
+** server is in-process (rcp_server_handle): out is the caller's. */
+typedef struct proto_io {
+    void  *ud;
+    void (*poll)(void *ud);
+    void (*flush)(void *ud);
+    void (*wait)(void *ud, int ms);
+    void (*write)(void *ud, const char *p, size_t n);
+} proto_io;
+
+/* Lend io (borrowed until taken back with NULL), for the frames the
+** transport hands to rcp_server_handle with its queue as out. */
+void proto_lend_io(rcp_server *s, const proto_io *io);
+/* A frame that arrived while a request runs, before its turn; frame is
+** borrowed for the call. */
+void proto_peek(rcp_server *s, const char *frame, size_t n);
+/* A frame of more than n bytes could not be buffered (no memory) and is
+** being dropped: its -32603 (id null) as a line to out. */
+void proto_unbuffered(rcp_server *s, size_t n, rcp_buf *out);
+/* §5.1 the largest frame, in bytes (rcp_server_opts.max_line). */
+size_t proto_max_line(const rcp_server *s);
+/* The server's counters, for the transport to add its own to. */
+rcp_server_stats *proto_stats(rcp_server *s);
+/* §7.12 EOF: the session is over; nothing more is processed. */
+void proto_end(rcp_server *s);
+
 /* MARK: - What a method body uses of its request (rcp.c) ---------------- */
 
 /* The request's params (always an object), its result writer, and its
@@ -1324,6 +1360,59 @@ int call_still_wanted(rcp_call *c);
 int call_reserve(rcp_call *c, size_t n);
 size_t call_mark(const rcp_call *c);
 const char *call_since(const rcp_call *c, size_t mark, size_t *len);
+
+/* MARK: - Transport internals (transport.c): the one line framer ------- */
+
+/* §5.1 newline-delimited frames out of a byte stream, for the server's
+** stdio loop and the client alike.  Bytes come in by transport_framer_read
+** (one read(2)); transport_framer_next hands out each complete line once,
+** without its '\n' (the tail too, once eof is set).  A line longer than
+** max_line is handed out once as TRANSPORT_OVERSIZED with its length so
+** far and its bytes are dropped up to its '\n', so memory stays bounded.
+** transport_framer_peek shows, once each, the complete lines beyond the
+** last one handed out (a look-ahead for cancels), never an oversized one.
+** Every byte is searched at most once by each (bytes_searched <= 2 x
+** bytes_read).  A line handed out is borrowed: the next call to read or
+** next may move it, so a consumer copies what it keeps. */
+typedef struct transport_framer {
+    char    *buf;
+    size_t   len, cap;
+    size_t   pos;           /* the first byte not yet handed out */
+    size_t   seen;          /* buf[pos, seen) holds no '\n' */
+    size_t   scan;          /* look-ahead: the lines before it were shown */
+    size_t   scan_seen;     /* buf[scan, scan_seen) holds no '\n' */
+    size_t   max_line;
+    int      eof;           /* no more bytes will come */
+    int      discarding;    /* inside an oversized line */
+    uint64_t bytes_read, bytes_searched;
+} transport_framer;
+enum { TRANSPORT_NONE, TRANSPORT_LINE, TRANSPORT_OVERSIZED };
+
+void transport_framer_init(transport_framer *f, size_t max_line);
+void transport_framer_free(transport_framer *f);   /* back to empty */
+/* Room for n more bytes: 0, or -1 out of memory (nothing changed). */
+int  transport_framer_reserve(transport_framer *f, size_t n);
+/* One read(2) of fd into the buffer: 1 bytes came, 0 end of file (eof is
+** set), -1 a read error (errno says which; EAGAIN on a non-blocking fd),
+** -2 no memory to grow the buffer (nothing was read). */
+int  transport_framer_read(transport_framer *f, int fd);
+/* TRANSPORT_LINE or _OVERSIZED with *line, *n (borrowed), or _NONE when
+** no complete line is buffered. */
+int  transport_framer_next(transport_framer *f, const char **line,
+                           size_t *n);
+/* 1 with *line, *n (borrowed) for the next complete line not yet shown,
+** else 0. */
+int  transport_framer_peek(transport_framer *f, const char **line,
+                           size_t *n);
+/* Give up the line being buffered (no memory to hold it): its bytes and
+** the rest of it up to '\n' are dropped.  Returns how many were held. */
+size_t transport_framer_drop(transport_framer *f);
+/* Bytes buffered and not yet handed out. */
+size_t transport_framer_pending(const transport_framer *f);
+/* §5.1: a line of only spaces, tabs and CRs carries no frame. */
+int  transport_blank(const char *p, size_t n);
+/* Sleep ms milliseconds (poll(2) with no descriptor). */
+void transport_sleep(int ms);
 
 /* MARK: - JSON internals (json.c): fast paths and their plain versions - */
 
