@@ -1305,6 +1305,8 @@ int call_offers(const rcp_call *c, int cap);
 ** option for -32005, the printf-style detail always). */
 int call_fail(rcp_call *c, int code, const char *field, const char *option,
               const char *fmt, ...);
+/* call_fail's -32603 "out of memory": what every NULL becomes. */
+int call_oom(rcp_call *c);
 /* §7.7 strict: an option not offered is -32005 naming it, or with strict
 ** 0 a note in usage.notes and 0.  call_note(c, i): the i-th note, NULL
 ** past the last (borrowed). */
