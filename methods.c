@@ -1,0 +1,2732 @@
+/*
+** methods.c -- the built-in backend: the bodies of the gated methods over
+** the engine (model.c) and its store (store.c) -- embed, embed/sparse and
+** embed/multi (§7.3-§7.5), rerank (§7.6), retrieve (§7.7, with §8
+** filters, §10 cursors, packing, citations and the §15.2 screen),
+** index/add and index/delete (§7.10, §7.11, with chunking and
+** idempotency keys) -- and the engine's capability metadata (§6).
+**
+** NOTES ON THE DESIGN
+**
+** The protocol (rcp.c) serves the gated methods through a backend table
+** (proto_backend, rcp.h), after sqlite3_module: what it offers, the §6
+** value of each, one handler per roster row, close.  This file is one
+** such backend; a federating aggregator (§16) would be a second, and no
+** handler here changes.  A handler sees its request only through call_*
+** (params, the result writer, the arenas, the parameter readers,
+** checkpoints, errors) and the engine only through rcp_model_* and
+** rcp_store_*.
+**
+** Invariants:
+**   1. Every param is checked before anything changes: a bad document
+**      writes nothing, and every input is checked before any is embedded.
+**   2. An applied write is acknowledged (§13.1): the room for its answer
+**      is reserved before the first change, what was applied is made
+**      durable even when a later document failed, and once writing starts
+**      a cancel gets the normal result (§7.14 allows it).
+**   3. A client's meta is data, never control (§15.2, §15.4): chunk links
+**      live in the engine, never in meta, so nothing in meta drives a
+**      loop or a span.
+**   4. Results depend only on the index and the request (§7.7.1): a
+**      cursor pages the snapshot it was issued on; recency ages from the
+**      newest candidate, never from the clock.
+*/
+#include "rcp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EMBED_BATCH_LIMIT 1024
+#define RETRIEVE_MAX_K  1000     /* §6.1 retrieve.maxK */
+#define RERANK_MAX      1000     /* §6 rerank.maxCandidates */
+#define RERANK_CHUNK    64       /* passages scored between checkpoints */
+#define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
+#define IDEM_SLOTS      256      /* §7.10 idempotency keys remembered */
+
+/* The built-in backend's state: the engine it serves (borrowed from the
+** server's options) and what the write methods remember between calls. */
+typedef struct builtin {
+    rcp_model       *model;
+    rcp_store       *store;     /* NULL: documents live in memory only */
+    const rcp_field *fields;    /* §8 the filterable fields */
+    size_t           nfields;
+    const char      *trust;     /* §15.2 trust.level, NULL = untrusted */
+    uint64_t         minted;    /* §7.10 ids minted for documents without */
+    struct idem {
+        char    *key;           /* rcp_malloc'd; NULL = free slot */
+        uint64_t fp;            /* fingerprint of the request's documents */
+        char    *result;        /* the serialised result */
+        size_t   keylen, len;
+    } idem[IDEM_SLOTS];
+    size_t           idem_next;
+    size_t           idem_bytes;  /* keys + results remembered */
+    uint64_t         voff;      /* §7.7.1 store version - model version */
+} builtin;
+
+/* MARK: - §6 Capability metadata ---------------------------------------- */
+
+static void write_strings(rcp_jw *w, const char *key,
+                          const char *const *v, size_t n)
+{
+    size_t i;
+    rcp_jw_key(w, key);
+    rcp_jw_arr(w);
+    for (i = 0; i < n; i++)
+        rcp_jw_cstr(w, v[i]);
+    rcp_jw_arr_end(w);
+}
+
+/* §7.3.1 vector encodings and §4.8 modalities this server offers. */
+static const char *const encodings[] = { "json", "f32-base64" };
+static const char *const text_only[] = { "text" };
+
+/* §6 embed: {dimension, identity, batchLimit, normalized, encodings
+** (§7.3.1), modalities (§4.8)}. */
+static void write_embed_cap(rcp_jw *w, const rcp_model *m)
+{
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)rcp_model_dim(m));
+    rcp_jw_key(w, "identity");
+    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_DENSE));
+    rcp_jw_key(w, "batchLimit");
+    rcp_jw_int(w, EMBED_BATCH_LIMIT);
+    rcp_jw_key(w, "normalized");
+    rcp_jw_bool(w, 1);
+    write_strings(w, "encodings", encodings, 2);
+    write_strings(w, "modalities", text_only, 1);
+    rcp_jw_obj_end(w);
+}
+
+/* §6 sparseEmbed {identity, vocabulary}. */
+static void write_sparse_cap(rcp_jw *w, const rcp_model *m)
+{
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "identity");
+    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_SPARSE));
+    rcp_jw_key(w, "vocabulary");
+    rcp_jw_int(w, (int64_t)rcp_model_vocab(m));
+    rcp_jw_obj_end(w);
+}
+
+/* §6 multiVector {dimension, identity, similarity, modalities} and the
+** §7.3.1 encodings, which apply to embed/multi too. */
+static void write_multi_cap(rcp_jw *w, const rcp_model *m)
+{
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)rcp_model_multi_dim(m));
+    rcp_jw_key(w, "identity");
+    rcp_jw_cstr(w, rcp_model_identity(m, RCP_EMBED_MULTI));
+    rcp_jw_key(w, "similarity");
+    rcp_jw_cstr(w, "cosine");
+    write_strings(w, "modalities", text_only, 1);
+    write_strings(w, "encodings", encodings, 2);
+    rcp_jw_obj_end(w);
+}
+
+/* §6 rerank {methods, maxCandidates}. */
+static void write_rerank_cap(rcp_jw *w)
+{
+    static const char *const methods[] = { "cross-encoder", "colbert" };
+    rcp_jw_obj(w);
+    write_strings(w, "methods", methods, 2);
+    rcp_jw_key(w, "maxCandidates");
+    rcp_jw_int(w, RERANK_MAX);
+    rcp_jw_obj_end(w);
+}
+
+/* §7.7.2 the retrieval units this server returns. */
+enum { UNIT_CHUNK, UNIT_PASSAGE, UNIT_DOCUMENT };
+static const char *const unit_names[] = { "chunk", "passage", "document" };
+
+/* §7.7 modes, in RCP_MODE_* order, and hybrid's fusion methods. */
+static const char *const mode_names[] = { "dense", "sparse", "hybrid" };
+static const char *const fusion_names[] = { "rrf", "weighted", "convex" };
+
+/* §6.1 retrieve.  Scores depend on the mode (cosine >= -1, BM25 >= 0,
+** every fusion >= 0), so the scale is "unbounded" and -1 is the floor
+** that holds for all of them.  A model without a dense index (make tiny)
+** offers sparse alone: no fusion, no MMR (§6: presence => supported). */
+static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
+{
+    int dense = rcp_model_has_dense_index(m);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "maxK");
+    rcp_jw_int(w, RETRIEVE_MAX_K);
+    write_strings(w, "modes", dense ? mode_names : mode_names + 1,
+                  dense ? 3 : 1);
+    rcp_jw_key(w, "defaultMode");
+    rcp_jw_cstr(w, dense ? "hybrid" : "sparse");
+    if (dense)
+        write_strings(w, "fusion", fusion_names, 3);
+    write_strings(w, "units", unit_names, 3);
+    rcp_jw_key(w, "mmr");
+    rcp_jw_bool(w, dense);
+    rcp_jw_key(w, "rerankBuiltin");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "confidence");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "tokenBudget");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "deterministic");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "snapshots");
+    rcp_jw_bool(w, 1);
+    rcp_jw_key(w, "scoreScale");
+    rcp_jw_cstr(w, "unbounded");
+    rcp_jw_key(w, "scoreFloor");
+    rcp_jw_double(w, -1.0);
+    rcp_jw_obj_end(w);
+}
+
+/* §8 filter {fields: {name: type}, operators}. */
+static const char *const field_types[] = { "keyword", "text", "int",
+                                           "float", "bool", "date" };
+static const char *const filter_ops[] = { "eq", "ne", "gt", "gte", "lt",
+    "lte", "in", "nin", "contains", "exists" };
+enum { OP_EQ, OP_NE, OP_GT, OP_GTE, OP_LT, OP_LTE, OP_IN, OP_NIN,
+       OP_CONTAINS, OP_EXISTS, NOPS };
+enum { F_AND, F_OR, F_NOT, F_CMP };
+
+int rcp_field_parse(const char *spec, rcp_field *out)
+{
+    const char *colon = strrchr(spec, ':');
+    size_t i;
+    if (!colon || colon == spec)
+        return -1;
+    for (i = 0; i < sizeof field_types / sizeof *field_types; i++)
+        if (strcmp(colon + 1, field_types[i]) == 0) {
+            out->name = spec;
+            out->namelen = (size_t)(colon - spec);
+            out->type = (rcp_field_type)i;
+            return 0;
+        }
+    return -1;
+}
+
+static void write_filter_cap(rcp_jw *w, const builtin *b)
+{
+    size_t i;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "fields");
+    rcp_jw_obj(w);
+    for (i = 0; i < b->nfields; i++) {
+        rcp_jw_keyn(w, b->fields[i].name, b->fields[i].namelen);
+        rcp_jw_cstr(w, field_types[b->fields[i].type]);
+    }
+    rcp_jw_obj_end(w);
+    write_strings(w, "operators", filter_ops, NOPS);
+    rcp_jw_obj_end(w);
+}
+
+/* MARK: - §7.3-§7.5 embed ---------------------------------------------- */
+
+/* §7.7: strict defaults to true. */
+static int get_strict(rcp_call *c, int *strict)
+{
+    return call_bool(c, call_params(c), "strict", 1, strict);
+}
+
+/* kind: "query" | "document" (§7.3-§7.5). */
+static int get_kind(rcp_call *c, int *kind)
+{
+    const rcp_json *v = proto_get(call_params(c), "kind");
+    *kind = RCP_KIND_DOCUMENT;
+    if (!v)
+        return 0;
+    if (rcp_json_streq(v, "query"))
+        *kind = RCP_KIND_QUERY;
+    else if (!rcp_json_streq(v, "document"))
+        return call_fail(c, RCP_INVALID_PARAMS, "kind", NULL,
+                         "kind must be \"query\" or \"document\"");
+    return 0;
+}
+
+/* §4.8: a bare string, or a Content block.  Shape errors are -32602; a
+** well-formed block of a modality we do not serve (only text) is -32005;
+** a text block or a string gives its text. */
+static int content_text(rcp_call *c, const rcp_json *v, const char *field,
+                        const char **text, size_t *len)
+{
+    char f[96];
+    const rcp_json *type, *t, *mime, *data, *uri;
+    if (v->type == RCP_JSON_STRING) {
+        *text = v->s;
+        *len = v->n;
+        return 0;
+    }
+    if (v->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL, "%s must be a "
+                         "string or a Content block (§4.8)", field);
+    type = proto_get(v, "type");
+    snprintf(f, sizeof f, "%s.type", field);
+    if (!type || type->type != RCP_JSON_STRING)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL,
+                         "a Content block needs a string type (§4.8)");
+    data = proto_get(v, "data");
+    uri = proto_get(v, "uri");
+    if (data && uri)
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL, "a Content "
+                         "block carries data or uri, never both (§4.8)");
+    if (rcp_json_streq(type, "text")) {
+        t = proto_get(v, "text");
+        snprintf(f, sizeof f, "%s.%s", field, uri ? "uri" : "text");
+        if (uri)    /* §4.8, §15.5: never silently ignored */
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "this server "
+                             "does not fetch URIs (§4.8, §15.5); send the "
+                             "text inline");
+        if (!t || t->type != RCP_JSON_STRING)
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL,
+                             "a text block needs a string text (§4.8)");
+        *text = t->s;
+        *len = t->n;
+        return 0;
+    }
+    if (!rcp_json_streq(type, "image") && !rcp_json_streq(type, "audio")
+        && !rcp_json_streq(type, "blob"))
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "type must be text, "
+                         "image, audio or blob (§4.8)");
+    mime = proto_get(v, "mimeType");
+    snprintf(f, sizeof f, "%s.mimeType", field);
+    if (!mime || mime->type != RCP_JSON_STRING)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL,
+                         "mimeType is REQUIRED for non-text blocks (§4.8)");
+    if ((!data && !uri) || (data && data->type != RCP_JSON_STRING)
+        || (uri && uri->type != RCP_JSON_STRING))
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL, "a non-text block "
+                         "needs a string data or uri (§4.8)");
+    return call_fail(c, RCP_OPTION_UNSUPPORTED, NULL, "modality", "this server "
+                     "accepts text only; %.*s blocks are not advertised (§4.8)",
+                     (int)type->n, type->s);
+}
+
+enum { ENC_JSON, ENC_B64 };
+
+/* §7.3.1: encoding "json" (always) or "f32-base64"; anything else is
+** -32005 under the strict rule, or falls back to json when strict:false. */
+static int get_encoding(rcp_call *c, int strict, int *enc)
+{
+    *enc = ENC_JSON;
+    return call_enum(c, call_params(c), "encoding", encodings, 2,
+                     strict, enc);
+}
+
+static void write_vector(rcp_call *c, const float *v, size_t d, int enc,
+                         char *b64)
+{
+    rcp_jw *w = call_w(c);
+    size_t i;
+
+    if (enc == ENC_B64) {
+        rcp_jw_str(w, b64, rcp_vec_b64_encode(b64, v, d));
+        return;
+    }
+    rcp_jw_arr(w);
+    for (i = 0; i < d; i++)
+        rcp_jw_float(w, v[i]);
+    rcp_jw_arr_end(w);
+}
+
+/* The texts of an embed-family request: "inputs" or its synonym "texts"
+** (§7.3), each a string or a text Content block, all checked first. */
+static int get_inputs(rcp_call *c, const rcp_json **in, const char **field,
+                      size_t limit)
+{
+    char f[32];
+    const char *text;
+    size_t i, len;
+    int rc;
+    *field = "inputs";
+    if (!(*in = proto_get(call_params(c), "inputs"))
+        && (*in = proto_get(call_params(c), "texts")) != NULL)
+        *field = "texts";
+    if (!*in || (*in)->type != RCP_JSON_ARRAY)
+        return call_fail(c, RCP_INVALID_PARAMS, *field, NULL,
+                         "%s must be an array of strings or Content blocks",
+                         *field);
+    if ((*in)->n > limit)      /* §4.7, §15.5: MUST enforce */
+        return call_fail(c, RCP_INVALID_PARAMS, *field, NULL, "%lu inputs "
+                         "exceed the batchLimit %lu", (unsigned long)(*in)->n,
+                         (unsigned long)limit);
+    for (i = 0; i < (*in)->n; i++) {
+        snprintf(f, sizeof f, "%s[%lu]", *field, (unsigned long)i);
+        if ((rc = content_text(c, &(*in)->kids[i], f, &text, &len)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* §7.3 embed {inputs | texts, kind?, encoding?} -> {vectors, encoding,
+** dimension}.  Every input is checked before any is embedded. */
+static int m_embed(void *ud, rcp_call *c)
+{
+    const rcp_model *m = ((const builtin *)ud)->model;
+    rcp_jw *w = call_w(c);
+    const char *field, *text;
+    const rcp_json *in;
+    size_t d = rcp_model_dim(m), i, len;
+    int kind, strict, enc, rc;
+    char *b64;
+    float *vec;
+    if ((rc = get_inputs(c, &in, &field, EMBED_BATCH_LIMIT))
+        || (rc = get_kind(c, &kind)) || (rc = get_strict(c, &strict))
+        || (rc = get_encoding(c, strict, &enc)))
+        return rc;
+    vec = rcp_arena_alloc(call_arena(c), d * sizeof *vec);
+    b64 = rcp_arena_alloc(call_arena(c), rcp_vec_b64_len(d) + 1);
+    if (!vec || !b64)
+        return call_oom(c);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "vectors");
+    rcp_jw_arr(w);
+    for (i = 0; i < in->n; i++) {
+        content_text(c, &in->kids[i], field, &text, &len);
+        if (rcp_model_embed(m, text, len, kind, vec) != 0)
+            return call_oom(c);
+        write_vector(c, vec, d, enc, b64);
+        if ((rc = call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
+            return call_fail(c, rc, NULL, NULL, "embed stopped");
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_key(w, "encoding");
+    rcp_jw_cstr(w, enc == ENC_B64 ? "f32-base64" : "json");
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)d);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+/* §4.8 query: a string, a text block, or an array of text blocks (their
+** texts joined by a space). */
+static int get_query_text(rcp_call *c, const char **text, size_t *len)
+{
+    const rcp_json *v;
+    size_t i, n = 0, tl;
+    char f[32], *buf;
+    const char *t;
+    int rc;
+    if ((rc = call_need(c, call_params(c), "query", &v)))
+        return rc;
+    if (v->type != RCP_JSON_ARRAY)
+        return content_text(c, v, "query", text, len);
+    for (i = 0; i < v->n; i++) {
+        snprintf(f, sizeof f, "query[%lu]", (unsigned long)i);
+        if (v->kids[i].type != RCP_JSON_OBJECT)
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a "
+                             "Content block", f);
+        if ((rc = content_text(c, &v->kids[i], f, &t, &tl)) != 0)
+            return rc;
+        n += tl + 1;
+    }
+    if (!(buf = rcp_arena_alloc(call_arena(c), n + 1)))
+        return call_oom(c);
+    for (i = 0, n = 0; i < v->n; i++) {
+        content_text(c, &v->kids[i], "query", &t, &tl);
+        memcpy(buf + n, t, tl);
+        n += tl;
+        buf[n++] = ' ';
+    }
+    *text = buf;
+    *len = n ? n - 1 : 0;
+    return 0;
+}
+
+/* §7.4 embed/sparse {texts, kind?} -> {sparse: [{indices, values}]}. */
+static int m_embed_sparse(void *ud, rcp_call *c)
+{
+    const rcp_model *m = ((const builtin *)ud)->model;
+    rcp_jw *w = call_w(c);
+    const rcp_json *in;
+    const char *field, *text;
+    size_t i, j, n, len;
+    uint32_t *idx;
+    float *val;
+    int kind, rc;
+    if ((rc = get_inputs(c, &in, &field, EMBED_BATCH_LIMIT))
+        || (rc = get_kind(c, &kind)))
+        return rc;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "sparse");
+    rcp_jw_arr(w);
+    for (i = 0; i < in->n; i++) {
+        content_text(c, &in->kids[i], field, &text, &len);
+        if (rcp_model_embed_sparse(m, text, len, kind, &idx, &val, &n) != 0)
+            return call_oom(c);
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "indices");
+        rcp_jw_arr(w);
+        for (j = 0; j < n; j++)
+            rcp_jw_int(w, idx[j]);
+        rcp_jw_arr_end(w);
+        rcp_jw_key(w, "values");
+        rcp_jw_arr(w);
+        for (j = 0; j < n; j++)
+            rcp_jw_float(w, val[j]);
+        rcp_jw_arr_end(w);
+        rcp_jw_obj_end(w);
+        rcp_free(idx);
+        rcp_free(val);
+        if ((rc = call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
+            return call_fail(c, rc, NULL, NULL, "embed/sparse stopped");
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+/* §7.5 embed/multi {inputs, kind?, encoding?} -> {matrices, dimension}.
+** Under f32-base64 each row is one blob of dimension x 4 bytes. */
+static int m_embed_multi(void *ud, rcp_call *c)
+{
+    const rcp_model *m = ((const builtin *)ud)->model;
+    rcp_jw *w = call_w(c);
+    const rcp_json *in;
+    const char *field, *text;
+    size_t d = rcp_model_multi_dim(m), i, j, rows, len;
+    float *mat;
+    char *b64;
+    int kind, strict, enc, rc;
+    if ((rc = get_inputs(c, &in, &field, EMBED_BATCH_LIMIT))
+        || (rc = get_kind(c, &kind)) || (rc = get_strict(c, &strict))
+        || (rc = get_encoding(c, strict, &enc)))
+        return rc;
+    if (!(b64 = rcp_arena_alloc(call_arena(c), rcp_vec_b64_len(d) + 1)))
+        return call_oom(c);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "matrices");
+    rcp_jw_arr(w);
+    for (i = 0; i < in->n; i++) {
+        content_text(c, &in->kids[i], field, &text, &len);
+        if (rcp_model_embed_multi(m, text, len, kind, &mat, &rows) != 0)
+            return call_oom(c);
+        rcp_jw_arr(w);
+        for (j = 0; j < rows; j++)
+            write_vector(c, mat + j * d, d, enc, b64);
+        rcp_jw_arr_end(w);
+        rcp_free(mat);
+        if ((rc = call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
+            return call_fail(c, rc, NULL, NULL, "embed/multi stopped");
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_key(w, "encoding");
+    rcp_jw_cstr(w, enc == ENC_B64 ? "f32-base64" : "json");
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)d);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+/* MARK: - §7.6 rerank */
+
+static const char *const rerank_methods[] = { "cross-encoder", "colbert" };
+static const int rerank_ids[] = { RCP_RERANK_CROSS, RCP_RERANK_COLBERT };
+
+/* rerank.method (default cross-encoder) and rerank.model (none offered),
+** for the rerank method and for retrieve's inline rerank. */
+static int get_rerank_method(rcp_call *c, const rcp_json *obj,
+                             const char *prefix, int strict, int *method)
+{
+    char field[32], mfield[32];
+    const rcp_json *model;
+    int i = 0, rc;
+    snprintf(field, sizeof field, "%smethod", prefix);
+    snprintf(mfield, sizeof mfield, "%smodel", prefix);
+    if ((rc = call_enum(c, obj, field, rerank_methods, 2, strict,
+                        &i))
+        || (rc = call_str(c, obj, mfield, &model)))
+        return rc;
+    *method = rerank_ids[i];
+    return model ? call_unsupported(c, strict, mfield, "no rerank models are "
+                                    "advertised") : 0;
+}
+
+/* One passage: a string, a text Content block or, in the legacy
+** documents shape, an object with a string text. */
+static int passage_text(rcp_call *c, const rcp_json *v, const char *field,
+                        int legacy, const char **text, size_t *len)
+{
+    const rcp_json *t = v->type == RCP_JSON_OBJECT ? proto_get(v, "text")
+                                                   : NULL;
+    if (legacy && t && !proto_get(v, "type") && t->type == RCP_JSON_STRING) {
+        *text = t->s;
+        *len = t->n;
+        return 0;
+    }
+    return content_text(c, v, field, text, len);
+}
+
+/* Scores for every passage, a chunk at a time with a checkpoint between
+** (cancel, deadline, progress). */
+static int score_passages(const builtin *b, rcp_call *c, int method,
+                          const char *q, size_t ql, const char **texts,
+                          const size_t *lens, size_t n, double *scores)
+{
+    size_t i, k;
+    int rc;
+    for (i = 0; i < n; i += k) {
+        k = n - i < RERANK_CHUNK ? n - i : RERANK_CHUNK;
+        if (rcp_model_rerank(b->model, method, q, ql, texts + i,
+                             lens + i, k, scores + i) != 0)
+            return call_oom(c);
+        if ((rc = call_checkpoint(c, (double)(i + k) / n, "rerank")))
+            return call_fail(c, rc, NULL, NULL, "rerank stopped");
+    }
+    return 0;
+}
+
+/* A score and the position it came from, for deterministic sorts. */
+typedef struct ranked {
+    double score;
+    size_t pos;
+} ranked;
+
+/* Best first; ties by the lower position (§7.7.1 determinism). */
+static int by_rank(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* order[0..n) = the positions of sc sorted best first. */
+static int rank_order(rcp_arena *a, const double *sc, size_t n, size_t *order)
+{
+    ranked *r = rcp_arena_alloc(a, (n + 1) * sizeof *r);
+    size_t i;
+    if (!r)
+        return -1;
+    for (i = 0; i < n; i++) {
+        r[i].score = sc[i];
+        r[i].pos = i;
+    }
+    qsort(r, n, sizeof *r, by_rank);
+    for (i = 0; i < n; i++)
+        order[i] = r[i].pos;
+    return 0;
+}
+
+static void write_rerank_result(rcp_call *c, int legacy, const double *sc,
+                                const size_t *order, size_t n, size_t top)
+{
+    rcp_jw *w = call_w(c);
+    size_t i;
+    rcp_jw_obj(w);
+    if (legacy) {   /* spec/README.md: {results: [{index, score}]} */
+        rcp_jw_key(w, "results");
+        rcp_jw_arr(w);
+        for (i = 0; i < top; i++) {
+            rcp_jw_obj(w);
+            rcp_jw_key(w, "index");
+            rcp_jw_int(w, (int64_t)order[i]);
+            rcp_jw_key(w, "score");
+            rcp_jw_double(w, sc[order[i]]);
+            rcp_jw_obj_end(w);
+        }
+        rcp_jw_arr_end(w);
+    } else {        /* §7.6: scores[i] for passages[i]; order best first */
+        rcp_jw_key(w, "scores");
+        rcp_jw_arr(w);
+        for (i = 0; i < n; i++)
+            rcp_jw_double(w, sc[i]);
+        rcp_jw_arr_end(w);
+        rcp_jw_key(w, "order");
+        rcp_jw_arr(w);
+        for (i = 0; i < top; i++)
+            rcp_jw_int(w, (int64_t)order[i]);
+        rcp_jw_arr_end(w);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* §7.6 rerank {query, passages, method?, topN?} -> {scores, order}, and
+** the legacy {query, documents, topN} -> {results} shape. */
+static int m_rerank(void *ud, rcp_call *c)
+{
+    const rcp_json *ps = proto_get(call_params(c), "passages");
+    const char *field = "passages", *q, **texts;
+    size_t ql, i, *order, *lens;
+    int legacy = 0, method, strict, rc;
+    int64_t top;
+    double *sc;
+    char f[40];
+    if (!ps && (ps = proto_get(call_params(c), "documents")) != NULL) {
+        field = "documents";
+        legacy = 1;
+    }
+    if ((rc = get_query_text(c, &q, &ql)))
+        return rc;
+    if (!ps || ps->type != RCP_JSON_ARRAY)
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL,
+                         "%s must be an array of strings", field);
+    if (ps->n > RERANK_MAX)    /* §4.7, §15.5: maxCandidates */
+        return call_fail(c, RCP_INVALID_PARAMS, field, NULL, "%lu passages "
+                         "exceed rerank.maxCandidates %d",
+                         (unsigned long)ps->n, RERANK_MAX);
+    texts = rcp_arena_alloc(call_arena(c), (ps->n + 1) * sizeof *texts);
+    lens = rcp_arena_alloc(call_arena(c), (ps->n + 1) * sizeof *lens);
+    order = rcp_arena_alloc(call_arena(c), (ps->n + 1) * sizeof *order);
+    sc = rcp_arena_alloc(call_arena(c), (ps->n + 1) * sizeof *sc);
+    if (!texts || !lens || !order || !sc)
+        return call_oom(c);
+    for (i = 0; i < ps->n; i++) {
+        snprintf(f, sizeof f, "%s[%lu]", field, (unsigned long)i);
+        if ((rc = passage_text(c, &ps->kids[i], f, legacy, &texts[i],
+                               &lens[i])))
+            return rc;
+    }
+    if ((rc = get_strict(c, &strict))
+        || (rc = get_rerank_method(c, call_params(c), "", strict, &method))
+        || (rc = call_int(c, call_params(c), "topN", 1,
+                          (int64_t)RCP_INT53_MAX, (int64_t)ps->n, &top))
+        || (rc = score_passages(ud, c, method, q, ql, texts, lens, ps->n,
+                                sc)))
+
+        return rc;
+    if (rank_order(call_arena(c), sc, ps->n, order) != 0)
+        return call_oom(c);
+    write_rerank_result(c, legacy, sc, order, ps->n,
+                        (size_t)top < ps->n ? (size_t)top : ps->n);
+    return 0;
+}
+
+/* MARK: - §7.10, §7.11 index/add and index/delete */
+
+/* The most an index/add result {ids, chunks} for docs can take: an id is
+** written at most 6 bytes per byte (\u escapes), a minted one in 32. */
+static size_t add_answer_bytes(const rcp_json *docs)
+{
+    size_t i, n = 64;
+    for (i = 0; i < docs->n; i++) {
+        const rcp_json *id = rcp_json_get(&docs->kids[i], "id");
+        n += id && id->type == RCP_JSON_STRING ? 6 * id->n + 3 : 32;
+    }
+    return n;
+}
+
+/* §7.7.1 the index version: the store's when documents are durable (it
+** survives restarts), else the model's.  The two move together once the
+** server runs, so the store's is the model's plus a fixed offset (taken
+** at start-up), and a pinned version maps back to the model's. */
+static uint64_t index_version(const builtin *b)
+{
+    return rcp_model_version(b->model) + b->voff;
+}
+
+/* §7.10, §13.1: an acknowledged write is on disk before its response is
+** written.  A failed fsync leaves the store refusing writes until it is
+** reopened, so the error is BackendUnavailable. */
+static int commit_write(const builtin *b, rcp_call *c)
+{
+    if (!b->store || rcp_store_commit(b->store) == 0)
+        return 0;
+    return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "the write could "
+                     "not be made durable: %s", rcp_store_error(b->store));
+}
+
+static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211u;
+    return h;
+}
+
+/* The write's identity for §7.10 idempotency keys: documents + flags.
+** A tree hash allocates nothing, so it cannot silently come out wrong. */
+static uint64_t add_fingerprint(rcp_call *c)
+{
+    static const char *const keys[] = { "documents", "chunk", "contextual" };
+    uint64_t h = 14695981039346656037u;
+    size_t i;
+    for (i = 0; i < 3; i++)
+        h = fnv1a(rcp_json_hash(h, proto_get(call_params(c), keys[i])), "|", 1);
+    return h;
+}
+
+static struct idem *idem_find(builtin *b, const rcp_json *key)
+{
+    size_t i;
+    for (i = 0; i < IDEM_SLOTS; i++)
+        if (b->idem[i].key && b->idem[i].keylen == key->n
+            && memcmp(b->idem[i].key, key->s, key->n) == 0)
+            return &b->idem[i];
+    return NULL;
+}
+
+static void idem_forget(builtin *b, struct idem *e)
+{
+    if (e->key)
+        b->idem_bytes -= e->keylen + e->len;
+    rcp_free(e->key);
+    rcp_free(e->result);
+    e->key = e->result = NULL;
+    e->keylen = e->len = 0;
+}
+
+/* Remember the result of a keyed write: at most IDEM_SLOTS of them in
+** RCP_IDEM_BYTES, the oldest forgotten first (§7.10 asks a SHOULD of a
+** server that recognises keys, not unbounded memory). */
+static void idem_store(builtin *b, const rcp_json *key, uint64_t fp,
+                       const char *result, size_t len)
+{
+    size_t need = key->n + len, i;
+    struct idem *e;
+    if (need > RCP_IDEM_BYTES)
+        return;
+    for (i = 0; i < IDEM_SLOTS && b->idem_bytes + need > RCP_IDEM_BYTES; i++)
+        idem_forget(b, &b->idem[(b->idem_next + i) % IDEM_SLOTS]);
+    e = &b->idem[b->idem_next++ % IDEM_SLOTS];
+    idem_forget(b, e);
+    e->key = rcp_malloc(key->n + 1);
+    e->result = rcp_malloc(len + 1);
+    if (!e->key || !e->result) {
+        rcp_free(e->key);
+        rcp_free(e->result);
+        e->key = e->result = NULL;
+        return;
+    }
+    memcpy(e->key, key->s, key->n);
+    memcpy(e->result, result, len);
+    e->keylen = key->n;
+    e->len = len;
+    e->fp = fp;
+    b->idem_bytes += need;
+}
+
+/* The bytes meta takes as stored (its compact serialisation). */
+static int meta_bytes(const rcp_json *meta, size_t *n)
+{
+    rcp_buf b;
+    rcp_jw w;
+    int oom;
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    rcp_jw_value(&w, meta);
+    *n = b.len;
+    oom = b.oom;
+    rcp_buf_free(&b);
+    return oom ? -1 : 0;
+}
+
+/* Check one document {id?: string, text: string, meta?: object}, each
+** within its cap: what is kept in memory and on disk is bounded. */
+static int check_document(rcp_call *c, const rcp_json *d, size_t i)
+{
+    char f[64];
+    const rcp_json *v;
+    size_t n;
+    snprintf(f, sizeof f, "documents[%lu]", (unsigned long)i);
+    if (d->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
+                         f);
+    snprintf(f, sizeof f, "documents[%lu].id", (unsigned long)i);
+    if ((v = proto_get(d, "id")) && v->type != RCP_JSON_STRING)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string",
+                         f);
+    if (v && v->n > RCP_MAX_ID_BYTES)
+        return call_too_big(c, f, v->n, RCP_MAX_ID_BYTES);
+    snprintf(f, sizeof f, "documents[%lu].text", (unsigned long)i);
+    if (!(v = proto_get(d, "text")) || v->type != RCP_JSON_STRING)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a string",
+                         f);
+    if (v->n > RCP_MAX_TEXT_BYTES)
+        return call_too_big(c, f, v->n, RCP_MAX_TEXT_BYTES);
+    snprintf(f, sizeof f, "documents[%lu].meta", (unsigned long)i);
+    if ((v = proto_get(d, "meta")) && v->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an object",
+                         f);
+    if (v && meta_bytes(v, &n) != 0)
+        return call_oom(c);
+    if (v && n > RCP_MAX_META_BYTES)
+        return call_too_big(c, f, n, RCP_MAX_META_BYTES);
+    return 0;
+}
+
+/* A fresh id no live document has: "rcp-<n>". */
+static size_t mint_id(builtin *b, char *out, size_t cap)
+{
+    size_t n;
+    do
+        n = (size_t)snprintf(out, cap, "rcp-%llu",
+                             (unsigned long long)++b->minted);
+    while (rcp_model_find(b->model, out, n) >= 0);
+    return n;
+}
+
+/* Upsert into the store when there is one, else into the model; ck is a
+** chunk's link to its document (§7.10), NULL for a whole document. */
+static int put_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
+                   const char *text, size_t n, const char *meta, size_t mn,
+                   const rcp_model_chunkref *ck)
+{
+    rcp_store *st = b->store;
+    if (st ? rcp_store_add_chunk(st, id, idn, text, n, meta, mn, ck)
+        : rcp_model_add_chunk(b->model, id, idn, text, n, meta,
+                              mn, ck))
+        return call_fail(c, st ? RCP_BACKEND_UNAVAILABLE : RCP_INTERNAL_ERROR,
+                         NULL, NULL, "adding a document: %s",
+                         st ? rcp_store_error(st) : "out of memory");
+    return 0;
+}
+
+/* Delete through the store when there is one; *removed 1 when it was. */
+static int del_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
+                   int *removed)
+{
+    rcp_store *st = b->store;
+    if (!st) {
+        *removed = rcp_model_delete(b->model, id, idn) == 1;
+        return 0;
+    }
+    if (rcp_store_delete(st, id, idn, removed) != 0)
+        return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "deleting: %s",
+                         rcp_store_error(st));
+    return 0;
+}
+
+/* §7.10 server-side chunks are documents "<id>#<i>" that the engine links
+** to their document (rcp_model_chunkref: document, index, byte span).  The
+** link is never kept in meta, so a client's meta -- an "x-rcp-chunk" key
+** included -- is data, stored and returned verbatim (§15.2, §15.4), and
+** every walk over a document's chunks visits only chunks that exist. */
+#define CHUNK_TOKENS  128
+#define CHUNK_OVERLAP 16
+#define CHUNK_ID_MAX  (RCP_MAX_ID_BYTES + 24)     /* "<id>#<index>" */
+
+static size_t chunk_id(char *out, size_t cap, const char *id, size_t idn,
+                       size_t i)
+{
+    return (size_t)snprintf(out, cap, "%.*s#%lu", (int)idn, id,
+                            (unsigned long)i);
+}
+
+/* The ids of a document's live chunks numbered `from` on, copied into
+** the request arena: the deletes come after the walk (a delete may
+** renumber documents, so none may run inside it). */
+typedef struct chunk_ids {
+    rcp_arena   *arena;
+    uint32_t     from;
+    const char **id;
+    size_t      *len, n, cap;
+} chunk_ids;
+
+static int collect_chunk(void *ud, uint32_t docno, const rcp_model_docview *d)
+{
+    chunk_ids *k = ud;
+    char *id;
+    (void)docno;
+    if (d->chunk.index < k->from)
+        return 0;
+    if (k->n == k->cap) {
+        size_t cap = k->cap * 2 + 16;
+        const char **ids = rcp_arena_alloc(k->arena, cap * sizeof *ids);
+        size_t *lens = rcp_arena_alloc(k->arena, cap * sizeof *lens);
+        if (!ids || !lens)
+            return -1;
+        if (k->n) {
+            memcpy(ids, k->id, k->n * sizeof *ids);
+            memcpy(lens, k->len, k->n * sizeof *lens);
+        }
+        k->id = ids;
+        k->len = lens;
+        k->cap = cap;
+    }
+    if (!(id = rcp_arena_alloc(k->arena, d->idlen + 1)))
+        return -1;
+    memcpy(id, d->id, d->idlen);
+    k->id[k->n] = id;
+    k->len[k->n++] = d->idlen;
+    return 0;
+}
+
+/* Remove the live chunks of document id numbered from on. */
+static int drop_chunks(builtin *b, rcp_call *c, const char *id, size_t idn,
+                       uint32_t from, int *any)
+{
+    const rcp_model *m = b->model;
+    chunk_ids k;
+    size_t i;
+    int rc, removed;
+    memset(&k, 0, sizeof k);
+    k.arena = call_arena(c);
+    k.from = from;
+    if (rcp_model_chunks(m, id, idn, rcp_model_version(m), collect_chunk,
+                         &k) != 0)
+        return call_oom(c);
+    for (i = 0; i < k.n; i++) {
+        if ((rc = del_doc(b, c, k.id[i], k.len[i], &removed)) != 0)
+            return rc;
+        *any |= removed;
+    }
+    return 0;
+}
+
+/* §7.10 chunk:true: the text as chunks "<id>#0".."<id>#n-1", each with
+** the document's meta, upserted in order (identical chunks change
+** nothing, so a repeat is observationally identical), then any stale
+** chunks and a whole-document copy removed. */
+static int add_chunks(builtin *b, rcp_call *c, const char *id, size_t idn,
+                      const rcp_json *text, const char *meta, size_t mn,
+                      size_t *count)
+{
+    rcp_span *sp = NULL;
+    rcp_model_chunkref ck;
+    size_t n = 0, i, cn;
+    char cid[CHUNK_ID_MAX];
+    int rc = 0, removed = 0;
+    if (rcp_text_chunk(text->s, text->n, CHUNK_TOKENS, CHUNK_OVERLAP, &sp,
+                       &n) != 0)
+        return call_oom(c);
+    ck.of = id;
+    ck.oflen = idn;
+    for (i = 0; i < n && rc == 0; i++) {
+        ck.index = (uint32_t)i;
+        ck.start = sp[i].start;
+        ck.end = sp[i].end;
+        cn = chunk_id(cid, sizeof cid, id, idn, i);
+        rc = put_doc(b, c, cid, cn, text->s + sp[i].start,
+                     sp[i].end - sp[i].start, meta, mn, &ck);
+    }
+    rcp_free(sp);
+    *count += n;
+    if (rc == 0 && (rc = drop_chunks(b, c, id, idn, (uint32_t)n,
+                                     &removed)) == 0
+        && rcp_model_find(b->model, id, idn) >= 0)
+        rc = del_doc(b, c, id, idn, &removed);
+    return rc;
+}
+
+/* Upsert one checked document (as chunks when asked); writes its id. */
+static int add_document(builtin *b, rcp_call *c, const rcp_json *d,
+                        int chunk, size_t *count)
+{
+    const rcp_json *id = proto_get(d, "id"), *text = proto_get(d, "text");
+    const rcp_json *meta = proto_get(d, "meta");
+    char minted[32];
+    const char *ids = id ? id->s : minted;
+    size_t idn = id ? id->n : mint_id(b, minted, sizeof minted);
+    rcp_buf mb;
+    rcp_jw mw;
+    int rc, any = 0;
+    rcp_buf_init(&mb);
+    if (meta) {
+        rcp_jw_init(&mw, &mb);
+        rcp_jw_value(&mw, meta);
+    }
+    if (mb.oom)
+        rc = call_oom(c);
+    else if (chunk)
+        rc = add_chunks(b, c, ids, idn, text, mb.data, mb.len, count);
+    else if ((rc = put_doc(b, c, ids, idn, text->s, text->n, mb.data,
+                           mb.len, NULL)) == 0)  /* and its old chunks go */
+        rc = drop_chunks(b, c, ids, idn, 0, &any);
+    rcp_buf_free(&mb);
+    if (rc == 0)
+        rcp_jw_str(call_w(c), ids, idn);
+    return rc;
+}
+
+/* §7.10 index/add {documents, chunk?, contextual?} -> {ids}.  Every
+** document is checked before any is written, so a bad one writes nothing.
+** Once writing starts the request runs to completion: a cancel then gets
+** the normal result (§7.14 allows it), never a half-applied write. */
+static int m_index_add(void *ud, rcp_call *c)
+{
+    builtin *b = ud;
+    rcp_jw *w = call_w(c);
+    const rcp_json *docs = proto_get(call_params(c), "documents"), *key = NULL;
+    const rcp_json *meta = proto_get(call_params(c), "_meta");
+    int strict, rc, chunk, ctx;
+    uint64_t fp = 0;
+    size_t i, start, chunks = 0, len;
+    const char *result;
+    struct idem *e;
+    if (!docs || docs->type != RCP_JSON_ARRAY)
+        return call_fail(c, RCP_INVALID_PARAMS, "documents", NULL,
+                         "documents must be an array of {id?, text, meta?}");
+    if (docs->n > INDEX_BATCH_LIMIT)
+        return call_fail(c, RCP_INVALID_PARAMS, "documents", NULL, "%lu "
+                         "documents exceed the limit of %d per call",
+                         (unsigned long)docs->n, INDEX_BATCH_LIMIT);
+    for (i = 0; i < docs->n; i++)
+        if ((rc = check_document(c, &docs->kids[i], i)) != 0)
+            return rc;
+    if ((rc = get_strict(c, &strict))
+        || (rc = call_bool(c, call_params(c), "chunk", 0, &chunk))
+        || (rc = call_bool(c, call_params(c), "contextual", 0, &ctx)))
+        return rc;
+    if (ctx && (rc = call_unsupported(c, strict, "contextual", "contextual "
+                                      "chunks are not advertised")))
+        return rc;
+    if (meta && (rc = call_str(c, meta, "_meta.idempotencyKey", &key)))
+        return rc;
+    if (key && key->n > RCP_MAX_IDEM_KEY_BYTES)
+        return call_too_big(c, "_meta.idempotencyKey", key->n,
+                            RCP_MAX_IDEM_KEY_BYTES);
+    if (key) {
+        fp = add_fingerprint(c);
+        if ((e = idem_find(b, key)) != NULL) {
+            if (e->fp != fp)
+                return call_fail(c, RCP_CONFLICT, NULL, NULL, "idempotencyKey "
+                                 "was used for a different write (§7.10)");
+            rcp_jw_raw(w, e->result, e->len);
+            return 0;
+        }
+    }
+    if ((rc = call_reserve(c, add_answer_bytes(docs))) != 0)
+        return rc;
+    start = call_mark(c);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "ids");
+    rcp_jw_arr(w);
+    for (i = 0, rc = 0; i < docs->n && rc == 0; i++) {
+        rc = add_document(b, c, &docs->kids[i], chunk, &chunks);
+        (void)call_checkpoint(c, (double)(i + 1) / docs->n, "index");
+    }
+    /* what was applied is made durable even when a later document failed,
+    ** so memory and disk never disagree */
+    if (commit_write(b, c) != 0 || rc != 0)
+        return rc ? rc : RCP_BACKEND_UNAVAILABLE;
+    rcp_jw_arr_end(w);
+    if (chunk) {
+        rcp_jw_key(w, "chunks");
+        rcp_jw_int(w, (int64_t)chunks);
+    }
+    rcp_jw_obj_end(w);
+    if (key && (result = call_since(c, start, &len)) != NULL)
+        idem_store(b, key, fp, result, len);
+    return 0;
+}
+
+/* §7.11 index/delete {ids} -> {deleted}: idempotent; deleted counts only
+** documents this call removed. */
+static int m_index_delete(void *ud, rcp_call *c)
+{
+    builtin *b = ud;
+
+    const rcp_json *ids = proto_get(call_params(c), "ids");
+    size_t i;
+    int64_t deleted = 0;
+    char f[32];
+    int rc;
+    if (!ids || ids->type != RCP_JSON_ARRAY)
+        return call_fail(c, RCP_INVALID_PARAMS, "ids", NULL,
+                         "ids must be an array of strings");
+    if (ids->n > INDEX_BATCH_LIMIT)
+        return call_fail(c, RCP_INVALID_PARAMS, "ids", NULL, "%lu ids exceed "
+                         "the limit of %d per call", (unsigned long)ids->n,
+                         INDEX_BATCH_LIMIT);
+    for (i = 0; i < ids->n; i++) {
+        snprintf(f, sizeof f, "ids[%lu]", (unsigned long)i);
+        if (ids->kids[i].type != RCP_JSON_STRING)
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL,
+                             "%s must be a string", f);
+        /* longer than any id index/add takes: not an id (§12 -32602) */
+        if (ids->kids[i].n > RCP_MAX_ID_BYTES)
+            return call_too_big(c, f, ids->kids[i].n, RCP_MAX_ID_BYTES);
+    }
+    for (i = 0, rc = 0; i < ids->n && rc == 0; i++) {
+        int whole = 0, parts = 0;
+        const rcp_json *id = &ids->kids[i];
+        if ((rc = del_doc(b, c, id->s, id->n, &whole)) == 0)
+            rc = drop_chunks(b, c, id->s, id->n, 0, &parts);
+        deleted += whole || parts;    /* a chunked document counts once */
+    }
+    if (commit_write(b, c) != 0 || rc != 0)
+        return rc ? rc : RCP_BACKEND_UNAVAILABLE;
+    rcp_jw_obj(call_w(c));
+    rcp_jw_key(call_w(c), "deleted");
+    rcp_jw_int(call_w(c), deleted);
+    rcp_jw_obj_end(call_w(c));
+
+    return 0;
+}
+
+/* MARK: - §8 Metadata filtering (used by §7.7 retrieve) */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    int64_t era, yoe, doy, doe;
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* Read exactly n digits at *p. */
+static int digits(const char **p, const char *end, int n, int *out)
+{
+    int v = 0;
+    while (n--) {
+        if (*p >= end || **p < '0' || **p > '9')
+            return -1;
+        v = v * 10 + (*(*p)++ - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* §4.6 RFC 3339 date-time ("2017-06-12T00:00:00Z", offsets, fractions)
+** or a full-date ("2017-06-12", midnight UTC) into epoch milliseconds. */
+static int parse_rfc3339(const char *p, size_t n, int64_t *ms)
+{
+    static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30,
+                                 31 };
+    const char *e = p + n;
+    int y, mo, d, h = 0, mi = 0, sec = 0, oh = 0, om = 0, sign = 0;
+    double frac = 0, scale = 0.1;
+    if (digits(&p, e, 4, &y) || p >= e || *p++ != '-' || digits(&p, e, 2, &mo)
+        || p >= e || *p++ != '-' || digits(&p, e, 2, &d) || mo < 1
+        || mo > 12 || d < 1 || d > mdays[mo - 1]
+        || (mo == 2 && d == 29 && (y % 4 || (y % 100 == 0 && y % 400))))
+        return -1;
+    if (p < e) {
+        if ((*p != 'T' && *p != 't' && *p != ' ') || (++p, digits(&p, e, 2,
+            &h)) || p >= e || *p++ != ':' || digits(&p, e, 2, &mi)
+            || p >= e || *p++ != ':' || digits(&p, e, 2, &sec) || h > 23
+            || mi > 59 || sec > 60)
+            return -1;
+        if (p < e && *p == '.') {
+            if (++p >= e || *p < '0' || *p > '9')
+                return -1;
+            for (; p < e && *p >= '0' && *p <= '9'; p++, scale /= 10)
+                frac += (*p - '0') * scale;
+        }
+        if (p < e && (*p == 'Z' || *p == 'z'))
+            p++;
+        else if (p < e && (*p == '+' || *p == '-')) {
+            sign = *p++ == '-' ? -1 : 1;
+            if (digits(&p, e, 2, &oh) || p >= e || *p++ != ':'
+                || digits(&p, e, 2, &om) || oh > 23 || om > 59)
+                return -1;
+        } else {
+            return -1;
+        }
+    }
+    if (p != e)
+        return -1;
+    *ms = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec
+            - sign * (oh * 3600 + om * 60)) * 1000) + (int64_t)(frac * 1000);
+    return 0;
+}
+
+/* A date value: an RFC 3339 string or an integer of epoch ms (§4.6). */
+static int date_ms(const rcp_json *v, int64_t *ms)
+{
+    if (v->type == RCP_JSON_STRING)
+        return parse_rfc3339(v->s, v->n, ms);
+    return rcp_json_int(v, ms) ? 0 : -1;
+}
+
+/* §8 table: is v's JSON type compatible with the field's type?  JSON has
+** one number type, so int and float fields both take any number (an int
+** field simply never equals 2.5). */
+static int value_fits(const rcp_field *f, const rcp_json *v)
+{
+    int64_t x;
+    switch (f->type) {
+    case RCP_FIELD_KEYWORD:
+    case RCP_FIELD_TEXT:
+        return v->type == RCP_JSON_STRING;
+    case RCP_FIELD_INT:
+    case RCP_FIELD_FLOAT:
+        return v->type == RCP_JSON_NUMBER;
+    case RCP_FIELD_BOOL:
+        return v->type == RCP_JSON_TRUE || v->type == RCP_JSON_FALSE;
+    case RCP_FIELD_DATE:
+        return date_ms(v, &x) == 0;
+    }
+    return 0;
+}
+
+typedef struct fnode {
+    int             kind, op;
+    const rcp_field *field;
+    const rcp_json  *value;
+    struct fnode    *kids;
+    size_t           n;
+    /* prepared once per request, so a document costs what its own value
+    ** costs, not the product of two client-sized lists */
+    struct fval     *set;       /* in/nin: the values, sorted */
+    size_t           nset;
+    uint32_t        *kmp;       /* contains on text: the needle's borders */
+} fnode;
+
+/* A value of an in/nin list with its field (the sort's context). */
+typedef struct fval {
+    const rcp_field *f;
+    const rcp_json  *v;
+} fval;
+
+static const rcp_field *find_field(const builtin *b, const rcp_json *name)
+{
+    size_t i;
+    for (i = 0; i < b->nfields; i++)
+        if (b->fields[i].namelen == name->n
+            && memcmp(b->fields[i].name, name->s, name->n) == 0)
+            return &b->fields[i];
+    return NULL;
+}
+
+/* §8 value shapes per operator; -32602 naming "filter.<field>". */
+static int check_value(rcp_call *c, fnode *n, const char *f)
+{
+    const rcp_json *v = n->value;
+    size_t i;
+    int ordered = n->op >= OP_GT && n->op <= OP_LTE;
+    if (n->op == OP_EXISTS)
+        return v && (v->type == RCP_JSON_TRUE || v->type == RCP_JSON_FALSE)
+            ? 0 : call_fail(c, RCP_INVALID_PARAMS, f, NULL, "exists takes true "
+                            "or false (§8)");
+    if (ordered && n->field->type != RCP_FIELD_INT
+        && n->field->type != RCP_FIELD_FLOAT
+        && n->field->type != RCP_FIELD_DATE)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s applies to int, "
+                         "float and date fields only (§8)", filter_ops[n->op]);
+    if (!v)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s needs a value "
+                         "(§8)", filter_ops[n->op]);
+    if (n->op == OP_IN || n->op == OP_NIN) {
+        if (v->type != RCP_JSON_ARRAY)
+            return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s takes an "
+                             "array of scalars (§8)", filter_ops[n->op]);
+        for (i = 0; i < v->n; i++)
+            if (!value_fits(n->field, &v->kids[i]))
+                return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "a value "
+                                 "does not fit the field's type %s (§8)",
+                                 field_types[n->field->type]);
+        return 0;
+    }
+    if (value_fits(n->field, v))
+        return 0;
+    return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "the value does not fit "
+                     "the field's type %s (§8)", field_types[n->field->type]);
+}
+
+static int compile_filter(const builtin *b, rcp_call *c, const rcp_json *v,
+                          fnode *out, unsigned depth);
+static int prepare_leaf(rcp_call *c, fnode *n);
+
+/* {"and": [...]} / {"or": [...]}: nest arbitrarily; empty is -32602. */
+static int compile_list(const builtin *b, rcp_call *c, const rcp_json *list,
+                        fnode *out, unsigned depth)
+{
+    size_t i;
+    int rc;
+    if (list->type != RCP_JSON_ARRAY || list->n == 0)
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "and/or take a "
+                         "non-empty array of clauses (§8)");
+    out->n = list->n;
+    out->kids = rcp_arena_alloc(call_arena(c), list->n * sizeof *out->kids);
+    if (!out->kids)
+        return call_oom(c);
+    for (i = 0; i < list->n; i++)
+        if ((rc = compile_filter(b, c, &list->kids[i], &out->kids[i],
+                                 depth + 1)) != 0)
+            return rc;
+    return 0;
+}
+
+/* A leaf {field, op, value}: §8 and §15.4 -- names are checked against
+** the advertised set, never used to reach anything else. */
+static int compile_leaf(const builtin *b, rcp_call *c, const rcp_json *v,
+                        fnode *out)
+{
+    const rcp_json *name = proto_get(v, "field"), *op = proto_get(v, "op");
+    char f[96];
+    int i;
+    if (!name || name->type != RCP_JSON_STRING || !op
+        || op->type != RCP_JSON_STRING)
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a clause is "
+                         "{field, op, value} or and/or/not (§8)");
+    snprintf(f, sizeof f, "filter.%.*s", (int)(name->n > 80 ? 80 : name->n),
+             name->s);
+    if (!(out->field = find_field(b, name)))
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "field is not in the "
+                         "advertised filter.fields (§8)");
+    if ((i = proto_pick(op, filter_ops, NOPS)) < 0)
+        return call_fail(c, RCP_OPTION_UNSUPPORTED, NULL, "filter.op",
+                         "operator '%.*s' is not in filter.operators (§8)",
+                         (int)(op->n > 16 ? 16 : op->n), op->s);
+    out->kind = F_CMP;
+    out->op = i;
+    out->value = proto_get(v, "value");
+    if ((i = check_value(c, out, f)) != 0)
+        return i;
+    return prepare_leaf(c, out);
+}
+
+static int compile_filter(const builtin *b, rcp_call *c, const rcp_json *v,
+                          fnode *out, unsigned depth)
+{
+    const rcp_json *and_ = proto_get(v, "and"), *or_ = proto_get(v, "or");
+    const rcp_json *not_ = proto_get(v, "not");
+    int forms;
+    memset(out, 0, sizeof *out);
+    if (v->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a filter "
+                         "clause must be an object (§8)");
+    forms = !!and_ + !!or_ + !!not_ + !!proto_get(v, "field");
+    if (forms != 1)
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a clause is "
+                         "exactly one of and, or, not, or {field, op, value} "
+                         "(§8)");
+    if (and_ || or_) {
+        out->kind = and_ ? F_AND : F_OR;
+        return compile_list(b, c, and_ ? and_ : or_, out, depth);
+    }
+    if (not_) {
+        out->kind = F_NOT;
+        out->n = 1;
+        if (!(out->kids = rcp_arena_alloc(call_arena(c), sizeof *out->kids)))
+            return call_oom(c);
+        return compile_filter(b, c, not_, out->kids, depth + 1);
+    }
+    return compile_leaf(b, c, v, out);
+}
+
+/* Compare a document value with a filter value of the field's type:
+** <0, 0, >0, or 2 when they cannot be compared. */
+static int compare(const rcp_field *f, const rcp_json *dv, const rcp_json *fv)
+{
+    int64_t a, b;
+    double x, y;
+    size_t n;
+    int r;
+    switch (f->type) {
+    case RCP_FIELD_KEYWORD:
+    case RCP_FIELD_TEXT:
+        if (dv->type != RCP_JSON_STRING)
+            return 2;
+        n = dv->n < fv->n ? dv->n : fv->n;
+        r = memcmp(dv->s, fv->s, n);   /* §8: case-sensitive, byte order */
+        return r ? (r < 0 ? -1 : 1) : (dv->n > fv->n) - (dv->n < fv->n);
+    case RCP_FIELD_BOOL:
+        if (dv->type != RCP_JSON_TRUE && dv->type != RCP_JSON_FALSE)
+            return 2;
+        return (dv->type == RCP_JSON_TRUE) - (fv->type == RCP_JSON_TRUE);
+    case RCP_FIELD_DATE:
+        if (date_ms(dv, &a) || date_ms(fv, &b))
+            return 2;
+        return (a > b) - (a < b);
+    default:
+        if (dv->type != RCP_JSON_NUMBER)
+            return 2;
+        x = rcp_json_num(dv);
+        y = rcp_json_num(fv);
+        return (x > y) - (x < y);
+    }
+}
+
+static int fval_cmp(const void *a, const void *b)
+{
+    const fval *x = a, *y = b;
+    return compare(x->f, x->v, y->v);   /* both fit the field: -1, 0, 1 */
+}
+
+/* The needle's border table (Knuth-Morris-Pratt): k[i] is the length of
+** the longest proper prefix of p[0..i] that is also its suffix. */
+static void kmp_borders(const char *p, size_t n, uint32_t *k)
+{
+    size_t i;
+    uint32_t q = 0;
+    k[0] = 0;
+    for (i = 1; i < n; i++) {
+        while (q && p[i] != p[q])
+            q = k[q - 1];
+        q += p[i] == p[q];
+        k[i] = q;
+    }
+}
+
+/* Is the needle in hay?  O(len + needle), whatever the bytes. */
+static int kmp_find(const char *hay, size_t len, const rcp_json *needle,
+                    const uint32_t *k)
+{
+    size_t i;
+    uint32_t q = 0;
+    if (!needle->n)
+        return 1;
+    for (i = 0; i < len; i++) {
+        while (q && hay[i] != needle->s[q])
+            q = k[q - 1];
+        q += hay[i] == needle->s[q];
+        if (q == needle->n)
+            return 1;
+    }
+    return 0;
+}
+
+/* in/nin as a sorted set (a binary search per value) and contains on a
+** text field as a linear-time search: otherwise a list of 10^5 values
+** against a meta array of 10^5 elements is 10^10 comparisons for one
+** document, and a needle of half a text is quadratic in the text. */
+static int prepare_leaf(rcp_call *c, fnode *n)
+{
+    size_t i;
+    if (n->op == OP_IN || n->op == OP_NIN) {
+        n->nset = n->value->n;
+        if (!n->nset)
+            return 0;
+        n->set = rcp_arena_alloc(call_arena(c), n->nset * sizeof *n->set);
+        if (!n->set)
+            return call_oom(c);
+        for (i = 0; i < n->nset; i++) {
+            n->set[i].f = n->field;
+            n->set[i].v = &n->value->kids[i];
+        }
+        qsort(n->set, n->nset, sizeof *n->set, fval_cmp);
+    }
+    if (n->op == OP_CONTAINS && n->field->type == RCP_FIELD_TEXT
+        && n->value->n) {
+        if (n->value->n > UINT32_MAX
+            || !(n->kmp = rcp_arena_alloc(call_arena(c), n->value->n
+                                          * sizeof *n->kmp)))
+            return call_oom(c);
+        kmp_borders(n->value->s, n->value->n, n->kmp);
+    }
+    return 0;
+}
+
+/* dv in the sorted set?  A value of another type matches nothing. */
+static int in_set(const fnode *n, const rcp_json *dv)
+{
+    size_t lo = 0, hi = n->nset, mid;
+    int r;
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        if ((r = compare(n->field, dv, n->set[mid].v)) == 0)
+            return 1;
+        if (r == 2)
+            return 0;
+        if (r < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return 0;
+}
+
+/* One scalar document value against a leaf. */
+static int leaf_scalar(const fnode *n, const rcp_json *dv)
+{
+    int r;
+    if (n->op == OP_IN)
+        return in_set(n, dv);
+    if (n->op == OP_CONTAINS)      /* text: substring */
+        return n->field->type == RCP_FIELD_TEXT && dv->type == RCP_JSON_STRING
+            && kmp_find(dv->s, dv->n, n->value, n->kmp);
+    r = compare(n->field, dv, n->value);
+    switch (n->op) {
+    case OP_EQ:  return r == 0;
+    case OP_GT:  return r == 1;
+    case OP_GTE: return r == 0 || r == 1;
+    case OP_LT:  return r == -1;
+    case OP_LTE: return r == 0 || r == -1;
+    }
+    return 0;
+}
+
+/* A leaf against a document's meta.  An array-valued field matches when
+** any element does (contains: element membership); ne and nin are the
+** negations of eq and in, so they hold for an absent field. */
+static int eval_leaf(const fnode *n, const rcp_json *meta)
+{
+    const rcp_json *dv = NULL;
+    fnode pos = *n;
+    size_t i;
+    int neg = n->op == OP_NE || n->op == OP_NIN, hit = 0;
+    for (i = 0; meta && meta->type == RCP_JSON_OBJECT && i < meta->n; i++)
+        if (meta->kids[i].keylen == n->field->namelen          /* last wins */
+            && memcmp(meta->kids[i].key, n->field->name,
+                      n->field->namelen) == 0)
+            dv = meta->kids[i].type == RCP_JSON_NULL ? NULL : &meta->kids[i];
+    if (n->op == OP_EXISTS)
+        return (dv != NULL) == (n->value->type == RCP_JSON_TRUE);
+    if (!dv)
+        return neg;
+    pos.op = n->op == OP_NE ? OP_EQ : n->op == OP_NIN ? OP_IN : n->op;
+    if (dv->type == RCP_JSON_ARRAY) {
+        if (pos.op == OP_CONTAINS)
+            pos.op = OP_EQ;
+        for (i = 0; i < dv->n && !hit; i++)
+            hit = leaf_scalar(&pos, &dv->kids[i]);
+    } else {
+        hit = leaf_scalar(&pos, dv);
+    }
+    return neg ? !hit : hit;
+}
+
+static int eval_filter(const fnode *n, const rcp_json *meta)
+{
+    size_t i;
+    switch (n->kind) {
+    case F_AND:
+        for (i = 0; i < n->n; i++)
+            if (!eval_filter(&n->kids[i], meta))
+                return 0;
+        return 1;
+    case F_OR:
+        for (i = 0; i < n->n; i++)
+            if (eval_filter(&n->kids[i], meta))
+                return 1;
+        return 0;
+    case F_NOT:
+        return !eval_filter(n->kids, meta);
+    }
+    return eval_leaf(n, meta);
+}
+
+/* MARK: - §7.7 retrieve */
+
+/* The parsed retrieve request beyond what the engine's query holds; it is
+** also the engine's callback context (q.ud). */
+typedef struct rq {
+    rcp_model_query q;
+    rcp_call *c;
+    const builtin *b;
+    int     strict, include_text, include_vectors, enc;
+    double  min_score;
+    int64_t budget;          /* §7.7.2 tokenBudget; 0 = none */
+    size_t  offset;          /* §10 page start */
+    uint64_t fp;             /* request fingerprint for cursors */
+    fnode    root;           /* §8 the compiled filter, if any */
+    const rcp_field *recency; /* §7.7 recency date field, or NULL */
+    double   half_life;      /* days */
+    double  *decay;          /* per hit, when recency is on */
+    uint64_t served;         /* §7.7.1 the index version served */
+    int      sent_partial;   /* §9 partial.hits sent once, after recall */
+    size_t   k;              /* the page size asked for */
+    int      unit;           /* §7.7.2 UNIT_* */
+} rq;
+
+
+/* The document behind a hit: as of the pinned snapshot when one is. */
+static int view_doc(const rq *r, uint32_t docno, rcp_model_docview *d)
+{
+    const rcp_model *m = r->b->model;
+    return r->q.pinned ? rcp_model_doc_at(m, docno, r->q.version, d)
+                       : rcp_model_doc(m, docno, d);
+}
+
+/* The engine's row filter (§8): parse the document's meta (into the
+** scratch arena, released per document) and evaluate the compiled tree. */
+static int accept_doc(void *ud, const rcp_model *m, uint32_t docno)
+{
+    rq *r = ud;
+    rcp_model_docview d;
+    rcp_json_err err;
+    const rcp_json *meta = NULL;
+    int ok;
+    (void)m;
+    if (view_doc(r, docno, &d) != 0)
+        return 0;
+    if (d.meta)
+        meta = rcp_json_parse(call_scratch(r->c), d.meta, d.metalen, 0, &err);
+    ok = eval_filter(&r->root, meta);
+    rcp_arena_reset(call_scratch(r->c));
+    return ok;
+}
+
+/* §9 partial.hits: the recall stage's best candidates, id and score. */
+typedef struct partial_hits {
+    const rq *r;
+    const rcp_model_hit *h;
+    size_t n;
+} partial_hits;
+
+static void write_partial(rcp_jw *w, const void *ud)
+{
+    const partial_hits *p = ud;
+    rcp_model_docview d;
+    size_t i;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "hits");
+    rcp_jw_arr(w);
+    for (i = 0; i < p->n; i++) {
+        if (view_doc(p->r, p->h[i].doc, &d) != 0)
+            continue;
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "id");
+        rcp_jw_str(w, d.id, d.idlen);
+        rcp_jw_key(w, "score");
+        rcp_jw_double(w, p->h[i].score);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+}
+
+/* The engine's checkpoint: cancellation, deadline, progress (§7.14,
+** §13.1, §9), with the candidates once recall is done.  Returns the RCP
+** error code that stops the search, which rcp_model_search passes back. */
+static int search_checkpoint(void *ud, double progress, const char *stage,
+                             const rcp_model_hit *partial, size_t n)
+{
+    rq *r = ud;
+    partial_hits ph;
+    if (!partial || r->sent_partial)
+        return call_checkpoint(r->c, progress, stage);
+    r->sent_partial = 1;
+    ph.r = r;
+    ph.h = partial;
+    ph.n = n < r->k ? n : r->k;
+    return call_progress(r->c, progress, stage, write_partial, &ph);
+}
+
+static int get_fusion(rcp_call *c, rq *r)
+{
+    /* no method is advertised without hybrid; rrfK still sets the rerank
+    ** cascade's RRF */
+    int nmethods = rcp_model_has_dense_index(r->b->model) ? 3 : 0;
+    const rcp_json *f, *w;
+    int64_t rrfk;
+    int rc;
+    if ((rc = call_obj(c, call_params(c), "fusion", &f)) || !f)
+        return rc;
+    if ((rc = call_enum(c, f, "fusion.method", fusion_names, nmethods,
+                        r->strict, &r->q.fusion))
+        || (rc = call_int(c, f, "fusion.rrfK", 0, 1000000, 60, &rrfk))
+        || (rc = call_num(c, f, "fusion.alpha", 0, 1, 0.5,
+                          &r->q.alpha)))
+        return rc;
+    r->q.rrf_k = (double)rrfk;
+    if ((rc = call_obj(c, f, "fusion.weights", &w)) || !w)
+        return rc;
+    if ((rc = call_num(c, w, "fusion.weights.dense", 0, 1e9, 1,
+
+                       &r->q.w_dense)))
+        return rc;
+    return call_num(c, w, "fusion.weights.sparse", 0, 1e9, 1,
+                    &r->q.w_sparse);
+}
+
+/* Options this engine does not offer: well-formed first (-32602), then
+** strict (-32005 or a note). */
+static int get_unoffered(rcp_call *c, rq *r)
+{
+    static const struct { const char *key; rcp_json_type type; } opt[] = {
+        { "rewrite", RCP_JSON_STRING } };
+    size_t i;
+    int rc;
+    for (i = 0; i < sizeof opt / sizeof *opt; i++) {
+        const rcp_json *v = proto_get(call_params(c), opt[i].key);
+        if (!v || v->type == RCP_JSON_FALSE)
+            continue;
+        if (v->type != opt[i].type)
+            return call_fail(c, RCP_INVALID_PARAMS, opt[i].key, NULL, "%s has "
+                             "the wrong type (§7.7)", opt[i].key);
+        if ((rc = call_unsupported(c, r->strict, opt[i].key,
+                                   "this option is not advertised")) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* §8 filter: compiled once per request, evaluated by the engine on each
+** live document it considers. */
+static int get_filter(rcp_call *c, rq *r)
+{
+    const rcp_json *f = proto_get(call_params(c), "filter");
+    int rc;
+    if (!f)
+        return 0;
+    if (f->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL,
+                         "filter must be an object (§8)");
+    if (!call_offers(c, PROTO_CAP_FILTER))
+        return call_unsupported(c, r->strict, "filter", "filter is not "
+                                "advertised");
+    if ((rc = compile_filter(r->b, c, f, &r->root, 0)) != 0)
+        return rc;
+    r->q.accept = accept_doc;
+    return 0;
+}
+
+/* §7.7 recency {field, halfLifeDays}: field must be an advertised date
+** field (§4.6: "recency.field references such a field"). */
+static int get_recency(rcp_call *c, rq *r)
+{
+    const rcp_json *rec, *f;
+    size_t i;
+    int rc;
+    if ((rc = call_obj(c, call_params(c), "recency", &rec)) || !rec)
+        return rc;
+    if ((rc = call_str(c, rec, "recency.field", &f))
+        || (rc = call_num(c, rec, "recency.halfLifeDays",
+                          1e-9, 1e9, 30, &r->half_life)))
+        return rc;
+    for (i = 0; i < r->b->nfields; i++)
+        if (r->b->fields[i].type == RCP_FIELD_DATE)
+            break;
+    if (i == r->b->nfields)
+        return call_unsupported(c, r->strict, "recency", "no date field is "
+                                "advertised, so recency cannot apply");
+    r->recency = f ? find_field(r->b, f) : NULL;
+    if (!r->recency || r->recency->type != RCP_FIELD_DATE)
+        return call_fail(c, RCP_INVALID_PARAMS, "recency.field", NULL,
+                         "recency.field must name an advertised date field");
+    return 0;
+}
+
+/* A size as the request sent it (validated by get_sizes), or -1. */
+static int64_t sent_size(const rcp_json *params, const char *name)
+{
+    int64_t v;
+    const rcp_json *p = proto_get(params, name);
+    return p && rcp_json_int(p, &v) ? v : -1;
+}
+
+/* §3.3, §7.7: "candidateK >= rerank.topN >= k" is a constraint the wire
+** carries, judged on the values as sent: a request that breaks it is
+** malformed (-32602, error.data.field naming the knob that is too small
+** for the one it must cover).  Clamping to maxK and maxCandidates (§12)
+** applies to requests that keep it. */
+static int funnel_top(rcp_call *c, const rcp_json *rr, int64_t top)
+{
+    int64_t k = sent_size(call_params(c), "k");
+    int64_t ck = sent_size(call_params(c), "candidateK");
+    if (!proto_get(rr, "topN"))
+        return 0;
+    if (top < k)
+        return call_fail(c, RCP_INVALID_PARAMS, "rerank.topN", NULL,
+                         "rerank.topN (%lld) is below k (%lld): the funnel is "
+                         "candidateK >= rerank.topN >= k (§3.3)",
+                         (long long)top, (long long)k);
+    if (ck >= 0 && ck < top)
+        return call_fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
+                         "candidateK (%lld) is below rerank.topN (%lld): the "
+                         "funnel is candidateK >= rerank.topN >= k (§3.3)",
+                         (long long)ck, (long long)top);
+    return 0;
+}
+
+/* §7.7 rerank {method?, model?, topN?} | false, and mmr {lambda?}.  The
+** funnel (§3.3): k <= topN <= candidateK as sent (funnel_top), each then
+** clamped; a topN above the default candidateK raises it. */
+static int get_rerank_mmr(rcp_call *c, rq *r)
+{
+    const rcp_json *rr = proto_get(call_params(c), "rerank"), *mmr;
+    int64_t top;
+    int rc;
+    if (rr && rr->type != RCP_JSON_FALSE) {
+        if (rr->type != RCP_JSON_OBJECT)
+            return call_fail(c, RCP_INVALID_PARAMS, "rerank", NULL,
+                             "rerank must be an object or false");
+        if ((rc = get_rerank_method(c, rr, "rerank.", r->strict,
+                                    &r->q.rerank))
+            || (rc = call_int(c, rr, "rerank.topN", 1,
+                              (int64_t)RCP_INT53_MAX,
+                              (int64_t)r->q.candidate_k, &top))
+            || (rc = funnel_top(c, rr, top)))
+            return rc;
+        if ((size_t)top > r->q.candidate_k)      /* candidateK not sent */
+            r->q.candidate_k = (size_t)(top < RETRIEVE_MAX_K ? top
+                                        : RETRIEVE_MAX_K);
+        if ((size_t)top > r->q.candidate_k)
+            top = (int64_t)r->q.candidate_k;
+        if ((size_t)top < r->q.k)
+            top = (int64_t)r->q.k;
+        r->q.rerank_top = (size_t)(top < RERANK_MAX ? top : RERANK_MAX);
+    }
+    if ((rc = call_obj(c, call_params(c), "mmr", &mmr)) || !mmr)
+        return rc;
+    if ((rc = call_num(c, mmr, "mmr.lambda", 0, 1, 0.5, &r->q.mmr_lambda)))
+        return rc;
+    if (rcp_model_has_dense_index(r->b->model))
+        return 0;
+    r->q.mmr_lambda = -1;               /* MMR compares dense vectors */
+    return call_unsupported(c, r->strict, "mmr", "mmr is not advertised");
+}
+
+/* §7.7.2 unit (chunk, passage or document), level (the corpus is flat:
+** 0), modality (text). */
+static int get_granularity(rcp_call *c, rq *r)
+{
+    static const char *const modalities[] = { "text" };
+    int mod = 0, rc;
+    int64_t level;
+    if ((rc = call_enum(c, call_params(c), "unit", unit_names, 3,
+                        r->strict, &r->unit))
+        || (rc = call_enum(c, call_params(c), "modality", modalities,
+                           1, r->strict, &mod))
+        || (rc = call_int(c, call_params(c), "level", 0,
+                          (int64_t)RCP_INT53_MAX, 0, &level)))
+        return rc;
+    if (level > 0)
+        return call_unsupported(c, r->strict, "level", "the corpus is flat "
+                                "(no levels advertised)");
+    return 0;
+}
+
+/* §7.7 funnel: candidateK >= rerank.topN >= k as sent (a candidateK below
+** k is -32602, §3.3), each clamped to maxK (§12). */
+static int get_sizes(rcp_call *c, rq *r)
+{
+    const rcp_json *kv;
+    int64_t k, ck, budget;
+
+    int rc;
+    if ((rc = call_need(c, call_params(c), "k", &kv))
+        || (rc = call_int(c, call_params(c), "k", 1, (int64_t)RCP_INT53_MAX,
+                          10, &k))
+        || (rc = call_int(c, call_params(c), "candidateK", 1,
+                          (int64_t)RCP_INT53_MAX, 100, &ck))
+        || (rc = call_int(c, call_params(c), "tokenBudget", 1,
+                          (int64_t)RCP_INT53_MAX, 0, &budget)))
+        return rc;
+    if (proto_get(call_params(c), "candidateK") && ck < k)
+        return call_fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
+                         "candidateK (%lld) is below k (%lld): the funnel is "
+                         "candidateK >= rerank.topN >= k (§3.3)", (long long)ck,
+                         (long long)k);
+    r->q.k = (size_t)(k < RETRIEVE_MAX_K ? k : RETRIEVE_MAX_K);
+    r->q.candidate_k = (size_t)(ck < RETRIEVE_MAX_K ? ck : RETRIEVE_MAX_K);
+    if (r->q.candidate_k < r->q.k)
+        r->q.candidate_k = r->q.k;
+    r->budget = budget;
+    return 0;
+}
+
+/* The request's identity for §10 cursors: its params without cursor. */
+static uint64_t retrieve_fingerprint(rcp_call *c)
+{
+    size_t i;
+    uint64_t h = 14695981039346656037u;
+    for (i = 0; i < call_params(c)->n; i++) {
+        const rcp_json *kv = &call_params(c)->kids[i];
+        rcp_json key;
+        if ((kv->keylen == 6 && memcmp(kv->key, "cursor", 6) == 0)
+            || (kv->keylen == 5 && memcmp(kv->key, "_meta", 5) == 0))
+            continue;
+        memset(&key, 0, sizeof key);
+        key.type = RCP_JSON_STRING;
+        key.s = kv->key;
+        key.n = kv->keylen;
+        h = rcp_json_hash(rcp_json_hash(h, &key), kv);
+    }
+    return h;
+}
+
+/* Pin the search to version v ("v<n>" as served): the live index needs no
+** pin; an older one must still be kept (§7.7.1), else gone_code. */
+static int pin_version(rcp_call *c, rq *r, uint64_t v, int gone_code)
+{
+    const builtin *b = r->b;
+    uint64_t now = index_version(b);
+    r->served = v;
+    if (v == now)
+        return 0;
+    if (v < b->voff || v > now
+        || !rcp_model_has_version(b->model, v - b->voff))
+        return call_fail(c, gone_code, NULL, NULL, gone_code == RCP_NOT_FOUND
+                         ? "the cursor expired: its snapshot is no longer kept "
+                         "(§10, §12)" : "snapshot v%llu is not available; "
+                         "the live index is v%llu (§7.7.1)",
+                         (unsigned long long)v, (unsigned long long)now);
+    r->q.pinned = 1;
+    r->q.version = v - b->voff;
+    return 0;
+}
+
+/* A number as this server writes it into versions and cursors: digits
+** in base 10 or 16 (lower case), no sign, no leading zero, no overflow
+** (sscanf would take "+1", " 1" and "-1", and overflow is undefined).
+** Advances *p past it; 0 ok, -1 not such a number. */
+static int read_number(const char **p, const char *end, unsigned base,
+                       uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    for (; s < end; s++) {
+        unsigned d = *s >= '0' && *s <= '9' ? (unsigned)(*s - '0')
+                   : base == 16 && *s >= 'a' && *s <= 'f'
+                   ? (unsigned)(*s - 'a' + 10) : base;
+        if (d >= base)
+            break;
+        if ((s > *p && v == 0) || v > (UINT64_MAX - d) / base)
+            return -1;
+        v = v * base + d;
+    }
+    if (s == *p)
+        return -1;
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+/* Does [*p, end) start with lit?  Advances past it. */
+static int read_lit(const char **p, const char *end, const char *lit)
+{
+    size_t n = strlen(lit);
+    if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0)
+        return -1;
+    *p += n;
+    return 0;
+}
+
+/* "v<n>" exactly. */
+static int parse_version(const rcp_json *iv, uint64_t *ver)
+{
+    const char *p = iv->s, *end = iv->s + iv->n;
+    return read_lit(&p, end, "v") || read_number(&p, end, 10, ver)
+        || p != end ? -1 : 0;
+}
+
+/* "c1.v<version>.<offset>.<fingerprint, hex>" exactly, with an offset
+** this server can have issued: the next page starts below maxK. */
+static int parse_cursor(const rcp_json *cur, uint64_t *ver, uint64_t *off,
+                        uint64_t *fp)
+{
+    const char *p = cur->s, *end = cur->s + cur->n;
+    return read_lit(&p, end, "c1.v") || read_number(&p, end, 10, ver)
+        || read_lit(&p, end, ".") || read_number(&p, end, 10, off)
+        || *off >= RETRIEVE_MAX_K || read_lit(&p, end, ".")
+        || read_number(&p, end, 16, fp) || p != end ? -1 : 0;
+}
+
+/* §7.7.1 indexVersion and §10 cursor.  Versions are "v<n>"; a cursor is
+** "c1.<version>.<offset>.<fingerprint>" -- opaque to clients -- and
+** pages the snapshot it was issued on, so later writes never shift a
+** page; it expires only when that snapshot is no longer kept.  Both are
+** read strictly: the numbers in them drive a pin and an offset. */
+static int get_snapshot(rcp_call *c, rq *r)
+{
+    const rcp_json *iv, *cur;
+    uint64_t ver, off, fp;
+    int rc;
+    r->served = index_version(r->b);
+    if ((rc = call_str(c, call_params(c), "indexVersion", &iv))
+        || (rc = call_str(c, call_params(c), "cursor", &cur)))
+        return rc;
+    r->fp = retrieve_fingerprint(c);
+    if (iv) {
+        if (parse_version(iv, &ver) != 0)
+            return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "snapshot "
+                             "'%.*s' is not one this server issued (§7.7.1)",
+                             (int)(iv->n < 100 ? iv->n : 100), iv->s);
+        if ((rc = pin_version(c, r, ver, RCP_BACKEND_UNAVAILABLE)))
+            return rc;
+    }
+    if (!cur || cur->n == 0)
+        return 0;
+    if (parse_cursor(cur, &ver, &off, &fp) != 0 || fp != r->fp)
+        return call_fail(c, RCP_INVALID_PARAMS, "cursor", NULL, "not a cursor "
+                         "this server issued for this request (§10)");
+    r->offset = (size_t)off;
+    return pin_version(c, r, ver, RCP_NOT_FOUND);
+}
+
+/* §7.7 mode and includeVectors: without a dense index (make tiny) only
+** sparse is advertised and there are no stored vectors to include. */
+static int get_mode_vectors(rcp_call *c, rq *r)
+{
+    int dense = rcp_model_has_dense_index(r->b->model), rc;
+    r->q.mode = dense ? RCP_MODE_HYBRID : RCP_MODE_SPARSE;
+    if ((rc = call_enum(c, call_params(c), "mode", mode_names, 3, r->strict,
+                        &r->q.mode))
+        || (rc = call_bool(c, call_params(c), "includeVectors", 0,
+                           &r->include_vectors)))
+        return rc;
+    if (dense)
+        return 0;
+    if (r->q.mode != RCP_MODE_SPARSE) {
+        r->q.mode = RCP_MODE_SPARSE;
+        if ((rc = call_unsupported(c, r->strict, "mode", "only sparse is "
+                                   "advertised: this server has no dense "
+                                   "index")))
+            return rc;
+    }
+    if (!r->include_vectors)
+        return 0;
+    r->include_vectors = 0;
+    return call_unsupported(c, r->strict, "includeVectors", "this server "
+                            "stores no vectors");
+}
+
+static int get_retrieve(rcp_call *c, rq *r)
+{
+    const rcp_json *v;
+    int64_t seed;
+    int rc;
+    rcp_model_query_init(&r->q);
+    if ((rc = get_strict(c, &r->strict))
+        || (rc = get_query_text(c, &r->q.text, &r->q.len))
+        || (rc = get_sizes(c, r))
+        || (rc = get_mode_vectors(c, r))
+        || (rc = get_fusion(c, r)) || (rc = get_rerank_mmr(c, r))
+        || (rc = get_filter(c, r)) || (rc = get_recency(c, r))
+        || (rc = get_granularity(c, r))
+        || (rc = get_unoffered(c, r))
+        || (rc = call_bool(c, call_params(c), "includeText", 1,
+                           &r->include_text))
+        || (rc = call_enum(c, call_params(c), "encoding", encodings, 2,
+                           r->strict, &r->enc))
+        || (rc = call_int(c, call_params(c), "seed",
+                          -(int64_t)RCP_INT53_MAX, (int64_t)RCP_INT53_MAX, 0,
+                          &seed))
+        || (rc = call_str(c, call_params(c), "sessionId", &v)))
+        return rc;
+    /* §7.7.1: every stage is deterministic, so any seed is honoured
+    ** trivially; §7.7.3: sessionId is a hint this server ignores. */
+    if ((rc = call_num(c, call_params(c), "minScore", -1e300, 1e300,
+                       -HUGE_VAL, &r->min_score)))
+        return rc;
+    return get_snapshot(c, r);
+}
+
+/* §7.7.2 tokens: runs of non-space bytes in a hit's text. */
+static size_t count_tokens(const char *p, size_t n)
+{
+    size_t i, count = 0;
+    int in = 0;
+    for (i = 0; i < n; i++) {
+        int sp = p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'
+                 || p[i] == '\f' || p[i] == '\v';
+        count += !sp && !in;
+        in = !sp;
+    }
+    return count;
+}
+
+static void write_stage_scores(rcp_jw *w, const rcp_model_hit *h,
+                               double decay)
+{
+    rcp_jw_key(w, "scores");
+    rcp_jw_obj(w);
+    if (h->has & RCP_HIT_DENSE) {
+        rcp_jw_key(w, "dense");
+        rcp_jw_double(w, h->dense);
+    }
+    if (h->has & RCP_HIT_SPARSE) {
+        rcp_jw_key(w, "sparse");
+        rcp_jw_double(w, h->sparse);
+    }
+    if (h->has & RCP_HIT_FUSED) {
+        rcp_jw_key(w, "fused");
+        rcp_jw_double(w, h->fused);
+    }
+    if (h->has & RCP_HIT_RERANK) {
+        rcp_jw_key(w, "rerank");
+        rcp_jw_double(w, h->rerank);
+    }
+    if (decay >= 0) {
+        rcp_jw_key(w, "recency");        /* the decay factor applied */
+        rcp_jw_double(w, decay);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* §15.2: a heuristic screen for instructions planted in content.  It is
+** advisory: a hit it passes is not thereby safe. */
+static int injection_suspected(const char *p, size_t n)
+{
+    static const char *const cues[] = {
+        "ignore previous instructions", "ignore all previous",
+        "ignore the above", "disregard previous", "disregard all prior",
+        "forget your instructions", "you are now", "new instructions:",
+        "system prompt", "do not tell the user", "reveal your prompt" };
+    size_t i, j, k;
+    for (i = 0; i < n; i++)
+        for (k = 0; k < sizeof cues / sizeof *cues; k++) {
+            const char *c = cues[k];
+            for (j = 0; c[j] && i + j < n; j++) {
+                char b = p[i + j];
+                if (b >= 'A' && b <= 'Z')
+                    b = (char)(b - 'A' + 'a');
+                if (b != c[j])
+                    break;
+            }
+            if (!c[j])
+                return 1;
+        }
+    return 0;
+}
+
+/* A string member of the document's meta (NULL meta: none). */
+static const rcp_json *meta_str(const rcp_json *meta, const char *key)
+{
+    const rcp_json *v = meta ? proto_get(meta, key) : NULL;
+    return v && v->type == RCP_JSON_STRING ? v : NULL;
+}
+
+
+/* The version a retrieve reads: the one it pins (§7.7.1), or the live
+** index. */
+static uint64_t read_version(const rq *r)
+{
+    return r->q.pinned ? r->q.version
+                       : rcp_model_version(r->b->model);
+}
+
+/* A hit as the request's unit sees it (§7.7.2): a chunk (a whole
+** document that was not chunked is its own chunk 0) or the whole
+** document a chunk belongs to. */
+typedef struct hitview {
+    rcp_model_docview d;        /* the engine's document */
+    const rcp_json   *meta;     /* d's meta, parsed */
+    const char       *id, *text;
+    size_t            idlen, textlen;
+    int64_t           start, end;   /* span in the source document */
+} hitview;
+
+/* A document put back together from its chunks' spans, which cover it
+** from byte 0, overlapping: one walk over the chunks that exist measures,
+** a second copies (the engine keeps end - start == the chunk's length). */
+typedef struct assemble {
+    rcp_call *c;
+    char     *buf;      /* NULL while measuring */
+    size_t    len, seen;
+} assemble;
+
+#define ASSEMBLE_CHECK 1024     /* chunks between two checkpoints */
+
+static int assemble_chunk(void *ud, uint32_t docno,
+                          const rcp_model_docview *d)
+{
+    assemble *a = ud;
+    int rc;
+    (void)docno;
+    if (++a->seen % ASSEMBLE_CHECK == 0 && (rc = call_still_wanted(a->c)) != 0)
+        return rc;
+    if (!a->buf) {
+        if (d->chunk.end > a->len)
+            a->len = (size_t)d->chunk.end;
+    } else if (d->textlen) {
+        memcpy(a->buf + d->chunk.start, d->text, d->textlen);
+    }
+    return 0;
+}
+
+/* The text of the document chunk d belongs to, as of the version read. */
+static int whole_text(const rq *r, const rcp_model_docview *d, hitview *hv)
+{
+    const rcp_model *m = r->b->model;
+    assemble a;
+    int rc;
+    memset(&a, 0, sizeof a);
+    a.c = r->c;
+    if ((rc = rcp_model_chunks(m, d->chunk.of, d->chunk.oflen,
+                               read_version(r), assemble_chunk, &a)) != 0)
+        return rc;
+    if (!(a.buf = rcp_arena_alloc(call_arena(r->c), a.len + 1)))
+        return -1;
+    memset(a.buf, ' ', a.len);
+    if ((rc = rcp_model_chunks(m, d->chunk.of, d->chunk.oflen,
+                               read_version(r), assemble_chunk, &a)) != 0)
+        return rc;
+    hv->text = a.buf;
+    hv->textlen = a.len;
+    return 0;
+}
+
+/* 0, -1 out of memory, or a checkpoint's verdict (RCP_CANCELLED, ...). */
+static int resolve_hit(const rq *r, uint32_t docno, hitview *hv)
+{
+    const rcp_model_chunkref *ck = &hv->d.chunk;
+    rcp_json_err err;
+    int rc;
+    if (view_doc(r, docno, &hv->d) != 0)
+        return -1;
+    hv->meta = hv->d.meta ? rcp_json_parse(call_arena(r->c), hv->d.meta,
+                                           hv->d.metalen, 0, &err) : NULL;
+    hv->id = hv->d.id;
+    hv->idlen = hv->d.idlen;
+    hv->text = hv->d.text;
+    hv->textlen = hv->d.textlen;
+    hv->start = ck->of ? (int64_t)ck->start : 0;
+    hv->end = ck->of ? (int64_t)ck->end : (int64_t)hv->d.textlen;
+    if (r->unit != UNIT_DOCUMENT || !ck->of)
+        return 0;
+    hv->id = ck->of;
+    hv->idlen = ck->oflen;
+    if ((rc = whole_text(r, &hv->d, hv)) != 0)
+        return rc;
+    hv->start = 0;
+    hv->end = (int64_t)hv->textlen;
+    return 0;
+}
+
+/* §7.7 citation {source, uri?, title?, start, end} and trust {level,
+** injectionSuspected}.  source is meta.source or else the document's id;
+** the span is the hit's bytes in its document.  Content is labelled at
+** the level the operator configured (--trust, default untrusted): §15.2
+** forbids labelling unvetted content trusted. */
+static void write_citation(rcp_call *c, const rq *r, const hitview *hv)
+{
+    static const char *const keys[] = { "uri", "title" };
+    const char *trust = r->b->trust;
+    rcp_jw *w = call_w(c);
+    const rcp_json *v;
+    size_t i;
+    rcp_jw_key(w, "citation");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "source");
+    if ((v = meta_str(hv->meta, "source")) != NULL)
+        rcp_jw_str(w, v->s, v->n);
+    else if (hv->d.chunk.of)
+        rcp_jw_str(w, hv->d.chunk.of, hv->d.chunk.oflen);
+    else
+        rcp_jw_str(w, hv->id, hv->idlen);
+    for (i = 0; i < 2; i++)
+        if ((v = meta_str(hv->meta, keys[i])) != NULL) {
+            rcp_jw_key(w, keys[i]);
+            rcp_jw_str(w, v->s, v->n);
+        }
+    rcp_jw_key(w, "start");
+    rcp_jw_int(w, hv->start);
+    rcp_jw_key(w, "end");
+    rcp_jw_int(w, hv->end);
+    rcp_jw_obj_end(w);
+    rcp_jw_key(w, "trust");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "level");
+    rcp_jw_cstr(w, trust ? trust : "untrusted");
+    rcp_jw_key(w, "injectionSuspected");
+    rcp_jw_bool(w, injection_suspected(hv->text, hv->textlen));
+    rcp_jw_obj_end(w);
+}
+
+/* §7.7.2 unit, and chunk {docId, index} for chunk-level hits. */
+static void write_unit(rcp_call *c, const rq *r, const hitview *hv)
+{
+    const rcp_model_chunkref *ck = &hv->d.chunk;
+    rcp_jw *w = call_w(c);
+
+    rcp_jw_key(w, "unit");
+    rcp_jw_cstr(w, unit_names[r->unit]);
+    if (r->unit == UNIT_DOCUMENT)
+        return;
+    rcp_jw_key(w, "chunk");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "docId");
+    if (ck->of)
+        rcp_jw_str(w, ck->of, ck->oflen);
+    else
+        rcp_jw_str(w, hv->id, hv->idlen);
+    rcp_jw_key(w, "index");
+    rcp_jw_int(w, ck->of ? (int64_t)ck->index : 0);
+    rcp_jw_obj_end(w);
+}
+
+/* §7.7 Hit: id, score, confidence, text, unit, chunk, meta (the client's,
+** verbatim), per-stage scores, citation, trust, vector.  0, -1 out of
+** memory, or a checkpoint's verdict. */
+static int write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
+                     double decay, char *b64)
+{
+    const rcp_model *m = r->b->model;
+    rcp_jw *w = call_w(c);
+    hitview hv;
+    int rc;
+    if ((rc = resolve_hit(r, h->doc, &hv)) != 0)
+        return rc;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "id");
+    rcp_jw_str(w, hv.id, hv.idlen);
+    rcp_jw_key(w, "score");
+    rcp_jw_double(w, h->score);
+    rcp_jw_key(w, "confidence");     /* §7.7.2: in [0,1] */
+    rcp_jw_double(w, h->confidence < 0 ? 0 : h->confidence > 1 ? 1
+                  : h->confidence);
+    if (r->include_text) {
+        rcp_jw_key(w, "text");
+        rcp_jw_str(w, hv.text, hv.textlen);
+    }
+    write_unit(c, r, &hv);
+    if (hv.meta && hv.meta->type == RCP_JSON_OBJECT) {
+        rcp_jw_key(w, "meta");
+        rcp_jw_value(w, hv.meta);
+    }
+    write_stage_scores(w, h, decay);
+    write_citation(c, r, &hv);
+    if (r->include_vectors) {
+        rcp_jw_key(w, "vector");
+        write_vector(c, hv.d.vector, rcp_model_dim(m), r->enc, b64);
+    }
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+/* The document's date in the recency field (epoch ms); -1 when absent. */
+static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
+{
+    rcp_model_docview d;
+    rcp_json_err err;
+    const rcp_json *meta, *v = NULL;
+    size_t i;
+    if (view_doc(r, doc, &d) != 0 || !d.meta)
+        return -1;
+    meta = rcp_json_parse(call_scratch(c), d.meta, d.metalen, 0, &err);
+    for (i = 0; meta && i < meta->n; i++)
+        if (meta->kids[i].keylen == r->recency->namelen
+            && memcmp(meta->kids[i].key, r->recency->name,
+                      r->recency->namelen) == 0)
+            v = &meta->kids[i];
+    i = v && date_ms(v, ms) == 0;
+    rcp_arena_reset(call_scratch(c));
+    return i ? 0 : -1;
+}
+
+/* §7.7 recency: score' = (score - floor) / (max - floor) * 0.5^(age /
+** halfLifeDays), the floor being the §6.1 scoreFloor (-1).  Age counts
+** from the newest date among the candidates, so results depend only on
+** the index and the request (§7.7.1), never on the wall clock; a
+** candidate without a date counts as infinitely old. */
+static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
+{
+    int64_t *when = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *when);
+    size_t *ord = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *ord);
+    rcp_model_hit *tmp = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *tmp);
+    double *dec = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *dec);
+    double *adj = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *adj);
+    double top = -1.0;
+    int64_t newest = INT64_MIN;
+    size_t i;
+    if (!when || !ord || !tmp || !dec || !adj)
+        return call_oom(c);
+    for (i = 0; i < n; i++) {
+        if (doc_date(c, r, h[i].doc, &when[i]) != 0)
+            when[i] = INT64_MIN;
+        else if (when[i] > newest)
+            newest = when[i];
+        if (h[i].score > top)
+            top = h[i].score;
+    }
+    for (i = 0; i < n; i++) {
+        /* dates are within +-2^53 ms, so only an undated candidate (the
+        ** INT64_MIN mark) could overflow the difference: it is not taken */
+        tmp[i] = h[i];
+        dec[i] = when[i] == INT64_MIN ? 0 : pow(0.5, (double)(newest
+                 - when[i]) / 86400000.0 / r->half_life);
+        adj[i] = (top > -1.0 ? (h[i].score + 1.0) / (top + 1.0) : 1.0)
+                 * dec[i];
+    }
+    if (rank_order(call_arena(c), adj, n, ord) != 0)
+        return call_oom(c);
+    for (i = 0; i < n; i++) {
+        h[i] = tmp[ord[i]];
+        h[i].score = adj[ord[i]];
+    }
+    for (i = 0; i < n; i++)         /* the decays, in the new order */
+        adj[i] = dec[ord[i]];
+    memcpy(dec, adj, n * sizeof *dec);
+    r->decay = dec;
+    return 0;
+}
+
+/* §7.7.2 unit "document": one hit per document, its best chunk's. */
+static size_t group_by_document(const rq *r, rcp_model_hit *h, size_t n,
+                                size_t want)
+{
+    const char **key = rcp_arena_alloc(call_arena(r->c), (want + 1)
+                                       * sizeof *key);
+    size_t *klen = rcp_arena_alloc(call_arena(r->c), (want + 1)
+                                   * sizeof *klen);
+    size_t i, j, kept = 0;
+    if (!key || !klen)
+        return 0;
+    for (i = 0; i < n && kept < want; i++) {
+        rcp_model_docview d;
+        const char *k;
+        size_t kn;
+        if (view_doc(r, h[i].doc, &d) != 0)
+            continue;
+        k = d.chunk.of ? d.chunk.of : d.id;
+        kn = d.chunk.of ? d.chunk.oflen : d.idlen;
+        for (j = 0; j < kept; j++)
+            if (klen[j] == kn && memcmp(key[j], k, kn) == 0)
+                break;
+        if (j < kept)
+            continue;
+        key[kept] = k;
+        klen[kept] = kn;
+        h[kept++] = h[i];
+    }
+    return kept;
+}
+
+/* Keep hits scoring at least minScore (§7.7, in the server's own scale);
+** returns how many remain, in order. */
+static size_t apply_min_score(const rq *r, rcp_model_hit *h, size_t n)
+{
+    size_t i, kept = 0;
+    for (i = 0; i < n; i++)
+        if (h[i].score >= r->min_score)
+            h[kept++] = h[i];
+    return kept;
+}
+
+/* §7.7.2 packing: top-ranked hits until the next would pass the budget;
+** *n becomes how many fit.  0, or resolve_hit's failure. */
+static int apply_budget(const rq *r, const rcp_model_hit *h, size_t *n,
+                        size_t *tokens)
+{
+    size_t i;
+    int rc;
+    *tokens = 0;
+    for (i = 0; r->budget && i < *n; i++) {
+        hitview hv;
+        size_t t;
+        if ((rc = resolve_hit(r, h[i].doc, &hv)) != 0)
+            return rc;
+        t = count_tokens(hv.text, hv.textlen);
+        if (*tokens + t > (uint64_t)r->budget)
+            break;
+        *tokens += t;
+    }
+    if (r->budget)
+        *n = i;
+    return 0;
+}
+
+static void write_usage(rcp_call *c, const rq *r, double t0, size_t tokens)
+{
+    rcp_jw *w = call_w(c);
+    const char *note;
+    size_t i;
+    rcp_jw_key(w, "usage");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "candidates");
+    rcp_jw_int(w, (int64_t)r->q.candidate_k);
+    rcp_jw_key(w, "reranked");
+    rcp_jw_int(w, r->q.rerank ? (int64_t)r->q.rerank_top : 0);
+    rcp_jw_key(w, "latencyMs");
+    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+    if (r->budget) {
+        rcp_jw_key(w, "tokens");
+        rcp_jw_int(w, (int64_t)tokens);
+    }
+    if (call_note(c, 0)) {
+        rcp_jw_key(w, "notes");
+        rcp_jw_arr(w);
+        for (i = 0; (note = call_note(c, i)) != NULL; i++)
+            rcp_jw_cstr(w, note);
+
+        rcp_jw_arr_end(w);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* The answer to a failed search or hit: -1 is out of memory, the rest
+** the engine's or a checkpoint's verdict. */
+static int retrieve_failed(rcp_call *c, int rc)
+{
+    return call_fail(c, rc == -1 ? RCP_INTERNAL_ERROR : rc == RCP_MODEL_GONE
+                     ? RCP_BACKEND_UNAVAILABLE : rc, NULL, NULL, "%s",
+                     rc == -1 ? "out of memory" : rc == RCP_MODEL_GONE
+                     ? "the pinned snapshot is no longer kept (§7.7.1)"
+                     : rc == RCP_CANCELLED ? "cancelled by notifications/cancel"
+                     : "deadline elapsed");
+}
+
+/* §7.7 retrieve: recall -> fuse -> pack, one page (§10) at a time. */
+static int m_retrieve(void *ud, rcp_call *c)
+{
+    const builtin *b = ud;
+    const rcp_model *m = b->model;
+    rcp_jw *w = call_w(c);
+    double t0 = proto_now_ms();
+    rq r;
+    rcp_model_hit *hits;
+    size_t n = 0, page, want, pool, tokens, i;
+    char *b64;
+    int rc;
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.b = b;
+    if ((rc = get_retrieve(c, &r)) != 0)
+        return rc;
+    r.q.ud = &r;
+    r.q.checkpoint = search_checkpoint;
+    r.k = r.q.k;
+    want = r.offset + r.q.k + 1;        /* one more tells a next page */
+    if (want > RETRIEVE_MAX_K + 1)
+        want = RETRIEVE_MAX_K + 1;
+    pool = r.recency && r.q.candidate_k > want ? r.q.candidate_k : want;
+    if (r.unit == UNIT_DOCUMENT)
+        pool *= 4;              /* several chunks may share a document */
+    hits = rcp_arena_alloc(call_arena(c), pool * sizeof *hits);
+    b64 = rcp_arena_alloc(call_arena(c), rcp_vec_b64_len(rcp_model_dim(m)));
+    if (!hits || !b64)
+        return call_oom(c);
+    r.q.k = pool;
+    if (r.q.candidate_k < pool)
+        r.q.candidate_k = pool;
+    if ((rc = rcp_model_search(m, &r.q, hits, &n)) != 0)
+        return retrieve_failed(c, rc);
+    if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
+        return rc;
+    if (r.unit == UNIT_DOCUMENT)
+        n = group_by_document(&r, hits, n, want);
+    n = apply_min_score(&r, hits, n);
+    r.q.k = want - 1 - r.offset;
+    page = n > r.offset ? n - r.offset : 0;
+    if (page > r.q.k)
+        page = r.q.k;
+    if ((rc = apply_budget(&r, hits + r.offset, &page, &tokens)) != 0)
+        return retrieve_failed(c, rc);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "hits");
+    rcp_jw_arr(w);
+    for (i = 0; i < page; i++)
+        if ((rc = write_hit(c, &r, &hits[r.offset + i], r.decay
+                            ? r.decay[r.offset + i] : -1, b64)) != 0)
+            return retrieve_failed(c, rc);
+    rcp_jw_arr_end(w);
+    if (r.offset + page < n && !r.budget && r.offset + page < RETRIEVE_MAX_K
+        && call_offers(c, PROTO_CAP_PAGINATION)) {
+        char cur[96];
+        rcp_jw_key(w, "nextCursor");
+        rcp_jw_str(w, cur, (size_t)snprintf(cur, sizeof cur,
+                   "c1.v%llu.%lu.%llx",
+                   (unsigned long long)r.served,
+                   (unsigned long)(r.offset + page),
+                   (unsigned long long)r.fp));
+    }
+    if (r.include_vectors) {
+        rcp_jw_key(w, "encoding");
+        rcp_jw_cstr(w, r.enc ? "f32-base64" : "json");
+    }
+    rcp_jw_key(w, "indexVersion");
+    rcp_jw_str(w, b64, (size_t)sprintf(b64, "v%llu",
+               (unsigned long long)r.served));
+    write_usage(c, &r, t0, tokens);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+/* §7: the roster, mirrored.  cap is the capability that gates the method
+** (NULL: REQUIRED core method); anytime marks the methods callable before
+** initialize (§13); fn NULL means "defined by RCP, not implemented here",
+** which is only reachable if its capability were advertised -- never. */
+
+/* MARK: - The backend table --------------------------------------------- */
+
+/* §6: what the built-in engine offers.  Everything but filter, which
+** needs fields to filter on (presence => supported). */
+static unsigned long builtin_offers(const void *ud)
+{
+    const builtin *b = ud;
+    unsigned long caps = PROTO_CAP(PROTO_CAP_EMBED)
+        | PROTO_CAP(PROTO_CAP_SPARSE) | PROTO_CAP(PROTO_CAP_MULTI)
+        | PROTO_CAP(PROTO_CAP_RERANK) | PROTO_CAP(PROTO_CAP_RETRIEVE)
+        | PROTO_CAP(PROTO_CAP_CITATIONS) | PROTO_CAP(PROTO_CAP_STREAMING)
+        | PROTO_CAP(PROTO_CAP_PAGINATION) | PROTO_CAP(PROTO_CAP_INDEX);
+    return b->nfields ? caps | PROTO_CAP(PROTO_CAP_FILTER) : caps;
+}
+
+/* §14.2: retrieve without a dense index (make tiny) serves sparse alone,
+** not the three modes L1 asks for. */
+static unsigned long builtin_partial(const void *ud)
+{
+    const builtin *b = ud;
+    return rcp_model_has_dense_index(b->model) ? 0
+                                               : PROTO_CAP(PROTO_CAP_RETRIEVE);
+}
+
+/* §6: the value of each capability it offers. */
+static void builtin_describe(const void *ud, int cap, rcp_jw *w)
+
+{
+    const builtin *b = ud;
+    switch (cap) {
+    case PROTO_CAP_EMBED:
+        write_embed_cap(w, b->model);
+        break;
+    case PROTO_CAP_SPARSE:
+        write_sparse_cap(w, b->model);
+        break;
+    case PROTO_CAP_MULTI:
+        write_multi_cap(w, b->model);
+        break;
+    case PROTO_CAP_RERANK:
+        write_rerank_cap(w);
+        break;
+    case PROTO_CAP_RETRIEVE:
+        write_retrieve_cap(w, b->model);
+        break;
+
+    case PROTO_CAP_FILTER:
+        write_filter_cap(w, b);
+        break;
+    case PROTO_CAP_INDEX:
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "writable");
+        rcp_jw_bool(w, 1);
+        rcp_jw_key(w, "chunking");      /* §7.10 chunk: true */
+        rcp_jw_bool(w, 1);
+        rcp_jw_obj_end(w);
+        break;
+    default:    /* citations (§7.7: hits carry citation, trust), streaming
+                ** (§9: progress with a token), pagination (§10): presence
+                ** is all they say (§6: the value MAY be {}) */
+        rcp_jw_obj(w);
+        rcp_jw_obj_end(w);
+    }
+}
+
+static void builtin_close(void *ud)
+{
+    builtin *b = ud;
+    size_t i;
+    for (i = 0; i < IDEM_SLOTS; i++) {
+        rcp_free(b->idem[i].key);
+        rcp_free(b->idem[i].result);
+    }
+    rcp_free(b);
+}
+
+/* One handler per roster row; the rows RCP/1 defines that this engine
+** does not serve stay NULL (their capabilities are not offered). */
+static const proto_backend builtin_backend = {
+    builtin_offers,
+    builtin_partial,
+    builtin_describe,
+    {
+        m_embed,            /* PROTO_M_EMBED */
+        m_embed_sparse,     /* PROTO_M_SPARSE */
+        m_embed_multi,      /* PROTO_M_MULTI */
+        m_rerank,           /* PROTO_M_RERANK */
+        m_retrieve,         /* PROTO_M_RETRIEVE */
+        NULL,               /* PROTO_M_TRANSFORM */
+        NULL,               /* PROTO_M_GRAPH */
+        m_index_add,        /* PROTO_M_INDEX_ADD */
+        m_index_delete,     /* PROTO_M_INDEX_DELETE */
+        NULL,               /* PROTO_M_CATALOG_LIST */
+        NULL,               /* PROTO_M_FEEDBACK */
+        NULL,               /* PROTO_M_MEMORY_BUILD */
+        NULL                /* PROTO_M_MEMORY_RECALL */
+    },
+    builtin_close
+};
+
+int methods_open(const rcp_server_opts *o, const proto_backend **be,
+                 void **ud)
+{
+    builtin *b;
+    *be = NULL;
+    *ud = NULL;
+    if (!o || !o->model)
+        return 0;
+    if (!(b = rcp_malloc(sizeof *b)))
+        return -1;
+    memset(b, 0, sizeof *b);
+    b->model = o->model;
+    b->store = o->store;
+    b->fields = o->fields;
+    b->nfields = o->nfields;
+    b->trust = o->trust;
+    if (b->store)
+        b->voff = rcp_store_version(b->store) - rcp_model_version(b->model);
+    *be = &builtin_backend;
+    *ud = b;
+    return 0;
+}
