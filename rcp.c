@@ -669,10 +669,10 @@ void proto_peek(rcp_server *s, const char *frame, size_t n)
 /* The I/O hook the transport lends while it runs (proto_lend_io); without
 ** one, the server is in-process (rcp_server_handle): nothing arrives while
 ** a request runs and the caller's buffer is the peer. */
-static void io_poll(rcp_server *s)
+static void io_intake(rcp_server *s)
 {
-    if (s->io && s->io->poll)
-        s->io->poll(s->io->ud);
+    if (s->io && s->io->intake)
+        s->io->intake(s->io->ud);
 }
 
 /* Finished lines go out now: before a long handler (invariant 7) and
@@ -688,8 +688,8 @@ static void io_flush(rcp_server *s)
 ** in-process, the caller's buffer. */
 static void io_raw(rcp_server *s, const char *p, size_t n)
 {
-    if (s->io && s->io->write)
-        s->io->write(s->io->ud, p, n);
+    if (s->io && s->io->raw)
+        s->io->raw(s->io->ud, p, n);
     else
         rcp_buf_put(s->sink, p, n);
 }
@@ -706,7 +706,7 @@ static void send_line(rcp_server *s, const char *p, size_t n)
         b->data[b->len++] = '\n';
         return;
     }
-    if (!s->io || !s->io->write)
+    if (!s->io || !s->io->raw)
         return;                 /* the caller's buffer: its oom tells */
     s->stats.unqueued++;
     io_raw(s, p, n);            /* writes the queue and clears its oom */
@@ -775,7 +775,7 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
 static int checkpoint(rcp_call *c, double progress, const char *stage,
                       call_partial_fn partial, const void *ud)
 {
-    io_poll(c->s);
+    io_intake(c->s);
     if (c->fl && c->fl->cancelled)
         return RCP_CANCELLED;
     if (c->deadline > 0 && proto_now_ms() >= c->deadline)

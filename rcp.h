@@ -1255,21 +1255,21 @@ double proto_now_ms(void);
 /* MARK: - The transport's seam (rcp.c <- transport.c) ------------------ */
 
 /* The I/O hook (after SQLite's os_unix.c): while it runs, a transport
-** lends the protocol what a request may need of the connection.  poll
-** takes in what has arrived without blocking and shows each frame now
+** lends the protocol what a request may need of the connection.  intake
+** takes in what has arrived, without blocking, and shows each frame now
 ** complete to proto_peek (§7.14: a cancel is acted on at once); flush
 ** writes the lines queued in the frame's out now (before a long handler,
 ** after a progress frame: an SSE flush for HTTP); wait blocks up to ms or
-** until input arrives; write puts bytes straight out after the queue (the
+** until input arrives; raw puts bytes straight out after the queue (the
 ** last resort when out cannot grow).  A NULL member: not available
-** (poll: nothing arrives while a request runs).  Without a hook the
+** (intake: nothing arrives while a request runs).  Without a hook the
 ** server is in-process (rcp_server_handle): out is the caller's. */
 typedef struct proto_io {
     void  *ud;
-    void (*poll)(void *ud);
+    void (*intake)(void *ud);
     void (*flush)(void *ud);
     void (*wait)(void *ud, int ms);
-    void (*write)(void *ud, const char *p, size_t n);
+    void (*raw)(void *ud, const char *p, size_t n);
 } proto_io;
 
 /* Lend io (borrowed until taken back with NULL), for the frames the

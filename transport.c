@@ -251,18 +251,18 @@ static void stdio_flush(void *ud)
     rcp_buf_clear(&t->out);
 }
 
-/* The hook's write: bytes straight to the peer, after what is queued (so
+/* The hook's raw: bytes straight to the peer, after what is queued (so
 ** order holds); nothing is allocated. */
-static void stdio_write(void *ud, const char *p, size_t n)
+static void stdio_raw(void *ud, const char *p, size_t n)
 {
     stdio_flush(ud);
     write_fd(ud, p, n);
 }
 
-/* The hook's poll: read what is waiting without blocking -- bounded, so a
-** flood cannot grow the buffer without limit while a request runs --
-** and show the protocol each frame that is now complete (§7.14). */
-static void stdio_poll(void *ud)
+/* The hook's intake: read what is waiting without blocking -- bounded,
+** so a flood cannot grow the buffer without limit while a request runs
+** -- and show the protocol each frame that is now complete (§7.14). */
+static void stdio_intake(void *ud)
 {
     stdio *t = ud;
     const char *p;
@@ -320,10 +320,10 @@ int rcp_server_run(rcp_server *s, int in_fd, int out_fd)
     transport_framer_init(&t.in, proto_max_line(s));
     rcp_buf_init(&t.out);
     t.io.ud = &t;
-    t.io.poll = stdio_poll;
+    t.io.intake = stdio_intake;
     t.io.wait = stdio_wait;
     t.io.flush = stdio_flush;
-    t.io.write = stdio_write;
+    t.io.raw = stdio_raw;
     if (transport_framer_reserve(&t.in, IN_CHUNK) != 0) {
         fputs("rcp: out of memory for the input buffer\n", stderr);
         return -1;
