@@ -48,7 +48,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define READ_CHUNK        65536u
 #define DEFAULT_MAX_FRAME ((size_t)256 << 20)
 #define DEFAULT_WRITE_MS  10000
 #define STDERR_KEEP       65536u
@@ -99,9 +98,7 @@ struct rcp_client {
     int                exited, status;
     double             t0;
     /* reading */
-    char              *in;
-    size_t             in_len, in_cap;
-    int                discarding;  /* inside a line longer than max */
+    transport_framer   in;          /* the server's stdout, in lines */
     rcp_arena          scratch;
     /* requests */
     idmap              pending, done;
@@ -671,15 +668,6 @@ static void handle_message(rcp_client *c, const rcp_json *msg, rcp_buf *key,
 
 /* MARK: - Receiving: framing (§5.1) -------------------------------------- */
 
-static int blank_line(const char *p, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
-            return 0;
-    return 1;
-}
-
 /* Copy and parse a line into arena a (invariant 4). */
 static const rcp_json *parse_copy(rcp_arena *a, const char *p, size_t n,
                                   const char **copy)
@@ -718,7 +706,7 @@ static void handle_line(rcp_client *c, const char *p, size_t n)
     const char *copy;
     rcp_buf key;
     size_t i;
-    if (blank_line(p, n)) {
+    if (transport_blank(p, n)) {
         c->m.blank_lines++;
         return;
     }
@@ -747,31 +735,19 @@ static void handle_line(rcp_client *c, const char *p, size_t n)
         rcp_arena_reset(&c->scratch);
 }
 
-/* Split the input buffer into lines; bound a line at max_frame. */
+/* Every complete line the framer holds (transport.c: each byte searched
+** once however the lines are split across reads); a line over max_frame
+** is unparseable, and its bytes are dropped as they come. */
 static void drain_lines(rcp_client *c)
 {
-    size_t pos = 0;
-    while (pos < c->in_len) {
-        char *p = c->in + pos;
-        char *nl = memchr(p, '\n', c->in_len - pos);
-        size_t n = nl ? (size_t)(nl - p) : c->in_len - pos;
-        if (!nl) {
-            if (!c->discarding && n > c->opts.max_frame) {
-                c->m.unparseable++;      /* too long to keep */
-                c->discarding = 1;
-            }
-            if (c->discarding)
-                pos = c->in_len;
-            break;
-        }
-        if (c->discarding)
-            c->discarding = 0;
-        else
+    const char *p;
+    size_t n;
+    int k;
+    while ((k = transport_framer_next(&c->in, &p, &n)) != TRANSPORT_NONE)
+        if (k == TRANSPORT_LINE)
             handle_line(c, p, n);
-        pos += n + 1;
-    }
-    memmove(c->in, c->in + pos, c->in_len - pos);
-    c->in_len -= pos;
+        else
+            c->m.unparseable++;         /* too long to keep */
 }
 
 static void mark_dead(rcp_client *c)
@@ -779,33 +755,26 @@ static void mark_dead(rcp_client *c)
     if (c->dead)
         return;
     c->dead = 1;
-    if (c->in_len > 0 && !c->discarding)
-        handle_line(c, c->in, c->in_len);    /* an unterminated last line */
-    c->in_len = 0;
+    c->in.eof = 1;
+    drain_lines(c);                     /* an unterminated last line */
+    c->m.bytes_searched = c->in.bytes_searched;
+    transport_framer_free(&c->in);
     abandon_all(c);
 }
 
 /* One read() of the server's stdout.  1 bytes, 0 nothing, -1 EOF. */
 static int read_stdout(rcp_client *c)
 {
-    ssize_t n;
-    if (c->in_cap - c->in_len < READ_CHUNK) {
-        size_t cap = c->in_cap ? c->in_cap * 2 : 2 * READ_CHUNK;
-        char *p = rcp_realloc(c->in, cap);
-        if (!p)
-            return 0;                    /* try again later */
-        c->in = p;
-        c->in_cap = cap;
-    }
-    do
-        n = read(c->out_fd, c->in + c->in_len, c->in_cap - c->in_len);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
+    int r = transport_framer_read(&c->in, c->out_fd);
+    c->m.bytes_read = c->in.bytes_read;
+    if (r == -2)
+        return 0;                       /* no memory: try again later */
+    if (r < 0)
         return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
-    if (n == 0)
+    if (r == 0)
         return -1;
-    c->in_len += (size_t)n;
     drain_lines(c);
+    c->m.bytes_searched = c->in.bytes_searched;
     return 1;
 }
 
@@ -1276,6 +1245,7 @@ static rcp_client *client_alloc(const rcp_client_opts *opts)
         c->opts = *opts;
     if (c->opts.max_frame == 0)
         c->opts.max_frame = DEFAULT_MAX_FRAME;
+    transport_framer_init(&c->in, c->opts.max_frame);
     if (c->opts.write_ms <= 0)
         c->opts.write_ms = DEFAULT_WRITE_MS;
     c->in_fd = c->out_fd = c->err_fd = -1;
@@ -1294,7 +1264,7 @@ static void client_free(rcp_client *c)
     batch_unref(c->cur);
     map_clear(&c->pending);
     map_clear(&c->done);
-    rcp_free(c->in);
+    transport_framer_free(&c->in);
     rcp_free(c->frames);
     rcp_arena_free(&c->scratch);
     rcp_arena_free(&c->logarena);

@@ -1045,6 +1045,9 @@ typedef struct rcp_client_metrics {
     uint64_t blank_lines;        /* ignored (§5.1) */
     uint64_t notifications, progress, logs, unknown_notifications;
     uint64_t responses;          /* response objects received */
+    /* reading (§5.1 framing is linear: each byte searched at most once) */
+    uint64_t bytes_read;         /* from the server's stdout */
+    uint64_t bytes_searched;     /* examined for a line end */
 } rcp_client_metrics;
 
 typedef enum rcp_client_stderr {

@@ -434,6 +434,51 @@ START_TEST(frame_split_across_writes_is_one_frame)
 }
 END_TEST
 
+/* A peer that answers the first request with one 4 MiB line written 4 KiB
+** at a time, the way a slow server's output arrives. */
+static int long_line_peer(void *ud)
+{
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\""
+                               ":{\"v\":1,\"pad\":\"";
+    static char chunk[4096];
+    size_t left = (size_t)4 << 20;
+    (void)ud;
+    memset(chunk, 'x', sizeof chunk);
+    if (!read_line())
+        return 0;
+    write_all(head, sizeof head - 1);
+    for (; left; left -= sizeof chunk)
+        write_all(chunk, sizeof chunk);
+    write_all("\"}}\n", 4);
+    while (read_line())
+        ;
+    return 0;
+}
+
+/* §5.1 framing is linear in the client too (it shares the server's
+** framer): each byte of a line split across many reads is searched for
+** its end once, where a search from the line's start after every read
+** would be quadratic (~32x the bytes here). */
+START_TEST(long_line_split_across_reads_is_searched_once)
+{
+    char err[128];
+    rcp_client *c = rcp_client_fork(long_line_peer, NULL, NULL, err,
+                                    sizeof err);
+    const rcp_client_metrics *m;
+    rcp_request *r;
+    ck_assert_msg(c != NULL, "fork: %s", err);
+    r = rcp_client_request(c, "ping", NULL, 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, 4 * WAIT_MS), RCP_REQ_DONE);
+    ck_assert_int_eq(result_v(r), 1);
+    m = rcp_client_metrics_get(c);
+    ck_assert_uint_ge(m->bytes_read, (uint64_t)4 << 20);
+    ck_assert_msg(m->bytes_searched <= m->bytes_read + 1, "%llu bytes "
+                  "searched for %llu read", (unsigned long long)
+                  m->bytes_searched, (unsigned long long)m->bytes_read);
+    rcp_client_close(c, 1000);
+}
+END_TEST
+
 START_TEST(transport_death_abandons_requests_in_flight)
 {
     static const step s[] = { { 1, NULL, 0 }, { -1, NULL, 0 } };
@@ -2281,6 +2326,7 @@ static Suite *make_suite(void)
     tcase_add_test(b, malformed_responses_are_flagged);
     tcase_add_test(b, garbage_blank_lines_and_bom_are_counted);
     tcase_add_test(b, frame_split_across_writes_is_one_frame);
+    tcase_add_test(b, long_line_split_across_reads_is_searched_once);
     tcase_add_test(b, transport_death_abandons_requests_in_flight);
     tcase_add_test(b, writing_to_a_dead_server_is_an_error_not_sigpipe);
     tcase_add_test(b, spawn_reports_a_missing_program);
