@@ -257,656 +257,11 @@ void rcp_jw_raw(rcp_jw *w, const char *json, size_t n);
 ** nothing at all. */
 uint64_t rcp_json_hash(uint64_t h, const rcp_json *v);
 
-/* MARK: - Vectors (vec.c) §7.3-§7.5 -------------------------------------- */
-
-/* Every kernel has a portable scalar reference and, where the CPU has them,
-** SIMD paths: "sse2", "avx2" (with FMA), "avx512" on x86-64, "neon" on
-** aarch64.  One path serves the whole process, chosen at run time from what
-** the CPU reports (never from what the build machine had).  Paths differ
-** only in summation order, so float results agree with the scalar path to
-** rounding (the bound is stated in tests/test_vec.c); integer-valued data
-** gives identical results on every path.  Vectors are float arrays; no
-** pointer needs any alignment; n == 0 is valid (pointers may then be NULL).
-** No function keeps a pointer to its arguments after it returns. */
-
-/* Choose the path: "scalar", "sse2", "avx2", "avx512" or "neon"; NULL or ""
-** means the environment variable RCP_SIMD when set and non-empty, else the
-** best path this CPU supports.  Returns 0, or -1 with *err (when err is not
-** NULL) set to a static message naming the reason: an unknown name, a path
-** not built into this binary, or one this CPU (or OS) does not support.  On
-** error the previous path stays.  Kernels called before any rcp_vec_init use
-** the best supported path and ignore RCP_SIMD, so programs call
-** rcp_vec_init(NULL, &err) at start-up to report a bad RCP_SIMD.  Call it
-** before starting threads: the choice is one unsynchronised global. */
-int rcp_vec_init(const char *name, const char **err);
-/* The name of the path in use; static storage. */
-const char *rcp_vec_path(void);
-/* 1 when the named path is built in and this CPU supports it, else 0. */
-int rcp_vec_path_available(const char *name);
-
-float rcp_vec_dot(const float *a, const float *b, size_t n);
-float rcp_vec_l2sq(const float *a, const float *b, size_t n); /* |a-b|^2 */
-float rcp_vec_sum(const float *a, size_t n);       /* sum of the elements */
-float rcp_vec_norm(const float *a, size_t n);      /* Euclidean length */
-/* Scale a to unit length in place; returns the length it had.  A vector of
-** length 0 (or non-finite length) is left unchanged. */
-float rcp_vec_normalize(float *a, size_t n);
-/* dot(a,b) / (|a| |b|); 0 when either vector has length 0. */
-float rcp_vec_cosine(const float *a, const float *b, size_t n);
-
-/* A scored row.  The order everywhere (§7.7.1 determinism): higher score
-** first, ties by lower row first.  A NaN score ranks as -infinity. */
-typedef struct rcp_vec_hit {
-    float  score;
-    size_t row;
-} rcp_vec_hit;
-
-/* Row filters are bitmaps: row r is allowed when bit (r & 7) of
-** allow[r >> 3] is set.  A NULL bitmap allows every row. */
-#define RCP_VEC_ALLOWED(allow, r) \
-    ((allow) == NULL || (((allow)[(r) >> 3] >> ((r) & 7)) & 1))
-
-/* Keeps the best k of any number of offered (score, row) pairs in caller
-** memory, no allocation: hits[] has room for k.  Offer with push (or a
-** scan), then sort once; the order of offers does not change the result. */
-typedef struct rcp_vec_topk {
-    rcp_vec_hit *hits;   /* borrowed; a heap until rcp_vec_topk_sort */
-    size_t       k, n;   /* capacity, held */
-} rcp_vec_topk;
-void rcp_vec_topk_init(rcp_vec_topk *t, rcp_vec_hit *hits, size_t k);
-void rcp_vec_topk_push(rcp_vec_topk *t, float score, size_t row);
-/* Sort hits[0..n) best first; returns n.  No push after this. */
-size_t rcp_vec_topk_sort(rcp_vec_topk *t);
-
-/* Offer dot(q, row r) for every allowed r in [begin, end) of the row-major
-** matrix m (row r at m + r*d) to t.  Chunked calls (a checkpoint between)
-** give exactly what one call over the whole range gives. */
-void rcp_vec_scan(rcp_vec_topk *t, const float *q, const float *m, size_t d,
-                  size_t begin, size_t end, const unsigned char *allow);
-/* One shot: the best min(k, allowed rows) of rows [0, n) by dot product
-** into out[0..k), best first; returns how many. */
-size_t rcp_vec_search(const float *q, const float *m, size_t n, size_t d,
-                      size_t k, const unsigned char *allow, rcp_vec_hit *out);
-
-/* §7.5 MaxSim: the sum over the nq query rows of the maximum, over the nd
-** document rows, of sim(query row, document row); rows have dim floats,
-** row-major.  Cosine counts a zero-length row as similarity 0.  nq == 0 or
-** nd == 0 gives 0.  No allocation (up to ~34 KiB of stack on x86). */
-typedef enum rcp_vec_sim { RCP_VEC_DOT = 0, RCP_VEC_COSINE = 1 } rcp_vec_sim;
-float rcp_vec_maxsim(const float *qm, size_t nq, const float *dm, size_t nd,
-                     size_t dim, rcp_vec_sim sim);
-
-/* §7.4 sparse dot product: the sum of av[i]*bv[j] over ai[i] == bj[j].
-** Both index lists must be strictly ascending (the caller validates);
-** otherwise the result is unspecified but memory stays in bounds. */
-float rcp_vec_sparse_dot(const uint32_t *ai, const float *av, size_t an,
-                         const uint32_t *bi, const float *bv, size_t bn);
-
-/* An 8-bit scalar-quantised copy of float rows: row r is kept as d codes
-** c in 0..255 with x ~ offset[r] + scale[r] * c (per-row min and max), a
-** quarter of the bytes, so a scan reads a quarter of the memory.  Scores
-** are approximate; re-score the best candidates with the float rows.
-** Dimension at most RCP_VEC_Q8_MAX_DIM (the integer dot cannot overflow). */
-#define RCP_VEC_Q8_MAX_DIM 65536u
-typedef struct rcp_vec_q8 {
-    size_t   n, d, cap;      /* rows held, dimension, rows allocated */
-    uint8_t *codes;          /* n*d, row-major; owned */
-    float   *scale, *offset; /* n each; owned */
-} rcp_vec_q8;
-/* An empty store of dimension d (1..RCP_VEC_Q8_MAX_DIM); no allocation. */
-void rcp_vec_q8_init(rcp_vec_q8 *s, size_t d);
-/* Append v (d floats) as row s->n.  0, or -1 when out of memory or d is
-** not in 1..RCP_VEC_Q8_MAX_DIM (store unchanged).  Non-finite components
-** are stored as 0. */
-int  rcp_vec_q8_add(rcp_vec_q8 *s, const float *v);
-/* Overwrite row r (< s->n) with v. */
-void rcp_vec_q8_set(rcp_vec_q8 *s, size_t r, const float *v);
-void rcp_vec_q8_free(rcp_vec_q8 *s);   /* back to empty; NULL is a no-op */
-/* Offer the approximate dot(q, row r) of every allowed r in [begin, end)
-** to t.  0, or -1 when out of memory (t unchanged). */
-int  rcp_vec_q8_scan(rcp_vec_topk *t, const rcp_vec_q8 *s, const float *q,
-                     size_t begin, size_t end, const unsigned char *allow);
-/* Replace each hit's score by the exact dot(q, row) of the float matrix m
-** (d columns) and sort hits best first. */
-void rcp_vec_rescore(rcp_vec_hit *hits, size_t n, const float *q,
-                     const float *m, size_t d);
-/* One shot: q8-scan all s->n rows for max(k, cand) candidates (cand == 0:
-** RCP_VEC_Q8_CAND(k)), re-score them exactly against m (the float rows the
-** store was built from; NULL keeps approximate scores), and put the best
-** min(k, allowed rows) in out[0..k), best first.  Returns how many, or -1
-** when out of memory. */
-#define RCP_VEC_Q8_CAND(k) ((k) * 8 + 64)
-long rcp_vec_q8_search(const rcp_vec_q8 *s, const float *q, const float *m,
-                       size_t k, size_t cand, const unsigned char *allow,
-                       rcp_vec_hit *out);
-
-/* §7.3.1 "f32-base64": the floats as little-endian IEEE-754 binary32 on any
-** host, base64 (RFC 4648 §4, standard alphabet, with padding). */
-typedef enum rcp_vec_b64_err {
-    RCP_VEC_B64_OK = 0,
-    RCP_VEC_B64_E_CHAR,    /* a byte outside the alphabet, '=' included,
-                              anywhere but the final padding */
-    RCP_VEC_B64_E_PADDING, /* length not a multiple of 4, more than two
-                              '=', or non-zero bits under the padding */
-    RCP_VEC_B64_E_LENGTH   /* well-formed, but decodes to a byte count other
-                              than dim * 4 (§7.3.1: MUST reject, -32602) */
-} rcp_vec_b64_err;
-/* Text length for n floats: 4 * ceil(4n / 3).  No NUL is counted. */
-size_t rcp_vec_b64_len(size_t n);
-/* Write the encoding of v[0..n) to out (room for rcp_vec_b64_len(n) bytes;
-** no NUL written); returns that length. */
-size_t rcp_vec_b64_encode(char *out, const float *v, size_t n);
-/* Decode text[0..len) into out[0..dim).  Checks in this order: padding
-** shape (length, '=' count), then length, then characters and pad bits; the
-** first failing class is returned.  out may be partly written on error. */
-rcp_vec_b64_err rcp_vec_b64_decode(float *out, size_t dim, const char *text,
-                                   size_t len);
-/* A static message for e ("invalid base64 character", ...). */
-const char *rcp_vec_b64_message(rcp_vec_b64_err e);
-
-/* For benchmarks: run a register-only multiply-add loop on the current
-** path and return the floating-point operations it performed (the caller
-** times it) -- the core's peak, measured. */
-double rcp_vec_flops_probe(size_t iters);
-
-/* MARK: - Text (text.c): one tokenizer for every stage, §7.10 chunking --- */
-
-/* The index, the embedders and the rerankers all read text through
-** rcp_tokenize, so a term means the same thing in every stage. */
-
-/* Flags: which normalisations run.  RCP_TOK_DEFAULT is all of them. */
-#define RCP_TOK_FOLD    1u  /* case folding: ASCII, Latin-1, Latin Ext-A and
-                            ** Ext Additional, Greek, Cyrillic, fullwidth */
-#define RCP_TOK_STOP    2u  /* drop English stopwords (positions still count) */
-#define RCP_TOK_STEM    4u  /* Porter (1980) stemming of a-z words */
-#define RCP_TOK_DEFAULT 7u
-
-enum { RCP_TOKEN_WORD, RCP_TOKEN_NUM, RCP_TOKEN_CJK };
-
-/* One token.  term/word are offsets into the owning rcp_tokens.buf (not
-** NUL-terminated): term is what the index keys on (folded, stemmed),
-** word the folded surface form before stemming.  CJK runs give character
-** bigrams (a lone character: a unigram) with term == word. */
-typedef struct rcp_token {
-    uint32_t term, tlen;
-    uint32_t word, wlen;
-    uint32_t start, end;    /* byte span [start, end) in the input text */
-    uint32_t pos;           /* ordinal, counting dropped stopwords */
-    uint32_t kind;          /* RCP_TOKEN_* */
-} rcp_token;
-
-typedef struct rcp_tokens {
-    rcp_token *v;
-    size_t     n, cap;
-    char      *buf;
-    size_t     len, bcap;
-} rcp_tokens;
-
-void rcp_tokens_init(rcp_tokens *t);
-void rcp_tokens_free(rcp_tokens *t);  /* frees the arrays; t reusable */
-/* Tokenize text[0..len) (UTF-8; an invalid byte just separates words)
-** into out, replacing what it held.  0 ok, -1 out of memory or len >=
-** 4 GiB (out is then empty or partial, still safe to free). */
-int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
-                 unsigned flags);
-/* Porter-stem w[0..n) in place (lower-case ASCII letters only; anything
-** else is returned unchanged); returns the new length. */
-size_t rcp_stem_porter(char *w, size_t n);
-/* 1 when w[0..n) (folded) is on the built-in English stopword list. */
-int rcp_stopword(const char *w, size_t n);
-
-/* §7.10 server-side chunking: split text[0..len) into spans of at most
-** max_tokens tokens (as rcp_tokenize counts them with flags 0; a CJK
-** bigram counts one), ending at a sentence end (. ! ? 。 ！ ？ or a blank
-** line) when one falls in the second half of the span, consecutive
-** chunks sharing overlap tokens (< max_tokens).  The spans cover the text
-** from byte 0 to len, each running to the next one's first token; a text
-** without tokens is one span.  *spans (rcp_free) has *n entries.  0 ok,
-** -1 out of memory or max_tokens 0. */
-typedef struct rcp_span {
-    size_t start, end;      /* byte offsets [start, end) */
-} rcp_span;
-int rcp_text_chunk(const char *text, size_t len, size_t max_tokens,
-                   size_t overlap, rcp_span **spans, size_t *n);
-
-/* MARK: - Engine (model.c) §3, §7.3-§7.11, §8, §16.3 ---------------------- */
-
-/* --- The model: embedders + index + retrieval pipeline --- */
-
-#define RCP_MODEL_DEFAULT_DIM       384u
-#define RCP_MODEL_DEFAULT_MULTI_DIM 128u
-#define RCP_MODEL_DEFAULT_VOCAB     (1u << 18) /* embed/sparse id space */
-#define RCP_MODEL_MAX_DIM           4096u
-#define RCP_MODEL_SNAPSHOT_BYTES    ((size_t)64 << 20)
-/* §6.1 scoreFloor of each recall scorer: cosine >= -1, BM25 >= 0. */
-#define RCP_MODEL_DENSE_FLOOR       (-1.0)
-#define RCP_MODEL_SPARSE_FLOOR      0.0
-
-typedef struct rcp_model_opts {
-    unsigned    dim;          /* dense dimension (1..4096); default 384 */
-    unsigned    multi_dim;    /* embed/multi row dimension; default 128 */
-    uint32_t    sparse_vocab; /* embed/sparse vocabulary size; 2^18 */
-    unsigned    tok_flags;    /* the index's tokenizer; RCP_TOK_DEFAULT */
-    double      k1, b;        /* BM25; 1.2 and 0.75 */
-    /* Hybrid recall takes feedback from the top prf_docs hits of a first
-    ** BM25 pass: the dense query moves towards their centroid with weight
-    ** prf_beta (Rocchio; SMART's 0.75) and the lexical query is expanded
-    ** by RM3 (10 terms, original weight 0.5; Anserini's defaults).
-    ** Default 10 documents; 0 turns feedback off in both legs.  Modes
-    ** "dense" and "sparse" never use feedback. */
-    unsigned    prf_docs;
-    double      prf_beta;
-    /* §7.7.1 snapshots: a search may pin any of the last snapshot_keep
-    ** versions (default 1024; 0 = the live index only). */
-    unsigned    snapshot_keep;
-    /* ... as long as the dead documents kept for them (texts, metas, ids,
-    ** postings, dense rows) take at most snapshot_bytes; past it the
-    ** oldest are dropped first and the versions that saw them expire
-    ** early (default RCP_MODEL_SNAPSHOT_BYTES; 0 = keep none). */
-    size_t      snapshot_bytes;
-    /* A word2vec/GloVe text file ("word v1 .. vD" per line, optional
-    ** "count dim" header) read once by rcp_model_new; NULL = the built-in
-    ** hashed n-gram embedder.  The file's dimension replaces dim. */
-    const char *vectors_path;
-    /* Indexing remembers, per distinct word, its stopword status, term
-    ** and dense features (a cache: results never depend on it).  Past
-    ** this many bytes it is emptied before the next document; default
-    ** 64 MiB, 0 = empty it before every document. */
-    size_t      lexicon_bytes;
-    /* 1 = no dense index (make tiny): documents get no stored vector and
-    ** the lexicon no dense features, so dense and hybrid retrieval, MMR
-    ** and hit vectors do not exist (rcp_model_search refuses them, a
-    ** docview's vector is NULL); embed, embed/multi and both rerankers,
-    ** which embed their inputs when asked, work as ever.  Default 0. */
-    int         no_dense_index;
-} rcp_model_opts;
-
-void rcp_model_opts_init(rcp_model_opts *o);   /* the defaults above */
-
-typedef struct rcp_model rcp_model;
-
-/* A new, empty model; opts NULL = defaults.  NULL on failure with a
-** message in err[0..errlen) (bad option, unreadable or malformed vectors
-** file with its line number, out of memory).  Owned by the caller. */
-rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
-                         size_t errlen);
-void rcp_model_free(rcp_model *m);             /* NULL is a no-op */
-
-enum { RCP_EMBED_DENSE, RCP_EMBED_SPARSE, RCP_EMBED_MULTI };
-enum { RCP_KIND_QUERY, RCP_KIND_DOCUMENT };
-/* §15.7 identity of an embedder (RCP_EMBED_*): "rcp-hash-ngram-v3-384",
-** or "rcp-static-<hash of the vectors file>-<dim>".  Borrowed. */
-const char *rcp_model_identity(const rcp_model *m, int which);
-size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */
-/* 1 unless the model was opened with no_dense_index. */
-int rcp_model_has_dense_index(const rcp_model *m);
-
-/* §7.3 dense embedding of text[0..len) into out[0..dim): L2-normalised
-** (all zeros when the text has no usable token), a fixed function of the
-** text (never of the corpus).  kind is RCP_KIND_*; both give the same
-** vector (the model is symmetric).  0 ok, -1 out of memory. */
-int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
-                    int kind, float *out);
-/* §7.4 sparse embedding ("rcp-hash-sparse-v2-<vocabulary>"): each stem
-** hashed to an id < rcp_model_vocab(m), weight = fixed token weight x (1 +
-** ln tf); no learned expansion.  *idx (strictly ascending) and *val, *n
-** entries, both owned by the caller (rcp_free them; non-NULL on success,
-** even when *n == 0).  0 ok, -1 out of memory. */
-int rcp_model_embed_sparse(const rcp_model *m, const char *text, size_t len,
-                           int kind, uint32_t **idx, float **val, size_t *n);
-uint32_t rcp_model_vocab(const rcp_model *m);  /* advertise as vocabulary */
-/* §7.5 multi-vector embedding ("rcp-hash-multi-v2-<dim>"): one row per
-** content token (stopwords skipped), each the token's hashed features plus
-** half of each neighbour's, L2-normalised; compare by cosine.  *rows is
-** nrows x rcp_model_multi_dim(m) floats, row-major, owned by the caller
-** (rcp_free).  A text without content tokens gives 0 rows.  0 / -1 OOM. */
-int rcp_model_embed_multi(const rcp_model *m, const char *text, size_t len,
-                          int kind, float **rows, size_t *nrows);
-size_t rcp_model_multi_dim(const rcp_model *m);
-
-/* §7.10 server-side chunking stores each chunk of a document as a
-** document of its own; this is its link to the document it was cut from.
-** The link is the engine's own attribute, never a part of meta, so
-** nothing a client writes can forge it (§15.2: a client's meta is data,
-** never control). */
-typedef struct rcp_model_chunkref {
-    const char *of;         /* the id of its document; NULL: not a chunk */
-    size_t      oflen;
-    uint32_t    index;      /* its place among that document's chunks */
-    uint64_t    start, end; /* its bytes [start, end) in that document */
-} rcp_model_chunkref;
-
-/* §7.10 upsert: id[0..idlen) replaces any live document with that id.
-** text and meta (serialised JSON object or NULL) are copied.  Re-adding
-** the same id, text and meta changes nothing (not even the version).
-** 0 ok, -1 out of memory (the model is unchanged). */
-int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
-                  const char *text, size_t len, const char *meta,
-                  size_t metalen);
-/* rcp_model_add of a chunk: ck (copied; NULL = a whole document, which
-** is rcp_model_add) must have end - start == len.  A re-add is a no-op
-** only when ck is the same too.  0 ok, -1 out of memory or a span that
-** does not match len (the model is unchanged). */
-int rcp_model_add_chunk(rcp_model *m, const char *id, size_t idlen,
-                        const char *text, size_t len, const char *meta,
-                        size_t metalen, const rcp_model_chunkref *ck);
-/* §7.11: 1 when a live document was removed, 0 when absent. */
-int rcp_model_delete(rcp_model *m, const char *id, size_t idlen);
-/* Undo every change made after version v, so the model serves exactly
-** what it served at v and goes on from v as if those changes never were
-** (store.c: a write that did not reach the disk must not stay visible,
-** §13.1).  Documents added since go; those replaced or deleted since
-** come back.  Versions after v are forgotten, and a retained snapshot
-** that lost a document since v is given up (has_version says 0).
-** 0 ok (also when v is the current version); -1 when v is in the future
-** or more than snapshot_keep changes back, when a document to bring back
-** was dropped for snapshot_bytes, or memory is lacking -- the model is
-** then unchanged. */
-int rcp_model_rollback(rcp_model *m, uint64_t v);
-size_t   rcp_model_count(const rcp_model *m);    /* live documents */
-/* Bumped by every add/delete that changed something (for indexVersion). */
-uint64_t rcp_model_version(const rcp_model *m);
-/* The live document numbered docno (hits name documents this way), or
-** -1.  Everything in the view is borrowed until the next add/delete,
-** and so are docnos: an add or delete may renumber the documents (dead
-** ones are reclaimed, design note 4 in model.c). */
-typedef struct rcp_model_docview {
-    const char  *id, *text, *meta;   /* meta NULL when none was given */
-    size_t       idlen, textlen, metalen;
-    const float *vector;             /* its dense embedding (dim floats) */
-    rcp_model_chunkref chunk;        /* chunk.of NULL: a whole document */
-} rcp_model_docview;
-int  rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out);
-long rcp_model_find(const rcp_model *m, const char *id, size_t idlen);
-/* §7.7.1: 1 when version v can still be searched (v <= the current
-** version, at most snapshot_keep changes old, and no document it saw was
-** dropped for snapshot_bytes), else 0. */
-int  rcp_model_has_version(const rcp_model *m, uint64_t v);
-/* The document numbered docno as it was at version v (a hit of a search
-** pinned to v), or -1 when it was not visible then or v has expired.
-** Borrowed until the next add/delete. */
-int  rcp_model_doc_at(const rcp_model *m, uint32_t docno, uint64_t v,
-                      rcp_model_docview *out);
-/* §7.10 the chunks of document of[0..oflen) visible at version v (the
-** live index at rcp_model_version(m)), each once, in no particular order:
-** fn(ud, docno, view) for each, until fn returns nonzero, which is then
-** returned.  fn must not change the model.  The walk visits only
-** documents that exist.  0 when done (fn never called: no chunks),
-** RCP_MODEL_GONE when v can no longer be searched. */
-typedef int (*rcp_model_chunk_fn)(void *ud, uint32_t docno,
-                                  const rcp_model_docview *d);
-int  rcp_model_chunks(const rcp_model *m, const char *of, size_t oflen,
-                      uint64_t v, rcp_model_chunk_fn fn, void *ud);
-/* What the model holds, for tests and benchmarks (memory stays
-** proportional to live content under churn, design note 4). */
-typedef struct rcp_model_stats {
-    size_t   live;          /* live documents */
-    size_t   retained;      /* dead documents kept for snapshots */
-    size_t   slots;         /* docnos in use (live, retained, not yet
-                            ** reclaimed) */
-    size_t   rows;          /* dense rows allocated */
-    size_t   retained_bytes;/* what the retained ones take */
-    size_t   terms;         /* index terms */
-    uint64_t oldest;        /* the oldest version still searchable */
-} rcp_model_stats;
-void rcp_model_stat(const rcp_model *m, rcp_model_stats *out);
-
-/* --- §16.3 fusion of ranked lists (usable on its own) --- */
-
-enum { RCP_FUSE_RRF, RCP_FUSE_WEIGHTED, RCP_FUSE_CONVEX };
-#define RCP_FUSE_MAX_LISTS 8
-typedef struct rcp_fuse_item {
-    const char *id;     /* the stringified id, borrowed */
-    size_t      idlen;
-    double      score;
-} rcp_fuse_item;
-typedef struct rcp_fuse_list {
-    const rcp_fuse_item *items;  /* best first (RRF uses the positions) */
-    size_t n;
-    double weight;      /* RRF/weighted: the list's weight; convex: alpha
-                        ** for the dense list, 1 - alpha for the lexical */
-    double floor;       /* convex: the list's §6.1 scoreFloor */
-} rcp_fuse_list;
-typedef struct rcp_fused {
-    const char *id;     /* borrowed from the input items */
-    size_t      idlen;
-    double      score;  /* fused score */
-    double      weight; /* summed weight of the lists that had the id */
-    int32_t     pos[RCP_FUSE_MAX_LISTS]; /* 0-based position per list, -1 */
-} rcp_fused;
-/* Fuse nlists (<= RCP_FUSE_MAX_LISTS) lists by RCP_FUSE_RRF (weight /
-** (rrf_k + rank)), _WEIGHTED (min-max per list; a list whose scores are all
-** equal normalises to 1) or _CONVEX (floor-anchored: (s - floor) / (max -
-** floor); max == floor gives 0).  An id repeated in one list counts once,
-** at its first position.  *out (rcp_free it) is sorted by the §16.3 total
-** order: score desc, summed weight desc, byte-wise smaller id.  Returns
-** the count, or -1 (out of memory, too many lists). */
-long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
-              double rrf_k, rcp_fused **out);
-
-/* --- §7.7 retrieval --- */
-
-enum { RCP_MODE_DENSE, RCP_MODE_SPARSE, RCP_MODE_HYBRID };
-enum { RCP_RERANK_NONE, RCP_RERANK_CROSS, RCP_RERANK_COLBERT };
-
-#define RCP_HIT_DENSE  1u
-#define RCP_HIT_SPARSE 2u
-#define RCP_HIT_FUSED  4u
-#define RCP_HIT_RERANK 8u
-typedef struct rcp_model_hit {
-    uint32_t doc;           /* docno: see rcp_model_doc */
-    double   score;         /* the last stage's score */
-    double   dense, sparse, fused, rerank; /* per stage, valid per `has` */
-    unsigned has;           /* RCP_HIT_* bits */
-    double   confidence;    /* [0,1], see rcp_model_confidence */
-} rcp_model_hit;
-
-typedef struct rcp_model_query {
-    const char *text;          /* the query, text[0..len) */
-    size_t      len;
-    size_t      k;             /* hits wanted (the caller clamps, §7.7) */
-    size_t      candidate_k;   /* recall depth per list, raised to k;
-                               ** 0 = max(k, 100) */
-    size_t      rerank_top;    /* rerank the best N (0 = all candidates) */
-    int         mode;          /* RCP_MODE_*; default hybrid */
-    int         fusion;        /* RCP_FUSE_*; default RRF */
-    double      w_dense, w_sparse;  /* rrf / weighted weights; 1, 1 */
-    double      rrf_k;         /* 60 */
-    double      alpha;         /* convex: weight of dense; 0.5 */
-    int         rerank;        /* RCP_RERANK_*; default none */
-    double      mmr_lambda;    /* < 0: no MMR; else in [0, 1] */
-    int         no_confidence; /* 1: leave hit.confidence 0 (saves work) */
-    /* §7.7.1: pinned = 1 searches the index as it was at `version` (see
-    ** rcp_model_has_version); hits then come from rcp_model_doc_at. */
-    int         pinned;
-    uint64_t    version;
-    /* Optional row filter (§8): 1 keeps docno.  Called only on live
-    ** documents; must not change the model. */
-    int       (*accept)(void *ud, const rcp_model *m, uint32_t docno);
-    /* Optional checkpoint (§9 progress, §7.14 cancellation, deadlines):
-    ** called between stages and every 65536 rows of a scan, with progress
-    ** in [0, 1) rising, the stage ("recall", "rerank", "diversify") and,
-    ** once recall is done, the candidates so far (best first, borrowed for
-    ** the call; NULL before).  A nonzero return stops the search, and
-    ** rcp_model_search returns that value (so use one other than -1). */
-    int       (*checkpoint)(void *ud, double progress, const char *stage,
-                            const rcp_model_hit *partial, size_t npartial);
-    void       *ud;            /* passed to accept and checkpoint */
-} rcp_model_query;
-void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
-
-
-/* Run recall -> fuse -> rerank -> MMR for q; hits[] has room for q->k.
-** *nhits <= q->k, best first; ties broken by the smaller id.  hit.score is
-** the last stage's: BM25 (sparse), cosine (dense), the fused score
-** (hybrid), or with a reranker the cascade's RRF of recall rank and rerank
-** rank (hit.rerank keeps the reranker's own score).  With MMR the order is
-** MMR's selection order and score stays the relevance score, so scores
-** need not fall monotonically.  With rerank_top < k only the reranked
-** hits are returned (§3.3 funnel: the caller clamps).  0 ok, -1 out of
-** memory or (no dense index) a dense or hybrid mode or MMR, RCP_MODEL_GONE when q pins a version no longer kept (§7.7.1:
-** -32010), or the nonzero value q->checkpoint returned. */
-#define RCP_MODEL_GONE (-2)
-int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
-                     rcp_model_hit *hits, size_t *nhits);
-
-/* §7.6 rerank: scores[i] for texts[i] (lens[i] bytes), higher is better,
-** for method RCP_RERANK_CROSS (the joint lexical scorer: exact and near
-** matches with BM25 saturation plus term-pair proximity; >= 0, unbounded)
-** or RCP_RERANK_COLBERT (MaxSim of the multi-vector rows, cosine: in
-** [-nq, nq] for nq query rows).  0 ok, -1 out of memory or bad method. */
-int rcp_model_rerank(const rcp_model *m, int method, const char *query,
-                     size_t qlen, const char *const *texts,
-                     const size_t *lens, size_t n, double *scores);
-/* §7.7.2 confidence in [0,1], the same definition in every call and
-** independent of the corpus: 0.7 coverage + 0.3 adjacency, where
-** coverage is the share of the query's distinct content terms (each
-** weighted by the fixed token weight) found in text -- exactly (1) or as a
-** near spelling (trigram Dice >= 0.6, counted at its Dice) -- and
-** adjacency the weighted share of consecutive query term pairs that occur
-** in order within two tokens (a one-term query: adjacency = coverage).
-** 1 means every query word appears, in order, side by side. */
-int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
-                         const char *text, size_t len, double *out);
-
-/* MARK: - Storage (store.c) §7.7.1, §7.10, §7.11, §13.1 ------------------ */
-
-/* A durable home for a model's documents: a directory holding an
-** append-only, checksummed log (DIR/rcp.log) and a lock file (DIR/lock).
-** The file format and the crash cases are described at the top of
-** store.c.  One process, one thread per store; the store borrows the
-** model, and once a store is open every change to that model MUST go
-** through rcp_store_add / rcp_store_delete (a change made behind the
-** store's back is detected and makes the store refuse further writes). */
-typedef struct rcp_store rcp_store;
-
-/* Open (creating if needed) the store in dir and replay its log into m,
-** which must be empty.  dir is created (one level, not its parents) and
-** locked: a second open of the same dir, by this or any other process,
-** fails with "DIR: in use by process PID".  A bad last commit -- torn by
-** a crash mid-append (never acknowledged) or damaged after it was
-** acknowledged; the two look alike -- is cut off, but never silently:
-** its bytes are first copied to DIR/rcp.log.torn (.1, .2, ... if that
-** exists) and rcp_store_stat's warning says what was dropped (byte
-** offset, bytes, commits, the documents they touched) -- show it to the
-** operator.  Damage followed by valid commits, a bad header or an unknown
-** format version is an error, never skipped.  NULL on failure with a
-** message in err[0..errlen); m may then hold part of the log (free it).
-** The store is owned by the caller; close it with rcp_store_close. */
-rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
-                          size_t errlen);
-/* The same with flags.  RCP_STORE_SALVAGE: damage followed by valid
-** commits is treated like a bad last commit -- everything from the
-** damage on is set aside and described (those later commits cannot be
-** replayed without the damaged one), the good prefix opens.  For an
-** operator who chose to, never by default. */
-#define RCP_STORE_SALVAGE 1u
-rcp_store *rcp_store_open_flags(const char *dir, rcp_model *m,
-                                unsigned flags, char *err, size_t errlen);
-
-/* Commit what is pending (best effort; call rcp_store_commit first to
-** learn whether that worked), release the lock, free st.  The model is
-** not freed.  NULL is a no-op. */
-void rcp_store_close(rcp_store *st);
-
-/* §7.10 upsert into the model and, when the model changed, append the
-** change to the pending commit and bump the store's version.  An
-** identical re-add (same id, text, meta) changes nothing: no record, no
-** version (§7.10 "observationally identical").  meta is a serialised
-** JSON object (NULL = none); all bytes are copied.  0 ok; -1 with
-** rcp_store_error(st) set: out of memory (nothing changed), a document
-** over 1 GiB, or the store has failed (see rcp_store_commit).  When the
-** pending commit passes 32 MiB it is committed on the spot, which
-** bounds memory during bulk loads. */
-int rcp_store_add(rcp_store *st, const char *id, size_t idlen,
-                  const char *text, size_t len, const char *meta,
-                  size_t metalen);
-
-/* rcp_store_add of a chunk (rcp_model_add_chunk): ck is persisted with
-** it; NULL = a whole document, which is rcp_store_add. */
-int rcp_store_add_chunk(rcp_store *st, const char *id, size_t idlen,
-                        const char *text, size_t len, const char *meta,
-                        size_t metalen, const rcp_model_chunkref *ck);
-
-/* §7.11 delete id from the model; *removed (may be NULL) is 1 when a live
-** document went, 0 when it was absent (no record, no version bump).
-** 0 ok, -1 as for rcp_store_add. */
-int rcp_store_delete(rcp_store *st, const char *id, size_t idlen,
-                     int *removed);
-
-/* Write what is pending as one commit and fsync it before returning, so a
-** write is durable once this returns 0 (call it before writing the
-** response of index/add and index/delete; with nothing pending it does
-** nothing and costs nothing).  May compact the log afterwards (a failed
-** compaction is not an error: the commit is safe; see rcp_store_stat).
-** -1 when writing or fsync failed: the pending changes are then undone
-** in the model too (rcp_model_rollback), so nothing unacknowledged stays
-** visible, and the log is cut back to its last commit.  A write() that
-** found no room (ENOSPC, EDQUOT, EFBIG) leaves the store working: later
-** writes may succeed once there is room.  Any other failure -- a failed
-** fsync above all, after which the kernel may have dropped the data and
-** a retry can falsely succeed -- makes the store refuse every later write
-** (add, delete, commit return -1) until it is closed and reopened.  On
-** disk stays every commit acknowledged before (after a failed fsync,
-** possibly the failed one too, all of it or none of it). */
-int rcp_store_commit(rcp_store *st);
-
-/* Commit, then rewrite the log with only the live documents and the
-** version (write a new file, fsync, rename over the old, fsync the
-** directory).  Commits do this by themselves when the log is over 1 MiB
-** and more than twice the live data; tests and tools may force it.
-** 0 ok, -1 with rcp_store_error(st). */
-int rcp_store_compact(rcp_store *st);
-
-/* §7.7.1 the store's index version: bumped exactly when a write changes
-** the model, persisted in the log, restored by rcp_store_open and kept by
-** compaction, so a restarted server reports the same indexVersion.  Use
-** it instead of rcp_model_version while a store is open. */
-uint64_t rcp_store_version(const rcp_store *st);
-
-/* The last error message ("" when none).  Borrowed until the next call. */
-const char *rcp_store_error(const rcp_store *st);
-
-typedef struct rcp_store_info {
-    uint64_t version;       /* rcp_store_version */
-    uint64_t log_bytes;     /* committed bytes in DIR/rcp.log */
-    uint64_t live_bytes;    /* what a compacted log would take (estimate) */
-    uint64_t pending_bytes; /* written by the next commit */
-    uint64_t compactions;   /* done since open */
-    int      failed;        /* 1: refuses writes until reopened */
-    const char *warning;    /* what open dropped or set aside, or the last
-                               failed compaction, or ""; borrowed */
-} rcp_store_info;
-void rcp_store_stat(const rcp_store *st, rcp_store_info *out);
-
-/* Test hook (like rcp_set_allocator, process-wide): fn(ud, op) is called
-** before every write, fsync and truncate a store makes, op being "write",
-** "fsync" or "truncate"; a non-zero return makes that call fail with that
-** value as errno.  NULL removes the hook. */
-typedef int (*rcp_store_fault_fn)(void *ud, const char *op);
-void rcp_store_set_fault(rcp_store_fault_fn fn, void *ud);
-
-/* Bulk-load a JSON Lines corpus: one {"id"?: string, "text": string,
-** "meta"?: object} per line (§7.10 document shape; null = absent, other
-** members ignored, blank lines skipped).  The whole file is validated
-** first: a bad line fails with "PATH:LINE: reason" and loads nothing.
-** Then every document is upserted -- through st when st is non-NULL
-** (durable: one commit at the end), else straight into m (in memory
-** only).  m may be NULL when st is given; otherwise it must be st's
-** model.  A line without an id gets "<file name>:<line>", so loading
-** the same file again replaces instead of duplicating.  progress_fd
-** (-1 = none; 2, stderr, in the server) gets one line rewritten with \r
-** as the load advances, then a newline (a file descriptor, not a FILE *,
-** keeps <stdio.h> out of this header).  Returns the number of documents,
-** or -1 with a message in err[0..errlen); after an error in the loading
-** pass (out of memory, storage) the documents before the failing line
-** stay loaded and the message says how many. */
-long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
-                          int progress_fd, char *err, size_t errlen);
-
 /* MARK: - Server (rcp.c) §4-§13 ------------------------------------------- */
 
 typedef struct rcp_server rcp_server;
+typedef struct rcp_model  rcp_model;    /* the engine (model.c, below) */
+typedef struct rcp_store  rcp_store;    /* its storage (store.c, below) */
 
 /* §8: a metadata field clients may filter on, with its declared type. */
 typedef enum rcp_field_type {
@@ -1188,6 +543,649 @@ const char *rcp_client_stderr_text(const rcp_client *c, size_t *n);
 int rcp_id_equal(const rcp_json *a, const rcp_json *b);
 /* 1 when §12 defines code. */
 int rcp_code_known(int code);
+
+/* MARK: - Vectors (vec.c) §7.3-§7.5 -------------------------------------- */
+
+/* Every kernel has a portable scalar reference and, where the CPU has them,
+** SIMD paths: "sse2", "avx2" (with FMA), "avx512" on x86-64, "neon" on
+** aarch64.  One path serves the whole process, chosen at run time from what
+** the CPU reports (never from what the build machine had).  Paths differ
+** only in summation order, so float results agree with the scalar path to
+** rounding (the bound is stated in tests/test_vec.c); integer-valued data
+** gives identical results on every path.  Vectors are float arrays; no
+** pointer needs any alignment; n == 0 is valid (pointers may then be NULL).
+** No function keeps a pointer to its arguments after it returns. */
+
+/* Choose the path: "scalar", "sse2", "avx2", "avx512" or "neon"; NULL or ""
+** means the environment variable RCP_SIMD when set and non-empty, else the
+** best path this CPU supports.  Returns 0, or -1 with *err (when err is not
+** NULL) set to a static message naming the reason: an unknown name, a path
+** not built into this binary, or one this CPU (or OS) does not support.  On
+** error the previous path stays.  Kernels called before any rcp_vec_init use
+** the best supported path and ignore RCP_SIMD, so programs call
+** rcp_vec_init(NULL, &err) at start-up to report a bad RCP_SIMD.  Call it
+** before starting threads: the choice is one unsynchronised global. */
+int rcp_vec_init(const char *name, const char **err);
+/* The name of the path in use; static storage. */
+const char *rcp_vec_path(void);
+/* 1 when the named path is built in and this CPU supports it, else 0. */
+int rcp_vec_path_available(const char *name);
+
+float rcp_vec_dot(const float *a, const float *b, size_t n);
+float rcp_vec_l2sq(const float *a, const float *b, size_t n); /* |a-b|^2 */
+float rcp_vec_sum(const float *a, size_t n);       /* sum of the elements */
+float rcp_vec_norm(const float *a, size_t n);      /* Euclidean length */
+/* Scale a to unit length in place; returns the length it had.  A vector of
+** length 0 (or non-finite length) is left unchanged. */
+float rcp_vec_normalize(float *a, size_t n);
+/* dot(a,b) / (|a| |b|); 0 when either vector has length 0. */
+float rcp_vec_cosine(const float *a, const float *b, size_t n);
+
+/* A scored row.  The order everywhere (§7.7.1 determinism): higher score
+** first, ties by lower row first.  A NaN score ranks as -infinity. */
+typedef struct rcp_vec_hit {
+    float  score;
+    size_t row;
+} rcp_vec_hit;
+
+/* Row filters are bitmaps: row r is allowed when bit (r & 7) of
+** allow[r >> 3] is set.  A NULL bitmap allows every row. */
+#define RCP_VEC_ALLOWED(allow, r) \
+    ((allow) == NULL || (((allow)[(r) >> 3] >> ((r) & 7)) & 1))
+
+/* Keeps the best k of any number of offered (score, row) pairs in caller
+** memory, no allocation: hits[] has room for k.  Offer with push (or a
+** scan), then sort once; the order of offers does not change the result. */
+typedef struct rcp_vec_topk {
+    rcp_vec_hit *hits;   /* borrowed; a heap until rcp_vec_topk_sort */
+    size_t       k, n;   /* capacity, held */
+} rcp_vec_topk;
+void rcp_vec_topk_init(rcp_vec_topk *t, rcp_vec_hit *hits, size_t k);
+void rcp_vec_topk_push(rcp_vec_topk *t, float score, size_t row);
+/* Sort hits[0..n) best first; returns n.  No push after this. */
+size_t rcp_vec_topk_sort(rcp_vec_topk *t);
+
+/* Offer dot(q, row r) for every allowed r in [begin, end) of the row-major
+** matrix m (row r at m + r*d) to t.  Chunked calls (a checkpoint between)
+** give exactly what one call over the whole range gives. */
+void rcp_vec_scan(rcp_vec_topk *t, const float *q, const float *m, size_t d,
+                  size_t begin, size_t end, const unsigned char *allow);
+/* One shot: the best min(k, allowed rows) of rows [0, n) by dot product
+** into out[0..k), best first; returns how many. */
+size_t rcp_vec_search(const float *q, const float *m, size_t n, size_t d,
+                      size_t k, const unsigned char *allow, rcp_vec_hit *out);
+
+/* §7.5 MaxSim: the sum over the nq query rows of the maximum, over the nd
+** document rows, of sim(query row, document row); rows have dim floats,
+** row-major.  Cosine counts a zero-length row as similarity 0.  nq == 0 or
+** nd == 0 gives 0.  No allocation (up to ~34 KiB of stack on x86). */
+typedef enum rcp_vec_sim { RCP_VEC_DOT = 0, RCP_VEC_COSINE = 1 } rcp_vec_sim;
+float rcp_vec_maxsim(const float *qm, size_t nq, const float *dm, size_t nd,
+                     size_t dim, rcp_vec_sim sim);
+
+/* §7.4 sparse dot product: the sum of av[i]*bv[j] over ai[i] == bj[j].
+** Both index lists must be strictly ascending (the caller validates);
+** otherwise the result is unspecified but memory stays in bounds. */
+float rcp_vec_sparse_dot(const uint32_t *ai, const float *av, size_t an,
+                         const uint32_t *bi, const float *bv, size_t bn);
+
+/* An 8-bit scalar-quantised copy of float rows: row r is kept as d codes
+** c in 0..255 with x ~ offset[r] + scale[r] * c (per-row min and max), a
+** quarter of the bytes, so a scan reads a quarter of the memory.  Scores
+** are approximate; re-score the best candidates with the float rows.
+** Dimension at most RCP_VEC_Q8_MAX_DIM (the integer dot cannot overflow). */
+#define RCP_VEC_Q8_MAX_DIM 65536u
+typedef struct rcp_vec_q8 {
+    size_t   n, d, cap;      /* rows held, dimension, rows allocated */
+    uint8_t *codes;          /* n*d, row-major; owned */
+    float   *scale, *offset; /* n each; owned */
+} rcp_vec_q8;
+/* An empty store of dimension d (1..RCP_VEC_Q8_MAX_DIM); no allocation. */
+void rcp_vec_q8_init(rcp_vec_q8 *s, size_t d);
+/* Append v (d floats) as row s->n.  0, or -1 when out of memory or d is
+** not in 1..RCP_VEC_Q8_MAX_DIM (store unchanged).  Non-finite components
+** are stored as 0. */
+int  rcp_vec_q8_add(rcp_vec_q8 *s, const float *v);
+/* Overwrite row r (< s->n) with v. */
+void rcp_vec_q8_set(rcp_vec_q8 *s, size_t r, const float *v);
+void rcp_vec_q8_free(rcp_vec_q8 *s);   /* back to empty; NULL is a no-op */
+/* Offer the approximate dot(q, row r) of every allowed r in [begin, end)
+** to t.  0, or -1 when out of memory (t unchanged). */
+int  rcp_vec_q8_scan(rcp_vec_topk *t, const rcp_vec_q8 *s, const float *q,
+                     size_t begin, size_t end, const unsigned char *allow);
+/* Replace each hit's score by the exact dot(q, row) of the float matrix m
+** (d columns) and sort hits best first. */
+void rcp_vec_rescore(rcp_vec_hit *hits, size_t n, const float *q,
+                     const float *m, size_t d);
+/* One shot: q8-scan all s->n rows for max(k, cand) candidates (cand == 0:
+** RCP_VEC_Q8_CAND(k)), re-score them exactly against m (the float rows the
+** store was built from; NULL keeps approximate scores), and put the best
+** min(k, allowed rows) in out[0..k), best first.  Returns how many, or -1
+** when out of memory. */
+#define RCP_VEC_Q8_CAND(k) ((k) * 8 + 64)
+long rcp_vec_q8_search(const rcp_vec_q8 *s, const float *q, const float *m,
+                       size_t k, size_t cand, const unsigned char *allow,
+                       rcp_vec_hit *out);
+
+/* §7.3.1 "f32-base64": the floats as little-endian IEEE-754 binary32 on any
+** host, base64 (RFC 4648 §4, standard alphabet, with padding). */
+typedef enum rcp_vec_b64_err {
+    RCP_VEC_B64_OK = 0,
+    RCP_VEC_B64_E_CHAR,    /* a byte outside the alphabet, '=' included,
+                              anywhere but the final padding */
+    RCP_VEC_B64_E_PADDING, /* length not a multiple of 4, more than two
+                              '=', or non-zero bits under the padding */
+    RCP_VEC_B64_E_LENGTH   /* well-formed, but decodes to a byte count other
+                              than dim * 4 (§7.3.1: MUST reject, -32602) */
+} rcp_vec_b64_err;
+/* Text length for n floats: 4 * ceil(4n / 3).  No NUL is counted. */
+size_t rcp_vec_b64_len(size_t n);
+/* Write the encoding of v[0..n) to out (room for rcp_vec_b64_len(n) bytes;
+** no NUL written); returns that length. */
+size_t rcp_vec_b64_encode(char *out, const float *v, size_t n);
+/* Decode text[0..len) into out[0..dim).  Checks in this order: padding
+** shape (length, '=' count), then length, then characters and pad bits; the
+** first failing class is returned.  out may be partly written on error. */
+rcp_vec_b64_err rcp_vec_b64_decode(float *out, size_t dim, const char *text,
+                                   size_t len);
+/* A static message for e ("invalid base64 character", ...). */
+const char *rcp_vec_b64_message(rcp_vec_b64_err e);
+
+/* For benchmarks: run a register-only multiply-add loop on the current
+** path and return the floating-point operations it performed (the caller
+** times it) -- the core's peak, measured. */
+double rcp_vec_flops_probe(size_t iters);
+
+/* MARK: - Text (text.c): one tokenizer for every stage, §7.10 chunking --- */
+
+/* The index, the embedders and the rerankers all read text through
+** rcp_tokenize, so a term means the same thing in every stage. */
+
+/* Flags: which normalisations run.  RCP_TOK_DEFAULT is all of them. */
+#define RCP_TOK_FOLD    1u  /* case folding: ASCII, Latin-1, Latin Ext-A and
+                            ** Ext Additional, Greek, Cyrillic, fullwidth */
+#define RCP_TOK_STOP    2u  /* drop English stopwords (positions still count) */
+#define RCP_TOK_STEM    4u  /* Porter (1980) stemming of a-z words */
+#define RCP_TOK_DEFAULT 7u
+
+enum { RCP_TOKEN_WORD, RCP_TOKEN_NUM, RCP_TOKEN_CJK };
+
+/* One token.  term/word are offsets into the owning rcp_tokens.buf (not
+** NUL-terminated): term is what the index keys on (folded, stemmed),
+** word the folded surface form before stemming.  CJK runs give character
+** bigrams (a lone character: a unigram) with term == word. */
+typedef struct rcp_token {
+    uint32_t term, tlen;
+    uint32_t word, wlen;
+    uint32_t start, end;    /* byte span [start, end) in the input text */
+    uint32_t pos;           /* ordinal, counting dropped stopwords */
+    uint32_t kind;          /* RCP_TOKEN_* */
+} rcp_token;
+
+typedef struct rcp_tokens {
+    rcp_token *v;
+    size_t     n, cap;
+    char      *buf;
+    size_t     len, bcap;
+} rcp_tokens;
+
+void rcp_tokens_init(rcp_tokens *t);
+void rcp_tokens_free(rcp_tokens *t);  /* frees the arrays; t reusable */
+/* Tokenize text[0..len) (UTF-8; an invalid byte just separates words)
+** into out, replacing what it held.  0 ok, -1 out of memory or len >=
+** 4 GiB (out is then empty or partial, still safe to free). */
+int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
+                 unsigned flags);
+/* Porter-stem w[0..n) in place (lower-case ASCII letters only; anything
+** else is returned unchanged); returns the new length. */
+size_t rcp_stem_porter(char *w, size_t n);
+/* 1 when w[0..n) (folded) is on the built-in English stopword list. */
+int rcp_stopword(const char *w, size_t n);
+
+/* §7.10 server-side chunking: split text[0..len) into spans of at most
+** max_tokens tokens (as rcp_tokenize counts them with flags 0; a CJK
+** bigram counts one), ending at a sentence end (. ! ? 。 ！ ？ or a blank
+** line) when one falls in the second half of the span, consecutive
+** chunks sharing overlap tokens (< max_tokens).  The spans cover the text
+** from byte 0 to len, each running to the next one's first token; a text
+** without tokens is one span.  *spans (rcp_free) has *n entries.  0 ok,
+** -1 out of memory or max_tokens 0. */
+typedef struct rcp_span {
+    size_t start, end;      /* byte offsets [start, end) */
+} rcp_span;
+int rcp_text_chunk(const char *text, size_t len, size_t max_tokens,
+                   size_t overlap, rcp_span **spans, size_t *n);
+
+/* MARK: - Engine (model.c) §3, §7.3-§7.11, §8, §16.3 ---------------------- */
+
+/* --- The model: embedders + index + retrieval pipeline --- */
+
+#define RCP_MODEL_DEFAULT_DIM       384u
+#define RCP_MODEL_DEFAULT_MULTI_DIM 128u
+#define RCP_MODEL_DEFAULT_VOCAB     (1u << 18) /* embed/sparse id space */
+#define RCP_MODEL_MAX_DIM           4096u
+#define RCP_MODEL_SNAPSHOT_BYTES    ((size_t)64 << 20)
+/* §6.1 scoreFloor of each recall scorer: cosine >= -1, BM25 >= 0. */
+#define RCP_MODEL_DENSE_FLOOR       (-1.0)
+#define RCP_MODEL_SPARSE_FLOOR      0.0
+
+typedef struct rcp_model_opts {
+    unsigned    dim;          /* dense dimension (1..4096); default 384 */
+    unsigned    multi_dim;    /* embed/multi row dimension; default 128 */
+    uint32_t    sparse_vocab; /* embed/sparse vocabulary size; 2^18 */
+    unsigned    tok_flags;    /* the index's tokenizer; RCP_TOK_DEFAULT */
+    double      k1, b;        /* BM25; 1.2 and 0.75 */
+    /* Hybrid recall takes feedback from the top prf_docs hits of a first
+    ** BM25 pass: the dense query moves towards their centroid with weight
+    ** prf_beta (Rocchio; SMART's 0.75) and the lexical query is expanded
+    ** by RM3 (10 terms, original weight 0.5; Anserini's defaults).
+    ** Default 10 documents; 0 turns feedback off in both legs.  Modes
+    ** "dense" and "sparse" never use feedback. */
+    unsigned    prf_docs;
+    double      prf_beta;
+    /* §7.7.1 snapshots: a search may pin any of the last snapshot_keep
+    ** versions (default 1024; 0 = the live index only). */
+    unsigned    snapshot_keep;
+    /* ... as long as the dead documents kept for them (texts, metas, ids,
+    ** postings, dense rows) take at most snapshot_bytes; past it the
+    ** oldest are dropped first and the versions that saw them expire
+    ** early (default RCP_MODEL_SNAPSHOT_BYTES; 0 = keep none). */
+    size_t      snapshot_bytes;
+    /* A word2vec/GloVe text file ("word v1 .. vD" per line, optional
+    ** "count dim" header) read once by rcp_model_new; NULL = the built-in
+    ** hashed n-gram embedder.  The file's dimension replaces dim. */
+    const char *vectors_path;
+    /* Indexing remembers, per distinct word, its stopword status, term
+    ** and dense features (a cache: results never depend on it).  Past
+    ** this many bytes it is emptied before the next document; default
+    ** 64 MiB, 0 = empty it before every document. */
+    size_t      lexicon_bytes;
+    /* 1 = no dense index (make tiny): documents get no stored vector and
+    ** the lexicon no dense features, so dense and hybrid retrieval, MMR
+    ** and hit vectors do not exist (rcp_model_search refuses them, a
+    ** docview's vector is NULL); embed, embed/multi and both rerankers,
+    ** which embed their inputs when asked, work as ever.  Default 0. */
+    int         no_dense_index;
+} rcp_model_opts;
+
+void rcp_model_opts_init(rcp_model_opts *o);   /* the defaults above */
+
+/* A new, empty model; opts NULL = defaults.  NULL on failure with a
+** message in err[0..errlen) (bad option, unreadable or malformed vectors
+** file with its line number, out of memory).  Owned by the caller. */
+rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
+                         size_t errlen);
+void rcp_model_free(rcp_model *m);             /* NULL is a no-op */
+
+enum { RCP_EMBED_DENSE, RCP_EMBED_SPARSE, RCP_EMBED_MULTI };
+enum { RCP_KIND_QUERY, RCP_KIND_DOCUMENT };
+/* §15.7 identity of an embedder (RCP_EMBED_*): "rcp-hash-ngram-v3-384",
+** or "rcp-static-<hash of the vectors file>-<dim>".  Borrowed. */
+const char *rcp_model_identity(const rcp_model *m, int which);
+size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */
+/* 1 unless the model was opened with no_dense_index. */
+int rcp_model_has_dense_index(const rcp_model *m);
+
+/* §7.3 dense embedding of text[0..len) into out[0..dim): L2-normalised
+** (all zeros when the text has no usable token), a fixed function of the
+** text (never of the corpus).  kind is RCP_KIND_*; both give the same
+** vector (the model is symmetric).  0 ok, -1 out of memory. */
+int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
+                    int kind, float *out);
+/* §7.4 sparse embedding ("rcp-hash-sparse-v2-<vocabulary>"): each stem
+** hashed to an id < rcp_model_vocab(m), weight = fixed token weight x (1 +
+** ln tf); no learned expansion.  *idx (strictly ascending) and *val, *n
+** entries, both owned by the caller (rcp_free them; non-NULL on success,
+** even when *n == 0).  0 ok, -1 out of memory. */
+int rcp_model_embed_sparse(const rcp_model *m, const char *text, size_t len,
+                           int kind, uint32_t **idx, float **val, size_t *n);
+uint32_t rcp_model_vocab(const rcp_model *m);  /* advertise as vocabulary */
+/* §7.5 multi-vector embedding ("rcp-hash-multi-v2-<dim>"): one row per
+** content token (stopwords skipped), each the token's hashed features plus
+** half of each neighbour's, L2-normalised; compare by cosine.  *rows is
+** nrows x rcp_model_multi_dim(m) floats, row-major, owned by the caller
+** (rcp_free).  A text without content tokens gives 0 rows.  0 / -1 OOM. */
+int rcp_model_embed_multi(const rcp_model *m, const char *text, size_t len,
+                          int kind, float **rows, size_t *nrows);
+size_t rcp_model_multi_dim(const rcp_model *m);
+
+/* §7.10 server-side chunking stores each chunk of a document as a
+** document of its own; this is its link to the document it was cut from.
+** The link is the engine's own attribute, never a part of meta, so
+** nothing a client writes can forge it (§15.2: a client's meta is data,
+** never control). */
+typedef struct rcp_model_chunkref {
+    const char *of;         /* the id of its document; NULL: not a chunk */
+    size_t      oflen;
+    uint32_t    index;      /* its place among that document's chunks */
+    uint64_t    start, end; /* its bytes [start, end) in that document */
+} rcp_model_chunkref;
+
+/* §7.10 upsert: id[0..idlen) replaces any live document with that id.
+** text and meta (serialised JSON object or NULL) are copied.  Re-adding
+** the same id, text and meta changes nothing (not even the version).
+** 0 ok, -1 out of memory (the model is unchanged). */
+int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
+                  const char *text, size_t len, const char *meta,
+                  size_t metalen);
+/* rcp_model_add of a chunk: ck (copied; NULL = a whole document, which
+** is rcp_model_add) must have end - start == len.  A re-add is a no-op
+** only when ck is the same too.  0 ok, -1 out of memory or a span that
+** does not match len (the model is unchanged). */
+int rcp_model_add_chunk(rcp_model *m, const char *id, size_t idlen,
+                        const char *text, size_t len, const char *meta,
+                        size_t metalen, const rcp_model_chunkref *ck);
+/* §7.11: 1 when a live document was removed, 0 when absent. */
+int rcp_model_delete(rcp_model *m, const char *id, size_t idlen);
+/* Undo every change made after version v, so the model serves exactly
+** what it served at v and goes on from v as if those changes never were
+** (store.c: a write that did not reach the disk must not stay visible,
+** §13.1).  Documents added since go; those replaced or deleted since
+** come back.  Versions after v are forgotten, and a retained snapshot
+** that lost a document since v is given up (has_version says 0).
+** 0 ok (also when v is the current version); -1 when v is in the future
+** or more than snapshot_keep changes back, when a document to bring back
+** was dropped for snapshot_bytes, or memory is lacking -- the model is
+** then unchanged. */
+int rcp_model_rollback(rcp_model *m, uint64_t v);
+size_t   rcp_model_count(const rcp_model *m);    /* live documents */
+/* Bumped by every add/delete that changed something (for indexVersion). */
+uint64_t rcp_model_version(const rcp_model *m);
+/* The live document numbered docno (hits name documents this way), or
+** -1.  Everything in the view is borrowed until the next add/delete,
+** and so are docnos: an add or delete may renumber the documents (dead
+** ones are reclaimed, design note 4 in model.c). */
+typedef struct rcp_model_docview {
+    const char  *id, *text, *meta;   /* meta NULL when none was given */
+    size_t       idlen, textlen, metalen;
+    const float *vector;             /* its dense embedding (dim floats) */
+    rcp_model_chunkref chunk;        /* chunk.of NULL: a whole document */
+} rcp_model_docview;
+int  rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out);
+long rcp_model_find(const rcp_model *m, const char *id, size_t idlen);
+/* §7.7.1: 1 when version v can still be searched (v <= the current
+** version, at most snapshot_keep changes old, and no document it saw was
+** dropped for snapshot_bytes), else 0. */
+int  rcp_model_has_version(const rcp_model *m, uint64_t v);
+/* The document numbered docno as it was at version v (a hit of a search
+** pinned to v), or -1 when it was not visible then or v has expired.
+** Borrowed until the next add/delete. */
+int  rcp_model_doc_at(const rcp_model *m, uint32_t docno, uint64_t v,
+                      rcp_model_docview *out);
+/* §7.10 the chunks of document of[0..oflen) visible at version v (the
+** live index at rcp_model_version(m)), each once, in no particular order:
+** fn(ud, docno, view) for each, until fn returns nonzero, which is then
+** returned.  fn must not change the model.  The walk visits only
+** documents that exist.  0 when done (fn never called: no chunks),
+** RCP_MODEL_GONE when v can no longer be searched. */
+typedef int (*rcp_model_chunk_fn)(void *ud, uint32_t docno,
+                                  const rcp_model_docview *d);
+int  rcp_model_chunks(const rcp_model *m, const char *of, size_t oflen,
+                      uint64_t v, rcp_model_chunk_fn fn, void *ud);
+/* What the model holds, for tests and benchmarks (memory stays
+** proportional to live content under churn, design note 4). */
+typedef struct rcp_model_stats {
+    size_t   live;          /* live documents */
+    size_t   retained;      /* dead documents kept for snapshots */
+    size_t   slots;         /* docnos in use (live, retained, not yet
+                            ** reclaimed) */
+    size_t   rows;          /* dense rows allocated */
+    size_t   retained_bytes;/* what the retained ones take */
+    size_t   terms;         /* index terms */
+    uint64_t oldest;        /* the oldest version still searchable */
+} rcp_model_stats;
+void rcp_model_stat(const rcp_model *m, rcp_model_stats *out);
+
+/* --- §16.3 fusion of ranked lists (usable on its own) --- */
+
+enum { RCP_FUSE_RRF, RCP_FUSE_WEIGHTED, RCP_FUSE_CONVEX };
+#define RCP_FUSE_MAX_LISTS 8
+typedef struct rcp_fuse_item {
+    const char *id;     /* the stringified id, borrowed */
+    size_t      idlen;
+    double      score;
+} rcp_fuse_item;
+typedef struct rcp_fuse_list {
+    const rcp_fuse_item *items;  /* best first (RRF uses the positions) */
+    size_t n;
+    double weight;      /* RRF/weighted: the list's weight; convex: alpha
+                        ** for the dense list, 1 - alpha for the lexical */
+    double floor;       /* convex: the list's §6.1 scoreFloor */
+} rcp_fuse_list;
+typedef struct rcp_fused {
+    const char *id;     /* borrowed from the input items */
+    size_t      idlen;
+    double      score;  /* fused score */
+    double      weight; /* summed weight of the lists that had the id */
+    int32_t     pos[RCP_FUSE_MAX_LISTS]; /* 0-based position per list, -1 */
+} rcp_fused;
+/* Fuse nlists (<= RCP_FUSE_MAX_LISTS) lists by RCP_FUSE_RRF (weight /
+** (rrf_k + rank)), _WEIGHTED (min-max per list; a list whose scores are all
+** equal normalises to 1) or _CONVEX (floor-anchored: (s - floor) / (max -
+** floor); max == floor gives 0).  An id repeated in one list counts once,
+** at its first position.  *out (rcp_free it) is sorted by the §16.3 total
+** order: score desc, summed weight desc, byte-wise smaller id.  Returns
+** the count, or -1 (out of memory, too many lists). */
+long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
+              double rrf_k, rcp_fused **out);
+
+/* --- §7.7 retrieval --- */
+
+enum { RCP_MODE_DENSE, RCP_MODE_SPARSE, RCP_MODE_HYBRID };
+enum { RCP_RERANK_NONE, RCP_RERANK_CROSS, RCP_RERANK_COLBERT };
+
+#define RCP_HIT_DENSE  1u
+#define RCP_HIT_SPARSE 2u
+#define RCP_HIT_FUSED  4u
+#define RCP_HIT_RERANK 8u
+typedef struct rcp_model_hit {
+    uint32_t doc;           /* docno: see rcp_model_doc */
+    double   score;         /* the last stage's score */
+    double   dense, sparse, fused, rerank; /* per stage, valid per `has` */
+    unsigned has;           /* RCP_HIT_* bits */
+    double   confidence;    /* [0,1], see rcp_model_confidence */
+} rcp_model_hit;
+
+typedef struct rcp_model_query {
+    const char *text;          /* the query, text[0..len) */
+    size_t      len;
+    size_t      k;             /* hits wanted (the caller clamps, §7.7) */
+    size_t      candidate_k;   /* recall depth per list, raised to k;
+                               ** 0 = max(k, 100) */
+    size_t      rerank_top;    /* rerank the best N (0 = all candidates) */
+    int         mode;          /* RCP_MODE_*; default hybrid */
+    int         fusion;        /* RCP_FUSE_*; default RRF */
+    double      w_dense, w_sparse;  /* rrf / weighted weights; 1, 1 */
+    double      rrf_k;         /* 60 */
+    double      alpha;         /* convex: weight of dense; 0.5 */
+    int         rerank;        /* RCP_RERANK_*; default none */
+    double      mmr_lambda;    /* < 0: no MMR; else in [0, 1] */
+    int         no_confidence; /* 1: leave hit.confidence 0 (saves work) */
+    /* §7.7.1: pinned = 1 searches the index as it was at `version` (see
+    ** rcp_model_has_version); hits then come from rcp_model_doc_at. */
+    int         pinned;
+    uint64_t    version;
+    /* Optional row filter (§8): 1 keeps docno.  Called only on live
+    ** documents; must not change the model. */
+    int       (*accept)(void *ud, const rcp_model *m, uint32_t docno);
+    /* Optional checkpoint (§9 progress, §7.14 cancellation, deadlines):
+    ** called between stages and every 65536 rows of a scan, with progress
+    ** in [0, 1) rising, the stage ("recall", "rerank", "diversify") and,
+    ** once recall is done, the candidates so far (best first, borrowed for
+    ** the call; NULL before).  A nonzero return stops the search, and
+    ** rcp_model_search returns that value (so use one other than -1). */
+    int       (*checkpoint)(void *ud, double progress, const char *stage,
+                            const rcp_model_hit *partial, size_t npartial);
+    void       *ud;            /* passed to accept and checkpoint */
+} rcp_model_query;
+void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
+
+
+/* Run recall -> fuse -> rerank -> MMR for q; hits[] has room for q->k.
+** *nhits <= q->k, best first; ties broken by the smaller id.  hit.score is
+** the last stage's: BM25 (sparse), cosine (dense), the fused score
+** (hybrid), or with a reranker the cascade's RRF of recall rank and rerank
+** rank (hit.rerank keeps the reranker's own score).  With MMR the order is
+** MMR's selection order and score stays the relevance score, so scores
+** need not fall monotonically.  With rerank_top < k only the reranked
+** hits are returned (§3.3 funnel: the caller clamps).  0 ok, -1 out of
+** memory or (no dense index) a dense or hybrid mode or MMR, RCP_MODEL_GONE when q pins a version no longer kept (§7.7.1:
+** -32010), or the nonzero value q->checkpoint returned. */
+#define RCP_MODEL_GONE (-2)
+int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
+                     rcp_model_hit *hits, size_t *nhits);
+
+/* §7.6 rerank: scores[i] for texts[i] (lens[i] bytes), higher is better,
+** for method RCP_RERANK_CROSS (the joint lexical scorer: exact and near
+** matches with BM25 saturation plus term-pair proximity; >= 0, unbounded)
+** or RCP_RERANK_COLBERT (MaxSim of the multi-vector rows, cosine: in
+** [-nq, nq] for nq query rows).  0 ok, -1 out of memory or bad method. */
+int rcp_model_rerank(const rcp_model *m, int method, const char *query,
+                     size_t qlen, const char *const *texts,
+                     const size_t *lens, size_t n, double *scores);
+/* §7.7.2 confidence in [0,1], the same definition in every call and
+** independent of the corpus: 0.7 coverage + 0.3 adjacency, where
+** coverage is the share of the query's distinct content terms (each
+** weighted by the fixed token weight) found in text -- exactly (1) or as a
+** near spelling (trigram Dice >= 0.6, counted at its Dice) -- and
+** adjacency the weighted share of consecutive query term pairs that occur
+** in order within two tokens (a one-term query: adjacency = coverage).
+** 1 means every query word appears, in order, side by side. */
+int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
+                         const char *text, size_t len, double *out);
+
+/* MARK: - Storage (store.c) §7.7.1, §7.10, §7.11, §13.1 ------------------ */
+
+/* A durable home for a model's documents: a directory holding an
+** append-only, checksummed log (DIR/rcp.log) and a lock file (DIR/lock).
+** The file format and the crash cases are described at the top of
+** store.c.  One process, one thread per store; the store borrows the
+** model, and once a store is open every change to that model MUST go
+** through rcp_store_add / rcp_store_delete (a change made behind the
+** store's back is detected and makes the store refuse further writes). */
+/* Open (creating if needed) the store in dir and replay its log into m,
+** which must be empty.  dir is created (one level, not its parents) and
+** locked: a second open of the same dir, by this or any other process,
+** fails with "DIR: in use by process PID".  A bad last commit -- torn by
+** a crash mid-append (never acknowledged) or damaged after it was
+** acknowledged; the two look alike -- is cut off, but never silently:
+** its bytes are first copied to DIR/rcp.log.torn (.1, .2, ... if that
+** exists) and rcp_store_stat's warning says what was dropped (byte
+** offset, bytes, commits, the documents they touched) -- show it to the
+** operator.  Damage followed by valid commits, a bad header or an unknown
+** format version is an error, never skipped.  NULL on failure with a
+** message in err[0..errlen); m may then hold part of the log (free it).
+** The store is owned by the caller; close it with rcp_store_close. */
+rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
+                          size_t errlen);
+/* The same with flags.  RCP_STORE_SALVAGE: damage followed by valid
+** commits is treated like a bad last commit -- everything from the
+** damage on is set aside and described (those later commits cannot be
+** replayed without the damaged one), the good prefix opens.  For an
+** operator who chose to, never by default. */
+#define RCP_STORE_SALVAGE 1u
+rcp_store *rcp_store_open_flags(const char *dir, rcp_model *m,
+                                unsigned flags, char *err, size_t errlen);
+
+/* Commit what is pending (best effort; call rcp_store_commit first to
+** learn whether that worked), release the lock, free st.  The model is
+** not freed.  NULL is a no-op. */
+void rcp_store_close(rcp_store *st);
+
+/* §7.10 upsert into the model and, when the model changed, append the
+** change to the pending commit and bump the store's version.  An
+** identical re-add (same id, text, meta) changes nothing: no record, no
+** version (§7.10 "observationally identical").  meta is a serialised
+** JSON object (NULL = none); all bytes are copied.  0 ok; -1 with
+** rcp_store_error(st) set: out of memory (nothing changed), a document
+** over 1 GiB, or the store has failed (see rcp_store_commit).  When the
+** pending commit passes 32 MiB it is committed on the spot, which
+** bounds memory during bulk loads. */
+int rcp_store_add(rcp_store *st, const char *id, size_t idlen,
+                  const char *text, size_t len, const char *meta,
+                  size_t metalen);
+
+/* rcp_store_add of a chunk (rcp_model_add_chunk): ck is persisted with
+** it; NULL = a whole document, which is rcp_store_add. */
+int rcp_store_add_chunk(rcp_store *st, const char *id, size_t idlen,
+                        const char *text, size_t len, const char *meta,
+                        size_t metalen, const rcp_model_chunkref *ck);
+
+/* §7.11 delete id from the model; *removed (may be NULL) is 1 when a live
+** document went, 0 when it was absent (no record, no version bump).
+** 0 ok, -1 as for rcp_store_add. */
+int rcp_store_delete(rcp_store *st, const char *id, size_t idlen,
+                     int *removed);
+
+/* Write what is pending as one commit and fsync it before returning, so a
+** write is durable once this returns 0 (call it before writing the
+** response of index/add and index/delete; with nothing pending it does
+** nothing and costs nothing).  May compact the log afterwards (a failed
+** compaction is not an error: the commit is safe; see rcp_store_stat).
+** -1 when writing or fsync failed: the pending changes are then undone
+** in the model too (rcp_model_rollback), so nothing unacknowledged stays
+** visible, and the log is cut back to its last commit.  A write() that
+** found no room (ENOSPC, EDQUOT, EFBIG) leaves the store working: later
+** writes may succeed once there is room.  Any other failure -- a failed
+** fsync above all, after which the kernel may have dropped the data and
+** a retry can falsely succeed -- makes the store refuse every later write
+** (add, delete, commit return -1) until it is closed and reopened.  On
+** disk stays every commit acknowledged before (after a failed fsync,
+** possibly the failed one too, all of it or none of it). */
+int rcp_store_commit(rcp_store *st);
+
+/* Commit, then rewrite the log with only the live documents and the
+** version (write a new file, fsync, rename over the old, fsync the
+** directory).  Commits do this by themselves when the log is over 1 MiB
+** and more than twice the live data; tests and tools may force it.
+** 0 ok, -1 with rcp_store_error(st). */
+int rcp_store_compact(rcp_store *st);
+
+/* §7.7.1 the store's index version: bumped exactly when a write changes
+** the model, persisted in the log, restored by rcp_store_open and kept by
+** compaction, so a restarted server reports the same indexVersion.  Use
+** it instead of rcp_model_version while a store is open. */
+uint64_t rcp_store_version(const rcp_store *st);
+
+/* The last error message ("" when none).  Borrowed until the next call. */
+const char *rcp_store_error(const rcp_store *st);
+
+typedef struct rcp_store_info {
+    uint64_t version;       /* rcp_store_version */
+    uint64_t log_bytes;     /* committed bytes in DIR/rcp.log */
+    uint64_t live_bytes;    /* what a compacted log would take (estimate) */
+    uint64_t pending_bytes; /* written by the next commit */
+    uint64_t compactions;   /* done since open */
+    int      failed;        /* 1: refuses writes until reopened */
+    const char *warning;    /* what open dropped or set aside, or the last
+                               failed compaction, or ""; borrowed */
+} rcp_store_info;
+void rcp_store_stat(const rcp_store *st, rcp_store_info *out);
+
+/* Test hook (like rcp_set_allocator, process-wide): fn(ud, op) is called
+** before every write, fsync and truncate a store makes, op being "write",
+** "fsync" or "truncate"; a non-zero return makes that call fail with that
+** value as errno.  NULL removes the hook. */
+typedef int (*rcp_store_fault_fn)(void *ud, const char *op);
+void rcp_store_set_fault(rcp_store_fault_fn fn, void *ud);
+
+/* Bulk-load a JSON Lines corpus: one {"id"?: string, "text": string,
+** "meta"?: object} per line (§7.10 document shape; null = absent, other
+** members ignored, blank lines skipped).  The whole file is validated
+** first: a bad line fails with "PATH:LINE: reason" and loads nothing.
+** Then every document is upserted -- through st when st is non-NULL
+** (durable: one commit at the end), else straight into m (in memory
+** only).  m may be NULL when st is given; otherwise it must be st's
+** model.  A line without an id gets "<file name>:<line>", so loading
+** the same file again replaces instead of duplicating.  progress_fd
+** (-1 = none; 2, stderr, in the server) gets one line rewritten with \r
+** as the load advances, then a newline (a file descriptor, not a FILE *,
+** keeps <stdio.h> out of this header).  Returns the number of documents,
+** or -1 with a message in err[0..errlen); after an error in the loading
+** pass (out of memory, storage) the documents before the failing line
+** stay loaded and the message says how many. */
+long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
+                          int progress_fd, char *err, size_t errlen);
 
 /* ======================================================================
 ** INTERNAL: shared between rcp's files, not part of the public API; may
