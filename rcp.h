@@ -3,23 +3,28 @@
 ** RCP/1, the Retrieval Context Protocol (spec: rcp-1.0.md).
 **
 ** Read it like the spec: version and limits, error codes, the allocator
-** hook, then one labelled group per source file:
+** hook, then the API most programs need -- JSON, a server, a client --
+** and then the engine's parts, for a program that builds its own server
+** or measures one, one labelled group per source file:
 **
-**   Core     allocator, arena, growable buffer    json.c
-**   JSON     RFC 8259 parser, compact writer      json.c    §4.6
-**   Vectors  kernels, SIMD dispatch, codecs       vec.c     §7.3-§7.5
-**   Text     tokenizer, stemmer, chunker          text.c    §7.10
-**   Engine   the built-in retrieval engine        model.c   §7.7, §8
-**   Storage  durable, crash-safe documents        store.c   §7.10, §13.1
-**   Server   the protocol, the stdio transport    rcp.c     §4-§13
-**   Client   an id-correlating client             client.c  §4.7, §11
-**   Bundle   data files compiled into the binary  conformance/bundle.c
-**   Schema   validator for the JSON Schema        conformance/schema.c
-**            rcp-1.0.json
+**   Core     allocator hook, arena, growable buffer  json.c
+**   JSON     RFC 8259 parser, compact writer         json.c       §4.6
+**   Server   a server: stdio or in-process           rcp.c,       §4-§14
+**                                                    transport.c,
+**                                                    methods.c
+**   Client   an id-correlating client                client.c     §4.7, §11
+**   Vectors  kernels, SIMD dispatch, codecs          vec.c        §7.3-§7.5
+**   Text     tokenizer, stemmer, chunker             text.c       §7.10
+**   Engine   the built-in retrieval engine           model.c      §7.7, §8
+**   Storage  durable, crash-safe documents           store.c      §7.10
+**
+** The conformance machinery (the runner, the bundled data, the schema
+** validator) is not library API: conformance/conform.h.
 **
 ** Ownership: every function says who owns what it returns.  "Borrowed"
 ** means the pointer lives as long as the object it came from.  No function
 ** keeps a pointer to caller memory after it returns unless it says so.
+** A pointer argument may be NULL only where its function says so.
 **
 ** Names: public rcp_<area>_<verb>; RCP_ macros.  Cross-file internals are
 ** in the block marked INTERNAL at the end; they are not a stable API.
@@ -257,7 +262,11 @@ void rcp_jw_raw(rcp_jw *w, const char *json, size_t n);
 ** nothing at all. */
 uint64_t rcp_json_hash(uint64_t h, const rcp_json *v);
 
-/* MARK: - Server (rcp.c) §4-§13 ------------------------------------------- */
+/* MARK: - Server (rcp.c, transport.c, methods.c) §4-§14 ---------------- */
+
+/* A server is the protocol (rcp.c) serving the built-in engine's methods
+** (methods.c) over stdio (transport.c) or in-process, one frame at a
+** time.  One thread per server. */
 
 typedef struct rcp_server rcp_server;
 typedef struct rcp_model  rcp_model;    /* the engine (model.c, below) */
@@ -300,27 +309,33 @@ typedef struct rcp_server_opts {
 } rcp_server_opts;
 
 /* A new server in the uninitialised state (§13).  opts may be NULL (all
-** defaults).  NULL on allocation failure.  Free with rcp_server_free. */
+** defaults); it is copied, and what it points to is borrowed.  The
+** capabilities it advertises follow from opts now and never change
+** (§13.2).  NULL on allocation failure.  Free with rcp_server_free. */
 rcp_server *rcp_server_new(const rcp_server_opts *opts);
 void        rcp_server_free(rcp_server *s);    /* NULL is a no-op */
 
 /* §5.1: serve newline-delimited JSON-RPC from in_fd to out_fd until EOF on
 ** in_fd (an implicit shutdown: what was received is finished and flushed),
 ** a shutdown request, or a closed out_fd.  Diagnostics go to stderr, never
-** out_fd.  Returns 0 on a clean end, -1 on an I/O error reading in_fd. */
+** out_fd; neither descriptor is closed; SIGPIPE is ignored from then on.
+** Afterwards s answers nothing more.  Returns 0 on a clean end, -1 on an
+** I/O error reading in_fd (or no memory for the input buffer). */
 int rcp_server_run(rcp_server *s, int in_fd, int out_fd);
 
-/* One frame (one line, without its newline) in, its response line(s)
-** (each ending in '\n') appended to out; nothing is appended for
-** notifications.  For embedding a server in-process and for tests.
-** A line is appended whole or not at all: when out cannot grow, out->oom
-** is set (the caller sees it and clears it with rcp_buf_clear).
-** Returns 1 once the server has answered shutdown, else 0. */
+/* One frame (one line, without its newline; borrowed for the call) in,
+** its response line(s) (each ending in '\n') appended to out, the
+** caller's; nothing is appended for notifications.  For embedding a
+** server in-process and for tests.  A line is appended whole or not at
+** all: when out cannot grow, out->oom is set (the caller sees it and
+** clears it with rcp_buf_clear).  Returns 1 once the server has answered
+** shutdown (and then does nothing more), else 0. */
 int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
                       rcp_buf *out);
 
 /* Counters a server keeps about its own work, for operators, tests and
-** benchmarks.  Filled by rcp_server_stat; they only ever grow. */
+** benchmarks.  Copied into *out by rcp_server_stat; they only ever
+** grow. */
 typedef struct rcp_server_stats {
     uint64_t bytes_read;       /* from in_fd (rcp_server_run) */
     uint64_t bytes_searched;   /* examined for a line end: each byte read
@@ -543,6 +558,12 @@ const char *rcp_client_stderr_text(const rcp_client *c, size_t *n);
 int rcp_id_equal(const rcp_json *a, const rcp_json *b);
 /* 1 when §12 defines code. */
 int rcp_code_known(int code);
+
+/* ----------------------------------------------------------------------
+** The engine's parts, for a program that builds its own server on them,
+** tests them or measures them: vector kernels, text analysis, the
+** retrieval engine and its durable storage.
+** ---------------------------------------------------------------------- */
 
 /* MARK: - Vectors (vec.c) §7.3-§7.5 -------------------------------------- */
 
@@ -1062,7 +1083,9 @@ int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
 ** store.c.  One process, one thread per store; the store borrows the
 ** model, and once a store is open every change to that model MUST go
 ** through rcp_store_add / rcp_store_delete (a change made behind the
-** store's back is detected and makes the store refuse further writes). */
+** store's back is detected and makes the store refuse further writes).
+** (rcp_store is declared with the server, above.) */
+
 /* Open (creating if needed) the store in dir and replay its log into m,
 ** which must be empty.  dir is created (one level, not its parents) and
 ** locked: a second open of the same dir, by this or any other process,
@@ -1190,12 +1213,21 @@ long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
 /* ======================================================================
 ** INTERNAL: shared between rcp's files, not part of the public API; may
 ** change in any release (the sqliteInt.h role).  A program using rcp
-** calls nothing below.  Each name carries the prefix of the file that
-** defines it (json_, text_, TEXT_); what only one file needs stays
-** static there.
+** calls nothing below, and the shared library exports none of it (only
+** rcp_* symbols are).  Each name carries the prefix of its file or of the
+** object it works on: proto_ (rcp.c, the protocol's seams), call_ (rcp.c,
+** what a method body uses of the request it serves), methods_
+** (methods.c), transport_ (transport.c), json_, text_ and TEXT_; what
+** only one file needs stays static there.
+**
+** A request changes hands four times, each at one seam:
+**   bytes -> frame       transport.c  transport_framer (server and client)
+**   frame -> message     rcp.c        rcp_server_handle, lent a proto_io
+**   message -> method    rcp.c        the roster row -> proto_backend
+**   method -> engine     methods.c    rcp_model_*, rcp_store_* (public)
 ** ====================================================================== */
 
-/* MARK: - The protocol's seams (rcp.c): capabilities, backend ---------- */
+/* MARK: - The protocol's tables (rcp.c): capabilities, roster rows ----- */
 
 /* §6: every capability RCP/1 names, in the order info writes them; a set
 ** of them is a mask of PROTO_CAP(x) bits. */
@@ -1211,7 +1243,8 @@ enum proto_cap {
 };
 #define PROTO_CAP(x) (1ul << (x))
 
-/* §7: the roster's gated rows, one handler each in a backend. */
+/* §7: the roster's gated rows, in the spec's order; a backend has one
+** handler per row. */
 enum proto_method {
     PROTO_M_EMBED, PROTO_M_SPARSE, PROTO_M_MULTI, PROTO_M_RERANK,
     PROTO_M_RETRIEVE, PROTO_M_TRANSFORM, PROTO_M_GRAPH, PROTO_M_INDEX_ADD,
@@ -1219,21 +1252,28 @@ enum proto_method {
     PROTO_M_MEMORY_BUILD, PROTO_M_MEMORY_RECALL, PROTO_NMETHODS
 };
 
-/* A request being served; a method body reaches it through call_*. */
+/* MARK: - The backend seam (rcp.c -> methods.c) ------------------------ */
+
+/* A request being served; a method body reaches it through call_*.  It
+** lives while its handler runs; never keep it. */
 typedef struct rcp_call rcp_call;
 
-/* A method body: writes its result with call_w(c) and returns 0, or
-** returns the error code call_fail recorded.  ud is the backend's. */
+/* A method body: it writes its result with call_w(c) and returns 0, or
+** returns the code call_fail recorded (the protocol then answers that
+** error instead of the result).  ud is the backend's. */
 typedef int (*proto_handler)(void *ud, rcp_call *c);
 
-/* What serves the gated methods (sqlite3_module's role): the built-in
-** engine (methods.c) or, one day, a federating aggregator (§16).  The
-** protocol asks offers once, when the server is made (§13.2), and
-** partial (NULL: none) for the offered capabilities served only in part
-** as §14 counts them (retrieve without all three modes: it proves no
-** L1); describe for each offered capability's §6 value (the key is
-** written already).  handle[row] NULL: the row is not served (-32003).
-** close releases ud with the server; NULL when ud is not the server's. */
+/* What serves the gated methods, in the role of sqlite3_module: the
+** built-in engine (methods.c) or, one day, a federating aggregator (§16).
+** offers: the capabilities it serves, a PROTO_CAP mask, asked once when
+** the server is made (§13.2: the set never changes); PROTO_CAP_X_RCP is
+** the protocol's own and is ignored.  partial (NULL: none): those of them
+** it serves only in part as §14 counts them -- retrieve without all three
+** modes advertises, but proves no L1.  describe: the §6 value of one
+** offered capability (its key is written already).  handle[row]: the
+** body of each roster row; NULL, like a capability not offered, answers
+** -32003.  close: releases ud with the server; NULL when the server does
+** not own ud. */
 typedef struct proto_backend {
     unsigned long (*offers)(const void *ud);
     unsigned long (*partial)(const void *ud);
@@ -1242,73 +1282,41 @@ typedef struct proto_backend {
     void (*close)(void *ud);
 } proto_backend;
 
-/* A server whose gated methods be serves (be NULL: the session methods
-** only); the server owns ud from here on, also when this fails (NULL). */
+/* A server whose gated methods be serves with ud (be NULL: the session
+** methods only; opts NULL: all defaults, as rcp_server_new).  The server
+** owns ud from here on (be->close), also when this fails: NULL, out of
+** memory.  be is borrowed and must outlive the server. */
 rcp_server *proto_server_new(const rcp_server_opts *opts,
                              const proto_backend *be, void *ud);
-/* The built-in backend (methods.c) over opts->model, store, fields and
-** trust: *be NULL when opts has no model.  0, or -1 out of memory. */
+/* The built-in backend over opts->model, store, fields and trust (all
+** borrowed from opts' owner): *be and *ud to hand to proto_server_new, or
+** *be NULL when opts (or its model) is NULL.  0, or -1 out of memory. */
 int methods_open(const rcp_server_opts *opts, const proto_backend **be,
                  void **ud);
-/* Monotonic milliseconds. */
-double proto_now_ms(void);
 
-/* MARK: - The transport's seam (rcp.c <- transport.c) ------------------ */
+/* MARK: - What a method body uses of its request (rcp.c) --------------- */
 
-/* The I/O hook (after SQLite's os_unix.c): while it runs, a transport
-** lends the protocol what a request may need of the connection.  intake
-** takes in what has arrived, without blocking, and shows each frame now
-** complete to proto_peek (§7.14: a cancel is acted on at once); flush
-** writes the lines queued in the frame's out now (before a long handler,
-** after a progress frame: an SSE flush for HTTP); wait blocks up to ms or
-** until input arrives; raw puts bytes straight out after the queue (the
-** last resort when out cannot grow).  A NULL member: not available
-** (intake: nothing arrives while a request runs).  Without a hook the
-** server is in-process (rcp_server_handle): out is the caller's. */
-typedef struct proto_io {
-    void  *ud;
-    void (*intake)(void *ud);
-    void (*flush)(void *ud);
-    void (*wait)(void *ud, int ms);
-    void (*raw)(void *ud, const char *p, size_t n);
-} proto_io;
-
-/* Lend io (borrowed until taken back with NULL), for the frames the
-** transport hands to rcp_server_handle with its queue as out. */
-void proto_lend_io(rcp_server *s, const proto_io *io);
-/* A frame that arrived while a request runs, before its turn; frame is
-** borrowed for the call. */
-void proto_peek(rcp_server *s, const char *frame, size_t n);
-/* A frame of more than n bytes could not be buffered (no memory) and is
-** being dropped: its -32603 (id null) as a line to out. */
-void proto_unbuffered(rcp_server *s, size_t n, rcp_buf *out);
-/* §5.1 the largest frame, in bytes (rcp_server_opts.max_line). */
-size_t proto_max_line(const rcp_server *s);
-/* The server's counters, for the transport to add its own to. */
-rcp_server_stats *proto_stats(rcp_server *s);
-/* §7.12 EOF: the session is over; nothing more is processed. */
-void proto_end(rcp_server *s);
-
-/* MARK: - What a method body uses of its request (rcp.c) ---------------- */
-
-/* The request's params (always an object), its result writer, and its
-** arenas: call_arena lives until the frame is answered; call_scratch is
-** the backend's, reset after each use and never held across a
-** checkpoint.  All borrowed from the server. */
+/* Its params (always an object), its result writer, and its arenas:
+** call_arena lives until the frame is answered; call_scratch is the
+** backend's, reset by whoever used it, never held across a checkpoint.
+** All borrowed from the server; c is never NULL. */
 const rcp_json *call_params(const rcp_call *c);
 rcp_jw    *call_w(rcp_call *c);
 rcp_arena *call_arena(rcp_call *c);
 rcp_arena *call_scratch(rcp_call *c);
 /* 1 when the server offers capability cap (the set info advertised). */
 int call_offers(const rcp_call *c, int cap);
+/* Monotonic milliseconds (the clock deadlines and latencyMs use). */
+double proto_now_ms(void);
 
 /* Record the request's error and return code (§12.1: field for -32602,
-** option for -32005, the printf-style detail always). */
+** option for -32005, each NULL when none; the printf-style detail always;
+** each copied).  call_oom: the -32603 "out of memory" every NULL from an
+** allocation becomes. */
 int call_fail(rcp_call *c, int code, const char *field, const char *option,
               const char *fmt, ...);
-/* call_fail's -32603 "out of memory": what every NULL becomes. */
 int call_oom(rcp_call *c);
-/* §7.7 strict: an option not offered is -32005 naming it, or with strict
+/* §7.7 strict: an option not offered is -32005 naming it, or under strict
 ** 0 a note in usage.notes and 0.  call_note(c, i): the i-th note, NULL
 ** past the last (borrowed). */
 int call_unsupported(rcp_call *c, int strict, const char *option,
@@ -1316,14 +1324,14 @@ int call_unsupported(rcp_call *c, int strict, const char *option,
 const char *call_note(const rcp_call *c, size_t i);
 
 /* The parameter readers, one per JSON type (Lua's luaL_check*): path is
-** what error.data.field names and its last part is the key read from obj
-** ("fusion.rrfK" reads "rrfK").  Each stores the value or def in *out and
-** returns 0, or the -32602 (-32005 for call_enum under strict) it
-** recorded.  proto_get: obj's member key, NULL when absent or null
-** (§4.6).  call_need: the member must be there.  call_str and call_obj
-** store NULL when absent.  proto_pick: v's index in names, -1 when v is
-** not one of them (or NULL).  call_too_big: the -32602 for a value of n
-** bytes over cap. */
+** what error.data.field names, and its last part is the key read from obj
+** ("fusion.rrfK" reads "rrfK").  Each stores the value (or def) in *out
+** and returns 0, or the -32602 it recorded (call_enum: -32005 under
+** strict for a name not in names[0..n)).  Values are borrowed from obj.
+** proto_get: obj's member key, NULL when absent or null (§4.6).
+** call_need: the member must be there.  call_str and call_obj store NULL
+** when absent.  proto_pick: v's index in names, -1 when v is NULL or none
+** of them.  call_too_big: the -32602 for a value of n bytes over cap. */
 const rcp_json *proto_get(const rcp_json *obj, const char *key);
 int call_need(rcp_call *c, const rcp_json *obj, const char *path,
               const rcp_json **out);
@@ -1345,10 +1353,10 @@ int call_too_big(rcp_call *c, const char *field, size_t n, size_t cap);
 /* Long work calls a checkpoint every so often (§7.14 cancel, §13.1
 ** deadline, §9 progress): it takes in what arrived, then returns 0 to go
 ** on or the code to stop with (RCP_CANCELLED, RCP_TIMEOUT).  progress in
-** [0, 1] rising and stage (may be NULL) go out as notifications/progress
+** [0, 1] rising and stage (NULL: none) go out as notifications/progress
 ** when the request carried a progressToken and streaming is offered;
-** call_progress adds a "partial" member written by partial(w, ud).
-** call_still_wanted sends no progress. */
+** call_progress adds a "partial" member, written by partial(w, ud) while
+** the call runs.  call_still_wanted sends no progress. */
 typedef void (*call_partial_fn)(rcp_jw *w, const void *ud);
 int call_checkpoint(rcp_call *c, double progress, const char *stage);
 int call_progress(rcp_call *c, double progress, const char *stage,
@@ -1357,14 +1365,50 @@ int call_still_wanted(rcp_call *c);
 
 /* A write's answer must not fail once the write is done (§13.1), so a
 ** write method reserves the room its result needs before it changes
-** anything: 0, or the -32603 recorded.  call_mark is how much result is
-** written; call_since the bytes written after a mark (borrowed until the
-** next write), NULL when the result ran out of memory. */
+** anything: 0, or the -32603 recorded.  call_mark: how much result is
+** written so far; call_since: the bytes written after a mark (borrowed
+** until the next write), NULL when the result ran out of memory. */
 int call_reserve(rcp_call *c, size_t n);
 size_t call_mark(const rcp_call *c);
 const char *call_since(const rcp_call *c, size_t mark, size_t *len);
 
-/* MARK: - Transport internals (transport.c): the one line framer ------- */
+/* MARK: - The transport seam (transport.c -> rcp.c) -------------------- */
+
+/* The I/O hook, in the role of SQLite's os_unix.c: while it runs, a
+** transport lends the protocol what a request may need of its connection.
+** intake takes in what has arrived, without blocking, and shows each
+** frame now complete to proto_peek (§7.14: a cancel acts at once); flush
+** writes the lines queued in the frame's out now (before a gated method
+** runs, after a progress frame: for HTTP, an SSE flush); wait blocks up to
+** ms or until input arrives; raw puts bytes straight out after the queue
+** (the last resort when out cannot grow).  A NULL member: not available
+** (intake NULL: nothing arrives while a request runs).  Without a hook
+** the server is in-process (rcp_server_handle): out is the caller's. */
+typedef struct proto_io {
+    void  *ud;
+    void (*intake)(void *ud);
+    void (*flush)(void *ud);
+    void (*wait)(void *ud, int ms);
+    void (*raw)(void *ud, const char *p, size_t n);
+} proto_io;
+
+/* Lend io (borrowed until taken back with NULL) for the frames the
+** transport hands to rcp_server_handle with its queue as out. */
+void proto_lend_io(rcp_server *s, const proto_io *io);
+/* A frame that arrived while a request runs, before its turn; frame is
+** borrowed for the call. */
+void proto_peek(rcp_server *s, const char *frame, size_t n);
+/* A frame of more than n bytes could not be buffered (no memory) and is
+** being dropped: its -32603 (id null) as one line appended to out. */
+void proto_unbuffered(rcp_server *s, size_t n, rcp_buf *out);
+/* §5.1 the largest frame, in bytes (rcp_server_opts.max_line). */
+size_t proto_max_line(const rcp_server *s);
+/* The server's counters (borrowed), for the transport to add its own. */
+rcp_server_stats *proto_stats(rcp_server *s);
+/* §7.12 EOF: the session is over; nothing more is processed. */
+void proto_end(rcp_server *s);
+
+/* MARK: - The line framer (transport.c) -------------------------------- */
 
 /* §5.1 newline-delimited frames out of a byte stream, for the server's
 ** stdio loop and the client alike.  Bytes come in by transport_framer_read
@@ -1375,10 +1419,10 @@ const char *call_since(const rcp_call *c, size_t mark, size_t *len);
 ** transport_framer_peek shows, once each, the complete lines beyond the
 ** last one handed out (a look-ahead for cancels), never an oversized one.
 ** Every byte is searched at most once by each (bytes_searched <= 2 x
-** bytes_read).  A line handed out is borrowed: the next call to read or
-** next may move it, so a consumer copies what it keeps. */
+** bytes_read).  A line handed out is borrowed: the next read or next may
+** move it, so a consumer copies what it keeps.  f is never NULL. */
 typedef struct transport_framer {
-    char    *buf;
+    char    *buf;           /* owned; rcp_malloc'd */
     size_t   len, cap;
     size_t   pos;           /* the first byte not yet handed out */
     size_t   seen;          /* buf[pos, seen) holds no '\n' */
