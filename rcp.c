@@ -197,6 +197,20 @@ static int served(const rcp_server *s, const method *m)
     return m->fn || (s->be && s->be->handle[m->row]);
 }
 
+#ifndef NDEBUG
+/* The backend's side of the seam: a capability it offers is one it fully
+** serves -- a handler for every roster row the capability gates. */
+static int complete(const rcp_server *s)
+{
+    size_t i;
+    for (i = 0; i < sizeof roster / sizeof *roster; i++)
+        if (roster[i].cap >= 0 && has_cap(s, roster[i].cap)
+            && !served(s, &roster[i]))
+            return 0;
+    return 1;
+}
+#endif
+
 /* A method by name; vendor methods exist only while their capability is
 ** advertised (an x- name we do not offer is simply undefined, §6.2). */
 static const method *find_method(const rcp_server *s, const rcp_json *name)
@@ -565,7 +579,9 @@ static void write_vendor_cap(rcp_jw *w)
 static void write_capabilities(rcp_jw *w, const rcp_server *s)
 {
     size_t i;
+    unsigned depth;
     rcp_jw_obj(w);
+    depth = w->depth;
     for (i = 0; i < PROTO_NCAPS; i++) {
         if (!has_cap(s, (int)i))
             continue;
@@ -574,7 +590,9 @@ static void write_capabilities(rcp_jw *w, const rcp_server *s)
             write_vendor_cap(w);
         else
             s->be->describe(s->be_ud, (int)i, w);
+        assert(w->depth == depth);      /* describe wrote one value */
     }
+    (void)depth;
     rcp_jw_obj_end(w);
 }
 
@@ -658,6 +676,7 @@ void proto_peek(rcp_server *s, const char *frame, size_t n)
 {
     rcp_json_err err;
     const rcp_json *root;
+    assert(frame && n <= s->opts.max_line);  /* never an oversized one */
     if (!find_bytes(frame, n, "notifications/cancel", 20))
         return;
     root = rcp_json_parse(&s->peek, frame, n, 0, &err);
@@ -979,7 +998,10 @@ static int dispatch(rcp_call *c, const rcp_json *name, double t0)
     if (m->cap < 0)
         return m->fn(c);
     io_flush(s);            /* invariant 7: it may run long */
-    return m->fn ? m->fn(c) : s->be->handle[m->row](s->be_ud, c);
+    if (m->fn)
+        return m->fn(c);
+    assert(m->row >= 0 && m->row < PROTO_NMETHODS);
+    return s->be->handle[m->row](s->be_ud, c);
 }
 
 /* Answer one request (invariant 1): the envelope and the handler's result
@@ -1004,6 +1026,10 @@ static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
     rcp_jw_value(&c.w, id);
     rcp_jw_key(&c.w, "result");
     rc = dispatch(&c, name, t0);
+    /* the handler's side of the seam: a result is one whole value; an
+    ** error is a §12 code it recorded with call_fail */
+    assert(rc != 0 || c.w.depth == 1);
+    assert(rc == 0 || (rcp_code_known(rc) && c.detail[0]));
     if (rc == 0) {
         rcp_jw_obj_end(&c.w);
         return;                 /* an oom is seal()'s to see */
@@ -1223,6 +1249,7 @@ static void line(rcp_server *s, const char *p, size_t n)
 void proto_unbuffered(rcp_server *s, size_t n, rcp_buf *out)
 {
     rcp_buf *saved = s->sink;
+    assert(out);
     s->sink = out;
     frame_error(s, RCP_INTERNAL_ERROR, "out of memory buffering a frame "
                 "of more than %lu bytes; discarded", (unsigned long)n);
@@ -1297,6 +1324,7 @@ rcp_server *proto_server_new(const rcp_server_opts *opts,
     if (s->opts.deadline_ms < 0)
         s->opts.deadline_ms = DEFAULT_DEADLINE_MS;
     s->state = ST_UNINIT;
+    assert(!be || (be->offers && be->describe));
     s->be = be;
     s->be_ud = ud;
     /* §13.2: the set is fixed now; x-rcp is the protocol's own (§6.2) */
@@ -1305,6 +1333,7 @@ rcp_server *proto_server_new(const rcp_server_opts *opts,
         s->caps |= PROTO_CAP(PROTO_CAP_X_RCP);
     s->level = conformance_level(s->caps, be && be->partial
                                  ? be->partial(ud) & s->caps : 0);
+    assert(complete(s));
     if (s->opts.max_request_memory == 0)
         s->opts.max_request_memory = ARENA_LIMIT;
     rcp_arena_init(&s->arena, s->opts.max_request_memory);
@@ -1354,6 +1383,7 @@ int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
                       rcp_buf *out)
 {
     rcp_buf *saved = s->sink;
+    assert(s && out && (frame || len == 0));
     if (!s->closing) {
         s->sink = out;
         line(s, frame, len);
@@ -1366,6 +1396,7 @@ int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
 
 void proto_lend_io(rcp_server *s, const proto_io *io)
 {
+    assert(!io || !s->io);      /* one transport at a time */
     s->io = io;
 }
 

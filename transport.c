@@ -36,6 +36,7 @@
 */
 #include "rcp.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -124,6 +125,7 @@ static void compact(transport_framer *f)
 
 int transport_framer_next(transport_framer *f, const char **line, size_t *n)
 {
+    assert(f->pos <= f->len && f->seen <= f->len);
     for (;;) {
         size_t start = f->pos;
         char *nl = find_newline(f, start, &f->seen);
@@ -295,7 +297,10 @@ static int drain(stdio *t)
     const char *p;
     size_t n;
     while (transport_framer_next(&t->in, &p, &n) != TRANSPORT_NONE) {
-        if (rcp_server_handle(t->s, p, n, &t->out))
+        int done = rcp_server_handle(t->s, p, n, &t->out);
+        /* the protocol's side of the seam: whole lines only (inv. 5) */
+        assert(t->out.len == 0 || t->out.data[t->out.len - 1] == '\n');
+        if (done)
             return 1;
         if (t->out.len >= FLUSH_AT)
             stdio_flush(t);
