@@ -967,6 +967,52 @@ END_TEST
 
 /* MARK: - rcp json -------------------------------------------------------- */
 
+/* The top level (moved from test_rcp.c): --help and --version exit 0; an
+** unknown option or command, or a bad option value, exits 2 naming it. */
+START_TEST(cli_help_version_and_usage_errors)
+{
+    proc p;
+    ck_assert_int_eq(run(&p, ARGV("rcp", "--help"), "", ON_PIPES, NULL), 0);
+    ck_assert_ptr_nonnull(strstr(OUT(&p), "serve"));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--help"), "", ON_PIPES,
+                         NULL), 0);
+    ck_assert_ptr_nonnull(strstr(OUT(&p), "--max-line"));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "--version"), "", ON_PIPES, NULL),
+                     0);
+    ck_assert_ptr_nonnull(strstr(OUT(&p), RCP_VERSION));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "--bogus"), "", ON_PIPES, NULL), 2);
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--bogus"), "", ON_PIPES,
+                         NULL), 2);
+    ck_assert_ptr_nonnull(strstr(ERR(&p), "--bogus"));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--max-line", "x"), "",
+                         ON_PIPES, NULL), 2);
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "frobnicate"), "", ON_PIPES, NULL),
+                     2);
+    proc_free(&p);
+}
+END_TEST
+
+/* rcp json (moved from test_rcp.c): compact output, or the byte of the
+** error. */
+START_TEST(cli_json_prints_compact_or_error_at_byte)
+{
+    proc p;
+    ck_assert_int_eq(run(&p, ARGV("rcp", "json"), " { \"a\" : [ 1 , 2e0 ,"
+                         "\"\\u00e9\"] } ", ON_PIPES, NULL), 0);
+    ck_assert_str_eq(OUT(&p), "{\"a\":[1,2e0,\"\xc3\xa9\"]}\n");
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "json"), "[1,]", ON_PIPES, NULL), 1);
+    ck_assert_ptr_nonnull(strstr(ERR(&p), "error at byte 3: "));
+    proc_free(&p);
+}
+END_TEST
+
 START_TEST(json_reads_files_and_stdin)
 {
     const char *a = tmp_path("a.json");
@@ -1057,6 +1103,8 @@ static Suite *make_suite(void)
     tcase_add_test(cli, options_take_equals_values_and_say_what_is_wrong);
     tcase_add_test(cli, every_command_has_h_and_help);
     tcase_add_test(cli, version_names_the_vector_path_and_the_build);
+    tcase_add_test(cli, cli_help_version_and_usage_errors);
+    tcase_add_test(cli, cli_json_prints_compact_or_error_at_byte);
     tcase_add_test(cli, json_reads_files_and_stdin);
     tcase_add_test(cli, json_pretty_indents_by_two_spaces);
     tcase_add_test(cli, json_error_names_file_line_column_and_byte);
