@@ -32,6 +32,251 @@ static void teardown(void)
     rcp_arena_free(&A);
 }
 
+/* MARK: - §5.1 the line framer ------------------------------------------- */
+
+/* A framer fed through a pipe the way a peer's bytes arrive: each feed()
+** writes at most 4 KiB and reads it back with one transport_framer_read,
+** so the test decides where the reads split the stream. */
+typedef struct feeder {
+    transport_framer f;
+    int r, w;
+} feeder;
+
+static void feed_open(feeder *p, size_t max_line)
+{
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    p->r = fd[0];
+    p->w = fd[1];
+    transport_framer_init(&p->f, max_line);
+}
+
+static void feed(feeder *p, const char *s, size_t n)
+{
+    while (n) {
+        size_t k = n < 4096 ? n : 4096;
+        ck_assert_int_eq((long)write(p->w, s, k), (long)k);
+        ck_assert_int_eq(transport_framer_read(&p->f, p->r), 1);
+        s += k;
+        n -= k;
+    }
+}
+
+static void feed_str(feeder *p, const char *s) { feed(p, s, strlen(s)); }
+
+static void feed_eof(feeder *p)
+{
+    close(p->w);
+    ck_assert_int_eq(transport_framer_read(&p->f, p->r), 0);
+    ck_assert(p->f.eof);
+}
+
+static void feed_close(feeder *p)
+{
+    if (!p->f.eof)
+        close(p->w);
+    close(p->r);
+    transport_framer_free(&p->f);
+}
+
+/* The next thing the framer hands out: "L:<line>", "O:<length>" or "-". */
+static const char *next_of(feeder *p)
+{
+    static char got[256];
+    const char *line;
+    size_t n;
+    switch (transport_framer_next(&p->f, &line, &n)) {
+    case TRANSPORT_LINE:
+        snprintf(got, sizeof got, "L:%.*s", (int)n, line);
+        return got;
+    case TRANSPORT_OVERSIZED:
+        snprintf(got, sizeof got, "O:%lu", (unsigned long)n);
+        return got;
+    }
+    return "-";
+}
+
+static const char *peek_of(feeder *p)
+{
+    static char got[256];
+    const char *line;
+    size_t n;
+    if (!transport_framer_peek(&p->f, &line, &n))
+        return "-";
+    snprintf(got, sizeof got, "%.*s", (int)n, line);
+    return got;
+}
+
+/* §5.1: a frame is a line; never assume one message per read(). */
+START_TEST(framer_hands_out_each_line_once_however_reads_split_them)
+{
+    feeder p;
+    feed_open(&p, 1024);
+    feed_str(&p, "{\"a\":1}\n{\"b\"");
+    ck_assert_str_eq(next_of(&p), "L:{\"a\":1}");
+    ck_assert_str_eq(next_of(&p), "-");
+    feed_str(&p, ":2}\n\n  \r\n{\"c\":3}\n{\"d\":4}\n");
+    ck_assert_str_eq(next_of(&p), "L:{\"b\":2}");
+    ck_assert_str_eq(next_of(&p), "L:");
+    ck_assert(transport_blank("", 0));
+    ck_assert_str_eq(next_of(&p), "L:  \r");
+    ck_assert(transport_blank("  \r", 3) && !transport_blank(" x", 2));
+    ck_assert_str_eq(next_of(&p), "L:{\"c\":3}");
+    ck_assert_str_eq(next_of(&p), "L:{\"d\":4}");
+    ck_assert_str_eq(next_of(&p), "-");
+    ck_assert_uint_eq(transport_framer_pending(&p.f), 0);
+    feed_close(&p);
+}
+END_TEST
+
+/* §5.1, §15.5: a line over max_line is reported once, with its length so
+** far, and its bytes are dropped as they arrive, up to its newline: memory
+** stays bounded however long it grows. */
+START_TEST(framer_line_over_max_line_is_reported_once_and_dropped)
+{
+    static char big[4096];
+    feeder p;
+    int i;
+    feed_open(&p, 8);
+    feed_str(&p, "12345678\n0123456789");
+    ck_assert_str_eq(next_of(&p), "L:12345678");     /* exactly the limit */
+    ck_assert_str_eq(next_of(&p), "O:10");
+    ck_assert_str_eq(next_of(&p), "-");
+    memset(big, 'x', sizeof big);
+    for (i = 0; i < 256; i++) {                      /* 1 MiB more of it */
+        feed(&p, big, sizeof big);
+        ck_assert_str_eq(next_of(&p), "-");
+    }
+    ck_assert_uint_le(p.f.cap, 2 * 65536);
+    feed_str(&p, "tail\nok\n0123456789abc\nlast\n");
+    ck_assert_str_eq(next_of(&p), "L:ok");
+    ck_assert_str_eq(next_of(&p), "O:13");           /* a whole one too */
+    ck_assert_str_eq(next_of(&p), "L:last");
+    ck_assert_str_eq(next_of(&p), "-");
+    feed_close(&p);
+}
+END_TEST
+
+/* §5.1, §7.12: at EOF an unterminated last line is still a frame; the
+** rest of an oversized one is not. */
+START_TEST(framer_unterminated_tail_is_a_line_at_eof)
+{
+    feeder p;
+    feed_open(&p, 8);
+    feed_str(&p, "x\ny");
+    ck_assert_str_eq(next_of(&p), "L:x");
+    ck_assert_str_eq(next_of(&p), "-");
+    feed_eof(&p);
+    ck_assert_str_eq(next_of(&p), "L:y");
+    ck_assert_str_eq(next_of(&p), "-");
+    feed_close(&p);
+    feed_open(&p, 8);
+    feed_str(&p, "0123456789");
+    ck_assert_str_eq(next_of(&p), "O:10");
+    feed_eof(&p);
+    ck_assert_str_eq(next_of(&p), "-");
+    feed_close(&p);
+}
+END_TEST
+
+/* §7.14: while a request runs, the transport looks ahead at the frames
+** that arrived after it, each once, for cancels; an oversized one is never
+** shown (it will be refused when its turn comes), and the frames are still
+** handed out in order afterwards. */
+START_TEST(framer_look_ahead_shows_each_later_line_once_never_an_oversized)
+{
+    feeder p;
+    feed_open(&p, 16);
+    feed_str(&p, "first\nsecond\n0123456789abcdefgh\nthird\nfou");
+    ck_assert_str_eq(next_of(&p), "L:first");
+    ck_assert_str_eq(peek_of(&p), "second");
+    ck_assert_str_eq(peek_of(&p), "third");
+    ck_assert_str_eq(peek_of(&p), "-");
+    feed_str(&p, "rth\n");
+    ck_assert_str_eq(peek_of(&p), "fourth");
+    ck_assert_str_eq(peek_of(&p), "-");
+    ck_assert_str_eq(next_of(&p), "L:second");
+    ck_assert_str_eq(next_of(&p), "O:18");
+    ck_assert_str_eq(next_of(&p), "L:third");
+    ck_assert_str_eq(next_of(&p), "L:fourth");
+    ck_assert_str_eq(next_of(&p), "-");
+    feed_close(&p);
+}
+END_TEST
+
+/* §5.1 framing is linear: a 1 MiB line arriving 4 KiB at a time, with
+** the look-ahead and the hand-out both asking after every read, searches
+** each byte at most once for each (a search from the line's start after
+** every read would be quadratic: ~128x here). */
+START_TEST(framer_searches_each_byte_once_for_next_and_once_for_peek)
+{
+    static char big[4096];
+    const char *line;
+    size_t n;
+    feeder p;
+    int i;
+    feed_open(&p, (size_t)2 << 20);
+    memset(big, 'x', sizeof big);
+    feed_str(&p, "head\n");
+    ck_assert_str_eq(next_of(&p), "L:head");
+    for (i = 0; i < 256; i++) {
+        feed(&p, big, sizeof big);
+        ck_assert_str_eq(next_of(&p), "-");
+        ck_assert_str_eq(peek_of(&p), "-");
+    }
+    feed_str(&p, "\n");
+    ck_assert_int_eq(transport_framer_next(&p.f, &line, &n), TRANSPORT_LINE);
+    ck_assert_uint_eq(n, (size_t)1 << 20);
+    ck_assert_uint_ge(p.f.bytes_read, (uint64_t)1 << 20);
+    ck_assert_msg(p.f.bytes_searched <= 2 * p.f.bytes_read, "%llu bytes "
+                  "searched for %llu read", (unsigned long long)
+                  p.f.bytes_searched, (unsigned long long)p.f.bytes_read);
+    feed_close(&p);
+}
+END_TEST
+
+/* A line that cannot be buffered for lack of memory is given up whole:
+** what was held and the rest of it, up to its newline; the next frame is
+** read as ever. */
+START_TEST(framer_drop_gives_up_the_line_being_buffered)
+{
+    feeder p;
+    feed_open(&p, 1024);
+    feed_str(&p, "done\npartial");
+    ck_assert_str_eq(next_of(&p), "L:done");
+    ck_assert_str_eq(next_of(&p), "-");
+    ck_assert_uint_eq(transport_framer_drop(&p.f), 7);
+    ck_assert_uint_eq(transport_framer_pending(&p.f), 0);
+    feed_str(&p, " rest of it\nnext\n");
+    ck_assert_str_eq(next_of(&p), "L:next");
+    ck_assert_str_eq(next_of(&p), "-");
+    feed_close(&p);
+}
+END_TEST
+
+/* transport_framer_read: 0 at end of file (eof set), -1 with errno on a
+** read error, -2 when the buffer cannot grow (nothing read, nothing
+** lost). */
+START_TEST(framer_read_reports_eof_errors_and_no_memory)
+{
+    feeder p;
+    feed_open(&p, 1024);
+    ck_assert_int_eq((long)write(p.w, "a\n", 2), 2);
+    OOM_AT = 1;
+    OOM_CALLS = 0;
+    rcp_set_allocator(oom_alloc, NULL);
+    ck_assert_int_eq(transport_framer_read(&p.f, p.r), -2);
+    rcp_set_allocator(NULL, NULL);
+    ck_assert_int_eq(transport_framer_read(&p.f, -1), -1);
+    ck_assert_int_eq(errno, EBADF);
+    ck_assert_int_eq(transport_framer_read(&p.f, p.r), 1);
+    ck_assert_str_eq(next_of(&p), "L:a");
+    feed_eof(&p);
+    ck_assert_str_eq(next_of(&p), "-");
+    feed_close(&p);
+}
+END_TEST
+
 /* MARK: - §12 out of memory: every failed allocation is one exact answer */
 
 /* Issue 8 items 4 and 5.  A short session is run again and again, the Nth
@@ -503,8 +748,20 @@ END_TEST
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("transport");
+    TCase *fr = tcase_create("framer");
     TCase *io = tcase_create("stdio");
     TCase *oom = tcase_create("oom");
+    tcase_add_checked_fixture(fr, setup, teardown);
+    tcase_add_test(fr,
+        framer_hands_out_each_line_once_however_reads_split_them);
+    tcase_add_test(fr, framer_line_over_max_line_is_reported_once_and_dropped);
+    tcase_add_test(fr, framer_unterminated_tail_is_a_line_at_eof);
+    tcase_add_test(fr,
+        framer_look_ahead_shows_each_later_line_once_never_an_oversized);
+    tcase_add_test(fr,
+                   framer_searches_each_byte_once_for_next_and_once_for_peek);
+    tcase_add_test(fr, framer_drop_gives_up_the_line_being_buffered);
+    tcase_add_test(fr, framer_read_reports_eof_errors_and_no_memory);
     tcase_add_checked_fixture(io, setup, teardown);
     tcase_add_test(io, stdio_lone_request_is_answered_at_once);
     tcase_add_test(io, stdio_split_and_coalesced_frames_and_blank_lines);
@@ -526,6 +783,7 @@ static Suite *make_suite(void)
     tcase_add_test(oom,
         oom_at_every_allocation_in_process_answers_every_frame_exactly);
     tcase_set_timeout(oom, 300);
+    suite_add_tcase(s, fr);
     suite_add_tcase(s, io);
     suite_add_tcase(s, oom);
     return s;
