@@ -621,6 +621,411 @@ START_TEST(parse_over_the_limit_is_32013_but_out_of_memory_is_32603)
 }
 END_TEST
 
+/* MARK: - the backend seam: a backend of the test's own ------------------ */
+
+/* The smallest real backend: it serves embed with a toy embedder (input
+** i's vector is [its length in bytes, its count of spaces]), doing
+** options.steps checkpoints first, and offers whatever TB.offers says;
+** every other row it is asked to serve answers {}.  It records what the
+** protocol did with it.  The protocol knows it only through its table --
+** which is the point. */
+static struct tb {
+    unsigned long offers, partial;
+    int calls, closed, described;
+    int flushes, intakes, handled_before_flush;
+    const char *peek;           /* a frame intake shows the protocol */
+} TB;
+
+static unsigned long tb_offers(const void *ud)
+{
+    return ((const struct tb *)ud)->offers;
+}
+
+static unsigned long tb_partial(const void *ud)
+{
+    return ((const struct tb *)ud)->partial;
+}
+
+static void tb_describe(const void *ud, int cap, rcp_jw *w)
+{
+    (void)ud;
+    TB.described++;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "row");
+    rcp_jw_int(w, cap);
+    rcp_jw_obj_end(w);
+}
+
+static int tb_embed(void *ud, rcp_call *c)
+{
+    const rcp_json *in, *opt;
+    rcp_jw *w = call_w(c);
+    int64_t steps, i, j, spaces;
+    int rc;
+    ((struct tb *)ud)->calls++;
+    if ((rc = call_need(c, call_params(c), "inputs", &in)))
+        return rc;
+    if (in->type != RCP_JSON_ARRAY)
+        return call_fail(c, RCP_INVALID_PARAMS, "inputs", NULL,
+                         "inputs must be an array");
+    if ((rc = call_obj(c, call_params(c), "options", &opt))
+        || (rc = call_int(c, opt, "options.steps", 0, 100, 0, &steps)))
+        return rc;
+    for (i = 0; i < steps; i++)
+        if ((rc = call_checkpoint(c, (double)(i + 1) / (double)(steps + 1),
+                                  "toy")))
+            return call_fail(c, rc, NULL, NULL, "stopped at step %lld",
+                             (long long)i);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "vectors");
+    rcp_jw_arr(w);
+    for (i = 0; i < (int64_t)in->n; i++) {
+        const rcp_json *t = &in->kids[i];
+        if (t->type != RCP_JSON_STRING)
+            return call_fail(c, RCP_INVALID_PARAMS, "inputs", NULL,
+                             "inputs[%lld] must be a string", (long long)i);
+        for (j = 0, spaces = 0; j < (int64_t)t->n; j++)
+            spaces += t->s[j] == ' ';
+        rcp_jw_arr(w);
+        rcp_jw_int(w, (int64_t)t->n);
+        rcp_jw_int(w, spaces);
+        rcp_jw_arr_end(w);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+static int tb_row(void *ud, rcp_call *c)
+{
+    ((struct tb *)ud)->calls++;
+    rcp_jw_obj(call_w(c));
+    rcp_jw_obj_end(call_w(c));
+    return 0;
+}
+
+static void tb_close(void *ud)
+{
+    ((struct tb *)ud)->closed++;
+}
+
+static const proto_backend TB_TABLE = {
+    tb_offers, tb_partial, tb_describe,
+    { tb_embed, tb_row, tb_row, tb_row, tb_row, tb_row, tb_row, tb_row,
+      tb_row, tb_row, tb_row, tb_row, tb_row },
+    tb_close
+};
+
+/* TB_TABLE without index/delete: a backend that offers index but does not
+** serve all of it. */
+static const proto_backend TB_PARTIAL = {
+    tb_offers, tb_partial, tb_describe,
+    { tb_embed, tb_row, tb_row, tb_row, tb_row, tb_row, tb_row, tb_row,
+      NULL, tb_row, tb_row, tb_row, tb_row },
+    tb_close
+};
+
+static rcp_server *tb_server_partly(unsigned long offers,
+                                    unsigned long partial, int debug)
+{
+    rcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.debug = debug;
+    o.deadline_ms = -1;
+    memset(&TB, 0, sizeof TB);
+    TB.offers = offers;
+    TB.partial = partial;
+    return proto_server_new(&o, &TB_TABLE, &TB);
+}
+
+static rcp_server *tb_server(unsigned long offers, int debug)
+{
+    return tb_server_partly(offers, 0, debug);
+}
+
+static void setup_backend(void)
+{
+    S = tb_server(PROTO_CAP(PROTO_CAP_EMBED) | PROTO_CAP(PROTO_CAP_STREAMING),
+                  0);
+    ck_assert_ptr_nonnull(S);
+    rcp_buf_init(&OUT);
+    rcp_arena_init(&A, 0);
+}
+
+#define TOY(id, params) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":" \
+                        "\"embed\",\"params\":" params "}"
+
+/* §7: the rows a backend serves are served; every other row RCP/1 defines
+** is -32003 (not advertised), an undefined method -32004, and before
+** initialize nothing gated runs (-32001). */
+START_TEST(backend_serves_its_rows_and_every_other_row_is_32003)
+{
+    static const char *const others[] = {
+        "rerank", "retrieve", "index/add", "index/delete", "embed/sparse",
+        "embed/multi", "query/transform", "graph", "catalog/list",
+        "feedback", "memory/build", "memory/recall" };
+    char frame[128];
+    const rcp_json *v;
+    size_t i;
+    expect_code(TOY(1, "{\"inputs\":[\"a b\"]}"), RCP_NOT_INITIALIZED);
+    ck_assert_int_eq(TB.calls, 0);
+    init_session();
+    v = reply(TOY(2, "{\"inputs\":[\"a b\",\"\"]}"));
+    ck_assert_int_eq(num(v, "result.vectors.0.0"), 3);
+    ck_assert_int_eq(num(v, "result.vectors.0.1"), 1);
+    ck_assert_int_eq(num(v, "result.vectors.1.0"), 0);
+    ck_assert_int_eq(TB.calls, 1);
+    for (i = 0; i < sizeof others / sizeof *others; i++) {
+        sprintf(frame, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"%s\"}",
+                others[i]);
+        expect_code(frame, RCP_CAPABILITY_MISSING);
+    }
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"embeds\"}",
+                RCP_UNKNOWN_METHOD);
+    ck_assert_int_eq(TB.calls, 1);
+}
+END_TEST
+
+/* §6: presence => supported.  The capabilities are exactly what the
+** backend offers, each with the value it describes; info and initialize
+** agree (§13.2); the level follows from the set (embed is a retrieval
+** capability: L0). */
+START_TEST(backend_capabilities_are_its_offers_with_its_values)
+{
+    const rcp_json *v, *caps;
+    char first[1024];
+    v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+              "\"params\":{\"protocolVersion\":1}}");
+    caps = at(v, "result.capabilities");
+    ck_assert_ptr_nonnull(caps);
+    ck_assert_uint_eq(caps->n, 2);
+    ck_assert_int_eq(num(caps, "embed.row"), PROTO_CAP_EMBED);
+    ck_assert_int_eq(num(caps, "streaming.row"), PROTO_CAP_STREAMING);
+    ck_assert(is_str(v, "result._meta.conformance", "L0"));
+    snprintf(first, sizeof first, "%s", strstr(OUT.data, "\"capabilities\""));
+    ask("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"info\"}");
+    ck_assert_str_eq(strstr(OUT.data, "\"capabilities\""), first);
+}
+END_TEST
+
+/* The level one server declares for a set of capabilities. */
+static const char *level_of(unsigned long offers, unsigned long partial)
+{
+    static char level[8];
+    rcp_server *s = tb_server_partly(offers, partial, 0);
+    rcp_buf out;
+    rcp_arena a;
+    const rcp_json *v, *l;
+    static const char info[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                               "\"info\"}";
+    ck_assert_ptr_nonnull(s);
+    rcp_buf_init(&out);
+    rcp_arena_init(&a, 0);
+    rcp_server_handle(s, info, sizeof info - 1, &out);
+    v = rcp_json_parse(&a, out.data, out.len - 1, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    l = at(v, "result._meta.conformance");
+    snprintf(level, sizeof level, "%.*s", l ? (int)l->n : 4,
+             l ? l->s : "none");
+    rcp_buf_free(&out);
+    rcp_arena_free(&a);
+    rcp_server_free(s);
+    return level;
+}
+
+/* §14: one capability table decides the level for any backend: L0 needs
+** a retrieval capability, L1 retrieve + filter + citations served whole,
+** L2 two of the §14.3 surfaces besides; none is declared rather than
+** overclaimed. */
+START_TEST(conformance_level_follows_the_capability_table_for_any_backend)
+{
+#define C(x) PROTO_CAP(PROTO_CAP_##x)
+    unsigned long l1 = C(RETRIEVE) | C(FILTER) | C(CITATIONS);
+    ck_assert_str_eq(level_of(0, 0), "none");
+    ck_assert_str_eq(level_of(C(INDEX) | C(STREAMING), 0), "none");
+    ck_assert_str_eq(level_of(C(EMBED), 0), "L0");
+    ck_assert_str_eq(level_of(C(GRAPH), 0), "L0");
+    ck_assert_str_eq(level_of(C(RETRIEVE) | C(FILTER), 0), "L0");
+    ck_assert_str_eq(level_of(l1, 0), "L1");
+    ck_assert_str_eq(level_of(l1 | C(STREAMING), 0), "L1");
+    ck_assert_str_eq(level_of(l1 | C(STREAMING) | C(PAGINATION), 0), "L2");
+    ck_assert_str_eq(level_of(l1 | C(RERANK) | C(LOG), 0), "L2");
+    /* what a backend serves in part proves no level that asks for it
+    ** whole (§14.2: retrieve without its three modes, make tiny's) */
+    ck_assert_str_eq(level_of(l1 | C(STREAMING) | C(PAGINATION),
+                              C(RETRIEVE)), "L0");
+    ck_assert_str_eq(level_of(C(EMBED) | C(RETRIEVE), C(RETRIEVE)), "L0");
+    /* x-rcp is the protocol's own: a backend cannot make it appear */
+    ck_assert_str_eq(level_of(C(X_RCP), 0), "none");
+#undef C
+}
+END_TEST
+
+/* §12.1: the parameter readers name the whole path in error.data.field,
+** give the default when a member is absent, and treat null as absent
+** (§4.6). */
+START_TEST(readers_name_the_field_path_and_default_what_is_absent)
+{
+    const rcp_json *v;
+    init_session();
+    v = reply(TOY(1, "{}"));
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_PARAMS);
+    ck_assert(is_str(v, "error.data.field", "inputs"));
+    ck_assert(is_str(v, "error.data.detail", "inputs is required"));
+    v = reply(TOY(2, "{\"inputs\":[],\"options\":[]}"));
+    ck_assert(is_str(v, "error.data.field", "options"));
+    ck_assert(is_str(v, "error.data.detail", "options must be an object"));
+    v = reply(TOY(3, "{\"inputs\":[],\"options\":{\"steps\":\"x\"}}"));
+    ck_assert(is_str(v, "error.data.field", "options.steps"));
+    v = reply(TOY(4, "{\"inputs\":[],\"options\":{\"steps\":101}}"));
+    ck_assert(is_str(v, "error.data.field", "options.steps"));
+    v = reply(TOY(5, "{\"inputs\":[\"x\"],\"options\":{\"steps\":null}}"));
+    ck_assert_int_eq(num(v, "result.vectors.0.0"), 1);
+    v = reply(TOY(6, "{\"inputs\":[\"x\"],\"options\":null}"));
+    ck_assert_int_eq(num(v, "result.vectors.0.0"), 1);
+}
+END_TEST
+
+/* §9: a backend's checkpoints become progress frames, rising, before the
+** answer -- only for a request with a token, and only while streaming is
+** offered. */
+START_TEST(backend_checkpoints_are_progress_only_with_a_token_and_streaming)
+{
+    const rcp_json *v[8];
+    size_t n, i;
+    init_session();
+    n = lines_of(ask(TOY(1, "{\"inputs\":[\"x\"],\"options\":{\"steps\":4},"
+                               "\"_meta\":{\"progressToken\":7}}")), v, 8);
+    ck_assert_uint_ge(n, 3);
+    for (i = 0; i + 1 < n; i++) {
+        ck_assert(is_str(v[i], "method", "notifications/progress"));
+        ck_assert_int_eq(num(v[i], "params.progressToken"), 7);
+        ck_assert(is_str(v[i], "params.stage", "toy"));
+    }
+    ck_assert_int_eq(num(v[n - 1], "id"), 1);
+    n = lines_of(ask(TOY(2, "{\"inputs\":[\"x\"],\"options\":{\"steps\":4}}")),
+                 v, 8);
+    ck_assert_uint_eq(n, 1);
+    rcp_server_free(S);
+    S = tb_server(PROTO_CAP(PROTO_CAP_EMBED), 0);
+    init_session();
+    n = lines_of(ask(TOY(3, "{\"inputs\":[\"x\"],\"options\":{\"steps\":4},"
+                               "\"_meta\":{\"progressToken\":7}}")), v, 8);
+    ck_assert_uint_eq(n, 1);
+}
+END_TEST
+
+/* §7.14, §13.1: a request cancelled or out of time before its turn never
+** reaches the backend. */
+START_TEST(cancelled_or_expired_requests_never_reach_the_backend)
+{
+    const rcp_json *v;
+    init_session();
+    v = reply("[" TOY("t", "{\"inputs\":[]}") ",{\"jsonrpc\":\"2.0\","
+              "\"method\":\"notifications/cancel\",\"params\":"
+              "{\"id\":\"t\"}}]");
+    ck_assert_int_eq(num(v, "0.error.code"), RCP_CANCELLED);
+    expect_code(TOY(2, "{\"inputs\":[],\"_meta\":{\"deadlineMs\":0}}"),
+                RCP_TIMEOUT);
+    ck_assert_int_eq(TB.calls, 0);
+}
+END_TEST
+
+/* The server owns the backend's state: closed once when the server is
+** freed, and when the server cannot be made at all. */
+START_TEST(backend_is_closed_with_the_server_and_when_it_cannot_be_made)
+{
+    rcp_server_opts o;
+    rcp_server_free(S);
+    S = NULL;
+    ck_assert_int_eq(TB.closed, 1);
+    memset(&o, 0, sizeof o);
+    TB.closed = 0;
+    OOM_AT = 1;
+    OOM_CALLS = 0;
+    rcp_set_allocator(oom_alloc, NULL);
+    ck_assert_ptr_null(proto_server_new(&o, &TB_TABLE, &TB));
+    rcp_set_allocator(NULL, NULL);
+    ck_assert_int_eq(TB.closed, 1);
+}
+END_TEST
+
+#ifndef NDEBUG
+/* A capability advertised is one fully served: a backend that offers
+** index without a handler for index/delete is a programming error the
+** protocol refuses at once (an assert), never a -32003 found in use. */
+START_TEST(backend_offering_a_capability_it_does_not_fully_serve_aborts)
+{
+    rcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    TB.offers = PROTO_CAP(PROTO_CAP_INDEX);
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+    (void)proto_server_new(&o, &TB_PARTIAL, &TB);
+}
+END_TEST
+#endif
+
+/* MARK: - the transport seam: a hook of the test's own ------------------- */
+
+static void hook_intake(void *ud)
+{
+    (void)ud;
+    TB.intakes++;
+    if (TB.peek)
+        proto_peek(S, TB.peek, strlen(TB.peek));
+}
+
+static void hook_flush(void *ud)
+{
+    (void)ud;
+    TB.flushes++;
+    TB.handled_before_flush |= TB.calls > 0;
+    rcp_buf_clear(&OUT);
+}
+
+static const proto_io HOOK = { NULL, hook_intake, hook_flush, NULL, NULL };
+
+/* What the protocol asks of a transport while a request runs: the queue
+** is flushed before a gated method starts (a finished answer never waits
+** behind long work) but not for a session method (pings are batched);
+** each checkpoint takes in what arrived, and a cancel shown then stops the
+** request at its next checkpoint. */
+START_TEST(lent_hook_is_flushed_before_gated_work_and_polled_by_checkpoints)
+{
+    const rcp_json *v;
+    init_session();
+    proto_lend_io(S, &HOOK);
+    reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+    ck_assert_int_eq(TB.flushes, 0);
+    reply(TOY(2, "{\"inputs\":[],\"options\":{\"steps\":3}}"));
+    ck_assert_int_eq(TB.flushes, 1);
+    ck_assert_int_eq(TB.handled_before_flush, 0);
+    ck_assert_int_eq(TB.intakes, 3);
+    TB.peek = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\","
+              "\"params\":{\"id\":3}}";
+    v = reply(TOY(3, "{\"inputs\":[],\"options\":{\"steps\":3}}"));
+    ck_assert_int_eq(num(v, "error.code"), RCP_CANCELLED);
+    ck_assert(is_str(v, "error.data.detail", "stopped at step 0"));
+    proto_lend_io(S, NULL);
+}
+END_TEST
+
+/* A frame the transport could not buffer is answered once, -32603 with id
+** null, naming how much was lost; serving goes on. */
+START_TEST(unbuffered_frame_is_one_32603_with_a_null_id)
+{
+    const rcp_json *v;
+    OUT.len = 0;
+    proto_unbuffered(S, 123456, &OUT);
+    v = rcp_json_parse(&A, OUT.data, OUT.len - 1, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(num(v, "error.code"), RCP_INTERNAL_ERROR);
+    ck_assert(at(v, "id") && at(v, "id")->type == RCP_JSON_NULL);
+    ck_assert_ptr_nonnull(strstr(OUT.data, "123456 bytes"));
+    init_session();
+}
+END_TEST
+
 /* MARK: - suite ---------------------------------------------------------- */
 
 static Suite *make_suite(void)
@@ -628,8 +1033,28 @@ static Suite *make_suite(void)
     Suite *s = suite_create("rcp");
     TCase *t = tcase_create("protocol");
     TCase *d = tcase_create("debug");
+    TCase *b = tcase_create("backend");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_checked_fixture(d, setup_debug, teardown);
+    tcase_add_checked_fixture(b, setup_backend, teardown);
+    tcase_add_test(b, backend_serves_its_rows_and_every_other_row_is_32003);
+    tcase_add_test(b, backend_capabilities_are_its_offers_with_its_values);
+    tcase_add_test(b,
+        conformance_level_follows_the_capability_table_for_any_backend);
+    tcase_add_test(b, readers_name_the_field_path_and_default_what_is_absent);
+    tcase_add_test(b,
+        backend_checkpoints_are_progress_only_with_a_token_and_streaming);
+    tcase_add_test(b, cancelled_or_expired_requests_never_reach_the_backend);
+    tcase_add_test(b,
+        backend_is_closed_with_the_server_and_when_it_cannot_be_made);
+#ifndef NDEBUG
+    tcase_add_test_raise_signal(b,
+        backend_offering_a_capability_it_does_not_fully_serve_aborts,
+        SIGABRT);
+#endif
+    tcase_add_test(b,
+        lent_hook_is_flushed_before_gated_work_and_polled_by_checkpoints);
+    tcase_add_test(b, unbuffered_frame_is_one_32603_with_a_null_id);
     tcase_add_test(t, envelope_id_is_echoed_byte_for_byte);
     tcase_add_test(t, envelope_jsonrpc_must_be_2_0);
     tcase_add_test(t, envelope_invalid_id_gets_null_id);
@@ -674,6 +1099,7 @@ static Suite *make_suite(void)
 
     suite_add_tcase(s, t);
     suite_add_tcase(s, d);
+    suite_add_tcase(s, b);
     return s;
 }
 
