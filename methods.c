@@ -1603,6 +1603,8 @@ typedef struct rq {
     double  *decay;          /* per hit, when recency is on */
     uint64_t served;         /* §7.7.1 the index version served */
     int      sent_partial;   /* §9 partial.hits sent once, after recall */
+    int      lost;           /* a document's meta could not be parsed for
+                                lack of memory: the answer is -32603 */
     size_t   k;              /* the page size asked for */
     int      unit;           /* §7.7.2 UNIT_* */
 } rq;
@@ -1630,7 +1632,9 @@ static int accept_doc(void *ud, const rcp_model *m, uint32_t docno)
         return 0;
     if (d.meta)
         meta = rcp_json_parse(call_scratch(r->c), d.meta, d.metalen, 0, &err);
-    ok = eval_filter(&r->root, meta);
+    if (d.meta && !meta)
+        r->lost = 1;    /* never a silently smaller answer (rq.lost) */
+    ok = meta || !d.meta ? eval_filter(&r->root, meta) : 0;
     rcp_arena_reset(call_scratch(r->c));
     return ok;
 }
@@ -1672,6 +1676,8 @@ static int search_checkpoint(void *ud, double progress, const char *stage,
 {
     rq *r = ud;
     partial_hits ph;
+    if (r->lost)
+        return -1;              /* out of memory: stop the search */
     if (!partial || r->sent_partial)
         return call_checkpoint(r->c, progress, stage);
     r->sent_partial = 1;
@@ -2237,6 +2243,9 @@ static int resolve_hit(const rq *r, uint32_t docno, hitview *hv)
         return -1;
     hv->meta = hv->d.meta ? rcp_json_parse(call_arena(r->c), hv->d.meta,
                                            hv->d.metalen, 0, &err) : NULL;
+    if (hv->d.meta && !hv->meta)
+        return -1;          /* never a hit written without its meta */
+
     hv->id = hv->d.id;
     hv->idlen = hv->d.idlen;
     hv->text = hv->d.text;
@@ -2355,7 +2364,8 @@ static int write_hit(rcp_call *c, const rq *r, const rcp_model_hit *h,
     return 0;
 }
 
-/* The document's date in the recency field (epoch ms); -1 when absent. */
+/* The document's date in the recency field (epoch ms): 0, 1 when it has
+** none, -1 out of memory (its meta could not be parsed). */
 static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
 {
     rcp_model_docview d;
@@ -2363,16 +2373,18 @@ static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
     const rcp_json *meta, *v = NULL;
     size_t i;
     if (view_doc(r, doc, &d) != 0 || !d.meta)
+        return 1;
+    if (!(meta = rcp_json_parse(call_scratch(c), d.meta, d.metalen, 0,
+                                &err)))
         return -1;
-    meta = rcp_json_parse(call_scratch(c), d.meta, d.metalen, 0, &err);
-    for (i = 0; meta && i < meta->n; i++)
+    for (i = 0; i < meta->n; i++)
         if (meta->kids[i].keylen == r->recency->namelen
             && memcmp(meta->kids[i].key, r->recency->name,
                       r->recency->namelen) == 0)
             v = &meta->kids[i];
     i = v && date_ms(v, ms) == 0;
     rcp_arena_reset(call_scratch(c));
-    return i ? 0 : -1;
+    return i ? 0 : 1;
 }
 
 /* §7.7 recency: score' = (score - floor) / (max - floor) * 0.5^(age /
@@ -2390,10 +2402,13 @@ static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
     double top = -1.0;
     int64_t newest = INT64_MIN;
     size_t i;
+    int rc;
     if (!when || !ord || !tmp || !dec || !adj)
         return call_oom(c);
     for (i = 0; i < n; i++) {
-        if (doc_date(c, r, h[i].doc, &when[i]) != 0)
+        if ((rc = doc_date(c, r, h[i].doc, &when[i])) < 0)
+            return call_oom(c);
+        if (rc)
             when[i] = INT64_MIN;
         else if (when[i] > newest)
             newest = when[i];
@@ -2560,8 +2575,8 @@ static int m_retrieve(void *ud, rcp_call *c)
     r.q.k = pool;
     if (r.q.candidate_k < pool)
         r.q.candidate_k = pool;
-    if ((rc = rcp_model_search(m, &r.q, hits, &n)) != 0)
-        return retrieve_failed(c, rc);
+    if ((rc = rcp_model_search(m, &r.q, hits, &n)) != 0 || r.lost)
+        return retrieve_failed(c, r.lost ? -1 : rc);
     if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
         return rc;
     if (r.unit == UNIT_DOCUMENT)

@@ -13,6 +13,7 @@
 #include "rcp.h"
 #include "serverutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1559,7 +1560,7 @@ START_TEST(storage_restart_serves_the_same_version_and_results)
     ck_assert_ptr_nonnull(next_line(&p, 10000));
     ck_assert_ptr_nonnull(next_line(&p, 10000));
     ck_assert_ptr_nonnull(l = next_line(&p, 10000));
-    snprintf(first, sizeof first, "%s", l);
+    snprintf(first, sizeof first, "%.*s", (int)sizeof first - 1, l);
     strip_latency(first);
     ck_assert_int_eq(finish(&p), 0);
     start(&p, "--data", data, NULL);
@@ -1894,6 +1895,427 @@ START_TEST(corpus_bad_line_is_reported_and_nothing_loads)
 }
 END_TEST
 
+/* MARK: - a whole session under a failing allocator ---------------------- */
+
+/* Issue 9: the Nth allocation fails, for every N, across a recorded
+** session of 35 requests through rcp_server_handle -- every method, two
+** batches (one with a cancel), §8 filters, writes to a durable store in a
+** temporary directory (chunked, idempotent, replayed, conflicting),
+** deletes, malformed frames and errors.  After every run: each line
+** written is one whole JSON value; each request is answered exactly once,
+** by its id; each answer is the one a run without failure gives or a
+** clean refusal (-32603, or -32001 once initialize failed, or -32010 for
+** a write the store refused; once a write was lost, the answers that
+** depend on the index may differ but are still well formed); and every
+** acknowledged write is there after the store is reopened, every
+** acknowledged delete gone, memory and disk agreeing. */
+
+#define Q(id, m, p) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"" m \
+                    "\",\"params\":" p "}"
+#define LONG_TEXT "one two three four five six seven eight nine ten "
+static const char *const SESSION[] = {
+    Q(1, "initialize", "{\"protocolVersion\":1,\"client\":{\"name\":"
+      "\"oom\"}}"),
+    Q(2, "info", "{}"),
+    Q(3, "ping", "{\"nonce\":\"n3\"}"),
+    Q(4, "embed", "{\"inputs\":[\"the quick brown fox\",{\"type\":\"text\","
+      "\"text\":\"a lazy dog\"}],\"kind\":\"query\"}"),
+    Q(5, "embed", "{\"texts\":[\"fox\"],\"encoding\":\"f32-base64\"}"),
+    Q(6, "embed/sparse", "{\"inputs\":[\"quick brown foxes jump\"]}"),
+    Q(7, "embed/multi", "{\"inputs\":[\"brown fox\"],\"encoding\":"
+      "\"f32-base64\"}"),
+    Q(8, "rerank", "{\"query\":\"fox\",\"passages\":[\"a fox\",\"a dog\","
+      "\"foxes and dogs\"],\"topN\":2}"),
+    Q(9, "rerank", "{\"query\":\"dog\",\"documents\":[{\"text\":\"dogs\"},"
+      "{\"text\":\"cats\"}],\"method\":\"colbert\"}"),
+    Q(10, "retrieve", "{\"query\":\"quick fox\",\"k\":2,\"_meta\":"
+      "{\"progressToken\":\"p10\"}}"),
+    Q(11, "retrieve", "{\"query\":\"dog\",\"k\":3,\"mode\":\"dense\","
+      "\"filter\":{\"field\":\"lang\",\"op\":\"eq\",\"value\":\"en\"}}"),
+    Q(12, "retrieve", "{\"query\":\"fox dog\",\"k\":3,\"mode\":\"sparse\","
+      "\"filter\":{\"or\":[{\"field\":\"year\",\"op\":\"gte\",\"value\":"
+      "2020},{\"field\":\"lang\",\"op\":\"in\",\"value\":[\"de\",\"fr\"]}]}}"),
+    Q(13, "retrieve", "{\"query\":\"fox\",\"k\":2,\"rerank\":{\"method\":"
+      "\"cross-encoder\",\"topN\":4},\"mmr\":{\"lambda\":0.5},\"fusion\":"
+      "{\"method\":\"weighted\"}}"),
+    Q(14, "retrieve", "{\"query\":\"fox\",\"k\":1,\"includeVectors\":true,"
+      "\"encoding\":\"f32-base64\",\"minScore\":-1}"),
+    Q(15, "retrieve", "{\"query\":\"dog\",\"k\":2,\"tokenBudget\":20,"
+      "\"recency\":{\"field\":\"published\",\"halfLifeDays\":30}}"),
+    Q(16, "index/add", "{\"documents\":[{\"id\":\"n1\",\"text\":\"a new note"
+      " about a fox\",\"meta\":{\"lang\":\"en\",\"year\":2024}},{\"id\":"
+      "\"n2\",\"text\":\"another note\"}],\"_meta\":{\"idempotencyKey\":"
+      "\"k16\"}}"),
+    Q(17, "index/add", "{\"documents\":[{\"id\":\"n1\",\"text\":\"a new note"
+      " about a fox\",\"meta\":{\"lang\":\"en\",\"year\":2024}},{\"id\":"
+      "\"n2\",\"text\":\"another note\"}],\"_meta\":{\"idempotencyKey\":"
+      "\"k16\"}}"),
+    Q(18, "index/add", "{\"documents\":[{\"id\":\"long\",\"text\":\""
+      LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT
+      LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT
+      LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT
+      LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT LONG_TEXT
+      "\",\"meta\":{\"lang\":\"de\"}}],\"chunk\":true}"),
+    Q(19, "retrieve", "{\"query\":\"note fox\",\"k\":3,\"unit\":\"document\","
+      "\"filter\":{\"field\":\"year\",\"op\":\"eq\",\"value\":2024}}"),
+    Q(20, "retrieve", "{\"query\":\"seven eight\",\"k\":2,\"unit\":"
+      "\"chunk\"}"),
+    "[" Q(21, "ping", "{}") "," Q(22, "embed", "{\"inputs\":[\"x\"]}") ","
+    Q(23, "index/add", "{\"documents\":[{\"id\":\"b1\",\"text\":\"a batched"
+      " fox\"}]}") ",{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"},"
+    Q(24, "retrieve", "{\"query\":\"batched\",\"k\":1}") ","
+    Q(25, "x-rcp/sleep", "{\"ms\":0}") "]",
+    "[" Q("s26", "x-rcp/sleep", "{\"ms\":60000}") ",{\"jsonrpc\":\"2.0\","
+    "\"method\":\"notifications/cancel\",\"params\":{\"id\":\"s26\"}},"
+    Q(27, "ping", "{}") "]",
+    "{\"jsonrpc\":\"2.0\",\"id\":\"x\",",
+    Q(28, "search", "{}"),
+    Q(29, "query/transform", "{}"),
+    Q(30, "retrieve", "{\"query\":\"x\",\"k\":0}"),
+    Q(31, "index/delete", "{\"ids\":[\"n1\",\"b1\",\"nope\"]}"),
+    Q(32, "index/add", "{\"documents\":[{\"id\":\"n1\",\"text\":\"x\"}],"
+      "\"_meta\":{\"idempotencyKey\":\"k16\"}}"),
+    Q(33, "retrieve", "{\"query\":\"fox\",\"k\":5,\"indexVersion\":"
+      "\"v999\"}"),
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\",\"params\":"
+    "{\"id\":999}}",
+    Q(34, "info", "{}"),
+    Q(35, "shutdown", "{}")
+};
+#undef LONG_TEXT
+#undef Q
+#define NSESSION (sizeof SESSION / sizeof *SESSION)
+
+/* The ids a write names: what index/add adds, what index/delete removes. */
+static const char *const WRITE_IDS[] = { "n1", "n2", "long", "b1" };
+enum { W_UNKNOWN, W_ADDED, W_DELETED };
+
+typedef struct session {
+    char        dir[64];
+    rcp_model  *m;
+    rcp_store  *st;
+    rcp_server *s;
+    rcp_field   fields[3];
+    rcp_buf     out[NSESSION];   /* what each frame was answered */
+    int         last[4];         /* per WRITE_IDS: the acknowledged state */
+} session;
+
+static void session_remove(const char *dir)
+{
+    char path[512];
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            ck_assert_int_eq(unlink(path), 0);
+        }
+    closedir(d);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+
+/* A fresh store in a temporary directory (tmpfs when there is one: the
+** run repeats thousands of times, each with its fsyncs) holding four
+** documents, and a server over it with three filter fields. */
+static void session_open(session *x)
+{
+    static const char *const doc[][3] = {
+        { "d1", "the quick brown fox jumps", "{\"lang\":\"en\",\"year\":"
+          "2021,\"published\":\"2021-05-01\"}" },
+        { "d2", "the lazy dog sleeps", "{\"lang\":\"en\",\"year\":2019,"
+          "\"published\":\"2019-01-01T10:00:00Z\"}" },
+        { "d3", "ein fuchs und ein hund", "{\"lang\":\"de\",\"year\":2022}" },
+        { "d4", "a fox and a dog", "{\"lang\":\"fr\"}" } };
+    static const char *const spec[] = { "lang:keyword", "year:int",
+                                        "published:date" };
+    struct stat sb;
+    rcp_server_opts o;
+    char err[256];
+    size_t i;
+    snprintf(x->dir, sizeof x->dir, "%s/rcp-oom-XXXXXX",
+             stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) ? "/dev/shm"
+             : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(x->dir));
+    x->m = rcp_model_new(NULL, err, sizeof err);
+    ck_assert_msg(x->m != NULL, "%s", err);
+    x->st = rcp_store_open(x->dir, x->m, err, sizeof err);
+    ck_assert_msg(x->st != NULL, "%s", err);
+    for (i = 0; i < 4; i++)
+        ck_assert_int_eq(rcp_store_add(x->st, doc[i][0], 2, doc[i][1],
+                                       strlen(doc[i][1]), doc[i][2],
+                                       strlen(doc[i][2])), 0);
+    ck_assert_int_eq(rcp_store_commit(x->st), 0);
+    for (i = 0; i < 3; i++)
+        ck_assert_int_eq(rcp_field_parse(spec[i], &x->fields[i]), 0);
+    memset(&o, 0, sizeof o);
+    o.model = x->m;
+    o.store = x->st;
+    o.fields = x->fields;
+    o.nfields = 3;
+    o.debug = 1;
+    o.deadline_ms = -1;
+    x->s = rcp_server_new(&o);
+    ck_assert_ptr_nonnull(x->s);
+    for (i = 0; i < NSESSION; i++) {
+        rcp_buf_clear(&x->out[i]);
+        ck_assert_int_eq(rcp_buf_reserve(&x->out[i], 1 << 16), 0);
+    }
+    for (i = 0; i < 4; i++)
+        x->last[i] = W_UNKNOWN;
+}
+
+/* The session with allocation `at` failing (0: none); the answers stay in
+** x->out, the store stays open. */
+static void session_run(session *x, long at)
+{
+    size_t i;
+    OOM_AT = at;
+    OOM_CALLS = 0;
+    rcp_set_allocator(oom_alloc, NULL);
+    for (i = 0; i < NSESSION; i++)
+        rcp_server_handle(x->s, SESSION[i], strlen(SESSION[i]), &x->out[i]);
+    rcp_set_allocator(NULL, NULL);
+    for (i = 0; i < NSESSION; i++)
+        ck_assert_msg(!x->out[i].oom, "frame %lu: the caller's buffer ran "
+                      "out", (unsigned long)i);
+}
+
+/* The one answer (progress frames checked and skipped) to frame i, or
+** NULL when it has none. */
+static const rcp_json *session_answer(const session *x, size_t i)
+{
+    const rcp_json *v[2];
+    rcp_buf_putc((rcp_buf *)&x->out[i], '\0');
+    ((rcp_buf *)&x->out[i])->len--;
+    switch (oom_answers(x->out[i].data, v, 2)) {
+    case 0:
+        return NULL;
+    case 1:
+        return v[0];
+    }
+    ck_abort_msg("frame %lu has more than one answer", (unsigned long)i);
+    return NULL;
+}
+
+static int write_index(const rcp_json *id)
+{
+    size_t k;
+    for (k = 0; k < 4; k++)
+        if (rcp_json_streq(id, WRITE_IDS[k]))
+            return (int)k;
+    return -1;
+}
+
+/* Record what a write's answer says happened to the ids it names. */
+static void session_note_write(session *x, const rcp_json *req,
+                               const rcp_json *got)
+{
+    int del = rcp_json_streq(rcp_json_get(req, "method"), "index/delete");
+    const rcp_json *p = rcp_json_get(req, "params"), *list;
+    size_t i;
+    int k;
+    list = del ? rcp_json_get(p, "ids") : rcp_json_get(p, "documents");
+    for (i = 0; list && i < list->n; i++) {
+        const rcp_json *id = del ? &list->kids[i]
+                                 : rcp_json_get(&list->kids[i], "id");
+        if ((k = write_index(id)) < 0)
+            continue;
+        if (at(got, "result"))
+            x->last[k] = del ? W_DELETED : W_ADDED;
+        else if (code_of(got) == RCP_INTERNAL_ERROR
+                 || code_of(got) == RCP_BACKEND_UNAVAILABLE)
+            x->last[k] = W_UNKNOWN;     /* it may have half happened */
+    }
+}
+
+static int is_write(const rcp_json *req)
+{
+    const rcp_json *m = rcp_json_get(req, "method");
+    return rcp_json_streq(m, "index/add") || rcp_json_streq(m, "index/delete");
+}
+
+static int reads_the_index(const rcp_json *req)
+{
+    return is_write(req) || rcp_json_streq(rcp_json_get(req, "method"),
+                                           "retrieve");
+}
+
+/* One answer to request req: the reference's, or a refusal this run could
+** give.  *diverged: a write here did not come out as in the reference. */
+static void session_judge(session *x, const rcp_json *req,
+                          const rcp_json *got, const rcp_json *want,
+                          int init_failed, int *diverged, const char *ctx)
+{
+    int code = code_of(got);
+    ck_assert_msg(is_str(got, "jsonrpc", "2.0"), "%s: no jsonrpc", ctx);
+    ck_assert_msg(rcp_id_equal(at(got, "id"), rcp_json_get(req, "id")),
+                  "%s: answered under another id", ctx);
+    ck_assert_msg((at(got, "result") != NULL) != (at(got, "error") != NULL),
+                  "%s: not exactly one of result and error", ctx);
+    if (is_write(req))
+        session_note_write(x, req, got);
+    if (same_answer(got, want))
+        return;
+    if (is_write(req))
+        *diverged = 1;
+    if (code == RCP_INTERNAL_ERROR
+        || (init_failed && code == RCP_NOT_INITIALIZED)
+        || (is_write(req) && code == RCP_BACKEND_UNAVAILABLE))
+        return;
+    if (!(*diverged && reads_the_index(req) && (code == 0
+                                                || rcp_code_known(code)))) {
+        rcp_buf g, w;
+        rcp_jw jw;
+        rcp_buf_init(&g);
+        rcp_buf_init(&w);
+        rcp_jw_init(&jw, &g);
+        rcp_jw_value(&jw, got);
+        rcp_buf_putc(&g, '\0');
+        rcp_jw_init(&jw, &w);
+        rcp_jw_value(&jw, want);
+        rcp_buf_putc(&w, '\0');
+        ck_abort_msg("%s: answer %d differs from the reference:\n%.600s\n"
+                     "want:\n%.600s", ctx, code, g.data, w.data);
+    }
+}
+
+/* Every request of frame i answered once (a batch: each member once, in
+** one array), or the whole frame refused with -32603 and id null. */
+static void session_frame(session *x, const session *ref, size_t i,
+                          int *init_failed, int *diverged, long n)
+{
+    const rcp_json *got = session_answer(x, i);
+    const rcp_json *want = session_answer(ref, i);
+    const rcp_json *req = rcp_json_parse(&A, SESSION[i], strlen(SESSION[i]),
+                                         0, NULL);
+    char ctx[96];
+    size_t j, k;
+    snprintf(ctx, sizeof ctx, "allocation %ld, frame %lu", n,
+             (unsigned long)i);
+    ck_assert_msg((got == NULL) == (want == NULL), "%s: answered %s", ctx,
+                  got ? "a notification" : "nothing");
+    if (!got)
+        return;
+    *init_failed |= i == 0 && !same_answer(got, want);
+    if (!req) {                         /* not JSON: -32700, or unread */
+        ck_assert_msg(same_answer(got, want)
+                      || code_of(got) == RCP_INTERNAL_ERROR, "%s", ctx);
+        return;
+    }
+    if (got->type == RCP_JSON_OBJECT && at(got, "id")
+        && at(got, "id")->type == RCP_JSON_NULL && !same_answer(got, want)) {
+        ck_assert_msg(code_of(got) == RCP_INTERNAL_ERROR, "%s", ctx);
+        for (j = 0; req && req->type == RCP_JSON_ARRAY && j < req->n; j++)
+            if (is_write(&req->kids[j]))
+                *diverged = 1;          /* unread: nothing of it ran */
+        return;
+    }
+    if (want->type != RCP_JSON_ARRAY) {
+        session_judge(x, req, got, want, i > 0 && *init_failed, diverged,
+                      ctx);
+        return;
+    }
+    ck_assert_msg(got->type == RCP_JSON_ARRAY && got->n == want->n,
+                  "%s: the batch answer is not the whole array", ctx);
+    for (j = 0; j < want->n; j++) {
+        const rcp_json *wid = at(&want->kids[j], "id"), *member = NULL;
+        for (k = 0; k < req->n; k++)
+            if (rcp_id_equal(rcp_json_get(&req->kids[k], "id"), wid))
+                member = &req->kids[k];
+        for (k = 0; k < got->n; k++)
+            if (rcp_id_equal(at(&got->kids[k], "id"), wid))
+                break;
+        ck_assert_msg(member && k < got->n, "%s: member %lu missing", ctx,
+                      (unsigned long)j);
+        session_judge(x, member, &got->kids[k], &want->kids[j],
+                      *init_failed, diverged, ctx);
+    }
+}
+
+/* §13.1: what was acknowledged is on disk -- reopened into a new model it
+** is all there, and what an acknowledged delete removed is gone. */
+static void session_check_store(session *x, long n)
+{
+    char err[256], chunk[16];
+    size_t live = rcp_model_count(x->m), k;
+    rcp_model *m;
+    rcp_store *st;
+    rcp_store_close(x->st);
+    m = rcp_model_new(NULL, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    st = rcp_store_open(x->dir, m, err, sizeof err);
+    ck_assert_msg(st != NULL, "allocation %ld: reopening: %s", n, err);
+    ck_assert_msg(rcp_model_count(m) == live, "allocation %ld: %lu "
+                  "documents in memory, %lu on disk", n, (unsigned long)live,
+                  (unsigned long)rcp_model_count(m));
+    for (k = 0; k < 4; k++) {
+        const char *id = WRITE_IDS[k];
+        long found = rcp_model_find(m, id, strlen(id));
+        if (k == 2) {                   /* the chunked one: its chunk 0 */
+            snprintf(chunk, sizeof chunk, "%s#0", id);
+            found = rcp_model_find(m, chunk, strlen(chunk));
+        }
+        if (x->last[k] == W_ADDED)
+            ck_assert_msg(found >= 0, "allocation %ld: acknowledged %s is "
+                          "lost", n, id);
+        if (x->last[k] == W_DELETED)
+            ck_assert_msg(found < 0, "allocation %ld: deleted %s is back", n,
+                          id);
+    }
+    rcp_store_close(st);
+    rcp_model_free(m);
+    x->st = NULL;
+}
+
+static void session_close(session *x)
+{
+    rcp_server_free(x->s);
+    if (x->st)
+        rcp_store_close(x->st);
+    rcp_model_free(x->m);
+    session_remove(x->dir);
+}
+
+START_TEST(oom_at_every_allocation_of_a_whole_session_answers_each_once)
+{
+    static session ref, run;
+    size_t i, requests = 0;
+    long n;
+    session_open(&ref);
+    session_run(&ref, 0);
+    for (i = 0; i < NSESSION; i++) {
+        const rcp_json *w = session_answer(&ref, i);
+        requests += !w ? 0 : w->type == RCP_JSON_ARRAY ? w->n : 1;
+        ck_assert_msg(w == NULL || w->type == RCP_JSON_ARRAY
+                      || at(w, "result") || code_of(w) != RCP_INTERNAL_ERROR,
+                      "the reference run failed at frame %lu",
+                      (unsigned long)i);
+    }
+    ck_assert_uint_ge(requests, 30);
+    for (n = 1;; n++) {
+        int init_failed = 0, diverged = 0;
+        session_open(&run);
+        session_run(&run, n);
+        for (i = 0; i < NSESSION; i++)
+            session_frame(&run, &ref, i, &init_failed, &diverged, n);
+        rcp_server_free(run.s);
+        run.s = NULL;
+        session_check_store(&run, n);
+        session_close(&run);
+        rcp_arena_reset(&A);
+        if (OOM_CALLS < n)
+            break;                      /* the run needed fewer: all done */
+    }
+    ck_assert_int_gt(n, 500);       /* the session allocates: a real test */
+    session_close(&ref);
+    for (i = 0; i < NSESSION; i++) {
+        rcp_buf_free(&ref.out[i]);
+        rcp_buf_free(&run.out[i]);
+    }
+}
+END_TEST
+
 /* MARK: - suite ---------------------------------------------------------- */
 
 static Suite *make_suite(void)
@@ -1903,6 +2325,7 @@ static Suite *make_suite(void)
     TCase *f = tcase_create("filter");
     TCase *st = tcase_create("store");
     TCase *nd = tcase_create("no-dense-index");
+    TCase *oom = tcase_create("oom");
     tcase_add_checked_fixture(e, setup_model, teardown);
     tcase_add_test(e, embed_one_normalized_vector_per_input_in_order);
     tcase_add_test(e, embed_accepts_legacy_texts_and_text_blocks);
@@ -1965,6 +2388,10 @@ static Suite *make_suite(void)
     tcase_add_test(f, recency_decays_by_half_life_from_the_newest_candidate);
     tcase_add_test(f, recency_with_an_undated_candidate_overflows_nothing);
     tcase_add_test(f, conformance_level_l2_with_filter_and_citations);
+    tcase_add_checked_fixture(oom, setup, teardown);
+    tcase_add_test(oom,
+        oom_at_every_allocation_of_a_whole_session_answers_each_once);
+    tcase_set_timeout(oom, 600);
     tcase_add_checked_fixture(st, setup, teardown);
     tcase_add_test(st, storage_restart_serves_the_same_version_and_results);
     tcase_add_test(st, storage_kill_9_mid_write_loses_nothing_acknowledged);
@@ -1981,6 +2408,7 @@ static Suite *make_suite(void)
     suite_add_tcase(s, f);
     suite_add_tcase(s, st);
     suite_add_tcase(s, nd);
+    suite_add_tcase(s, oom);
     return s;
 }
 
