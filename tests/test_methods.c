@@ -99,6 +99,7 @@ static void teardown(void)
     rcp_server_free(S);
     rcp_buf_free(&OUT);
     rcp_arena_free(&A);
+    ck_assert_msg(!leaked(), "the test leaked (LeakSanitizer says where)");
 }
 
 

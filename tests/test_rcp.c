@@ -46,6 +46,7 @@ static void teardown(void)
     S = NULL;
     rcp_buf_free(&OUT);
     rcp_arena_free(&A);
+    ck_assert_msg(!leaked(), "the test leaked (LeakSanitizer says where)");
 }
 
 /* MARK: - §4 envelope ---------------------------------------------------- */

@@ -30,6 +30,7 @@ static void teardown(void)
 {
     rcp_buf_free(&OUT);
     rcp_arena_free(&A);
+    ck_assert_msg(!leaked(), "the test leaked (LeakSanitizer says where)");
 }
 
 /* MARK: - §5.1 the line framer ------------------------------------------- */
