@@ -1,17 +1,33 @@
 /*
-** rcp.c -- the RCP/1 protocol: envelope, capabilities, methods, batching,
-** errors, lifecycle and the stdio transport.
+** rcp.c -- the RCP/1 protocol, knowing no engine: the §12 writers, the §4
+** envelope, the §6 capability framework and §14 level, the §7 roster and
+** dispatch, the session methods, §7.14 cancel, §9 progress and the
+** checkpoint, §11 batching, §13 lifecycle, and the parameter readers.
 **
-** The file follows the spec's table of contents, with one exception: the
-** error writers (§12) come first because everything below uses them.
-** Grep for a section number ("§11") to find its code and its tests.
+** The file follows the spec's table of contents, with two exceptions: the
+** capability table and the roster come first, because they are what the
+** rest reads, and the §12 error writers next, because everything below
+** uses them.  Grep for a section number ("§11") to find its code and its
+** tests (tests/test_rcp.c).
 **
 ** NOTES ON THE DESIGN
 **
-** A frame flows one way: bytes -> framing (§5.1) -> JSON parse -> envelope
-** checks (§4) -> batch split (§11) -> lifecycle (§13) -> gating (§7, §12)
-** -> _meta checks -> the method's own params checks -> the engine -> the
-** result writer -> framing.  Nothing flows back up.
+** A request changes hands four times, each at one seam (rcp.h, INTERNAL):
+**
+**   bytes -> frame      transport.c reads, frames (§5.1) and hands each
+**                       line to rcp_server_handle, lending a proto_io hook
+**   frame -> message    here: JSON parse, envelope checks (§4), batch split
+**                       (§11), lifecycle (§13), gating (§7, §12), _meta
+**   message -> method   the roster row: a session method here, a gated
+**                       one through the backend's table (proto_backend)
+**   method -> engine    methods.c: params checks, the engine, the result
+**
+** Nothing flows back up.  The protocol never reads, writes or polls: what
+** a request needs of its connection (take in arrived cancels, write the
+** queue now, wait) it asks of the hook, and in-process (no hook) nothing
+** arrives and the caller's buffer is the peer.  It never names an engine
+** call either: which capabilities exist, what they say in info and what
+** serves each gated row is the backend's table, asked once (§13.2).
 **
 ** Invariants:
 **   1. Every request is answered exactly once (§13.1); a notification never
@@ -20,20 +36,30 @@
 **      text, so it keeps its JSON type and its bytes (§4.7).
 **   3. A frame's parse tree and scratch live in s->arena, released at once
 **      when the frame is done.  The frame is copied into the arena before
-**      parsing, so reading more input while it runs (the checkpoint) can
-**      never move bytes the tree points into.
-**   4. stdout carries only frames (§5.1).  Progress notifications go to
-**      the output sink as whole lines, never inside a response.
+**      parsing, so the transport reading more input while it runs (the
+**      checkpoint) can never move bytes the tree points into.
+**   4. The peer gets only frames (§5.1).  Progress notifications go to
+**      the frame's out as whole lines, never inside a response.
 **   5. After the shutdown response nothing more is processed (§13.1).
-**   6. Nothing malformed reaches stdout.  An answer is built in s->resp and
-**      checked in one place, seal(), before it is sent: one that ran out
-**      of memory becomes -32603 for the same id.  The output queue and a
+**   6. Nothing malformed reaches the peer.  An answer is built in s->resp
+**      and checked in one place, seal(), before it is sent: one that ran
+**      out of memory becomes -32603 for the same id.  The out queue and a
 **      batch array take a line whole or not at all; when memory to hold
-**      one is lacking it is written straight out instead of dropped
-**      (send_line, batch_add).  Whoever sees a buffer's oom clears it.
-**   7. A finished answer never waits behind a long handler: the queue is
-**      written before any gated method runs (dispatch), while answers of
-**      session methods (ping, info, ...) are batched into few writes.
+**      one is lacking it goes straight out through the hook instead of
+**      being dropped (send_line, batch_add).  Whoever sees a buffer's oom
+**      clears it.
+**   7. A finished answer never waits behind a long handler: the hook is
+**      flushed before any gated method runs (dispatch), while answers of
+**      session methods (ping, info, ...) are left to the transport to
+**      batch into few writes.
+**   8. The capabilities are one table (caps[], in info's order) and a set
+**      of them one mask, fixed when the server is made (§13.2): info and
+**      initialize agree, the level is computed from the table, and a
+**      capability offered is fully served -- its rows have handlers
+**      (asserted when the server is made).
+**   9. A gated row runs only after every check the protocol owns (§13,
+**      §7, _meta, cancel, deadline): a backend never sees a request that
+**      is cancelled, out of time or not advertised.
 **
 ** Lifecycle (§13), state -> event -> state, and the function doing it:
 **
@@ -42,11 +68,13 @@
 **   UNINIT  any other but info/ping/  UNINIT  dispatch (-32001)
 **           shutdown
 **   READY   initialize                READY   dispatch (-32600)
-**   any     shutdown answered         closing m_shutdown; the loop stops once
-**                                             the frame's response is out
-**   any     EOF on stdin              closing rcp_server_run (what was
+**   any     shutdown answered         closing m_shutdown; rcp_server_handle
+**                                             returns 1, the transport
+**                                             stops once it is written
+**   any     EOF on the transport      closing proto_end, called by
+**                                             rcp_server_run once what was
 **                                             received is finished and
-**                                             flushed first)
+**                                             flushed
 */
 #include "rcp.h"
 
@@ -887,7 +915,7 @@ static int m_ping(rcp_call *c)
     return 0;
 }
 
-/* §7.12 shutdown: {} -> {}; the loop stops once this is written. */
+/* §7.12 shutdown: {} -> {}; the transport stops once this is written. */
 static int m_shutdown(rcp_call *c)
 {
     rcp_jw_obj(&c->w);

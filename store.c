@@ -1612,7 +1612,7 @@ static long line_start(const loader *ld)
     return i == ld->line.len ? -1 : (long)i;
 }
 
-/* A member, with JSON null meaning absent (§4.6, as rcp.c reads params). */
+/* A member, with JSON null meaning absent (§4.6, as proto_get reads params). */
 static const rcp_json *member(const rcp_json *obj, const char *key)
 {
     const rcp_json *v = rcp_json_get(obj, key);
@@ -1665,7 +1665,7 @@ static int fill_doc(loader *ld, const rcp_json *v, jdoc *d)
     ld->meta.len = ld->id.len = 0;
     if (meta) {
         rcp_jw_init(&w, &ld->meta);
-        rcp_jw_value(&w, meta);   /* as rcp.c serialises index/add meta */
+        rcp_jw_value(&w, meta);   /* as methods.c serialises index/add meta */
     }
     if (!id) {
         snprintf(num, sizeof num, ":%lu", ld->lineno);

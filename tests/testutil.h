@@ -12,7 +12,7 @@
 
 #include "rcp.h"
 
-/* §7.10 a chunk's link as rcp.c's chunking makes one: chunk `index` of
+/* §7.10 a chunk's link as methods.c's chunking makes one: chunk `index` of
 ** document `of`, covering bytes [start, start + len) of its text. */
 static inline rcp_model_chunkref test_chunkref(const char *of,
                                                uint32_t index,
