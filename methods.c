@@ -330,6 +330,18 @@ static void write_vector(rcp_call *c, const float *v, size_t d, int enc,
     rcp_jw_arr_end(w);
 }
 
+/* The end of an embed or embed/multi result: the vectors' array closed,
+** then the encoding they are in (§7.3.1) and their dimension. */
+static void end_vectors(rcp_jw *w, int enc, size_t d)
+{
+    rcp_jw_arr_end(w);
+    rcp_jw_key(w, "encoding");
+    rcp_jw_cstr(w, enc == ENC_B64 ? "f32-base64" : "json");
+    rcp_jw_key(w, "dimension");
+    rcp_jw_int(w, (int64_t)d);
+    rcp_jw_obj_end(w);
+}
+
 /* The texts of an embed-family request: "inputs" or its synonym "texts"
 ** (§7.3), each a string or a text Content block, all checked first. */
 static int get_inputs(rcp_call *c, const rcp_json **in, const char **field,
@@ -390,12 +402,7 @@ static int m_embed(void *ud, rcp_call *c)
         if ((rc = call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
             return call_fail(c, rc, NULL, NULL, "embed stopped");
     }
-    rcp_jw_arr_end(w);
-    rcp_jw_key(w, "encoding");
-    rcp_jw_cstr(w, enc == ENC_B64 ? "f32-base64" : "json");
-    rcp_jw_key(w, "dimension");
-    rcp_jw_int(w, (int64_t)d);
-    rcp_jw_obj_end(w);
+    end_vectors(w, enc, d);
     return 0;
 }
 
@@ -510,12 +517,7 @@ static int m_embed_multi(void *ud, rcp_call *c)
         if ((rc = call_checkpoint(c, (double)(i + 1) / in->n, "embed")))
             return call_fail(c, rc, NULL, NULL, "embed/multi stopped");
     }
-    rcp_jw_arr_end(w);
-    rcp_jw_key(w, "encoding");
-    rcp_jw_cstr(w, enc == ENC_B64 ? "f32-base64" : "json");
-    rcp_jw_key(w, "dimension");
-    rcp_jw_int(w, (int64_t)d);
-    rcp_jw_obj_end(w);
+    end_vectors(w, enc, d);
     return 0;
 }
 
@@ -2706,22 +2708,17 @@ static const proto_backend builtin_backend = {
     builtin_partial,
     builtin_describe,
     {
-        m_embed,            /* PROTO_M_EMBED */
-        m_embed_sparse,     /* PROTO_M_SPARSE */
-        m_embed_multi,      /* PROTO_M_MULTI */
-        m_rerank,           /* PROTO_M_RERANK */
-        m_retrieve,         /* PROTO_M_RETRIEVE */
-        NULL,               /* PROTO_M_TRANSFORM */
-        NULL,               /* PROTO_M_GRAPH */
-        m_index_add,        /* PROTO_M_INDEX_ADD */
-        m_index_delete,     /* PROTO_M_INDEX_DELETE */
-        NULL,               /* PROTO_M_CATALOG_LIST */
-        NULL,               /* PROTO_M_FEEDBACK */
-        NULL,               /* PROTO_M_MEMORY_BUILD */
-        NULL                /* PROTO_M_MEMORY_RECALL */
+        [PROTO_M_EMBED]        = m_embed,
+        [PROTO_M_SPARSE]       = m_embed_sparse,
+        [PROTO_M_MULTI]        = m_embed_multi,
+        [PROTO_M_RERANK]       = m_rerank,
+        [PROTO_M_RETRIEVE]     = m_retrieve,
+        [PROTO_M_INDEX_ADD]    = m_index_add,
+        [PROTO_M_INDEX_DELETE] = m_index_delete
     },
     builtin_close
 };
+
 
 int methods_open(const rcp_server_opts *o, const proto_backend **be,
                  void **ud)

@@ -147,25 +147,26 @@ static const struct cap {
     const char *key;
     unsigned    flags;
 } caps[PROTO_NCAPS] = {
-    { "embed",       CAP_RETRIEVAL },           /* PROTO_CAP_EMBED */
-    { "sparseEmbed", CAP_L2 },                  /* PROTO_CAP_SPARSE */
-    { "multiVector", CAP_L2 },                  /* PROTO_CAP_MULTI */
-    { "rerank",      CAP_RETRIEVAL | CAP_L2 },  /* PROTO_CAP_RERANK */
-    { "retrieve",    CAP_RETRIEVAL | CAP_L1 },  /* PROTO_CAP_RETRIEVE */
-    { "filter",      CAP_L1 },                  /* PROTO_CAP_FILTER */
-    { "citations",   CAP_L1 },                  /* PROTO_CAP_CITATIONS */
-    { "streaming",   CAP_L2 },                  /* PROTO_CAP_STREAMING */
-    { "pagination",  CAP_L2 },                  /* PROTO_CAP_PAGINATION */
-    { "index",       0 },                       /* PROTO_CAP_INDEX */
-    { "transform",   CAP_L2 },                  /* PROTO_CAP_TRANSFORM */
-    { "graph",       CAP_RETRIEVAL | CAP_L2 },  /* PROTO_CAP_GRAPH */
-    { "session",     0 },                       /* PROTO_CAP_SESSION */
-    { "feedback",    0 },                       /* PROTO_CAP_FEEDBACK */
-    { "memory",      0 },                       /* PROTO_CAP_MEMORY */
-    { "log",         CAP_L2 },                  /* PROTO_CAP_LOG */
-    { "catalog",     0 },                       /* PROTO_CAP_CATALOG */
-    { "x-rcp",       0 }                        /* PROTO_CAP_X_RCP */
+    [PROTO_CAP_EMBED]      = { "embed",       CAP_RETRIEVAL },
+    [PROTO_CAP_SPARSE]     = { "sparseEmbed", CAP_L2 },
+    [PROTO_CAP_MULTI]      = { "multiVector", CAP_L2 },
+    [PROTO_CAP_RERANK]     = { "rerank",      CAP_RETRIEVAL | CAP_L2 },
+    [PROTO_CAP_RETRIEVE]   = { "retrieve",    CAP_RETRIEVAL | CAP_L1 },
+    [PROTO_CAP_FILTER]     = { "filter",      CAP_L1 },
+    [PROTO_CAP_CITATIONS]  = { "citations",   CAP_L1 },
+    [PROTO_CAP_STREAMING]  = { "streaming",   CAP_L2 },
+    [PROTO_CAP_PAGINATION] = { "pagination",  CAP_L2 },
+    [PROTO_CAP_INDEX]      = { "index",       0 },
+    [PROTO_CAP_TRANSFORM]  = { "transform",   CAP_L2 },
+    [PROTO_CAP_GRAPH]      = { "graph",       CAP_RETRIEVAL | CAP_L2 },
+    [PROTO_CAP_SESSION]    = { "session",     0 },
+    [PROTO_CAP_FEEDBACK]   = { "feedback",    0 },
+    [PROTO_CAP_MEMORY]     = { "memory",      0 },
+    [PROTO_CAP_LOG]        = { "log",         CAP_L2 },
+    [PROTO_CAP_CATALOG]    = { "catalog",     0 },
+    [PROTO_CAP_X_RCP]      = { "x-rcp",       0 }   /* §6.2, --debug */
 };
+
 
 static int m_initialize(rcp_call *c);
 static int m_info(rcp_call *c);
