@@ -2536,13 +2536,15 @@ static void write_usage(rcp_call *c, const rq *r, double t0, size_t tokens)
 ** the engine's or a checkpoint's verdict. */
 static int retrieve_failed(rcp_call *c, int rc)
 {
-    return call_fail(c, rc == -1 ? RCP_INTERNAL_ERROR : rc == RCP_MODEL_GONE
-                     ? RCP_BACKEND_UNAVAILABLE : rc, NULL, NULL, "%s",
-                     rc == -1 ? "out of memory" : rc == RCP_MODEL_GONE
+    if (rc == -1)
+        return call_oom(c);
+    return call_fail(c, rc == RCP_MODEL_GONE ? RCP_BACKEND_UNAVAILABLE : rc,
+                     NULL, NULL, "%s", rc == RCP_MODEL_GONE
                      ? "the pinned snapshot is no longer kept (§7.7.1)"
                      : rc == RCP_CANCELLED ? "cancelled by notifications/cancel"
                      : "deadline elapsed");
 }
+
 
 /* §7.7 retrieve: recall -> fuse -> pack, one page (§10) at a time. */
 static int m_retrieve(void *ud, rcp_call *c)

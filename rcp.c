@@ -372,9 +372,16 @@ static void seal(rcp_server *s, const rcp_json *id)
 /* A write's answer must not fail once the write is done (§13.1, §7.10:
 ** an applied write is acknowledged), so a handler reserves the room its
 ** result needs before it changes anything. */
-/* Every NULL from an allocation becomes this answer, never a crash. */
+/* Every NULL from an allocation becomes this answer, never a crash.
+** When it came from the request's memory cap rather than from malloc
+** (the arena says which), the request is too large -- the client's to
+** fix, §15.5 -- not the server's failure. */
 int call_oom(rcp_call *c)
 {
+    if (c->s->arena.full || c->s->scratch.full)
+        return call_fail(c, RCP_PAYLOAD_TOO_LARGE, NULL, NULL, "the "
+                         "request needs more memory than this server "
+                         "allows (§15.5)");
     return call_fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "out of memory");
 }
 
@@ -1046,6 +1053,8 @@ static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
     c.params = params;
     c.fl = fl;
     c.progress = -1;
+    s->arena.full = s->scratch.full = 0;    /* this request's own (call_oom) */
+
     rcp_buf_clear(&s->resp);
     rcp_jw_init(&c.w, &s->resp);
     rcp_jw_obj(&c.w);

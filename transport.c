@@ -23,7 +23,10 @@
 **   2. Memory is bounded: a line over max_line is reported once
 **      (TRANSPORT_OVERSIZED) and its bytes are dropped as they arrive, and
 **      so is one that cannot be buffered for lack of memory; while a
-**      request runs, the look-ahead reads at most max_line + one chunk.
+**      request runs, the look-ahead reads at most max_line + one chunk;
+**      and the lines handed out are dropped once they outweigh what is
+**      still to come, so however long a pipelined stream runs the buffer
+**      holds about twice what is not yet handled.
 **   3. A line handed out is copied by its consumer before the buffer can
 **      move (rcp.c invariant 3, client.c invariant 4).
 **   4. Answers wait in the queue until the input runs dry, the queue
@@ -126,7 +129,14 @@ static void compact(transport_framer *f)
 int transport_framer_next(transport_framer *f, const char **line, size_t *n)
 {
     assert(f->pos <= f->len && f->seen <= f->len);
+    /* invariant 2: what was handed out goes once it outweighs what is to
+    ** come -- between lines too, for a client that keeps the pipe full
+    ** never lets the input run dry.  A compaction moves no more bytes
+    ** than were handed out since the last one: linear. */
+    if (f->pos >= IN_CHUNK && f->pos >= f->len - f->pos)
+        compact(f);
     for (;;) {
+
         size_t start = f->pos;
         char *nl = find_newline(f, start, &f->seen);
         size_t k = (nl ? (size_t)(nl - f->buf) : f->len) - start;

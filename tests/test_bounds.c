@@ -401,11 +401,10 @@ START_TEST(filter_of_a_million_nodes_is_answered_in_bounded_memory)
     rcp_request_free(c, r);
     f = million_leaf_filter(&n);
     code = ask_raw(c, "3", f, n);
-    /* -32603 (not the request's fault) is pending finding 1, checked by
-    ** the pending test below */
-    ck_assert_msg(code == 0 || code == -32013 || code == -32602
-                  || code == -32603, "a million-node filter answered %d",
-                  code);
+    /* never -32603: a request over the memory cap is too large (the test
+    ** below) */
+    ck_assert_msg(code == 0 || code == -32013 || code == -32602,
+                  "a million-node filter answered %d", code);
     still_serving(c);
     end(c);
     free(f);
@@ -417,11 +416,10 @@ END_TEST
 ** (256 MiB by default, its parse tree and its scratch) is too large,
 ** -32013 -- the client's to fix -- and never -32603, which says the
 ** server failed.  The parser tells its arena's limit from a failed
-** malloc (rcp_arena.full); the handlers' allocations from the request's
-** arena do not (the filter compiler's compile_list and compile_filter,
-** embed, rerank, retrieve).  PENDING, the fix belongs in rcp.c (one
-** helper for "out of memory" that answers -32013 when c->s->arena.full);
-** run with RCP_PENDING=1 (make check-pending) until it lands. */
+** malloc (rcp_arena.full), and so, since every handler's "out of memory"
+** is one helper (call_oom, rcp.c), do the handlers' allocations from the
+** request's arena (the filter compiler's compile_list and compile_filter,
+** embed, rerank, retrieve).  It was pending until that helper landed. */
 START_TEST(filter_over_the_request_memory_cap_is_32013_not_32603)
 {
     rcp_client *c = serve(ARGS("--max-line", "67108864", "--field",
@@ -474,17 +472,16 @@ END_TEST
 
 /* §5.1 a pipelined stream is read while requests run (every checkpoint
 ** looks ahead for notifications/cancel, §7.14), and that look-ahead is
-** bounded (poll_input: --max-line + 64 KiB unhandled).  But the lines
-** already handled stay in the input buffer until the whole batch of
-** complete lines is drained, and with a client that keeps the pipe full
-** that is never: the buffer grows with everything the client ever sent
+** bounded (the stdio hook's intake: --max-line + 64 KiB unhandled).  The
+** lines already handled must not stay in the input buffer until the
+** complete lines run out: with a client that keeps the pipe full that is
+** never, and the buffer grew with everything the client ever sent
 ** (1,000,000 pipelined embed requests, 105 MB: 107 MB resident).  The
-** requests here are retrieves on an empty index: small answers, and
-** checkpoints all the same.
-** PENDING, the fix belongs in rcp.c's transport (drain_lines: drop the
-** handled prefix between lines, not only when the input runs dry); run
-** with RCP_PENDING=1 (make check-pending) until it lands.  Bound: twice
-** the look-ahead window (the buffer doubles), and the baseline. */
+** framer (transport.c) drops the handled prefix between lines once it
+** outweighs the rest (pending until it did).  The requests here are
+** retrieves on an empty index: small answers, and checkpoints all the
+** same.  Bound: twice the look-ahead window (the buffer doubles), and the
+** baseline. */
 START_TEST(pipelined_input_is_held_in_bounded_memory)
 {
     static const char fmt[] = "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":"
@@ -909,7 +906,7 @@ START_TEST(full_disk_write_fails_with_data_loses_nothing_and_resumes)
     ck_assert(WIFEXITED(status));
     if (WEXITSTATUS(status) == 99) {
         printf("  note: no tmpfs could be mounted here; the server-level "
-               "full disk test did not run (test_store.c and test_rcp.c "
+               "full disk test did not run (test_store.c and test_methods.c "
                "inject the failure instead)\n");
         return;
     }
@@ -932,18 +929,14 @@ static Suite *make_suite(void)
     tcase_add_test(mem, document_of_100_mb_is_refused_in_bounded_memory);
     tcase_add_test(mem, filter_of_a_million_nodes_is_answered_in_bounded_memory);
     tcase_add_test(mem, slow_drip_bytes_are_one_request_answered_once);
+    tcase_add_test(mem, filter_over_the_request_memory_cap_is_32013_not_32603);
+    tcase_add_test(mem, pipelined_input_is_held_in_bounded_memory);
     tcase_add_test(life, crash_torture_200_kills_lose_no_acknowledged_write);
     tcase_add_test(life, full_disk_write_fails_with_data_loses_nothing_and_resumes);
     suite_add_tcase(s, mem);
     suite_add_tcase(s, life);
-    if (getenv("RCP_PENDING")) {      /* defects found, fixes not landed */
-        TCase *pending = tcase_create("pending");
-        tcase_set_timeout(pending, 600);
-        tcase_add_test(pending,
-                       filter_over_the_request_memory_cap_is_32013_not_32603);
-        tcase_add_test(pending, pipelined_input_is_held_in_bounded_memory);
-        suite_add_tcase(s, pending);
-    }
+    /* RCP_PENDING=1 (make check-pending) adds a "pending" case for the
+    ** tests of defects found whose fixes have not landed: none now. */
     return s;
 }
 
