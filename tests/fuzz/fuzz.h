@@ -165,7 +165,7 @@ static void fz_close(fz_server *f)
 ** chunk: true), so that filters, unit "document" and citations have
 ** something to work on.  Every text holds the word "doc". */
 /* 40 words: seven of them make a document of two chunks (128 tokens
-** each, rcp.c's CHUNK_TOKENS). */
+** each, methods.c's CHUNK_TOKENS). */
 #define FZ_W10 "doc one two three four five six seven eight nine. "
 #define FZ_W40 FZ_W10 FZ_W10 FZ_W10 FZ_W10
 #define FZ_ADD(docs) "{\"jsonrpc\":\"2.0\",\"id\":\"pre\",\"method\":" \

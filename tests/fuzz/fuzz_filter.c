@@ -1,5 +1,5 @@
 /*
-** fuzz_filter.c -- the §8 filter compiler and evaluator (rcp.c), through
+** fuzz_filter.c -- the §8 filter compiler and evaluator (methods.c), through
 ** retrieve requests, on one server holding FZ_DOCS (fuzz.h), whose
 ** documents set every field type, leave some out and hold an
 ** array-valued keyword.
