@@ -129,8 +129,8 @@ static void json_vector(const rcp_json *v, size_t i, float *out, size_t d)
 START_TEST(embed_one_normalized_vector_per_input_in_order)
 {
     static const char *const texts[] = { "shock waves", "boundary layer",
-                                         "\xce\xb1\xce\xb2 \xe6\x97\xa5"
-                                         "\xe6\x9c\xac" };
+                                         ("\xce\xb1\xce\xb2 \xe6\x97\xa5"
+                                          "\xe6\x9c\xac") };
     size_t d = rcp_model_dim(M), i, j;
     float got[RCP_MODEL_MAX_DIM], want[RCP_MODEL_MAX_DIM];
     const rcp_json *v;

@@ -179,8 +179,8 @@ START_TEST(notification_is_never_answered)
         "{\"jsonrpc\":\"2.0\",\"method\":\"no/such\"}",
         "{\"jsonrpc\":\"2.0\",\"method\":\"retrieve\",\"params\":5}",
         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}",
-        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\","
-        "\"params\":{\"id\":99}}",
+        ("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\","
+         "\"params\":{\"id\":99}}"),
         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\"}",
         "{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{}}",
     };
