@@ -1155,6 +1155,39 @@ size_t rcp_client_wait_all(rcp_client *c, int timeout_ms)
     return rcp_client_pending(c);
 }
 
+/* One poll over every client's stdout and stderr, then each pumped for
+** what is ready: n servers answer concurrently, and no one of them is
+** waited on while another has written (§16.2 fan-out). */
+#define PUMP_MANY_MAX 64
+int rcp_client_pump_many(rcp_client *const *cs, size_t n, int timeout_ms)
+{
+    struct pollfd p[2 * PUMP_MANY_MAX];
+    nfds_t np = 0;
+    size_t i;
+    int t = timeout_ms, total = 0, rc;
+    if (n > PUMP_MANY_MAX)
+        n = PUMP_MANY_MAX;
+    for (i = 0; i < n; i++) {
+        const rcp_client *c = cs[i];
+        if (!c)
+            continue;
+        t = min_timeout(t, ms_until(c->next_deadline));
+        if (!c->dead)
+            p[np].fd = c->out_fd, p[np++].events = POLLIN;
+        if (c->err_fd >= 0)
+            p[np].fd = c->err_fd, p[np++].events = POLLIN;
+    }
+    if (np == 0 && t < 0)
+        t = 0;                          /* nothing could ever wake us */
+    do
+        rc = poll(np ? p : NULL, np, t);
+    while (rc < 0 && errno == EINTR);
+    for (i = 0; i < n; i++)
+        if (cs[i] && (rc = rcp_client_pump(cs[i], 0)) > 0)
+            total += rc;
+    return total;
+}
+
 /* MARK: - Public: process ------------------------------------------------ */
 
 static int set_flags(int fd, int nonblock)

@@ -244,6 +244,13 @@ static const char usage_serve[] =
     "                      unvetted content trusted)\n"
     "  --debug             add the vendor test method x-rcp/sleep {ms}\n"
     "                      and advertise its x-rcp capability\n"
+    "  --registry FILE     serve as a federating aggregator (§16) over the\n"
+    "                      engines of the rcp.json FILE: retrieve fans out\n"
+    "                      to all and fuses, catalog/list lists them; with\n"
+    "                      --data or --corpus the own index is one more\n"
+    "                      engine (\"local\")\n"
+    "  --expose-endpoints  with --registry: catalog/list gives each\n"
+    "                      engine's endpoint (command or url)\n"
     "  -h, --help          show this help and exit\n"
     "\n"
     "environment:\n"
@@ -280,20 +287,42 @@ static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
     return 0;
 }
 
+/* What --registry serves (§16): the aggregator backend over its engines
+** and, when --data or --corpus gave one, the own index. */
+static rcp_server *open_federation(const rcp_server_opts *o,
+                                   const char *registry, int expose)
+{
+    const proto_backend *be;
+    void *ud;
+    char err[1024];
+    rcp_server *s;
+    if (federation_open(registry, expose, o->model ? o : NULL, &be, &ud,
+                        err, sizeof err) != 0) {
+        fprintf(stderr, "rcp serve: --registry %s\n", err);
+        return NULL;
+    }
+    if ((s = proto_server_new(o, be, ud)) == NULL)
+        fputs("rcp serve: out of memory\n", stderr);
+    return s;
+}
+
 static int serve(rcp_server_opts *o, rcp_model_opts *mo, const char *data,
-                 const char *corpus, int salvage)
+                 const char *corpus, int salvage, const char *registry,
+                 int expose)
 {
     const char *verr;
     rcp_server *s = NULL;
-    int rc = 1;
+    int rc = 1, own = !registry || data || corpus;
     if (rcp_vec_init(NULL, &verr) != 0) {
         fprintf(stderr, "rcp serve: RCP_SIMD: %s\n", verr);
         return 2;
     }
-    if (open_engine(o, mo, data, corpus, salvage) == 0) {
-        if ((s = rcp_server_new(o)) == NULL)
+    if (!own || open_engine(o, mo, data, corpus, salvage) == 0) {
+        if (registry)
+            s = open_federation(o, registry, expose);
+        else if ((s = rcp_server_new(o)) == NULL)
             fputs("rcp serve: out of memory\n", stderr);
-        else
+        if (s)
             rc = rcp_server_run(s, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
     }
     rcp_server_free(s);
@@ -308,10 +337,12 @@ static const optspec serve_opts[] = {
     { "--data", 1 }, { "--corpus", 1 }, { "--max-line", 1 },
     { "--max-batch", 1 }, { "--deadline-ms", 1 }, { "--dim", 1 },
     { "--vectors", 1 }, { "--field", 1 }, { "--trust", 1 }, { "--debug", 0 },
-    { "--salvage", 0 }, { NULL, 0 }
+    { "--salvage", 0 }, { "--registry", 1 }, { "--expose-endpoints", 0 },
+    { NULL, 0 }
 };
 enum { S_DATA, S_CORPUS, S_MAX_LINE, S_MAX_BATCH, S_DEADLINE, S_DIM,
-       S_VECTORS, S_FIELD, S_TRUST, S_DEBUG, S_SALVAGE };
+       S_VECTORS, S_FIELD, S_TRUST, S_DEBUG, S_SALVAGE, S_REGISTRY,
+       S_EXPOSE };
 
 /* One option's value into o / mo; RC_OK or the usage error. */
 static int serve_opt(int k, const char *v, rcp_server_opts *o,
@@ -374,9 +405,9 @@ static int cmd_serve(int argc, char **argv)
     static rcp_field fields[MAX_FIELDS];
     rcp_server_opts o;
     rcp_model_opts mo;
-    const char *data = NULL, *corpus = NULL;
+    const char *data = NULL, *corpus = NULL, *registry = NULL;
     optiter it;
-    int k, rc, salvage = 0;
+    int k, rc, salvage = 0, expose = 0;
     memset(&o, 0, sizeof o);
     o.deadline_ms = -1;
     rcp_model_opts_init(&mo);
@@ -397,6 +428,10 @@ static int cmd_serve(int argc, char **argv)
             corpus = it.val;
         else if (k == S_SALVAGE)
             salvage = 1;
+        else if (k == S_REGISTRY)
+            registry = it.val;
+        else if (k == S_EXPOSE)
+            expose = 1;
         else if ((rc = serve_opt(k, it.val, &o, &mo, fields)) != RC_OK)
             return rc;
     }
@@ -404,7 +439,10 @@ static int cmd_serve(int argc, char **argv)
         return usage_error("serve", "unexpected argument '%s'", argv[it.i]);
     if (salvage && !data)
         return usage_error("serve", "--salvage needs --data DIR");
-    return serve(&o, &mo, data, corpus, salvage);
+    if (expose && !registry)
+        return usage_error("serve", "--expose-endpoints needs --registry "
+                           "FILE");
+    return serve(&o, &mo, data, corpus, salvage, registry, expose);
 }
 
 /* MARK: - JSON for people: the indented writer, rcp json ----------------- */

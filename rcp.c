@@ -1317,6 +1317,11 @@ rcp_arena *call_scratch(rcp_call *c)
     return &c->s->scratch;
 }
 
+double call_deadline(const rcp_call *c)
+{
+    return c->deadline;
+}
+
 int call_offers(const rcp_call *c, int cap)
 {
     return has_cap(c->s, cap);

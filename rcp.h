@@ -510,6 +510,11 @@ rcp_request_state rcp_client_wait(rcp_client *c, rcp_request *r,
 /* Pump until nothing is pending or timeout_ms passes; returns how many
 ** are still pending. */
 size_t rcp_client_wait_all(rcp_client *c, int timeout_ms);
+/* Pump every client of cs[0..n) (NULL entries are skipped) at once: wait
+** up to timeout_ms until any of them wrote, then read what each wrote.
+** For a program talking to many servers concurrently (§16.2 fan-out).
+** Returns the frames handled in total (0 when the wait ran out). */
+int rcp_client_pump_many(rcp_client *const *cs, size_t n, int timeout_ms);
 size_t rcp_client_pending(const rcp_client *c);
 
 const rcp_client_metrics *rcp_client_metrics_get(const rcp_client *c);
@@ -960,7 +965,7 @@ void rcp_model_stat(const rcp_model *m, rcp_model_stats *out);
 /* --- §16.3 fusion of ranked lists (usable on its own) --- */
 
 enum { RCP_FUSE_RRF, RCP_FUSE_WEIGHTED, RCP_FUSE_CONVEX };
-#define RCP_FUSE_MAX_LISTS 8
+#define RCP_FUSE_MAX_LISTS 16  /* a federation fuses one list per engine */
 typedef struct rcp_fuse_item {
     const char *id;     /* the stringified id, borrowed */
     size_t      idlen;
@@ -1293,6 +1298,16 @@ rcp_server *proto_server_new(const rcp_server_opts *opts,
 ** *be NULL when opts (or its model) is NULL.  0, or -1 out of memory. */
 int methods_open(const rcp_server_opts *opts, const proto_backend **be,
                  void **ud);
+/* §16 the aggregator backend (federation.c) over the engines of the
+** rcp.json registry at path, plus, when local is non-NULL and has a
+** model, the server's own index as one more engine ("local").  The
+** engines are started and initialised before it returns.  expose: §7.13
+** catalog/list gives each engine's endpoint.  0 and *be, *ud for
+** proto_server_new, or -1 with a message (path, JSON pointer, reason)
+** in err[0..errlen). */
+int federation_open(const char *path, int expose,
+                    const rcp_server_opts *local, const proto_backend **be,
+                    void **ud, char *err, size_t errlen);
 
 /* MARK: - What a method body uses of its request (rcp.c) --------------- */
 
@@ -1308,6 +1323,10 @@ rcp_arena *call_scratch(rcp_call *c);
 int call_offers(const rcp_call *c, int cap);
 /* Monotonic milliseconds (the clock deadlines and latencyMs use). */
 double proto_now_ms(void);
+/* The request's deadline on that clock (§13.1 the server's own, or a
+** smaller _meta.deadlineMs), 0 when none: what a federating backend has
+** left to forward (§16.2 budget propagation). */
+double call_deadline(const rcp_call *c);
 
 /* Record the request's error and return code (§12.1: field for -32602,
 ** option for -32005, each NULL when none; the printf-style detail always;

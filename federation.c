@@ -1,0 +1,1855 @@
+/*
+** federation.c -- §16: rcp as an aggregator over RCP engines.  A second
+** backend (proto_backend, rcp.h) beside the built-in one: it reads a
+** §16.1 rcp.json registry, starts and initialises every engine, and
+** serves retrieve by a concurrent fan-out (§16.2) fused by rank or by
+** score (§16.3, rcp_fuse in model.c), and catalog/list (§7.13).
+**
+** NOTES ON THE DESIGN
+**
+** An engine is a connection of one of three kinds behind one interface
+** (send a request, see whether it answered, cancel it, close):
+**   stdio  a child process through client.c's id-correlating client;
+**   local  the aggregator's own index (--data/--corpus), an in-process
+**          built-in server answered through rcp_server_handle;
+**   http   named by §16.1 and accepted in the registry, but this build
+**          has no HTTP client yet (the HTTP issue): such an engine is
+**          reported unavailable at start-up and on every query, and a
+**          required one stops the start.  Its case is one more branch in
+**          leg_send / leg_poll / engine_close, nothing else.
+**
+** Invariants:
+**   1. The advertised capabilities are fixed when the server is made
+**      (§13.2), from the engines that answered initialize then: retrieve
+**      is the union (§16.4 "effective"), each request runs against the
+**      engines that can serve it (§16.2: the others are skipped, which is
+**      not an error, and noted); what every hit must carry (citations,
+**      confidence) is the intersection (§16.4 "guaranteed").
+**   2. Every downstream request leaves before any answer is awaited, and
+**      all are awaited in one poll (rcp_client_pump_many): the query
+**      costs the slowest engine, not the sum.
+**   3. Downstream deadlines are strictly smaller than ours (§16.2): a
+**      reserve (a tenth of what is left, 2..250 ms) is kept for transit
+**      and fusion; an engine still silent when the reserve begins is
+**      cancelled and dropped.
+**   4. A federated request always carries _meta.federation (§16.2): depth
+**      decremented, our identity appended; at depth 0, or when our
+**      identity is already on the path (a cycle), nothing is forwarded.
+**   5. The fused order is a total order independent of arrival order
+**      (§16.3): lists are fused in registry order by rcp_fuse, whose
+**      sort is the MUST tie-break.
+*/
+#include "rcp.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FED_MAX_ENGINES   RCP_FUSE_MAX_LISTS
+#define FED_DEFAULT_DEPTH 3          /* §16.2 RECOMMENDED */
+#define FED_MAX_DEPTH     16
+#define FED_MAX_PATH      64
+#define FED_START_MS      30000      /* initialize at start-up */
+#define FED_BACKOFF_MIN   100        /* reconnect backoff, doubling */
+#define FED_BACKOFF_MAX   30000
+#define FED_RESERVE_MIN   2.0        /* §16.2 reserve for fusion, ms */
+#define FED_RESERVE_MAX   250.0
+#define FED_SLICE_MS      20         /* upstream cancel latency while
+                                        waiting on the engines */
+#define FED_NOTES         64
+#define FED_ENV_PATH      "RCP_FEDERATION_PATH"
+#define LOCAL_ID          "local"
+
+enum { T_STDIO, T_HTTP, T_LOCAL };
+enum { E_DEAD, E_STARTING, E_READY };
+
+/* §6.1 retrieve.modes and .fusion as bit masks. */
+static const char *const mode_names[] = { "dense", "sparse", "hybrid" };
+static const char *const fuse_names[] = { "rrf", "weighted", "convex" };
+
+typedef struct engine {
+    char   *id;                 /* §16.1 registry id */
+    int     transport;
+    char  **argv;               /* stdio: the command, NULL-terminated */
+    char   *url;                /* http */
+    double  weight;
+    int     required;
+    /* the connection */
+    int          state;
+    rcp_client  *cl;            /* stdio */
+    rcp_request *init;          /* its initialize, while E_STARTING */
+    rcp_server  *local;         /* local */
+    rcp_buf      lout;          /* local: the answer's line */
+    rcp_arena    larena;        /* local: its parse */
+    double       retry_at;      /* E_DEAD: when to try again */
+    int          backoff;
+    char         why[200];      /* the last failure */
+    /* what its last initialize said (catalog/list, §7.13) */
+    char        *info;          /* the result, serialised; NULL: never */
+    rcp_arena    iarena;
+    const rcp_json *server, *caps;
+    /* from caps */
+    unsigned long offers;       /* PROTO_CAP mask */
+    unsigned      modes, fusions;
+    int64_t       maxk;
+    int           has_floor;
+    double        floor;
+    const rcp_json *identity;   /* catalog.identity: another aggregator */
+    struct leg     *active;     /* the query's request to it, if any */
+} engine;
+
+enum { L_SKIP, L_SENT, L_DONE, L_FAILED };
+
+/* One engine's part of one federated retrieve. */
+typedef struct leg {
+    engine      *e;
+    int          state;
+    rcp_request *r;             /* stdio */
+    const rcp_json *res;        /* L_DONE: its result */
+    int          code;          /* L_FAILED: the code to surface */
+    double       progress;
+    char         token[24];     /* the downstream progressToken */
+} leg;
+
+typedef struct fed {
+    engine *e;
+    size_t  n;
+    char   *self;               /* our identity on _meta.federation.path */
+    int     expose;
+    int     in_cycle;           /* start-up: our identity was on the
+                                   environment's path (a spawn loop) */
+    char   *env_path;           /* what our children inherit */
+    /* the merged capabilities, fixed at open (invariant 1) */
+    unsigned long offers;
+    unsigned      modes, fusions;
+    int64_t       maxk;
+    int           all_mmr, all_rerank, all_conf, all_det;
+    const char   *default_mode;
+    /* one query */
+    rcp_call   *cur;
+    struct leg *legs;           /* f->n of them while it runs */
+    char      notes[FED_NOTES][160];
+    size_t    nnotes;
+} fed;
+
+/* MARK: - Small helpers --------------------------------------------------- */
+
+static char *dupn(const char *s, size_t n)
+{
+    char *d = rcp_malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static void note(fed *f, const char *fmt, ...)
+{
+    va_list ap;
+    if (f->nnotes == FED_NOTES)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(f->notes[f->nnotes++], sizeof f->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+static void seterr(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !n)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+}
+
+/* proto_pick for an object member's name. */
+static int key_pick(const char *k, size_t n, const char *const *names,
+                    int nn)
+{
+    rcp_json v;
+    memset(&v, 0, sizeof v);
+    v.type = RCP_JSON_STRING;
+    v.s = k;
+    v.n = n;
+    return proto_pick(&v, names, nn);
+}
+
+static int str_is(const rcp_json *v, const char *s, size_t n)
+{
+    return v && v->type == RCP_JSON_STRING && v->n == n
+        && memcmp(v->s, s, n) == 0;
+}
+
+/* A names list (["dense","hybrid"]) as a mask of indices into names. */
+static unsigned name_mask(const rcp_json *arr, const char *const *names,
+                          int n)
+{
+    unsigned m = 0;
+    size_t i;
+    if (!arr || arr->type != RCP_JSON_ARRAY)
+        return 0;
+    for (i = 0; i < arr->n; i++) {
+        int k = proto_pick(&arr->kids[i], names, n);
+        if (k >= 0)
+            m |= 1u << k;
+    }
+    return m;
+}
+
+static void write_mask(rcp_jw *w, const char *key, unsigned m,
+                       const char *const *names, int n)
+{
+    int i;
+    rcp_jw_key(w, key);
+    rcp_jw_arr(w);
+    for (i = 0; i < n; i++)
+        if (m & (1u << i))
+            rcp_jw_cstr(w, names[i]);
+    rcp_jw_arr_end(w);
+}
+
+/* The §16.3 dedup key: a string id's bytes, a number's text. */
+static const char *id_text(const rcp_json *id, size_t *n)
+{
+    if (!id || (id->type != RCP_JSON_STRING && id->type != RCP_JSON_NUMBER))
+        return NULL;
+    *n = id->n;
+    return id->s ? id->s : "";
+}
+
+/* MARK: - §16.1 The registry --------------------------------------------- */
+
+/* A pointer of the registry: "/engines/2/command". */
+static void where(char *out, size_t n, size_t i, const char *member)
+{
+    if (member)
+        snprintf(out, n, "/engines/%lu/%s", (unsigned long)i, member);
+    else
+        snprintf(out, n, "/engines/%lu", (unsigned long)i);
+}
+
+/* Line and column (1-based) of a byte offset, for a parse error. */
+static void line_col(const char *t, size_t off, size_t *line, size_t *col)
+{
+    size_t i;
+    *line = *col = 1;
+    for (i = 0; i < off; i++) {
+        if (t[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+static char *read_file(const char *path, size_t *len, char *err,
+                       size_t errlen)
+{
+    FILE *fp = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, n = 0, r;
+    if (!fp) {
+        seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    for (;;) {
+        if (n == cap) {
+            char *nb = cap > (64u << 20) ? NULL
+                : rcp_realloc(buf, cap ? cap * 2 : 4096);
+            if (!nb) {
+                seterr(err, errlen, "%s: too large or out of memory", path);
+                rcp_free(buf);
+                fclose(fp);
+                return NULL;
+            }
+            buf = nb;
+            cap = cap ? cap * 2 : 4096;
+        }
+        r = fread(buf + n, 1, cap - n, fp);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (ferror(fp)) {
+        seterr(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        rcp_free(buf);
+        fclose(fp);
+        return NULL;
+    }
+    fclose(fp);
+    *len = n;
+    return buf;
+}
+
+/* One engine entry into e; 0, or -1 with "PATH: POINTER: reason". */
+static int parse_engine(const char *path, const rcp_json *v, size_t i,
+                        engine *e, char *err, size_t errlen)
+{
+    const rcp_json *id, *tr, *cmd, *url, *wt, *req, *pri;
+    char ptr[64];
+    size_t k;
+    where(ptr, sizeof ptr, i, NULL);
+    if (v->type != RCP_JSON_OBJECT) {
+        seterr(err, errlen, "%s: %s: an engine must be an object "
+               "{\"id\", \"transport\", \"command\" | \"url\"}", path, ptr);
+        return -1;
+    }
+    id = rcp_json_get(v, "id");
+    where(ptr, sizeof ptr, i, "id");
+    if (!id || id->type != RCP_JSON_STRING || id->n == 0
+        || memchr(id->s, '\0', id->n)) {
+        seterr(err, errlen, "%s: %s: %s", path, ptr, !id ? "missing: every "
+               "engine needs an id (the label its hits are tagged with)"
+               : "must be a non-empty string");
+        return -1;
+    }
+    if (!(e->id = dupn(id->s, id->n)))
+        goto oom;
+    tr = rcp_json_get(v, "transport");
+    cmd = rcp_json_get(v, "command");
+    url = rcp_json_get(v, "url");
+    where(ptr, sizeof ptr, i, "transport");
+    if (tr && !rcp_json_streq(tr, "stdio") && !rcp_json_streq(tr, "http")) {
+        seterr(err, errlen, "%s: %s: must be \"stdio\" or \"http\"", path,
+               ptr);
+        return -1;
+    }
+    /* §16.1 shows transport on every entry; absent, the one member given
+    ** (command or url) says which it is */
+    if (!tr && !cmd == !url) {
+        seterr(err, errlen, "%s: %s: missing, and the entry does not say "
+               "by a command or a url alone", path, ptr);
+        return -1;
+    }
+    e->transport = (tr ? rcp_json_streq(tr, "http") : url != NULL)
+        ? T_HTTP : T_STDIO;
+    if (e->transport == T_STDIO) {
+        where(ptr, sizeof ptr, i, "command");
+        if (!cmd || cmd->type != RCP_JSON_ARRAY || cmd->n == 0) {
+            seterr(err, errlen, "%s: %s: %s", path, ptr, !cmd
+                   ? "missing: a stdio engine needs its command, an array "
+                     "of strings (argv)"
+                   : "must be a non-empty array of strings (argv), e.g. "
+                     "[\"rcp\", \"serve\"]");
+            return -1;
+        }
+        if (!(e->argv = rcp_malloc((cmd->n + 1) * sizeof *e->argv)))
+            goto oom;
+        memset(e->argv, 0, (cmd->n + 1) * sizeof *e->argv);
+        for (k = 0; k < cmd->n; k++) {
+            const rcp_json *a = &cmd->kids[k];
+            if (a->type != RCP_JSON_STRING || memchr(a->s, '\0', a->n)
+                || (k == 0 && a->n == 0)) {
+                seterr(err, errlen, "%s: /engines/%lu/command/%lu: must be "
+                       "a%s string", path, (unsigned long)i,
+                       (unsigned long)k, k == 0 ? " non-empty" : "");
+                return -1;
+            }
+            if (!(e->argv[k] = dupn(a->s, a->n)))
+                goto oom;
+        }
+    } else {
+        where(ptr, sizeof ptr, i, "url");
+        if (!url || url->type != RCP_JSON_STRING || url->n == 0) {
+            seterr(err, errlen, "%s: %s: %s", path, ptr, !url
+                   ? "missing: an http engine needs its url"
+                   : "must be a non-empty string");
+            return -1;
+        }
+        if (!(e->url = dupn(url->s, url->n)))
+            goto oom;
+    }
+    e->weight = 1.0;
+    if ((wt = rcp_json_get(v, "weight")) != NULL) {
+        where(ptr, sizeof ptr, i, "weight");
+        e->weight = rcp_json_num(wt);
+        if (wt->type != RCP_JSON_NUMBER || !(e->weight >= 0)
+            || e->weight > 1e300) {
+            seterr(err, errlen, "%s: %s: must be a finite number >= 0 "
+                   "(default 1.0)", path, ptr);
+            return -1;
+        }
+    }
+    if ((req = rcp_json_get(v, "required")) != NULL) {
+        where(ptr, sizeof ptr, i, "required");
+        if (req->type != RCP_JSON_TRUE && req->type != RCP_JSON_FALSE) {
+            seterr(err, errlen, "%s: %s: must be true or false (default "
+                   "false)", path, ptr);
+            return -1;
+        }
+        e->required = req->type == RCP_JSON_TRUE;
+    }
+    if ((pri = rcp_json_get(v, "priority")) != NULL) {
+        int64_t p;
+        where(ptr, sizeof ptr, i, "priority");
+        if (!rcp_json_int(pri, &p)) {
+            seterr(err, errlen, "%s: %s: must be an integer", path, ptr);
+            return -1;
+        }
+    }
+    for (k = 0; k < v->n; k++) {   /* a typo must not pass silently */
+        static const char *const known[] = { "id", "transport", "command",
+            "url", "weight", "required", "priority" };
+        if (key_pick(v->kids[k].key, v->kids[k].keylen, known, 7) < 0)
+            fprintf(stderr, "rcp serve: %s: /engines/%lu/%.*s: not a §16.1 "
+                    "registry member; ignored\n", path, (unsigned long)i,
+                    (int)(v->kids[k].keylen > 64 ? 64 : v->kids[k].keylen),
+                    v->kids[k].key);
+    }
+    return 0;
+oom:
+    seterr(err, errlen, "%s: out of memory", path);
+    return -1;
+}
+
+/* §16.1: the file into f's engines (room for one more, the local). */
+static int parse_registry(fed *f, const char *path, int with_local,
+                          char *err, size_t errlen)
+{
+    rcp_arena a;
+    rcp_json_err je;
+    const rcp_json *root, *engines, *self;
+    size_t len, i, j, line, col;
+    char *text = read_file(path, &len, err, errlen);
+    int rc = -1;
+    if (!text)
+        return -1;
+    rcp_arena_init(&a, 0);
+    root = rcp_json_parse(&a, text, len, 0, &je);
+    if (!root) {
+        line_col(text, je.offset, &line, &col);
+        seterr(err, errlen, "%s: line %lu, column %lu: not JSON: %s", path,
+               (unsigned long)line, (unsigned long)col, je.msg);
+        goto out;
+    }
+    engines = rcp_json_get(root, "engines");
+    if (root->type != RCP_JSON_OBJECT) {
+        seterr(err, errlen, "%s: /: must be an object {\"engines\": [...]}",
+               path);
+        goto out;
+    }
+    if (!engines || engines->type != RCP_JSON_ARRAY) {
+        seterr(err, errlen, "%s: /engines: %s", path, engines ? "must be an "
+               "array of engines" : "missing: the registry lists its "
+               "engines in \"engines\": [...]");
+        goto out;
+    }
+    if (engines->n + (with_local != 0) == 0) {
+        seterr(err, errlen, "%s: /engines: empty, and no own index "
+               "(--data, --corpus): nothing to federate", path);
+        goto out;
+    }
+    if (engines->n + (with_local != 0) > FED_MAX_ENGINES) {
+        seterr(err, errlen, "%s: /engines: %lu engines%s; this build fuses "
+               "at most %d", path, (unsigned long)engines->n,
+               with_local ? " and the own index" : "", FED_MAX_ENGINES);
+        goto out;
+    }
+    if ((self = rcp_json_get(root, "id")) != NULL) {
+        if (self->type != RCP_JSON_STRING || self->n == 0
+            || memchr(self->s, '\0', self->n)) {
+            seterr(err, errlen, "%s: /id: the aggregator's identity must "
+                   "be a non-empty string", path);
+            goto out;
+        }
+        if (!(f->self = dupn(self->s, self->n)))
+            goto oom;
+    }
+    f->e = rcp_malloc((engines->n + 1) * sizeof *f->e);
+    if (!f->e)
+        goto oom;
+    memset(f->e, 0, (engines->n + 1) * sizeof *f->e);
+    for (i = 0; i < engines->n; i++) {
+        engine *e = &f->e[f->n++];
+        rcp_buf_init(&e->lout);
+        rcp_arena_init(&e->larena, 0);
+        rcp_arena_init(&e->iarena, 0);
+        if (parse_engine(path, &engines->kids[i], i, e, err, errlen))
+            goto out;
+        for (j = 0; j < i; j++)
+            if (strcmp(f->e[j].id, e->id) == 0) {
+                seterr(err, errlen, "%s: /engines/%lu/id: \"%s\" again (it "
+                       "is /engines/%lu/id's): ids tag hits, so they must "
+                       "differ", path, (unsigned long)i, e->id,
+                       (unsigned long)j);
+                goto out;
+            }
+        if (with_local && strcmp(e->id, LOCAL_ID) == 0) {
+            seterr(err, errlen, "%s: /engines/%lu/id: \"" LOCAL_ID "\" "
+                   "names the aggregator's own index (--data, --corpus)",
+                   path, (unsigned long)i);
+            goto out;
+        }
+    }
+    rc = 0;
+    goto out;
+oom:
+    seterr(err, errlen, "%s: out of memory", path);
+out:
+    rcp_arena_free(&a);
+    rcp_free(text);
+    return rc;
+}
+
+/* Our identity on the path (§16.2 "its own identity"): the registry's
+** "id", else one derived from the host and the registry's real path --
+** stable across restarts, the same for two aggregators started from one
+** registry (which is exactly a cycle), different otherwise. */
+static int derive_identity(fed *f, const char *path)
+{
+    char host[256], cwd[PATH_MAX], real[PATH_MAX + 256], buf[48];
+    uint64_t h = 14695981039346656037ull;
+    const char *p;
+    if (f->self)
+        return 0;
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "localhost");
+    host[sizeof host - 1] = '\0';
+    /* the absolute path (realpath is XSI, not POSIX.1 base) */
+    if (path[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(real, sizeof real, "%s/%s", cwd, path);
+    else
+        snprintf(real, sizeof real, "%s", path);
+    for (p = host; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ '\n') * 1099511628211ull;
+    for (p = real; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    snprintf(buf, sizeof buf, "rcp-%016llx", (unsigned long long)h);
+    return (f->self = dupn(buf, strlen(buf))) ? 0 : -1;
+}
+
+/* MARK: - Engines: connect, initialize, reconnect ------------------------ */
+
+static void on_notify(void *ud, const rcp_json *msg);
+
+static const char init_params[] =
+    "{\"protocolVersion\":1,\"client\":{\"name\":\"rcp-federation\","
+    "\"version\":\"" RCP_VERSION "\"}}";
+
+static void engine_fail(engine *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->why, sizeof e->why, fmt, ap);
+    va_end(ap);
+}
+
+/* Down: close what is left and try again after the backoff. */
+static void engine_down(engine *e)
+{
+    if (e->active) {                /* its request goes with the client */
+        e->active->r = NULL;
+        if (e->active->state == L_SENT) {
+            e->active->state = L_FAILED;
+            e->active->code = RCP_BACKEND_UNAVAILABLE;
+        }
+        e->active = NULL;
+    }
+    if (e->cl) {
+        rcp_client_close(e->cl, 0);
+        e->cl = NULL;
+    }
+    e->init = NULL;                     /* freed by the close */
+    e->state = E_DEAD;
+    e->backoff = e->backoff ? e->backoff * 2 : FED_BACKOFF_MIN;
+    if (e->backoff > FED_BACKOFF_MAX)
+        e->backoff = FED_BACKOFF_MAX;
+    e->retry_at = proto_now_ms() + e->backoff;
+}
+
+/* What its initialize said: kept (a copy, in its own arena) for the
+** capability merge and catalog/list; the first one fixes what we
+** advertise, a later one updates what we route on. */
+static int engine_learn(engine *e, const rcp_json *res)
+{
+    rcp_buf b;
+    rcp_jw w;
+    rcp_json_err je;
+    const rcp_json *root, *ret, *floor, *mk, *cat;
+    int64_t k;
+    size_t i;
+    if (!res || res->type != RCP_JSON_OBJECT) {
+        engine_fail(e, "initialize answered no result object");
+        return -1;
+    }
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    rcp_jw_value(&w, res);
+    if (b.oom) {
+        rcp_buf_free(&b);
+        engine_fail(e, "out of memory");
+        return -1;
+    }
+    rcp_arena_reset(&e->iarena);
+    rcp_free(e->info);
+    e->info = b.data;               /* the tree points into it */
+    root = rcp_json_parse(&e->iarena, b.data, b.len, 0, &je);
+    if (!root) {
+        e->info = NULL;
+        rcp_free(b.data);
+        engine_fail(e, "out of memory");
+        return -1;
+    }
+    e->server = rcp_json_get(root, "server");
+    e->caps = rcp_json_get(root, "capabilities");
+    e->offers = 0;
+    if (e->caps && e->caps->type == RCP_JSON_OBJECT)
+        for (i = 0; i < e->caps->n; i++) {
+            static const char *const keys[] = { "embed", "sparseEmbed",
+                "multiVector", "rerank", "retrieve", "filter", "citations",
+                "streaming", "pagination", "index", "transform", "graph",
+                "session", "feedback", "memory", "log", "catalog" };
+            int c = key_pick(e->caps->kids[i].key, e->caps->kids[i].keylen,
+                             keys, (int)(sizeof keys / sizeof *keys));
+            if (c >= 0)
+                e->offers |= PROTO_CAP(c);
+        }
+    ret = rcp_json_get(e->caps, "retrieve");
+    e->modes = name_mask(rcp_json_get(ret, "modes"), mode_names, 3);
+    if (ret && !rcp_json_get(ret, "modes"))
+        e->modes = 7;           /* not said: it takes whatever it takes */
+    e->fusions = name_mask(rcp_json_get(ret, "fusion"), fuse_names, 3);
+    mk = rcp_json_get(ret, "maxK");
+    e->maxk = mk && rcp_json_int(mk, &k) && k > 0 ? k : 0;
+    floor = rcp_json_get(ret, "scoreFloor");
+    e->has_floor = floor && floor->type == RCP_JSON_NUMBER;
+    e->floor = e->has_floor ? rcp_json_num(floor) : 0;
+    cat = rcp_json_get(e->caps, "catalog");
+    e->identity = rcp_json_get(cat, "identity");
+    e->state = E_READY;
+    e->backoff = 0;
+    e->why[0] = '\0';
+    return 0;
+}
+
+/* Start a stdio engine and send its initialize; its answer is awaited
+** with everything else (engine_poll_init). */
+static void engine_spawn(fed *f, engine *e)
+{
+    rcp_client_opts o;
+    char err[160];
+    memset(&o, 0, sizeof o);
+    o.err = RCP_STDERR_INHERIT;         /* an operator sees the engine's */
+    o.on_notify = on_notify;            /* §9 progress, relayed */
+    o.ud = f;
+    if (e->transport == T_HTTP) {
+        engine_fail(e, "http transport: this build has no HTTP client");
+        e->state = E_DEAD;
+        e->retry_at = 1e300;            /* it will not appear later */
+        return;
+    }
+    if (f->in_cycle) {
+        engine_fail(e, "not started: this aggregator (%s) is already on the "
+                    "start-up path (" FED_ENV_PATH "), a registry cycle",
+                    f->self);
+        e->state = E_DEAD;
+        e->retry_at = 1e300;
+        return;
+    }
+    e->cl = rcp_client_spawn(e->argv, &o, err, sizeof err);
+    if (!e->cl) {
+        engine_fail(e, "cannot start %s: %s", e->argv[0], err);
+        engine_down(e);
+        return;
+    }
+    e->init = rcp_client_request(e->cl, "initialize", init_params, 0);
+    if (!e->init) {
+        engine_fail(e, "exited before initialize");
+        engine_down(e);
+        return;
+    }
+    e->state = E_STARTING;
+}
+
+/* A stdio engine's initialize, if it has answered. */
+static void engine_poll_init(engine *e)
+{
+    const rcp_json *res;
+    int code;
+    rcp_request_state st;
+    if (e->state != E_STARTING)
+        return;
+    st = rcp_request_state_get(e->init);
+    if (st == RCP_REQ_PENDING)
+        return;
+    res = rcp_request_result(e->init);
+    if (st != RCP_REQ_DONE || rcp_request_error(e->init, &code) || !res) {
+        if (st == RCP_REQ_DONE && rcp_request_error(e->init, &code))
+            engine_fail(e, "initialize failed with %d", code);
+        else
+            engine_fail(e, "exited before answering initialize");
+        engine_down(e);
+        return;
+    }
+    if (engine_learn(e, res) != 0) {
+        engine_down(e);
+        return;
+    }
+    rcp_request_free(e->cl, e->init);
+    e->init = NULL;
+}
+
+/* The own index: a built-in server in-process, initialised now. */
+static int engine_local(engine *e, const rcp_server_opts *o, char *err,
+                        size_t errlen)
+{
+    static const char frame[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+        "\"initialize\",\"params\":{\"protocolVersion\":1}}";
+    rcp_server_opts lo = *o;
+    rcp_json_err je;
+    const rcp_json *r;
+    lo.deadline_ms = 0;                 /* only the forwarded deadline */
+    lo.debug = 0;
+    e->transport = T_LOCAL;
+    e->weight = 1.0;
+    if (!(e->id = dupn(LOCAL_ID, strlen(LOCAL_ID)))
+        || !(e->local = rcp_server_new(&lo))) {
+        seterr(err, errlen, "out of memory");
+        return -1;
+    }
+    rcp_server_handle(e->local, frame, sizeof frame - 1, &e->lout);
+    r = e->lout.oom ? NULL : rcp_json_parse(&e->larena, e->lout.data,
+                                            e->lout.len, 0, &je);
+    if (!r || engine_learn(e, rcp_json_get(r, "result")) != 0) {
+        seterr(err, errlen, "the own index: %s", e->why[0] ? e->why
+               : "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void engine_close(engine *e)
+{
+    size_t i;
+    if (e->cl)
+        rcp_client_close(e->cl, 2000);
+    rcp_server_free(e->local);
+    rcp_buf_free(&e->lout);
+    rcp_arena_free(&e->larena);
+    rcp_arena_free(&e->iarena);
+    rcp_free(e->info);
+    for (i = 0; e->argv && e->argv[i]; i++)
+        rcp_free(e->argv[i]);
+    rcp_free(e->argv);
+    rcp_free(e->url);
+    rcp_free(e->id);
+}
+
+/* Pump every stdio engine at once for up to ms. */
+static void pump_all(fed *f, int ms)
+{
+    rcp_client *cs[FED_MAX_ENGINES];
+    size_t i;
+    for (i = 0; i < f->n; i++)
+        cs[i] = f->e[i].cl;
+    rcp_client_pump_many(cs, f->n, ms);
+    for (i = 0; i < f->n; i++)
+        engine_poll_init(&f->e[i]);
+}
+
+/* MARK: - §16.2 The start-up path (a registry cycle among stdio engines) */
+
+/* An aggregator starts its engines, so A listing B listing A would spawn
+** without end before any request carried _meta.federation.  Children
+** inherit the identities of the aggregators above them in
+** RCP_FEDERATION_PATH (a JSON array); one that finds its own there
+** starts no engine (§16.2's cycle rule, applied to start-up). */
+static int startup_path(fed *f)
+{
+    const char *env = getenv(FED_ENV_PATH);
+    rcp_arena a;
+    rcp_buf b;
+    rcp_jw w;
+    rcp_json_err je;
+    const rcp_json *p = NULL;
+    size_t i;
+    rcp_arena_init(&a, 0);
+    if (env)
+        p = rcp_json_parse(&a, env, strlen(env), 0, &je);
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    rcp_jw_arr(&w);
+    for (i = 0; p && p->type == RCP_JSON_ARRAY && i < p->n; i++) {
+        if (str_is(&p->kids[i], f->self, strlen(f->self)))
+            f->in_cycle = 1;
+        rcp_jw_value(&w, &p->kids[i]);
+    }
+    rcp_jw_cstr(&w, f->self);
+    rcp_jw_arr_end(&w);
+    rcp_buf_putc(&b, '\0');
+    rcp_arena_free(&a);
+    if (b.oom)
+        return -1;
+    f->env_path = b.data;
+    return setenv(FED_ENV_PATH, f->env_path, 1);
+}
+
+/* MARK: - §16.4 Federated capabilities ----------------------------------- */
+
+/* Invariant 1: union for what routes (retrieve and its modes, fusion
+** methods, maxK), intersection for what every hit must carry. */
+static void merge_caps(fed *f)
+{
+    size_t i, nret = 0;
+    int mixed_default = 0, k;
+    unsigned long all = ~0ul;
+    f->all_mmr = f->all_rerank = f->all_conf = f->all_det = 1;
+    for (i = 0; i < f->n; i++) {
+        const engine *e = &f->e[i];
+        const rcp_json *ret, *dm;
+        if (!e->info || !(e->offers & PROTO_CAP(PROTO_CAP_RETRIEVE)))
+            continue;
+        ret = rcp_json_get(e->caps, "retrieve");
+        nret++;
+        all &= e->offers;
+        f->modes |= e->modes;
+        f->fusions |= e->fusions;
+        if ((e->maxk ? e->maxk : 1000) > f->maxk)
+            f->maxk = e->maxk ? e->maxk : 1000;   /* not said: §6.1 */
+        f->all_mmr &= rcp_json_get(ret, "mmr")
+            && rcp_json_get(ret, "mmr")->type == RCP_JSON_TRUE;
+        f->all_rerank &= rcp_json_get(ret, "rerankBuiltin")
+            && rcp_json_get(ret, "rerankBuiltin")->type == RCP_JSON_TRUE;
+        f->all_conf &= rcp_json_get(ret, "confidence")
+            && rcp_json_get(ret, "confidence")->type == RCP_JSON_TRUE;
+        f->all_det &= rcp_json_get(ret, "deterministic")
+            && rcp_json_get(ret, "deterministic")->type == RCP_JSON_TRUE;
+        /* one defaultMode is advertised only when all share it */
+        dm = rcp_json_get(ret, "defaultMode");
+        k = proto_pick(dm, mode_names, 3);
+        if (nret == 1 && k >= 0)
+            f->default_mode = mode_names[k];
+        else if (k < 0 || !f->default_mode
+                 || strcmp(f->default_mode, mode_names[k]) != 0)
+            mixed_default = 1;
+    }
+    if (mixed_default)
+        f->default_mode = NULL;
+    f->offers = PROTO_CAP(PROTO_CAP_CATALOG);
+    if (!nret && f->in_cycle) {
+        /* a start-up cycle: it answers, from nothing, with the note */
+        f->modes = 7;
+        f->maxk = 1000;
+        f->all_mmr = f->all_rerank = f->all_conf = f->all_det = 0;
+        all = 0;
+        nret = 1;
+    }
+    if (nret) {
+        f->offers |= PROTO_CAP(PROTO_CAP_RETRIEVE)
+            | PROTO_CAP(PROTO_CAP_STREAMING);
+        if (all & PROTO_CAP(PROTO_CAP_CITATIONS))
+            f->offers |= PROTO_CAP(PROTO_CAP_CITATIONS);
+    }
+}
+
+static unsigned long fed_offers(const void *ud)
+{
+    return ((const fed *)ud)->offers;
+}
+
+/* §14.2: retrieve counts whole only when the union has the three modes. */
+static unsigned long fed_partial(const void *ud)
+{
+    const fed *f = ud;
+    return f->modes == 7 ? 0 : PROTO_CAP(PROTO_CAP_RETRIEVE);
+}
+
+static void write_bool_key(rcp_jw *w, const char *k, int v)
+{
+    rcp_jw_key(w, k);
+    rcp_jw_bool(w, v);
+}
+
+static void fed_describe(const void *ud, int cap, rcp_jw *w)
+{
+    const fed *f = ud;
+    rcp_jw_obj(w);
+    if (cap == PROTO_CAP_RETRIEVE) {
+        rcp_jw_key(w, "maxK");
+        rcp_jw_int(w, f->maxk);
+        write_mask(w, "modes", f->modes, mode_names, 3);
+        if (f->default_mode) {
+            rcp_jw_key(w, "defaultMode");
+            rcp_jw_cstr(w, f->default_mode);
+        }
+        if (f->fusions)
+            write_mask(w, "fusion", f->fusions, fuse_names, 3);
+        write_bool_key(w, "mmr", f->all_mmr);
+        write_bool_key(w, "rerankBuiltin", f->all_rerank);
+        write_bool_key(w, "confidence", f->all_conf);
+        write_bool_key(w, "deterministic", f->all_det);
+        rcp_jw_key(w, "scoreScale");
+        rcp_jw_cstr(w, "unbounded");
+        /* RRF, min-max and floor-anchored sums are all >= 0 */
+        rcp_jw_key(w, "scoreFloor");
+        rcp_jw_double(w, 0.0);
+    } else if (cap == PROTO_CAP_CATALOG) {
+        rcp_jw_key(w, "engines");
+        rcp_jw_int(w, (int64_t)f->n);
+        /* §6.2 an informational field: what an upstream aggregator
+        ** compares with its path to skip us in a cycle (§16.2) */
+        rcp_jw_key(w, "identity");
+        rcp_jw_cstr(w, f->self);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* MARK: - §7.13 catalog/list --------------------------------------------- */
+
+static void write_endpoint(rcp_jw *w, const engine *e)
+{
+    size_t i;
+    rcp_jw_key(w, "endpoint");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "transport");
+    rcp_jw_cstr(w, e->transport == T_HTTP ? "http" : "stdio");
+    if (e->transport == T_HTTP) {
+        rcp_jw_key(w, "url");
+        rcp_jw_cstr(w, e->url);
+    } else {
+        rcp_jw_key(w, "command");
+        rcp_jw_arr(w);
+        for (i = 0; e->argv[i]; i++)
+            rcp_jw_cstr(w, e->argv[i]);
+        rcp_jw_arr_end(w);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* Each engine that has ever answered initialize, as it answered; an
+** engine never reached has no identity to give and is not listed. */
+static int m_catalog_list(void *ud, rcp_call *c)
+{
+    fed *f = ud;
+    rcp_jw *w = call_w(c);
+    size_t i;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "engines");
+    rcp_jw_arr(w);
+    for (i = 0; i < f->n; i++) {
+        const engine *e = &f->e[i];
+        if (!e->info)
+            continue;
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "id");
+        rcp_jw_cstr(w, e->id);
+        rcp_jw_key(w, "server");
+        if (e->server)
+            rcp_jw_value(w, e->server);
+        else
+            rcp_jw_raw(w, "{\"name\":\"unknown\"}", 18);
+        rcp_jw_key(w, "capabilities");
+        if (e->caps)
+            rcp_jw_value(w, e->caps);
+        else
+            rcp_jw_raw(w, "{}", 2);
+        if (f->expose && e->transport != T_LOCAL)
+            write_endpoint(w, e);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+/* MARK: - §16.2 Fan-out ---------------------------------------------------- */
+
+
+/* What the request asks of the federation. */
+typedef struct fq {
+    int64_t k, ask;             /* k, and the headroom asked of each */
+    int     mode;               /* -1: each engine's default */
+    int     fuse;               /* -1: each engine's default */
+    int     method;             /* RCP_FUSE_* across engines */
+    double  rrf_k;
+    int64_t depth;
+    const rcp_json *path;       /* array or NULL */
+    const rcp_json *fusion;     /* _meta.federation.fusion, forwarded */
+    double  fwd_ms;             /* deadlineMs forwarded; < 0: none */
+    double  wait_until;         /* monotonic: stop waiting for engines */
+    const rcp_json *token;      /* upstream progressToken */
+} fq;
+
+static int on_path(const rcp_json *path, const char *s, size_t n)
+{
+    size_t i;
+    for (i = 0; path && i < path->n; i++)
+        if (str_is(&path->kids[i], s, n))
+            return 1;
+    return 0;
+}
+
+/* _meta.federation {depth, path, fusion {method, rrfK}}: -32602 when it
+** is not that shape. */
+static int read_federation(rcp_call *c, fq *q)
+{
+    static const char *const methods[] = { "rrf", "weighted", "convex" };
+    const rcp_json *meta = proto_get(call_params(c), "_meta"), *fm;
+    size_t i;
+    int rc;
+    q->depth = FED_DEFAULT_DEPTH;
+    q->method = RCP_FUSE_RRF;
+    q->rrf_k = 60;
+    fm = meta ? proto_get(meta, "federation") : NULL;
+    if (!fm)
+        return 0;
+    if (fm->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, "_meta.federation", NULL,
+                         "_meta.federation must be an object {depth, path}");
+    if ((rc = call_int(c, fm, "_meta.federation.depth", 0, FED_MAX_DEPTH,
+                       FED_DEFAULT_DEPTH, &q->depth)))
+        return rc;
+    q->path = proto_get(fm, "path");
+    if (q->path && (q->path->type != RCP_JSON_ARRAY
+                    || q->path->n > FED_MAX_PATH))
+        return call_fail(c, RCP_INVALID_PARAMS, "_meta.federation.path",
+                         NULL, "path must be an array of at most %d "
+                         "identities", FED_MAX_PATH);
+    for (i = 0; q->path && i < q->path->n; i++)
+        if (q->path->kids[i].type != RCP_JSON_STRING)
+            return call_fail(c, RCP_INVALID_PARAMS, "_meta.federation.path",
+                             NULL, "path holds identities (strings)");
+    if ((rc = call_obj(c, fm, "_meta.federation.fusion", &q->fusion))
+        || !q->fusion)
+        return rc;
+    if ((rc = call_enum(c, q->fusion, "_meta.federation.fusion.method",
+                        methods, 3, 1, &q->method)))
+        return rc;
+    if (!proto_get(q->fusion, "method"))
+        q->method = RCP_FUSE_RRF;
+    return call_num(c, q->fusion, "_meta.federation.fusion.rrfK", 0, 1e9,
+                    60, &q->rrf_k);
+}
+
+/* k, mode, fusion.method, the deadline and the federation meta. */
+static int read_query(fed *f, rcp_call *c, fq *q)
+{
+    const rcp_json *p = call_params(c), *fusion, *meta;
+    double dl = call_deadline(c), now = proto_now_ms(), left, reserve;
+    int rc;
+    memset(q, 0, sizeof *q);
+    q->mode = q->fuse = -1;
+    if ((rc = call_int(c, p, "k", 1, f->maxk, 10, &q->k)))
+        return rc;
+    /* §16.2 "k or a small multiple": twice k lets a document ranked just
+    ** past k by one engine still win by the evidence of another */
+    q->ask = q->k * 2;
+    if (proto_get(p, "mode")
+        && (rc = call_enum(c, p, "mode", mode_names, 3, 1, &q->mode)))
+        return rc;
+    if (q->mode >= 0 && !(f->modes & (1u << q->mode)))
+        return call_fail(c, RCP_OPTION_UNSUPPORTED, "mode", "mode",
+                         "no engine of this federation serves mode %s",
+                         mode_names[q->mode]);
+    if ((rc = call_obj(c, p, "fusion", &fusion)))
+        return rc;
+    if (fusion && proto_get(fusion, "method")
+        && (rc = call_enum(c, fusion, "fusion.method", fuse_names, 3, 1,
+                           &q->fuse)))
+        return rc;
+    if ((rc = read_federation(c, q)))
+        return rc;
+    meta = proto_get(p, "_meta");
+    q->token = meta ? proto_get(meta, "progressToken") : NULL;
+    q->fwd_ms = -1;
+    q->wait_until = dl > 0 ? dl : 0;
+    if (dl > 0) {
+        left = dl - now;
+        reserve = left / 10;
+        reserve = reserve < FED_RESERVE_MIN ? FED_RESERVE_MIN
+            : reserve > FED_RESERVE_MAX ? FED_RESERVE_MAX : reserve;
+        q->fwd_ms = floor(left - reserve);
+        if (q->fwd_ms < 1)
+            return call_fail(c, RCP_TIMEOUT, NULL, NULL, "%.0f ms left: no "
+                             "time to fan out and fuse", left);
+        /* the answer to a downstream deadline is in transit for a while:
+        ** wait half the reserve for it, keep the other half for fusion */
+        q->wait_until = now + q->fwd_ms + reserve / 2;
+    }
+    return 0;
+}
+
+/* The params one engine gets: the caller's, with k raised for headroom
+** and _meta replaced (§16.2 budget, hop budget and path, a progress
+** token of ours). */
+static void write_leg_params(rcp_jw *w, const fed *f, const fq *q,
+                             rcp_call *c, const leg *l)
+{
+    const rcp_json *p = call_params(c), *meta = proto_get(p, "_meta");
+    int64_t ask = q->ask;
+    size_t i;
+    if (l->e->maxk > 0 && ask > l->e->maxk)
+        ask = l->e->maxk > q->k ? l->e->maxk : q->k;
+    rcp_jw_obj(w);
+    for (i = 0; i < p->n; i++) {
+        const rcp_json *m = &p->kids[i];
+        if ((m->keylen == 1 && m->key[0] == 'k')
+            || (m->keylen == 5 && memcmp(m->key, "_meta", 5) == 0))
+            continue;
+        rcp_jw_keyn(w, m->key, m->keylen);
+        rcp_jw_value(w, m);
+    }
+    rcp_jw_key(w, "k");
+    rcp_jw_int(w, ask);
+    rcp_jw_key(w, "_meta");
+    rcp_jw_obj(w);
+    for (i = 0; meta && meta->type == RCP_JSON_OBJECT && i < meta->n; i++) {
+        const rcp_json *m = &meta->kids[i];
+        static const char *const ours[] = { "deadlineMs", "federation",
+                                            "progressToken" };
+        if (key_pick(m->key, m->keylen, ours, 3) >= 0)
+            continue;
+        rcp_jw_keyn(w, m->key, m->keylen);
+        rcp_jw_value(w, m);
+    }
+    if (q->fwd_ms >= 0) {
+        rcp_jw_key(w, "deadlineMs");
+        rcp_jw_int(w, (int64_t)q->fwd_ms);
+    }
+    if (l->e->transport == T_LOCAL) {   /* our own index: not forwarded */
+        rcp_jw_obj_end(w);
+        rcp_jw_obj_end(w);
+        return;
+    }
+    rcp_jw_key(w, "federation");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "depth");
+    rcp_jw_int(w, q->depth - 1);
+    rcp_jw_key(w, "path");
+    rcp_jw_arr(w);
+    for (i = 0; q->path && i < q->path->n; i++)
+        rcp_jw_value(w, &q->path->kids[i]);
+    rcp_jw_cstr(w, f->self);
+    rcp_jw_arr_end(w);
+    if (q->fusion) {
+        rcp_jw_key(w, "fusion");
+        rcp_jw_value(w, q->fusion);
+    }
+    rcp_jw_obj_end(w);
+    if (q->token) {
+        rcp_jw_key(w, "progressToken");
+        rcp_jw_cstr(w, l->token);
+    }
+    rcp_jw_obj_end(w);
+    rcp_jw_obj_end(w);
+}
+
+/* §16.2 "Engines lacking a requested capability are skipped (not an
+** error)": the reason to skip e for q, or NULL to ask it. */
+static const char *skip_reason(const fed *f, const fq *q, const engine *e)
+{
+    if (!e->info)
+        return NULL;            /* not known yet: ask, it may serve */
+    if (!(e->offers & PROTO_CAP(PROTO_CAP_RETRIEVE)))
+        return "does not advertise retrieve";
+    if (q->mode >= 0 && !(e->modes & (1u << q->mode)))
+        return "does not serve the requested mode";
+    if (q->fuse >= 0 && !(e->fusions & (1u << q->fuse)))
+        return "does not offer the requested fusion.method";
+    if (e->identity && e->identity->type == RCP_JSON_STRING
+        && (on_path(q->path, e->identity->s, e->identity->n)
+            || str_is(e->identity, f->self, strlen(f->self))))
+        return "is an aggregator already on _meta.federation.path (a cycle)";
+    return NULL;
+}
+
+/* The local engine answers in-process, at once. */
+static void leg_local(leg *l, const char *params, size_t n)
+{
+    engine *e = l->e;
+    rcp_buf fr;
+    rcp_json_err je;
+    const rcp_json *r, *err;
+    rcp_buf_init(&fr);
+    rcp_buf_puts(&fr, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"retrieve\","
+                 "\"params\":");
+    rcp_buf_put(&fr, params, n);
+    rcp_buf_putc(&fr, '}');
+    rcp_buf_clear(&e->lout);
+    rcp_arena_reset(&e->larena);
+    l->state = L_FAILED;
+    l->code = RCP_INTERNAL_ERROR;
+    if (!fr.oom) {
+        rcp_server_handle(e->local, fr.data, fr.len, &e->lout);
+        r = e->lout.oom ? NULL : rcp_json_parse(&e->larena, e->lout.data,
+                                                e->lout.len, 0, &je);
+        err = rcp_json_get(r, "error");
+        if (r && !err && rcp_json_get(r, "result")) {
+            l->res = rcp_json_get(r, "result");
+            l->state = L_DONE;
+        } else if (err) {
+            int64_t code;
+            l->code = rcp_json_int(rcp_json_get(err, "code"), &code)
+                ? (int)code : RCP_INTERNAL_ERROR;
+            engine_fail(e, "answered %d", l->code);
+        } else {
+            engine_fail(e, "out of memory");
+        }
+    } else {
+        engine_fail(e, "out of memory");
+    }
+    rcp_buf_free(&fr);
+}
+
+/* Send e its retrieve (a stdio engine that is down is started again
+** first, when its backoff allows: initialize and retrieve go together,
+** the client pairs them by id).  The leg is L_SENT, L_DONE (local) or
+** L_FAILED. */
+static void leg_send(fed *f, const fq *q, rcp_call *c, leg *l, rcp_buf *b)
+{
+    engine *e = l->e;
+    rcp_jw w;
+    l->code = RCP_BACKEND_UNAVAILABLE;
+    if (e->state == E_DEAD && proto_now_ms() >= e->retry_at)
+        engine_spawn(f, e);
+    if (e->state == E_DEAD) {
+        l->state = L_FAILED;
+        return;
+    }
+    rcp_buf_clear(b);
+    rcp_jw_init(&w, b);
+    write_leg_params(&w, f, q, c, l);
+    rcp_buf_putc(b, '\0');
+    if (b->oom) {
+        l->state = L_FAILED;
+        l->code = RCP_INTERNAL_ERROR;
+        engine_fail(e, "out of memory");
+        return;
+    }
+    if (e->transport == T_LOCAL) {
+        leg_local(l, b->data, b->len - 1);
+        return;
+    }
+    l->r = rcp_client_request(e->cl, "retrieve", b->data, 0);
+    if (!l->r) {
+        engine_fail(e, "the connection is lost");
+        engine_down(e);
+        l->state = L_FAILED;
+        return;
+    }
+    l->state = L_SENT;
+    e->active = l;
+}
+
+/* §7.14 pass-through: a leg no longer wanted is cancelled downstream. */
+static void leg_cancel(engine *e, leg *l, const char *reason)
+{
+    rcp_buf b;
+    rcp_jw w;
+    size_t n;
+    const char *id;
+    if (l->state != L_SENT || !l->r)
+        return;
+    if (e->cl && rcp_request_state_get(l->r) == RCP_REQ_PENDING) {
+        id = rcp_request_id(l->r, &n);
+        rcp_buf_init(&b);
+        rcp_jw_init(&w, &b);
+        rcp_jw_obj(&w);
+        rcp_jw_key(&w, "id");
+        rcp_jw_raw(&w, id, n);
+        rcp_jw_key(&w, "reason");
+        rcp_jw_cstr(&w, reason);
+        rcp_jw_obj_end(&w);
+        rcp_buf_putc(&b, '\0');
+        if (!b.oom)
+            (void)rcp_client_notify(e->cl, "notifications/cancel", b.data);
+        rcp_buf_free(&b);
+    }
+    rcp_request_free(e->cl, l->r);   /* a late answer is dropped by id */
+    l->r = NULL;
+}
+
+/* A sent leg's answer, if any: L_DONE or L_FAILED (dead engine, error). */
+static void leg_poll(leg *l)
+{
+    engine *e = l->e;
+    rcp_request_state st;
+    int code;
+    if (l->state != L_SENT)
+        return;
+    st = rcp_request_state_get(l->r);
+    if (st == RCP_REQ_PENDING)
+        return;
+    l->progress = 1;
+    if (st == RCP_REQ_DONE && rcp_request_error(l->r, &code)) {
+        l->state = L_FAILED;
+        l->code = code;
+        engine_fail(e, "answered %d", code);
+    } else if (st == RCP_REQ_DONE && rcp_request_result(l->r)) {
+        l->state = L_DONE;
+        l->res = rcp_request_result(l->r);
+    } else {
+        l->state = L_FAILED;
+        l->code = RCP_BACKEND_UNAVAILABLE;
+        engine_fail(e, "the connection closed before it answered");
+        engine_down(e);
+    }
+}
+
+/* §9 progress per engine: a downstream progress frame for one of our
+** tokens moves that leg's share; the mean goes upstream, staged by the
+** engine's id. */
+static void relay_progress(fed *f, leg *legs, const rcp_json *msg)
+{
+    const rcp_json *p = rcp_json_get(msg, "params"), *tok, *pr;
+    char stage[96] = "";
+    double sum = 0;
+    size_t i, sent = 0;
+    if (!f->cur || !rcp_json_streq(rcp_json_get(msg, "method"),
+                                   "notifications/progress"))
+        return;
+    tok = rcp_json_get(p, "progressToken");
+    pr = rcp_json_get(p, "progress");
+    for (i = 0; i < f->n; i++) {
+        leg *l = &legs[i];
+        if (l->state == L_SKIP)
+            continue;
+        sent++;
+        if (tok && str_is(tok, l->token, strlen(l->token)) && pr
+            && rcp_json_num(pr) > l->progress && rcp_json_num(pr) <= 1) {
+            l->progress = rcp_json_num(pr);
+            snprintf(stage, sizeof stage, "engine %s", l->e->id);
+        }
+        sum += l->progress;
+    }
+    if (sent && stage[0])
+        (void)call_progress(f->cur, sum / (double)sent * 0.99, stage, NULL,
+                            NULL);
+}
+
+static void on_notify(void *ud, const rcp_json *msg)
+{
+    fed *f = ud;
+    if (f->legs)
+        relay_progress(f, f->legs, msg);
+}
+
+static size_t legs_pending(const fed *f, const leg *legs)
+{
+    size_t i, n = 0;
+    for (i = 0; i < f->n; i++)
+        n += legs[i].state == L_SENT;
+    return n;
+}
+
+/* Invariant 2: wait on every engine at once, an upstream cancel or the
+** deadline seen within FED_SLICE_MS.  0, or the code to stop with. */
+static int await_legs(fed *f, const fq *q, rcp_call *c, leg *legs)
+{
+    size_t i;
+    int rc;
+    while (legs_pending(f, legs)) {
+        double now = proto_now_ms();
+        int ms = FED_SLICE_MS;
+        if (q->wait_until > 0) {
+            if (now >= q->wait_until)
+                return 0;
+            if (q->wait_until - now < ms)
+                ms = (int)(q->wait_until - now) + 1;
+        }
+        pump_all(f, ms);
+        for (i = 0; i < f->n; i++)
+            leg_poll(&legs[i]);
+        if ((rc = call_still_wanted(c)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* MARK: - §16.3 Fusion ---------------------------------------------------- */
+
+typedef struct src {            /* one answering engine's ranked list */
+    leg            *l;
+    const rcp_json *hits;
+    rcp_fuse_item  *items;
+    size_t          n;
+} src;
+
+/* §16.3 "the richest body (longest text / most content)": 1 when a's
+** is richer than b's. */
+static int richer(const rcp_json *a, const rcp_json *b)
+{
+    const rcp_json *ta = rcp_json_get(a, "text"), *tb = rcp_json_get(b, "text"),
+                   *ca = rcp_json_get(a, "content"),
+                   *cb = rcp_json_get(b, "content");
+    size_t la = ta && ta->type == RCP_JSON_STRING ? ta->n : 0,
+           lb = tb && tb->type == RCP_JSON_STRING ? tb->n : 0,
+           na = ca && ca->type == RCP_JSON_ARRAY ? ca->n : 0,
+           nb = cb && cb->type == RCP_JSON_ARRAY ? cb->n : 0;
+    return la != lb ? la > lb : na > nb;
+}
+
+static int key_in(const rcp_json *obj, const char *k, size_t n)
+{
+    size_t i;
+    for (i = 0; obj && obj->type == RCP_JSON_OBJECT && i < obj->n; i++)
+        if (obj->kids[i].keylen == n && !memcmp(obj->kids[i].key, k, n))
+            return 1;
+    return 0;
+}
+
+static int is_origin_key(const char *k, size_t n)
+{
+    return (n == 6 && !memcmp(k, "engine", 6))
+        || (n == 10 && !memcmp(k, "engineRank", 10))
+        || (n == 11 && !memcmp(k, "engineScore", 11));
+}
+
+/* One fused hit: the richest body among the engines that returned it
+** (longest text, most content; the earlier engine on a tie), meta merged
+** (the kept hit's members first, then the others' new ones), its origin
+** in meta.engine, engineRank (1-based) and engineScore (§16.3). */
+static void write_fused(rcp_jw *w, const src *s, size_t ns,
+                        const rcp_fused *fz)
+{
+    const rcp_json *best = NULL, *meta;
+    size_t i, j, bi = 0;
+    for (i = 0; i < ns; i++) {
+        const rcp_json *h;
+        if (fz->pos[i] < 0)
+            continue;
+        h = &s[i].hits->kids[fz->pos[i]];
+        if (!best || richer(h, best)) {
+            best = h;
+            bi = i;
+        }
+    }
+    rcp_jw_obj(w);
+    for (j = 0; j < best->n; j++) {
+        const rcp_json *m = &best->kids[j];
+        if ((m->keylen == 5 && !memcmp(m->key, "score", 5))
+            || (m->keylen == 4 && !memcmp(m->key, "meta", 4)))
+            continue;
+        rcp_jw_keyn(w, m->key, m->keylen);
+        rcp_jw_value(w, m);
+    }
+    rcp_jw_key(w, "score");
+    rcp_jw_double(w, fz->score);
+    rcp_jw_key(w, "meta");
+    rcp_jw_obj(w);
+    meta = rcp_json_get(best, "meta");
+    for (j = 0; meta && meta->type == RCP_JSON_OBJECT && j < meta->n; j++)
+        if (!is_origin_key(meta->kids[j].key, meta->kids[j].keylen)) {
+            rcp_jw_keyn(w, meta->kids[j].key, meta->kids[j].keylen);
+            rcp_jw_value(w, &meta->kids[j]);
+        }
+    for (i = 0; i < ns; i++) {
+        const rcp_json *om;
+        size_t k;
+        if (i == bi || fz->pos[i] < 0)
+            continue;
+        om = rcp_json_get(&s[i].hits->kids[fz->pos[i]], "meta");
+        for (j = 0; om && om->type == RCP_JSON_OBJECT && j < om->n; j++) {
+            const rcp_json *m = &om->kids[j];
+            int dup = key_in(meta, m->key, m->keylen)
+                || is_origin_key(m->key, m->keylen);
+            for (k = 0; !dup && k < i; k++)     /* an earlier one had it */
+                dup = k != bi && fz->pos[k] >= 0
+                    && key_in(rcp_json_get(&s[k].hits->kids[fz->pos[k]],
+                                           "meta"), m->key, m->keylen);
+            if (!dup) {
+                rcp_jw_keyn(w, m->key, m->keylen);
+                rcp_jw_value(w, m);
+            }
+        }
+    }
+    rcp_jw_key(w, "engine");
+    rcp_jw_cstr(w, s[bi].l->e->id);
+    rcp_jw_key(w, "engineRank");
+    rcp_jw_int(w, fz->pos[bi] + 1);
+    rcp_jw_key(w, "engineScore");
+    rcp_jw_double(w, s[bi].items[fz->pos[bi]].score);
+    rcp_jw_obj_end(w);
+    rcp_jw_obj_end(w);
+}
+
+/* What an engine noted (a nested aggregator's skips and cycles among
+** them) is the caller's to see too. */
+static void downstream_notes(fed *f, const leg *l)
+{
+    const rcp_json *ns = rcp_json_get(rcp_json_get(l->res, "usage"),
+                                      "notes");
+    size_t i;
+    for (i = 0; ns && ns->type == RCP_JSON_ARRAY && i < ns->n; i++)
+        if (ns->kids[i].type == RCP_JSON_STRING)
+            note(f, "engine %s: %.*s", l->e->id,
+                 (int)(ns->kids[i].n > 120 ? 120 : ns->kids[i].n),
+                 ns->kids[i].s);
+}
+
+/* Each answering engine's hits as a rank list (registry order, invariant
+** 5).  A hit without a usable id cannot be deduplicated and is left out
+** (noted).  The items live in the call's arena. */
+static int build_lists(fed *f, rcp_call *c, leg *legs, src *s, size_t *ns,
+                       int method, rcp_fuse_list *lists)
+{
+    size_t i, j;
+    *ns = 0;
+    for (i = 0; i < f->n; i++) {
+        leg *l = &legs[i];
+        const rcp_json *hits = l->state == L_DONE
+            ? rcp_json_get(l->res, "hits") : NULL;
+        src *x;
+        size_t bad = 0;
+        if (l->state != L_DONE)
+            continue;
+        if (!hits || hits->type != RCP_JSON_ARRAY) {
+            note(f, "engine %s: its result has no hits array; dropped",
+                 l->e->id);
+            l->state = L_FAILED;
+            l->code = RCP_INTERNAL_ERROR;
+            continue;
+        }
+        x = &s[(*ns)++];
+        x->l = l;
+        x->hits = hits;
+        x->n = 0;
+        x->items = rcp_arena_alloc(call_arena(c), (hits->n + 1)
+                                   * sizeof *x->items);
+        if (!x->items)
+            return call_oom(c);
+        for (j = 0; j < hits->n; j++) {
+            const rcp_json *h = &hits->kids[j], *sc = rcp_json_get(h, "score");
+            rcp_fuse_item *it = &x->items[j];
+            it->id = id_text(rcp_json_get(h, "id"), &it->idlen);
+            it->score = sc && sc->type == RCP_JSON_NUMBER ? rcp_json_num(sc)
+                : 0;
+            if (!it->id) {              /* rank it where it was, unmatched */
+                it->id = "";
+                it->idlen = 0;
+                bad++;
+            }
+            x->n++;
+        }
+        if (bad)
+            note(f, "engine %s: %lu hit(s) without a string or number id",
+                 l->e->id, (unsigned long)bad);
+        downstream_notes(f, l);
+        lists[*ns - 1].items = x->items;
+        lists[*ns - 1].n = x->n;
+        lists[*ns - 1].weight = l->e->weight;
+        lists[*ns - 1].floor = method == RCP_FUSE_CONVEX ? l->e->floor : 0;
+    }
+    return 0;
+}
+
+static void write_notes_usage(fed *f, rcp_call *c, rcp_jw *w, double t0,
+                              size_t candidates)
+{
+    const char *nt;
+    size_t i;
+    rcp_jw_key(w, "usage");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "candidates");
+    rcp_jw_int(w, (int64_t)candidates);
+    rcp_jw_key(w, "latencyMs");
+    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+    if (f->nnotes || call_note(c, 0)) {
+        rcp_jw_key(w, "notes");
+        rcp_jw_arr(w);
+        for (i = 0; (nt = call_note(c, i)) != NULL; i++)
+            rcp_jw_cstr(w, nt);
+        for (i = 0; i < f->nnotes; i++)
+            rcp_jw_cstr(w, f->notes[i]);
+        rcp_jw_arr_end(w);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* The answer: fused hits, usage with the notes, _meta.degraded naming
+** the engines that failed (§16.2 MAY). */
+static int write_answer(fed *f, rcp_call *c, const fq *q, leg *legs,
+                        double t0)
+{
+    rcp_fuse_list lists[FED_MAX_ENGINES];
+    src s[FED_MAX_ENGINES];
+    rcp_fused *fz = NULL;
+    rcp_jw *w = call_w(c);
+    size_t ns, i, cand = 0;
+    long nf;
+    int method = q->method, rc, degraded = 0;
+    if (method == RCP_FUSE_CONVEX)
+        for (i = 0; i < f->n; i++)
+            if (legs[i].state == L_DONE && !legs[i].e->has_floor) {
+                /* §16.3 MUST fall back to RRF when any does not */
+                note(f, "convex fusion needs every engine's scoreFloor; "
+                     "engine %s advertises none: fused by rrf",
+                     legs[i].e->id);
+                method = RCP_FUSE_RRF;
+                break;
+            }
+    if ((rc = build_lists(f, c, legs, s, &ns, method, lists)))
+        return rc;
+    for (i = 0; i < ns; i++)
+        cand += s[i].n;
+    nf = ns ? rcp_fuse(method, lists, ns, q->rrf_k, &fz) : 0;
+    if (nf < 0)
+        return call_oom(c);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "hits");
+    rcp_jw_arr(w);
+    for (i = 0; i < (size_t)nf && (int64_t)i < q->k; i++)
+        write_fused(w, s, ns, &fz[i]);
+    rcp_jw_arr_end(w);
+    rcp_free(fz);
+    write_notes_usage(f, c, w, t0, cand);
+    for (i = 0; i < f->n; i++)
+        degraded |= legs[i].state == L_FAILED;
+    if (degraded) {
+        rcp_jw_key(w, "_meta");
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "degraded");
+        rcp_jw_arr(w);
+        for (i = 0; i < f->n; i++)
+            if (legs[i].state == L_FAILED)
+                rcp_jw_cstr(w, legs[i].e->id);
+        rcp_jw_arr_end(w);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+/* MARK: - §7.7 retrieve, federated --------------------------------------- */
+
+/* Which engines to ask (§16.2 skips, §16.2 loop detection). */
+static void plan_legs(fed *f, const fq *q, leg *legs)
+{
+    int cycle = on_path(q->path, f->self, strlen(f->self));
+    size_t i;
+    if (cycle)
+        note(f, "cycle: this aggregator (%s) is already on "
+             "_meta.federation.path; nothing forwarded, answered from its "
+             "own index only", f->self);
+    else if (q->depth == 0)
+        note(f, "_meta.federation.depth is 0: nothing forwarded, answered "
+             "from its own index only");
+    for (i = 0; i < f->n; i++) {
+        leg *l = &legs[i];
+        const char *why;
+        memset(l, 0, sizeof *l);
+        l->e = &f->e[i];
+        snprintf(l->token, sizeof l->token, "fed-%lu", (unsigned long)i);
+        l->state = L_SENT;
+        if (l->e->transport != T_LOCAL && (cycle || q->depth == 0))
+            l->state = L_SKIP;
+        else if (l->e->transport != T_LOCAL && f->in_cycle) {
+            l->state = L_SKIP;
+            note(f, "engine %s: skipped: %s", l->e->id, l->e->why);
+        }
+        else if ((why = skip_reason(f, q, l->e)) != NULL) {
+            l->state = L_SKIP;
+            note(f, "engine %s: skipped: %s", l->e->id, why);
+        }
+    }
+}
+
+/* What failed and why, into the notes; the verdict: 0 to answer, or the
+** code of a required engine's failure, or -32010 when nothing answered
+** (§16.2). */
+static int judge(fed *f, rcp_call *c, leg *legs)
+{
+    size_t i, asked = 0, ok = 0;
+    for (i = 0; i < f->n; i++) {
+        leg *l = &legs[i];
+        if (l->state == L_SKIP)
+            continue;
+        asked++;
+        if (l->state == L_DONE) {
+            ok++;
+            continue;
+        }
+        note(f, "engine %s: %s", l->e->id, l->e->why[0] ? l->e->why
+             : "unavailable");
+        if (l->e->required)
+            return call_fail(c, l->code, NULL, NULL, "required engine %s "
+                             "failed: %s", l->e->id, l->e->why);
+    }
+    if (asked && !ok)
+        return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL,
+                         "no engine answered (%lu asked): %s",
+                         (unsigned long)asked, f->nnotes
+                         ? f->notes[f->nnotes - 1] : "");
+    return 0;
+}
+
+static int m_retrieve(void *ud, rcp_call *c)
+{
+    fed *f = ud;
+    leg legs[FED_MAX_ENGINES];
+    rcp_buf b;
+    fq q;
+    double t0 = proto_now_ms();
+    size_t i;
+    int rc;
+    f->nnotes = 0;
+    if ((rc = read_query(f, c, &q)))
+        return rc;
+    plan_legs(f, &q, legs);
+    f->cur = c;
+    f->legs = legs;                     /* progress of this query only */
+    rcp_buf_init(&b);
+    /* invariant 2: the stdio engines first, then the own index, which
+    ** answers in-process while they work */
+    for (i = 0; i < f->n; i++)
+        if (legs[i].state == L_SENT && f->e[i].transport != T_LOCAL)
+            leg_send(f, &q, c, &legs[i], &b);
+    for (i = 0; i < f->n; i++)
+        if (legs[i].state == L_SENT && f->e[i].transport == T_LOCAL)
+            leg_send(f, &q, c, &legs[i], &b);
+    rcp_buf_free(&b);
+    rc = await_legs(f, &q, c, legs);
+    for (i = 0; i < f->n; i++) {
+        leg *l = &legs[i];
+        if (l->state != L_SENT)
+            continue;
+        if (rc) {
+            leg_cancel(l->e, l, rc == RCP_CANCELLED
+                       ? "the federated request was cancelled"
+                       : "the federated request's deadline passed");
+            l->state = L_FAILED;
+            continue;
+        }
+        leg_cancel(l->e, l, "past the federation's deadline");
+        l->state = L_FAILED;
+        l->code = RCP_TIMEOUT;
+        engine_fail(l->e, "past the deadline (%.0f ms forwarded); dropped",
+                    q.fwd_ms);
+    }
+    if (!rc && (rc = judge(f, c, legs)) == 0)
+        rc = write_answer(f, c, &q, legs, t0);
+    else if (rc == RCP_CANCELLED || rc == RCP_TIMEOUT)
+        rc = call_fail(c, rc, NULL, NULL, rc == RCP_CANCELLED
+                       ? "cancelled by notifications/cancel (and every "
+                         "engine's request with it)"
+                       : "deadline elapsed");
+    for (i = 0; i < f->n; i++) {
+        if (legs[i].r)
+            rcp_request_free(f->e[i].cl, legs[i].r);
+        f->e[i].active = NULL;
+    }
+    f->cur = NULL;
+    f->legs = NULL;
+    return rc;
+}
+
+/* MARK: - The backend table and its start ------------------------------- */
+
+static void fed_close(void *ud)
+{
+    fed *f = ud;
+    size_t i;
+    if (!f)
+        return;
+    for (i = 0; i < f->n; i++)      /* all see EOF at once, then each ends */
+        if (f->e[i].cl)
+            rcp_client_eof(f->e[i].cl);
+    for (i = 0; i < f->n; i++)
+        engine_close(&f->e[i]);
+    rcp_free(f->e);
+    rcp_free(f->self);
+    rcp_free(f->env_path);
+    rcp_free(f);
+}
+
+/* retrieve and catalog/list only: embed, rerank and index/add are not
+** offered (README Decisions, "Federation (§16)"), so they are -32003. */
+static const proto_backend fed_backend = {
+    fed_offers,
+    fed_partial,
+    fed_describe,
+    {
+        [PROTO_M_RETRIEVE]     = m_retrieve,
+        [PROTO_M_CATALOG_LIST] = m_catalog_list
+    },
+    fed_close
+};
+
+/* Start every engine and await their initialize together. */
+static void start_engines(fed *f)
+{
+    double end = proto_now_ms() + FED_START_MS;
+    size_t i, waiting;
+    for (i = 0; i < f->n; i++)
+        if (f->e[i].transport != T_LOCAL)
+            engine_spawn(f, &f->e[i]);
+    for (;;) {
+        double now = proto_now_ms();
+        for (i = waiting = 0; i < f->n; i++)
+            waiting += f->e[i].state == E_STARTING;
+        if (!waiting || now >= end)
+            break;
+        pump_all(f, (int)(end - now) + 1);
+    }
+    for (i = 0; i < f->n; i++) {
+        engine *e = &f->e[i];
+        if (e->state == E_STARTING) {
+            engine_fail(e, "no answer to initialize in %d ms", FED_START_MS);
+            engine_down(e);
+        }
+        if (e->state == E_DEAD)
+            fprintf(stderr, "rcp serve: engine %s: %s\n", e->id, e->why);
+    }
+}
+
+int federation_open(const char *path, int expose,
+                    const rcp_server_opts *local, const proto_backend **be,
+                    void **ud, char *err, size_t errlen)
+{
+    fed *f = rcp_malloc(sizeof *f);
+    int with_local = local && local->model;
+    size_t i;
+    *be = NULL;
+    *ud = NULL;
+    if (!f) {
+        seterr(err, errlen, "out of memory");
+        return -1;
+    }
+    memset(f, 0, sizeof *f);
+    f->expose = expose;
+    if (parse_registry(f, path, with_local, err, errlen) != 0)
+        goto fail;
+    if (derive_identity(f, path) != 0 || startup_path(f) != 0) {
+        seterr(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (with_local) {
+        engine *e = &f->e[f->n++];
+        memset(e, 0, sizeof *e);
+        rcp_buf_init(&e->lout);
+        rcp_arena_init(&e->larena, 0);
+        rcp_arena_init(&e->iarena, 0);
+        if (engine_local(e, local, err, errlen) != 0)
+            goto fail;
+    }
+    start_engines(f);
+    for (i = 0; i < f->n; i++) {
+        engine *e = &f->e[i];
+        if (e->required && e->transport == T_HTTP) {
+            seterr(err, errlen, "%s: engine %s is required, but %s", path,
+                   e->id, e->why);
+            goto fail;
+        }
+    }
+    merge_caps(f);
+    if (!(f->offers & PROTO_CAP(PROTO_CAP_RETRIEVE)) && !f->in_cycle) {
+        seterr(err, errlen, "%s: no engine answered initialize with a "
+               "retrieve capability: nothing to federate", path);
+        goto fail;
+    }
+    *be = &fed_backend;
+    *ud = f;
+    return 0;
+fail:
+    fed_close(f);
+    return -1;
+}

@@ -1,0 +1,849 @@
+/*
+** test_federation.c -- federation.c, the §16 aggregator, driven as a user
+** drives it: real rcp shards over stdio behind `rcp serve --registry`,
+** the answers judged against what the shards themselves say.
+*/
+#include "testutil.h"
+
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *bin(void)
+{
+    const char *b = getenv("RCP_BIN");
+    return b ? b : "./rcp";
+}
+
+/* MARK: - Fixtures: a temporary directory with three overlapping shards */
+
+static char dir[64];
+
+static void path_of(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", dir, name);
+}
+
+/* Lines [from, to) of the sample corpus (1-based) into dir/name. */
+static void shard_file(const char *name, int from, int to, int from2,
+                       int to2)
+{
+    char p[128], line[1 << 16];
+    FILE *in = fopen("tests/sample-corpus.jsonl", "r"), *out;
+    int no = 0;
+    ck_assert_ptr_nonnull(in);
+    path_of(p, sizeof p, name);
+    out = fopen(p, "w");
+    ck_assert_ptr_nonnull(out);
+    while (fgets(line, sizeof line, in)) {
+        no++;
+        if ((no >= from && no < to) || (no >= from2 && no < to2))
+            fputs(line, out);
+    }
+    fclose(in);
+    fclose(out);
+}
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/rcp-fed-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    /* overlapping on purpose: documents 40-49 and 80-89 are in two
+    ** shards, so deduplication and summed evidence are exercised */
+    shard_file("s0.jsonl", 1, 50, 0, 0);
+    shard_file("s1.jsonl", 40, 90, 0, 0);
+    shard_file("s2.jsonl", 80, 200, 1, 11);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    (void)system(cmd);
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char p[128];
+    FILE *f;
+    path_of(p, sizeof p, name);
+    f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A registry entry for an rcp shard over dir/<corpus>; extra is more
+** members (",\"weight\":2"), pre is a shell prefix that wraps the
+** server (NULL: none): "sh -c '<pre> rcp serve --corpus ...'". */
+static void engine_json(char *out, size_t n, const char *id,
+                        const char *corpus, const char *extra,
+                        const char *pre)
+{
+    if (!pre)
+        snprintf(out, n, "{\"id\":\"%s\",\"transport\":\"stdio\","
+                 "\"command\":[\"%s\",\"serve\",\"--corpus\",\"%s/%s\"]%s}",
+                 id, bin(), dir, corpus, extra ? extra : "");
+    else
+        snprintf(out, n, "{\"id\":\"%s\",\"transport\":\"stdio\","
+                 "\"command\":[\"sh\",\"-c\",\"%s exec %s serve --corpus "
+                 "%s/%s 2>/dev/null\"]%s}", id, pre, bin(), dir, corpus,
+                 extra ? extra : "");
+}
+
+/* A shell prefix that holds each line a second before passing it on: a
+** shard slower than any deadline the tests give.  With log, every line
+** the aggregator sent is also written there as it arrives. */
+static void slow_pre(char *out, size_t n, const char *log)
+{
+    snprintf(out, n, "%s%s%s while IFS= read -r l; do sleep 1; "
+             "printf '%%s\\\\n' \\\"$l\\\"; done |", log ? "tee " : "",
+             log ? log : "", log ? " |" : "");
+}
+
+static void registry3(const char *name, const char *e0, const char *e1,
+                      const char *e2, const char *top)
+{
+    char text[8192];
+    snprintf(text, sizeof text, "{%s\"engines\":[%s%s%s%s%s]}\n",
+             top ? top : "", e0, e1 ? "," : "", e1 ? e1 : "", e2 ? "," : "",
+             e2 ? e2 : "");
+    write_file(name, text);
+}
+
+/* MARK: - Driving a server ------------------------------------------------ */
+
+typedef struct srv {
+    rcp_client *c;
+    size_t progress;             /* notifications/progress seen */
+    int    engine_stage;         /* one staged "engine <id>" */
+} srv;
+
+static void count_progress(void *ud, const rcp_json *msg)
+{
+    srv *s = ud;
+    const rcp_json *st = rcp_json_get(rcp_json_get(msg, "params"), "stage");
+    if (!rcp_json_streq(rcp_json_get(msg, "method"),
+                        "notifications/progress"))
+        return;
+    s->progress++;
+    if (st && st->type == RCP_JSON_STRING && st->n > 7
+        && memcmp(st->s, "engine ", 7) == 0)
+        s->engine_stage = 1;
+}
+
+static void spawn(srv *s, char *const argv[])
+{
+    rcp_client_opts o;
+    char err[256];
+    memset(&o, 0, sizeof o);
+    memset(s, 0, sizeof *s);
+    o.err = RCP_STDERR_DISCARD;
+    o.on_notify = count_progress;
+    o.ud = s;
+    s->c = rcp_client_spawn(argv, &o, err, sizeof err);
+    ck_assert_msg(s->c != NULL, "%s", err);
+}
+
+/* Request and wait (60 s at most); the request stays the client's. */
+static rcp_request *ask(srv *s, const char *method, const char *params)
+{
+    rcp_request *r = rcp_client_request(s->c, method, params, 0);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(rcp_client_wait(s->c, r, 60000), RCP_REQ_DONE);
+    return r;
+}
+
+static void init(srv *s)
+{
+    rcp_request *r = ask(s, "initialize", "{\"protocolVersion\":1}");
+    ck_assert_ptr_nonnull(rcp_request_result(r));
+}
+
+static void aggregator(srv *s, const char *registry, const char *more)
+{
+    char p[128];
+    char *argv[8];
+    int n = 0;
+    path_of(p, sizeof p, registry);
+    argv[n++] = (char *)bin();
+    argv[n++] = "serve";
+    argv[n++] = "--registry";
+    argv[n++] = p;
+    if (more)
+        argv[n++] = (char *)more;
+    argv[n] = NULL;
+    spawn(s, argv);
+    init(s);
+}
+
+static void shard(srv *s, const char *corpus)
+{
+    char p[128];
+    char *argv[] = { (char *)bin(), "serve", "--corpus", p, NULL };
+    path_of(p, sizeof p, corpus);
+    spawn(s, argv);
+    init(s);
+}
+
+static int error_code(rcp_request *r)
+{
+    int code = 0;
+    ck_assert_msg(rcp_request_error(r, &code), "expected an error");
+    return code;
+}
+
+static const rcp_json *hits_of(rcp_request *r)
+{
+    const rcp_json *h = rcp_json_get(rcp_request_result(r), "hits");
+    ck_assert_msg(h && h->type == RCP_JSON_ARRAY, "no hits: %s",
+                  rcp_request_result(r) ? "result without hits" : "error");
+    return h;
+}
+
+/* 1 when some usage.notes entry contains s. */
+static int noted(rcp_request *r, const char *s)
+{
+    const rcp_json *ns = rcp_json_get(rcp_json_get(rcp_request_result(r),
+                                                   "usage"), "notes");
+    size_t i;
+    for (i = 0; ns && i < ns->n; i++) {
+        char b[512];
+        snprintf(b, sizeof b, "%.*s", (int)ns->kids[i].n, ns->kids[i].s);
+        if (strstr(b, s))
+            return 1;
+    }
+    return 0;
+}
+
+static int degraded_has(rcp_request *r, const char *id)
+{
+    const rcp_json *d = rcp_json_get(rcp_json_get(rcp_request_result(r),
+                                                  "_meta"), "degraded");
+    size_t i;
+    for (i = 0; d && i < d->n; i++)
+        if (rcp_json_streq(&d->kids[i], id))
+            return 1;
+    return 0;
+}
+
+static int all_from(const rcp_json *hits, const char *engine)
+{
+    size_t i;
+    for (i = 0; i < hits->n; i++)
+        if (!rcp_json_streq(rcp_json_get(rcp_json_get(&hits->kids[i],
+                                                      "meta"), "engine"),
+                            engine))
+            return 0;
+    return 1;
+}
+
+static int any_from(const rcp_json *hits, const char *engine)
+{
+    size_t i;
+    for (i = 0; i < hits->n; i++)
+        if (rcp_json_streq(rcp_json_get(rcp_json_get(&hits->kids[i],
+                                                     "meta"), "engine"),
+                           engine))
+            return 1;
+    return 0;
+}
+
+static void three_shards(const char *name, const char *top)
+{
+    char e0[1024], e1[1024], e2[1024];
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    engine_json(e1, sizeof e1, "s1", "s1.jsonl", NULL, NULL);
+    engine_json(e2, sizeof e2, "s2", "s2.jsonl", NULL, NULL);
+    registry3(name, e0, e1, e2, top);
+}
+
+/* MARK: - §16.3 fusion against an offline RRF ----------------------------- */
+
+typedef struct fitem {
+    char   id[128];
+    double score, weight;
+} fitem;
+
+static int fitem_cmp(const void *pa, const void *pb)
+{
+    const fitem *a = pa, *b = pb;
+    size_t la = strlen(a->id), lb = strlen(b->id);
+    int c;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    if (a->weight != b->weight)
+        return a->weight > b->weight ? -1 : 1;
+    c = memcmp(a->id, b->id, la < lb ? la : lb);
+    return c ? c : (la < lb ? -1 : la > lb);
+}
+
+/* §16.3 by its formula, over each shard's own answer to the same
+** request (k doubled, as the aggregator asks), summed in registry order
+** and sorted by the MUST tie-break; written here, not with rcp_fuse. */
+static size_t offline_rrf(const char *params, const double *weights,
+                          fitem *out, size_t cap)
+{
+    static const char *const corp[] = { "s0.jsonl", "s1.jsonl",
+                                        "s2.jsonl" };
+    size_t n = 0, i, j, m;
+    for (i = 0; i < 3; i++) {
+        srv s;
+        const rcp_json *h;
+        shard(&s, corp[i]);
+        h = hits_of(ask(&s, "retrieve", params));
+        for (j = 0; j < h->n; j++) {
+            const rcp_json *id = rcp_json_get(&h->kids[j], "id");
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)id->n, id->s);
+            for (m = 0; m < n && strcmp(out[m].id, key); m++)
+                ;
+            if (m == n) {
+                ck_assert_uint_lt(n, cap);
+                memset(&out[n], 0, sizeof out[n]);
+                strcpy(out[n++].id, key);
+            }
+            out[m].score += weights[i] / (60.0 + (double)(j + 1));
+            out[m].weight += weights[i];
+        }
+        rcp_client_close(s.c, 5000);
+    }
+    qsort(out, n, sizeof *out, fitem_cmp);
+    return n;
+}
+
+static void expect_fused(rcp_request *r, const fitem *want, size_t nwant,
+                         size_t k)
+{
+    const rcp_json *h = hits_of(r);
+    size_t i, n = nwant < k ? nwant : k;
+    ck_assert_uint_eq(h->n, n);
+    for (i = 0; i < n; i++) {
+        const rcp_json *id = rcp_json_get(&h->kids[i], "id");
+        double sc = rcp_json_num(rcp_json_get(&h->kids[i], "score"));
+        ck_assert_msg(id->n == strlen(want[i].id)
+                      && !memcmp(id->s, want[i].id, id->n),
+                      "rank %lu: got %.*s, offline RRF says %s",
+                      (unsigned long)i + 1, (int)id->n, id->s, want[i].id);
+        ck_assert_msg(fabs(sc - want[i].score) < 1e-12, "rank %lu score "
+                      "%.17g, offline %.17g", (unsigned long)i + 1, sc,
+                      want[i].score);
+    }
+}
+
+START_TEST(fused_hits_equal_an_offline_rrf_over_the_shards_own_answers)
+{
+    static const double w[] = { 1, 1, 1 };
+    fitem want[128];
+    size_t n, i, ties = 0;
+    srv a;
+    rcp_request *r;
+    three_shards("rcp.json", NULL);
+    n = offline_rrf("{\"query\":\"fusion score rank\",\"k\":20,"
+                    "\"mode\":\"sparse\"}", w, want, 128);
+    ck_assert_uint_ge(n, 10);
+    for (i = 1; i < 10; i++)
+        ties += want[i].score == want[i - 1].score;
+    ck_assert_msg(ties > 0, "the query must produce score ties (the "
+                  "tie-break is under test)");
+    aggregator(&a, "rcp.json", NULL);
+    r = ask(&a, "retrieve", "{\"query\":\"fusion score rank\",\"k\":10,"
+            "\"mode\":\"sparse\"}");
+    expect_fused(r, want, n, 10);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(engine_weights_scale_each_engines_contribution)
+{
+    static const double w[] = { 1, 1, 2.5 };
+    char e0[1024], e1[1024], e2[1024];
+    fitem want[128];
+    size_t n;
+    srv a;
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    engine_json(e1, sizeof e1, "s1", "s1.jsonl", NULL, NULL);
+    engine_json(e2, sizeof e2, "s2", "s2.jsonl", ",\"weight\":2.5", NULL);
+    registry3("rcp.json", e0, e1, e2, NULL);
+    n = offline_rrf("{\"query\":\"durable store log\",\"k\":16}", w, want,
+                    128);
+    aggregator(&a, "rcp.json", NULL);
+    expect_fused(ask(&a, "retrieve", "{\"query\":\"durable store log\","
+                     "\"k\":8}"), want, n, 8);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(duplicates_collapse_by_id_with_origin_and_merged_meta)
+{
+    srv a;
+    const rcp_json *h;
+    size_t i, j;
+    rcp_request *r;
+    three_shards("rcp.json", NULL);
+    aggregator(&a, "rcp.json", NULL);
+    r = ask(&a, "retrieve", "{\"query\":\"the\",\"k\":60,\"mode\":"
+            "\"sparse\"}");
+    h = hits_of(r);
+    for (i = 0; i < h->n; i++) {
+        const rcp_json *id = rcp_json_get(&h->kids[i], "id"),
+                       *meta = rcp_json_get(&h->kids[i], "meta");
+        int64_t rank;
+        for (j = 0; j < i; j++) {
+            const rcp_json *o = rcp_json_get(&h->kids[j], "id");
+            ck_assert(!(o->n == id->n && !memcmp(o->s, id->s, id->n)));
+        }
+        ck_assert(rcp_json_get(meta, "engine"));
+        ck_assert(rcp_json_int(rcp_json_get(meta, "engineRank"), &rank)
+                  && rank >= 1);
+        ck_assert(rcp_json_get(meta, "engineScore"));
+        ck_assert(rcp_json_get(meta, "file"));    /* the shard's own meta */
+    }
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(convex_falls_back_to_rrf_only_without_every_scorefloor)
+{
+    srv a;
+    rcp_request *r;
+    three_shards("rcp.json", NULL);
+    aggregator(&a, "rcp.json", NULL);
+    /* every rcp shard advertises scoreFloor: convex is applied */
+    r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5,\"_meta\":"
+            "{\"federation\":{\"fusion\":{\"method\":\"convex\"}}}}");
+    ck_assert_uint_gt(hits_of(r)->n, 0);
+    ck_assert(!noted(r, "fused by rrf"));
+    r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5,\"_meta\":"
+            "{\"federation\":{\"fusion\":{\"method\":\"bogus\"}}}}");
+    ck_assert_int_eq(error_code(r), RCP_OPTION_UNSUPPORTED);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+/* MARK: - §16.2 partial failure -------------------------------------------- */
+
+START_TEST(a_dead_shard_is_skipped_noted_and_degraded)
+{
+    char e0[1024], e1[1024];
+    srv a;
+    rcp_request *r;
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    engine_json(e1, sizeof e1, "s1", "s1.jsonl", NULL, NULL);
+    registry3("rcp.json", e0, e1, "{\"id\":\"dead\",\"transport\":\"stdio\","
+              "\"command\":[\"/nonexistent/rcp-engine\"]}", NULL);
+    aggregator(&a, "rcp.json", NULL);
+    r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5}");
+    ck_assert_uint_eq(hits_of(r)->n, 5);
+    ck_assert(degraded_has(r, "dead"));
+    ck_assert(!degraded_has(r, "s0"));
+    ck_assert(noted(r, "engine dead"));
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(a_shard_that_dies_is_reconnected_after_its_backoff)
+{
+    char e0[1024], e1[2048], pre[512], flag[128];
+    srv a;
+    rcp_request *r;
+    path_of(flag, sizeof flag, "flag");
+    /* its first life ends after initialize; the second one lasts */
+    snprintf(pre, sizeof pre, "if [ -e %s ]; then :; else touch %s; "
+             "head -n 1 | %s serve --corpus %s/s1.jsonl 2>/dev/null; "
+             "exit 1; fi;", flag, flag, bin(), dir);
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    engine_json(e1, sizeof e1, "flaky", "s1.jsonl", NULL, pre);
+    registry3("rcp.json", e0, e1, NULL, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    r = ask(&a, "retrieve", "{\"query\":\"fusion store\",\"k\":20}");
+    ck_assert(degraded_has(r, "flaky"));
+    ck_assert(all_from(hits_of(r), "s0"));
+    (void)poll(NULL, 0, 300);           /* past the first backoff */
+    r = ask(&a, "retrieve", "{\"query\":\"fusion store\",\"k\":20}");
+    ck_assert(!degraded_has(r, "flaky"));
+    ck_assert(any_from(hits_of(r), "flaky"));
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(a_slow_shard_past_the_deadline_is_dropped_and_cancelled)
+{
+    char e0[1024], e1[1024], e2[2048], pre[512], log[128];
+    srv a;
+    rcp_request *r;
+    path_of(log, sizeof log, "slow.log");
+    slow_pre(pre, sizeof pre, log);
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    engine_json(e1, sizeof e1, "s1", "s1.jsonl", NULL, NULL);
+    engine_json(e2, sizeof e2, "slow", "s2.jsonl", NULL, pre);
+    registry3("rcp.json", e0, e1, e2, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5,\"_meta\":"
+            "{\"deadlineMs\":500}}");
+    ck_assert_uint_eq(hits_of(r)->n, 5);
+    ck_assert(degraded_has(r, "slow"));
+    ck_assert(noted(r, "past the deadline"));
+    ck_assert(!any_from(hits_of(r), "slow"));
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+/* What the aggregator sent the slow shard, as its tee logged it. */
+static int log_has(const char *name, const char *s)
+{
+    char p[128], b[1 << 15];
+    FILE *f;
+    size_t n;
+    path_of(p, sizeof p, name);
+    if (!(f = fopen(p, "r")))
+        return 0;
+    n = fread(b, 1, sizeof b - 1, f);
+    b[n] = '\0';
+    fclose(f);
+    return strstr(b, s) != NULL;
+}
+
+START_TEST(the_forwarded_deadline_is_strictly_smaller)
+{
+    char e0[2048], pre[512], log[128], b[1 << 15], *p;
+    FILE *f;
+    size_t n;
+    srv a;
+    double fwd;
+    path_of(log, sizeof log, "slow.log");
+    slow_pre(pre, sizeof pre, log);
+    engine_json(e0, sizeof e0, "slow", "s0.jsonl", NULL, pre);
+    registry3("rcp.json", e0, NULL, NULL, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"x\","
+                     "\"k\":3,\"_meta\":{\"deadlineMs\":300}}")),
+                     RCP_BACKEND_UNAVAILABLE);
+    f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    n = fread(b, 1, sizeof b - 1, f);
+    b[n] = '\0';
+    fclose(f);
+    p = strstr(b, "\"deadlineMs\":");
+    ck_assert_ptr_nonnull(p);
+    fwd = atof(p + 13);
+    ck_assert_msg(fwd > 0 && fwd < 300, "forwarded %g", fwd);
+    ck_assert_ptr_nonnull(strstr(b, "\"federation\":{\"depth\":2,"
+                                    "\"path\":[\""));
+    ck_assert_ptr_nonnull(strstr(b, "\"k\":6"));      /* headroom: 2k */
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(a_required_shard_failing_fails_the_query_with_its_code)
+{
+    char e0[1024], e1[2048], pre[512];
+    srv a;
+    slow_pre(pre, sizeof pre, NULL);
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    engine_json(e1, sizeof e1, "slow", "s1.jsonl", ",\"required\":true",
+                pre);
+    registry3("rcp.json", e0, e1, NULL, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"fusion\","
+                     "\"k\":5,\"_meta\":{\"deadlineMs\":400}}")),
+                     RCP_TIMEOUT);
+    rcp_client_close(a.c, 5000);
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    registry3("rcp.json", e0, "{\"id\":\"gone\",\"command\":"
+              "[\"/nonexistent/rcp-engine\"],\"required\":true}", NULL,
+              NULL);
+    aggregator(&a, "rcp.json", NULL);
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"fusion\","
+                     "\"k\":5}")), RCP_BACKEND_UNAVAILABLE);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(every_shard_failing_is_backend_unavailable_not_empty)
+{
+    char e0[2048], e1[2048], e2[2048], pre[512];
+    srv a;
+    slow_pre(pre, sizeof pre, NULL);
+    engine_json(e0, sizeof e0, "a", "s0.jsonl", NULL, pre);
+    engine_json(e1, sizeof e1, "b", "s1.jsonl", NULL, pre);
+    engine_json(e2, sizeof e2, "c", "s2.jsonl", NULL, pre);
+    registry3("rcp.json", e0, e1, e2, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"fusion\","
+                     "\"k\":5,\"_meta\":{\"deadlineMs\":300}}")),
+                     RCP_BACKEND_UNAVAILABLE);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+/* MARK: - §16.2 loop detection ---------------------------------------------- */
+
+START_TEST(a_cycle_a_lists_b_lists_a_terminates_and_is_noted)
+{
+    char e0[1024], eb[1024], ea[1024], p[128];
+    srv a;
+    rcp_request *r;
+    const rcp_json *h;
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    path_of(p, sizeof p, "rb.json");
+    snprintf(eb, sizeof eb, "{\"id\":\"b\",\"command\":[\"%s\",\"serve\","
+             "\"--registry\",\"%s\"]}", bin(), p);
+    registry3("ra.json", e0, eb, NULL, "\"id\":\"A\",");
+    engine_json(e0, sizeof e0, "s1", "s1.jsonl", NULL, NULL);
+    path_of(p, sizeof p, "ra.json");
+    snprintf(ea, sizeof ea, "{\"id\":\"a-again\",\"command\":[\"%s\","
+             "\"serve\",\"--registry\",\"%s\"]}", bin(), p);
+    registry3("rb.json", e0, ea, NULL, "\"id\":\"B\",");
+    aggregator(&a, "ra.json", NULL);
+    r = ask(&a, "retrieve", "{\"query\":\"fusion store\",\"k\":30}");
+    h = hits_of(r);
+    ck_assert(any_from(h, "s0"));
+    ck_assert(any_from(h, "b"));        /* s1's hits, through B */
+    ck_assert(noted(r, "cycle"));
+    /* a request already carrying our identity is answered, not forwarded */
+    r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5,\"_meta\":"
+            "{\"federation\":{\"depth\":3,\"path\":[\"X\",\"A\"]}}}");
+    ck_assert_uint_eq(hits_of(r)->n, 0);
+    ck_assert(noted(r, "cycle"));
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(depth_zero_answers_from_the_own_index_only)
+{
+    char e0[1024], p[128], c[128];
+    char *argv[8];
+    srv a;
+    rcp_request *r;
+    /* the own index holds documents no engine has, so the origin of a
+    ** hit tells where it came from */
+    shard_file("own.jsonl", 1, 40, 0, 0);
+    engine_json(e0, sizeof e0, "s1", "s1.jsonl", NULL, NULL);
+    registry3("rcp.json", e0, NULL, NULL, NULL);
+    path_of(p, sizeof p, "rcp.json");
+    path_of(c, sizeof c, "own.jsonl");
+    argv[0] = (char *)bin();
+    argv[1] = "serve";
+    argv[2] = "--registry";
+    argv[3] = p;
+    argv[4] = "--corpus";
+    argv[5] = c;
+    argv[6] = NULL;
+    spawn(&a, argv);
+    init(&a);
+    r = ask(&a, "retrieve", "{\"query\":\"fusion store\",\"k\":20}");
+    ck_assert(any_from(hits_of(r), "local"));
+    ck_assert(any_from(hits_of(r), "s1"));
+    r = ask(&a, "retrieve", "{\"query\":\"fusion store\",\"k\":20,\"_meta\":"
+            "{\"federation\":{\"depth\":0,\"path\":[]}}}");
+    ck_assert_uint_gt(hits_of(r)->n, 0);
+    ck_assert(all_from(hits_of(r), "local"));
+    ck_assert(noted(r, "depth is 0"));
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"x\","
+                     "\"_meta\":{\"federation\":{\"depth\":-1}}}")),
+                     RCP_INVALID_PARAMS);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+/* MARK: - §7.14 cancel and §9 progress pass through ----------------------- */
+
+START_TEST(a_cancel_mid_fan_out_cancels_every_downstream_request)
+{
+    char e0[1024], e1[2048], pre[512], log[128];
+    srv a;
+    rcp_request *r;
+    int i;
+    path_of(log, sizeof log, "slow.log");
+    slow_pre(pre, sizeof pre, log);
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    engine_json(e1, sizeof e1, "slow", "s1.jsonl", NULL, pre);
+    registry3("rcp.json", e0, e1, NULL, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    r = rcp_client_request(a.c, "retrieve", "{\"query\":\"fusion\",\"k\":5}",
+                           0);
+    ck_assert_ptr_nonnull(r);
+    (void)rcp_client_wait(a.c, r, 300); /* the fan-out is under way */
+    ck_assert_int_eq(rcp_request_state_get(r), RCP_REQ_PENDING);
+    {
+        size_t n;
+        const char *id = rcp_request_id(r, &n);
+        char params[64];
+        snprintf(params, sizeof params, "{\"id\":%.*s}", (int)n, id);
+        ck_assert_int_eq(rcp_client_notify(a.c, "notifications/cancel",
+                                           params), 0);
+    }
+    ck_assert_int_eq(rcp_client_wait(a.c, r, 5000), RCP_REQ_DONE);
+    ck_assert_int_eq(error_code(r), RCP_CANCELLED);
+    for (i = 0; i < 50 && !log_has("slow.log", "notifications/cancel"); i++)
+        (void)poll(NULL, 0, 100);
+    ck_assert(log_has("slow.log", "\"method\":\"retrieve\""));
+    ck_assert(log_has("slow.log", "notifications/cancel"));
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(progress_is_reported_per_engine)
+{
+    srv a;
+    rcp_request *r;
+    three_shards("rcp.json", NULL);
+    aggregator(&a, "rcp.json", NULL);
+    r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5,\"_meta\":"
+            "{\"progressToken\":\"t\"}}");
+    ck_assert_uint_eq(hits_of(r)->n, 5);
+    ck_assert_uint_gt(a.progress, 0);
+    ck_assert(a.engine_stage);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+/* MARK: - §7.13 catalog/list, §16.4 capabilities ------------------------------ */
+
+START_TEST(catalog_list_gives_each_engines_initialize_endpoint_on_request)
+{
+    srv a;
+    const rcp_json *es, *caps;
+    rcp_request *r;
+    size_t i;
+    three_shards("rcp.json", NULL);
+    aggregator(&a, "rcp.json", NULL);
+    r = ask(&a, "info", "{}");
+    caps = rcp_json_get(rcp_request_result(r), "capabilities");
+    ck_assert(rcp_json_get(caps, "catalog"));
+    ck_assert(rcp_json_get(caps, "retrieve"));
+    ck_assert(!rcp_json_get(caps, "embed"));   /* not routed: -32003 */
+    ck_assert(!rcp_json_get(caps, "index"));
+    ck_assert(!rcp_json_get(caps, "pagination"));
+    ck_assert_int_eq(error_code(ask(&a, "embed", "{\"inputs\":[\"x\"]}")),
+                     RCP_CAPABILITY_MISSING);
+    r = ask(&a, "catalog/list", "{}");
+    es = rcp_json_get(rcp_request_result(r), "engines");
+    ck_assert_uint_eq(es->n, 3);
+    for (i = 0; i < 3; i++) {
+        const rcp_json *e = &es->kids[i];
+        ck_assert(rcp_json_streq(rcp_json_get(rcp_json_get(e, "server"),
+                                              "name"), "rcp"));
+        ck_assert(rcp_json_get(rcp_json_get(e, "capabilities"), "embed"));
+        ck_assert(!rcp_json_get(e, "endpoint"));
+    }
+    ck_assert(rcp_json_streq(rcp_json_get(&es->kids[1], "id"), "s1"));
+    rcp_client_close(a.c, 5000);
+    aggregator(&a, "rcp.json", "--expose-endpoints");
+    r = ask(&a, "catalog/list", "{}");
+    es = rcp_json_get(rcp_request_result(r), "engines");
+    ck_assert(rcp_json_streq(rcp_json_get(rcp_json_get(&es->kids[0],
+                             "endpoint"), "transport"), "stdio"));
+    ck_assert_uint_eq(rcp_json_get(rcp_json_get(&es->kids[0], "endpoint"),
+                                   "command")->n, 4);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+/* MARK: - §16.1 the registry's errors ----------------------------------------- */
+
+/* rcp serve --registry over text: its exit status and what it said. */
+static int bad_registry(const char *text, char *said, size_t n)
+{
+    rcp_client_opts o;
+    char p[128], err[256];
+    char *argv[] = { (char *)bin(), "serve", "--registry", p, NULL };
+    rcp_client *c;
+    const char *t;
+    size_t len;
+    int st = -1;
+    write_file("bad.json", text);
+    path_of(p, sizeof p, "bad.json");
+    memset(&o, 0, sizeof o);
+    o.err = RCP_STDERR_CAPTURE;
+    c = rcp_client_spawn(argv, &o, err, sizeof err);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(rcp_client_wait_exit(c, 10000, &st));
+    t = rcp_client_stderr_text(c, &len);
+    snprintf(said, n, "%.*s", (int)len, t ? t : "");
+    rcp_client_close(c, 0);
+    return st;
+}
+
+START_TEST(a_malformed_registry_names_path_pointer_and_reason)
+{
+    static const struct { const char *text, *want; } cases[] = {
+        { "{\"engines\": [\n  {\"id\": \"a\",, }]}", "line 2, column" },
+        { "[]", "/: must be an object" },
+        { "{\"engine\": []}", "/engines: missing" },
+        { "{\"engines\": [{\"id\":\"a\",\"command\":\"rcp serve\"}]}",
+          "/engines/0/command: must be a non-empty array of strings" },
+        { "{\"engines\": [{\"command\":[\"rcp\"]}]}", "/engines/0/id: "
+          "missing" },
+        { "{\"engines\": [{\"id\":\"a\",\"command\":[\"x\"]},{\"id\":\"a\","
+          "\"command\":[\"y\"]}]}", "/engines/1/id: \"a\" again" },
+        { "{\"engines\": [{\"id\":\"a\",\"command\":[\"x\"],\"weight\":-1}]}",
+          "/engines/0/weight: must be a finite number >= 0" },
+        { "{\"engines\": [{\"id\":\"a\",\"transport\":\"grpc\",\"command\":"
+          "[\"x\"]}]}", "/engines/0/transport: must be \"stdio\" or "
+          "\"http\"" },
+        { "{\"engines\": [{\"id\":\"a\",\"command\":[\"x\"],\"required\":1}]}",
+          "/engines/0/required: must be true or false" },
+        { "{\"engines\": [{\"id\":\"a\",\"transport\":\"stdio\",\"url\":"
+          "\"http://x\"}]}", "/engines/0/command: missing" },
+        { "{\"engines\": []}", "/engines: empty" },
+        { "{\"engines\": [{\"id\":\"w\",\"url\":\"http://127.0.0.1:1/rcp\","
+          "\"required\":true}]}", "engine w is required, but http" }
+    };
+    char said[2048], p[128];
+    size_t i;
+    path_of(p, sizeof p, "bad.json");
+    for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int st = bad_registry(cases[i].text, said, sizeof said);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "case %lu: "
+                      "status %d", (unsigned long)i, st);
+        ck_assert_msg(strstr(said, p) && strstr(said, cases[i].want),
+                      "case %lu: wanted '%s' and the path, got: %s",
+                      (unsigned long)i, cases[i].want, said);
+    }
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("federation");
+    TCase *fuse = tcase_create("fusion"), *fail = tcase_create("failure"),
+          *loop = tcase_create("loops"), *pass = tcase_create("pass-through"),
+          *cat = tcase_create("catalog"), *reg = tcase_create("registry");
+    TCase *all[] = { fuse, fail, loop, pass, cat, reg };
+    size_t i;
+    tcase_add_test(fuse,
+        fused_hits_equal_an_offline_rrf_over_the_shards_own_answers);
+    tcase_add_test(fuse, engine_weights_scale_each_engines_contribution);
+    tcase_add_test(fuse, duplicates_collapse_by_id_with_origin_and_merged_meta);
+    tcase_add_test(fuse, convex_falls_back_to_rrf_only_without_every_scorefloor);
+    tcase_add_test(fail, a_dead_shard_is_skipped_noted_and_degraded);
+    tcase_add_test(fail, a_shard_that_dies_is_reconnected_after_its_backoff);
+    tcase_add_test(fail,
+        a_slow_shard_past_the_deadline_is_dropped_and_cancelled);
+    tcase_add_test(fail, the_forwarded_deadline_is_strictly_smaller);
+    tcase_add_test(fail,
+        a_required_shard_failing_fails_the_query_with_its_code);
+    tcase_add_test(fail, every_shard_failing_is_backend_unavailable_not_empty);
+    tcase_add_test(loop, a_cycle_a_lists_b_lists_a_terminates_and_is_noted);
+    tcase_add_test(loop, depth_zero_answers_from_the_own_index_only);
+    tcase_add_test(pass,
+        a_cancel_mid_fan_out_cancels_every_downstream_request);
+    tcase_add_test(pass, progress_is_reported_per_engine);
+    tcase_add_test(cat,
+        catalog_list_gives_each_engines_initialize_endpoint_on_request);
+    tcase_add_test(reg, a_malformed_registry_names_path_pointer_and_reason);
+    for (i = 0; i < sizeof all / sizeof *all; i++) {
+        tcase_add_checked_fixture(all[i], setup, teardown);
+        tcase_set_timeout(all[i], 120);
+        suite_add_tcase(s, all[i]);
+    }
+    return s;
+}
+
+TEST_MAIN(make_suite)
