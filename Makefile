@@ -357,6 +357,12 @@ endif
 
 CONFORM_FIELDS = --field year:int --field lang:keyword --field tags:keyword \
                  --field title:text --field published:date
+# One engine of the federation the suite certifies (issue 14): an rcp
+# shard with the suite's fields over the sample corpus.
+fed_engine = {"id":"$(1)","transport":"stdio","command":["$(BUILD)/rcp",\
+  "serve","--field","year:int","--field","lang:keyword","--field",\
+  "tags:keyword","--field","title:text","--field","published:date",\
+  "--corpus","tests/sample-corpus.jsonl"]}
 # The durable store the suite runs against, kept between runs on purpose:
 # every run must pass on the store the previous one left (make clean
 # removes it).
@@ -387,6 +393,12 @@ test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp \
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --debug
 	@echo "== conformance, with filter fields ($(BUILD))"
 	@$(BUILD)/rcp conform -- $(BUILD)/rcp serve --debug $(CONFORM_FIELDS)
+	@echo "== conformance, an aggregator over three shards (§16, $(BUILD))"
+	@printf '%s\n' '{"id":"conform-federation","engines":[$(call \
+	    fed_engine,a),$(call fed_engine,b),$(call fed_engine,c)]}' \
+	    > $(BUILD)/conform-registry.json
+	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve \
+	    --registry $(BUILD)/conform-registry.json
 	@echo "== conformance, a store reused across runs ($(CONFORM_STORE))"
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --data $(CONFORM_STORE)
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --data $(CONFORM_STORE) \

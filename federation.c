@@ -71,6 +71,9 @@ enum { E_DEAD, E_STARTING, E_READY };
 /* §6.1 retrieve.modes and .fusion as bit masks. */
 static const char *const mode_names[] = { "dense", "sparse", "hybrid" };
 static const char *const fuse_names[] = { "rrf", "weighted", "convex" };
+static const char *const op_names[] = { "eq", "ne", "gt", "gte", "lt", "lte",
+    "in", "nin", "contains", "exists" };
+#define NOPS 10
 
 typedef struct engine {
     char   *id;                 /* §16.1 registry id */
@@ -111,6 +114,7 @@ typedef struct leg {
     int          state;
     rcp_request *r;             /* stdio */
     const rcp_json *res;        /* L_DONE: its result */
+    const rcp_json *err;        /* its error response's error, if any */
     int          code;          /* L_FAILED: the code to surface */
     double       progress;
     char         token[24];     /* the downstream progressToken */
@@ -129,6 +133,12 @@ typedef struct fed {
     unsigned      modes, fusions;
     int64_t       maxk;
     int           all_mmr, all_rerank, all_conf, all_det;
+    /* §8 filter: the fields (name, type or NULL) and operators every
+    ** retrieving engine advertises */
+    char        **fname, **ftype;
+    size_t        nfields;
+    unsigned      ops;          /* mask over op_names; all: not said */
+    int           ops_known;
     const char   *default_mode;
     /* one query */
     rcp_call   *cur;
@@ -795,6 +805,166 @@ static int startup_path(fed *f)
 
 /* MARK: - §16.4 Federated capabilities ----------------------------------- */
 
+/* filter.fields of an engine: 1 and *type (NULL: not said) when it
+** advertises name. */
+static int has_field(const rcp_json *fields, const char *name,
+                     const rcp_json **type)
+{
+    size_t i, n = strlen(name);
+    *type = NULL;
+    if (fields && fields->type == RCP_JSON_OBJECT) {
+        for (i = 0; i < fields->n; i++)
+            if (fields->kids[i].keylen == n
+                && !memcmp(fields->kids[i].key, name, n)) {
+                *type = &fields->kids[i];
+                return 1;
+            }
+    } else if (fields && fields->type == RCP_JSON_ARRAY) {
+        for (i = 0; i < fields->n; i++)
+            if (str_is(&fields->kids[i], name, n))
+                return 1;
+    }
+    return 0;
+}
+
+/* §16.4 "guaranteed": a field is filterable across the federation only
+** when every retrieving engine declares it (with one type), so a filter
+** is never honoured by some engines and refused or ignored by others.
+** 0, or -1 out of memory. */
+static int merge_filter(fed *f)
+{
+    const rcp_json *first = NULL;
+    size_t i, j, nret = 0;
+    f->ops = (1u << NOPS) - 1;
+    f->ops_known = 1;
+    for (i = 0; i < f->n; i++) {
+        const engine *e = &f->e[i];
+        const rcp_json *flt, *ops;
+        if (!e->info || !(e->offers & PROTO_CAP(PROTO_CAP_RETRIEVE)))
+            continue;
+        nret++;
+        if (!(e->offers & PROTO_CAP(PROTO_CAP_FILTER)))
+            return 0;
+        flt = rcp_json_get(e->caps, "filter");
+        if (!first)
+            first = rcp_json_get(flt, "fields");
+        ops = rcp_json_get(flt, "operators");
+        if (ops && ops->type == RCP_JSON_ARRAY)
+            f->ops &= name_mask(ops, op_names, NOPS);
+        else
+            f->ops_known = 0;
+    }
+    if (!nret || !first || (first->type != RCP_JSON_OBJECT
+                            && first->type != RCP_JSON_ARRAY))
+        return 0;
+    f->fname = rcp_malloc((first->n + 1) * sizeof *f->fname);
+    f->ftype = rcp_malloc((first->n + 1) * sizeof *f->ftype);
+    if (!f->fname || !f->ftype)
+        return -1;
+    for (j = 0; j < first->n; j++) {
+        const rcp_json *nm = first->type == RCP_JSON_OBJECT ? NULL
+            : &first->kids[j], *ty = NULL, *t2;
+        char name[128];
+        int ok = 1;
+        if (nm && nm->type != RCP_JSON_STRING)
+            continue;
+        snprintf(name, sizeof name, "%.*s", nm ? (int)nm->n
+                 : (int)first->kids[j].keylen, nm ? nm->s
+                 : first->kids[j].key);
+        for (i = 0; ok && i < f->n; i++) {
+            const engine *e = &f->e[i];
+            if (!e->info || !(e->offers & PROTO_CAP(PROTO_CAP_RETRIEVE)))
+                continue;
+            ok = has_field(rcp_json_get(rcp_json_get(e->caps, "filter"),
+                                        "fields"), name, &t2);
+            if (ok && t2 && t2->type == RCP_JSON_STRING) {
+                if (ty && !(ty->n == t2->n && !memcmp(ty->s, t2->s, t2->n)))
+                    ok = 0;         /* one name, two types: not one field */
+                ty = t2;
+            }
+        }
+        if (!ok)
+            continue;
+        f->fname[f->nfields] = dupn(name, strlen(name));
+        f->ftype[f->nfields] = ty ? dupn(ty->s, ty->n) : NULL;
+        if (!f->fname[f->nfields] || (ty && !f->ftype[f->nfields]))
+            return -1;
+        f->nfields++;
+    }
+    if (f->nfields)
+        f->offers |= PROTO_CAP(PROTO_CAP_FILTER);
+    return 0;
+}
+
+static void write_filter_cap(const fed *f, rcp_jw *w)
+{
+    size_t i;
+    int typed = 1;
+    for (i = 0; i < f->nfields; i++)
+        typed &= f->ftype[i] != NULL;
+    rcp_jw_key(w, "fields");
+    if (typed) {
+        rcp_jw_obj(w);
+        for (i = 0; i < f->nfields; i++) {
+            rcp_jw_key(w, f->fname[i]);
+            rcp_jw_cstr(w, f->ftype[i]);
+        }
+        rcp_jw_obj_end(w);
+    } else {
+        rcp_jw_arr(w);
+        for (i = 0; i < f->nfields; i++)
+            rcp_jw_cstr(w, f->fname[i]);
+        rcp_jw_arr_end(w);
+    }
+    if (f->ops_known)
+        write_mask(w, "operators", f->ops, op_names, NOPS);
+}
+
+/* §8 "MUST reject filters referencing unadvertised fields with -32602"
+** and an operator outside filter.operators with -32005: checked against
+** the federation's own (intersected) lists; the engines judge the rest
+** (value types), and their refusal surfaces (refused). */
+static int check_filter(const fed *f, rcp_call *c, const rcp_json *n,
+                        unsigned depth)
+{
+    const rcp_json *fld, *op;
+    size_t i;
+    int rc;
+    if (!n || depth > 64)
+        return 0;
+    if (n->type == RCP_JSON_ARRAY) {
+        for (i = 0; i < n->n; i++)
+            if ((rc = check_filter(f, c, &n->kids[i], depth + 1)))
+                return rc;
+        return 0;
+    }
+    if (n->type != RCP_JSON_OBJECT)
+        return 0;
+    if ((fld = rcp_json_get(n, "field")) != NULL) {
+        for (i = 0; i < f->nfields; i++)
+            if (str_is(fld, f->fname[i], strlen(f->fname[i])))
+                break;
+        if (i == f->nfields)
+            return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL,
+                             "field '%.*s' is not filterable on every engine "
+                             "of this federation (filter.fields)",
+                             fld->type == RCP_JSON_STRING
+                             ? (int)(fld->n > 64 ? 64 : fld->n) : 0,
+                             fld->type == RCP_JSON_STRING ? fld->s : "");
+        op = rcp_json_get(n, "op");
+        if (f->ops_known && op && proto_pick(op, op_names, NOPS) >= 0
+            && !(f->ops & (1u << proto_pick(op, op_names, NOPS))))
+            return call_fail(c, RCP_OPTION_UNSUPPORTED, "filter", "filter.op",
+                             "operator '%.*s' is not in filter.operators "
+                             "of every engine", (int)op->n, op->s);
+        return 0;
+    }
+    for (i = 0; i < n->n; i++)
+        if ((rc = check_filter(f, c, &n->kids[i], depth + 1)))
+            return rc;
+    return 0;
+}
+
 /* Invariant 1: union for what routes (retrieve and its modes, fusion
 ** methods, maxK), intersection for what every hit must carry. */
 static void merge_caps(fed *f)
@@ -892,6 +1062,8 @@ static void fed_describe(const void *ud, int cap, rcp_jw *w)
         /* RRF, min-max and floor-anchored sums are all >= 0 */
         rcp_jw_key(w, "scoreFloor");
         rcp_jw_double(w, 0.0);
+    } else if (cap == PROTO_CAP_FILTER) {
+        write_filter_cap(f, w);
     } else if (cap == PROTO_CAP_CATALOG) {
         rcp_jw_key(w, "engines");
         rcp_jw_int(w, (int64_t)f->n);
@@ -1036,9 +1208,20 @@ static int read_query(fed *f, rcp_call *c, fq *q)
     const rcp_json *p = call_params(c), *fusion, *meta;
     double dl = call_deadline(c), now = proto_now_ms(), left, reserve;
     int rc;
+    const rcp_json *v;
     memset(q, 0, sizeof *q);
     q->mode = q->fuse = -1;
-    if ((rc = call_int(c, p, "k", 1, f->maxk, 10, &q->k)))
+    /* what every engine would refuse is refused here, once (§7.7) */
+    if ((rc = call_need(c, p, "query", &v)) || (rc = call_need(c, p, "k", &v))
+        || (rc = call_int(c, p, "k", 1, (int64_t)RCP_INT53_MAX, 10, &q->k)))
+        return rc;
+    if (q->k > f->maxk)                 /* §7.7 clamped to maxK */
+        q->k = f->maxk;
+    if (proto_get(p, "filter") && !call_offers(c, PROTO_CAP_FILTER))
+        return call_fail(c, RCP_OPTION_UNSUPPORTED, "filter", "filter",
+                         "filter is not advertised: no filter every engine "
+                         "of this federation honours (§16.4)");
+    if ((rc = check_filter(f, c, proto_get(p, "filter"), 0)))
         return rc;
     /* §16.2 "k or a small multiple": twice k lets a document ranked just
     ** past k by one engine still win by the evidence of another */
@@ -1188,6 +1371,7 @@ static void leg_local(leg *l, const char *params, size_t n)
             l->state = L_DONE;
         } else if (err) {
             int64_t code;
+            l->err = err;
             l->code = rcp_json_int(rcp_json_get(err, "code"), &code)
                 ? (int)code : RCP_INTERNAL_ERROR;
             engine_fail(e, "answered %d", l->code);
@@ -1283,6 +1467,7 @@ static void leg_poll(leg *l)
     if (st == RCP_REQ_DONE && rcp_request_error(l->r, &code)) {
         l->state = L_FAILED;
         l->code = code;
+        l->err = rcp_json_get(rcp_request_response(l->r), "error");
         engine_fail(e, "answered %d", code);
     } else if (st == RCP_REQ_DONE && rcp_request_result(l->r)) {
         l->state = L_DONE;
@@ -1653,6 +1838,32 @@ static void plan_legs(fed *f, const fq *q, leg *legs)
     }
 }
 
+/* An engine that answered that the request is wrong says so for us all:
+** nothing else answered, so the caller gets its error, not -32010. */
+static int refused(int code)
+{
+    return code == RCP_INVALID_PARAMS || code == RCP_OPTION_UNSUPPORTED
+        || code == RCP_INVALID_REQUEST;
+}
+
+static int surface(rcp_call *c, const leg *l)
+{
+    const rcp_json *d = rcp_json_get(l->err, "data"),
+                   *fld = rcp_json_get(d, "field"),
+                   *opt = rcp_json_get(d, "option"),
+                   *det = rcp_json_get(d, "detail");
+    char fb[128], ob[64];
+    snprintf(fb, sizeof fb, "%.*s", fld && fld->type == RCP_JSON_STRING
+             ? (int)(fld->n > 120 ? 120 : fld->n) : 0, fld ? fld->s : "");
+    snprintf(ob, sizeof ob, "%.*s", opt && opt->type == RCP_JSON_STRING
+             ? (int)(opt->n > 60 ? 60 : opt->n) : 0, opt ? opt->s : "");
+    return call_fail(c, l->code, fb[0] ? fb : NULL, ob[0] ? ob : NULL,
+                     "engine %s: %.*s", l->e->id, det && det->type
+                     == RCP_JSON_STRING ? (int)(det->n > 200 ? 200 : det->n)
+                     : 7, det && det->type == RCP_JSON_STRING ? det->s
+                     : "refused");
+}
+
 /* What failed and why, into the notes; the verdict: 0 to answer, or the
 ** code of a required engine's failure, or -32010 when nothing answered
 ** (§16.2). */
@@ -1674,6 +1885,9 @@ static int judge(fed *f, rcp_call *c, leg *legs)
             return call_fail(c, l->code, NULL, NULL, "required engine %s "
                              "failed: %s", l->e->id, l->e->why);
     }
+    for (i = 0; asked && !ok && i < f->n; i++)
+        if (legs[i].state == L_FAILED && refused(legs[i].code))
+            return surface(c, &legs[i]);
     if (asked && !ok)
         return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL,
                          "no engine answered (%lu asked): %s",
@@ -1755,6 +1969,12 @@ static void fed_close(void *ud)
             rcp_client_eof(f->e[i].cl);
     for (i = 0; i < f->n; i++)
         engine_close(&f->e[i]);
+    for (i = 0; i < f->nfields; i++) {
+        rcp_free(f->fname[i]);
+        rcp_free(f->ftype[i]);
+    }
+    rcp_free(f->fname);
+    rcp_free(f->ftype);
     rcp_free(f->e);
     rcp_free(f->self);
     rcp_free(f->env_path);
@@ -1841,6 +2061,10 @@ int federation_open(const char *path, int expose,
         }
     }
     merge_caps(f);
+    if (merge_filter(f) != 0) {
+        seterr(err, errlen, "out of memory");
+        goto fail;
+    }
     if (!(f->offers & PROTO_CAP(PROTO_CAP_RETRIEVE)) && !f->in_cycle) {
         seterr(err, errlen, "%s: no engine answered initialize with a "
                "retrieve capability: nothing to federate", path);

@@ -285,8 +285,8 @@ static int fitem_cmp(const void *pa, const void *pb)
 /* §16.3 by its formula, over each shard's own answer to the same
 ** request (k doubled, as the aggregator asks), summed in registry order
 ** and sorted by the MUST tie-break; written here, not with rcp_fuse. */
-static size_t offline_rrf(const char *params, const double *weights,
-                          fitem *out, size_t cap)
+static size_t offline_fuse(const char *params, const double *weights,
+                           int convex, fitem *out, size_t cap)
 {
     static const char *const corp[] = { "s0.jsonl", "s1.jsonl",
                                         "s2.jsonl" };
@@ -294,9 +294,21 @@ static size_t offline_rrf(const char *params, const double *weights,
     for (i = 0; i < 3; i++) {
         srv s;
         const rcp_json *h;
+        double floor = 0, max = 0;
         shard(&s, corp[i]);
+        if (convex)     /* §16.3: the floor the engine advertises */
+            floor = rcp_json_num(rcp_json_get(rcp_json_get(rcp_json_get(
+                rcp_request_result(ask(&s, "info", "{}")), "capabilities"),
+                "retrieve"), "scoreFloor"));
         h = hits_of(ask(&s, "retrieve", params));
         for (j = 0; j < h->n; j++) {
+            double sc = rcp_json_num(rcp_json_get(&h->kids[j], "score"));
+            if (j == 0 || sc > max)
+                max = sc;
+        }
+        for (j = 0; j < h->n; j++) {
+            double sc = rcp_json_num(rcp_json_get(&h->kids[j], "score")),
+                   term;
             const rcp_json *id = rcp_json_get(&h->kids[j], "id");
             char key[128];
             snprintf(key, sizeof key, "%.*s", (int)id->n, id->s);
@@ -307,7 +319,12 @@ static size_t offline_rrf(const char *params, const double *weights,
                 memset(&out[n], 0, sizeof out[n]);
                 strcpy(out[n++].id, key);
             }
-            out[m].score += weights[i] / (60.0 + (double)(j + 1));
+            if (!convex)
+                term = 1.0 / (60.0 + (double)(j + 1));
+            else
+                term = max > floor ? (sc <= floor ? 0 : (sc - floor)
+                                      / (max - floor)) : 0;
+            out[m].score += weights[i] * term;
             out[m].weight += weights[i];
         }
         rcp_client_close(s.c, 5000);
@@ -343,8 +360,9 @@ START_TEST(fused_hits_equal_an_offline_rrf_over_the_shards_own_answers)
     srv a;
     rcp_request *r;
     three_shards("rcp.json", NULL);
-    n = offline_rrf("{\"query\":\"fusion score rank\",\"k\":20,"
-                    "\"mode\":\"sparse\"}", w, want, 128);
+    n = offline_fuse("{\"query\":\"fusion score rank\",\"k\":20,"
+                    "\"mode\":\"sparse\"}", w, 0, want,
+                     128);
     ck_assert_uint_ge(n, 10);
     for (i = 1; i < 10; i++)
         ties += want[i].score == want[i - 1].score;
@@ -369,8 +387,8 @@ START_TEST(engine_weights_scale_each_engines_contribution)
     engine_json(e1, sizeof e1, "s1", "s1.jsonl", NULL, NULL);
     engine_json(e2, sizeof e2, "s2", "s2.jsonl", ",\"weight\":2.5", NULL);
     registry3("rcp.json", e0, e1, e2, NULL);
-    n = offline_rrf("{\"query\":\"durable store log\",\"k\":16}", w, want,
-                    128);
+    n = offline_fuse("{\"query\":\"durable store log\",\"k\":16}", w, 0,
+                     want, 128);
     aggregator(&a, "rcp.json", NULL);
     expect_fused(ask(&a, "retrieve", "{\"query\":\"durable store log\","
                      "\"k\":8}"), want, n, 8);
@@ -407,16 +425,22 @@ START_TEST(duplicates_collapse_by_id_with_origin_and_merged_meta)
 }
 END_TEST
 
-START_TEST(convex_falls_back_to_rrf_only_without_every_scorefloor)
+START_TEST(convex_equals_an_offline_floor_anchored_fusion)
 {
+    static const double w[] = { 1, 1, 1 };
+    fitem want[128];
+    size_t n;
     srv a;
     rcp_request *r;
     three_shards("rcp.json", NULL);
+    n = offline_fuse("{\"query\":\"fusion score rank\",\"k\":20,"
+                     "\"mode\":\"dense\"}", w, 1, want, 128);
     aggregator(&a, "rcp.json", NULL);
     /* every rcp shard advertises scoreFloor: convex is applied */
-    r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5,\"_meta\":"
-            "{\"federation\":{\"fusion\":{\"method\":\"convex\"}}}}");
-    ck_assert_uint_gt(hits_of(r)->n, 0);
+    r = ask(&a, "retrieve", "{\"query\":\"fusion score rank\",\"k\":10,"
+            "\"mode\":\"dense\",\"_meta\":{\"federation\":{\"fusion\":"
+            "{\"method\":\"convex\"}}}}");
+    expect_fused(r, want, n, 10);
     ck_assert(!noted(r, "fused by rrf"));
     r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5,\"_meta\":"
             "{\"federation\":{\"fusion\":{\"method\":\"bogus\"}}}}");
@@ -745,6 +769,56 @@ START_TEST(catalog_list_gives_each_engines_initialize_endpoint_on_request)
 }
 END_TEST
 
+START_TEST(filter_fields_are_the_intersection_of_the_engines)
+{
+    char e0[1024], e1[1024], e2[1024];
+    srv a;
+    const rcp_json *flt;
+    rcp_request *r;
+    /* entries with --field options in their commands */
+    snprintf(e0, sizeof e0, "{\"id\":\"s0\",\"command\":[\"%s\",\"serve\","
+             "\"--field\",\"file:keyword\",\"--field\",\"kind:keyword\","
+             "\"--corpus\",\"%s/s0.jsonl\"]}", bin(), dir);
+    snprintf(e1, sizeof e1, "{\"id\":\"s1\",\"command\":[\"%s\",\"serve\","
+             "\"--field\",\"file:keyword\",\"--field\",\"kind:text\","
+             "\"--corpus\",\"%s/s1.jsonl\"]}", bin(), dir);
+    snprintf(e2, sizeof e2, "{\"id\":\"s2\",\"command\":[\"%s\",\"serve\","
+             "\"--field\",\"file:keyword\",\"--field\",\"section:text\","
+             "\"--corpus\",\"%s/s2.jsonl\"]}", bin(), dir);
+    registry3("rcp.json", e0, e1, e2, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    flt = rcp_json_get(rcp_json_get(rcp_request_result(ask(&a, "info",
+                       "{}")), "capabilities"), "filter");
+    ck_assert_ptr_nonnull(flt);
+    /* file is everyone's keyword; kind has two types; section one engine */
+    ck_assert(rcp_json_streq(rcp_json_get(rcp_json_get(flt, "fields"),
+                                          "file"), "keyword"));
+    ck_assert_uint_eq(rcp_json_get(flt, "fields")->n, 1);
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":50,\"filter\":"
+            "{\"field\":\"file\",\"op\":\"eq\",\"value\":\"store.c\"}}");
+    ck_assert_uint_gt(hits_of(r)->n, 0);
+    ck_assert(!any_from(hits_of(r), "nobody"));
+    {
+        const rcp_json *h = hits_of(r);
+        size_t i;
+        for (i = 0; i < h->n; i++)
+            ck_assert(rcp_json_streq(rcp_json_get(rcp_json_get(&h->kids[i],
+                                     "meta"), "file"), "store.c"));
+    }
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"x\","
+                     "\"k\":3,\"filter\":{\"field\":\"section\",\"op\":"
+                     "\"eq\",\"value\":\"a\"}}")), RCP_INVALID_PARAMS);
+    rcp_client_close(a.c, 5000);
+    /* one engine without filter: none is advertised, a filter is refused */
+    three_shards("rcp.json", NULL);
+    aggregator(&a, "rcp.json", NULL);
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"x\","
+                     "\"k\":3,\"filter\":{\"field\":\"file\",\"op\":"
+                     "\"eq\",\"value\":\"a\"}}")), RCP_OPTION_UNSUPPORTED);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
 /* MARK: - §16.1 the registry's errors ----------------------------------------- */
 
 /* rcp serve --registry over text: its exit status and what it said. */
@@ -821,7 +895,7 @@ static Suite *make_suite(void)
         fused_hits_equal_an_offline_rrf_over_the_shards_own_answers);
     tcase_add_test(fuse, engine_weights_scale_each_engines_contribution);
     tcase_add_test(fuse, duplicates_collapse_by_id_with_origin_and_merged_meta);
-    tcase_add_test(fuse, convex_falls_back_to_rrf_only_without_every_scorefloor);
+    tcase_add_test(fuse, convex_equals_an_offline_floor_anchored_fusion);
     tcase_add_test(fail, a_dead_shard_is_skipped_noted_and_degraded);
     tcase_add_test(fail, a_shard_that_dies_is_reconnected_after_its_backoff);
     tcase_add_test(fail,
@@ -837,6 +911,7 @@ static Suite *make_suite(void)
     tcase_add_test(pass, progress_is_reported_per_engine);
     tcase_add_test(cat,
         catalog_list_gives_each_engines_initialize_endpoint_on_request);
+    tcase_add_test(cat, filter_fields_are_the_intersection_of_the_engines);
     tcase_add_test(reg, a_malformed_registry_names_path_pointer_and_reason);
     for (i = 0; i < sizeof all / sizeof *all; i++) {
         tcase_add_checked_fixture(all[i], setup, teardown);
