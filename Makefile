@@ -529,7 +529,8 @@ conform-report: $(BUILD)/rcp
 
 bench: $(patsubst %,$(BUILD)/tests/%,$(BENCHES)) $(BUILD)/rcp
 	@set -e; for b in $(BENCHES); do \
-	  echo "== $$b"; RCP_BIN=$(BUILD)/rcp $(BUILD)/tests/$$b; done
+	  echo "== $$b"; RCP_BIN=$(BUILD)/rcp CRANFIELD=$(CRANFIELD) \
+	    $(BUILD)/tests/$$b; done
 
 # Retrieval quality of the built-in engine (tests/eval.c): Cranfield, split
 # into a development and a test half, and the KJV passages, a collection

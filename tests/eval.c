@@ -1067,6 +1067,133 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     free(docs);
 }
 
+/* ---- federation (§16): Cranfield over shards vs unsplit ---------------- */
+
+#define FED_SHARDS 4
+
+/* Shard s of n: every document whose index in c is s modulo n (round
+** robin, as bench_federation splits); docs maps the shard's numbers to
+** indexes in c. */
+static rcp_model *build_shard(const coll *c, rcp_model_opts o, size_t s,
+                              size_t n, size_t **docs)
+{
+    char err[256];
+    rcp_model *m = rcp_model_new(&o, err, sizeof err);
+    size_t i, k = 0;
+    if (!m) {
+        fprintf(stderr, "eval: %s\n", err);
+        exit(1);
+    }
+    *docs = xmalloc((c->nd / n + 2) * sizeof **docs);
+    for (i = s; i < c->nd; i += n) {
+        if (rcp_model_add(m, c->d[i].id, strlen(c->d[i].id), c->d[i].text,
+                          c->d[i].len, NULL, 0)) {
+            fprintf(stderr, "eval: out of memory\n");
+            exit(1);
+        }
+        (*docs)[k++] = i;
+    }
+    return m;
+}
+
+/* What federation.c answers with k = DEPTH: each shard asked for
+** min(2k, maxK) = DEPTH (maxK 1000), the lists fused by rcp_fuse in shard
+** order with weight 1 (convex: each shard's advertised scoreFloor, -1). */
+static size_t fed_search(rcp_model *const *m, size_t *const *docs,
+                         const pipeline *p, const topic *t, int method,
+                         const coll *c, size_t *out)
+{
+    static ranked rk[FED_SHARDS][DEPTH];
+    static rcp_fuse_item it[FED_SHARDS][DEPTH];
+    rcp_fuse_list l[FED_SHARDS];
+    rcp_fused *fz;
+    long nf, i;
+    size_t s, n, j;
+    for (s = 0; s < FED_SHARDS; s++) {
+        n = engine_search(m[s], docs[s], p, t, rk[s]);
+        for (j = 0; j < n; j++) {
+            it[s][j].id = c->d[rk[s][j].doc].id;
+            it[s][j].idlen = strlen(it[s][j].id);
+            it[s][j].score = rk[s][j].score;
+        }
+        l[s].items = it[s];
+        l[s].n = n;
+        l[s].weight = 1;
+        l[s].floor = -1;
+    }
+    if ((nf = rcp_fuse(method, l, FED_SHARDS, 60, &fz)) < 0) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    for (i = 0; i < nf && i < DEPTH; i++)
+        for (s = 0; s < FED_SHARDS; s++)
+            if (fz[i].pos[s] >= 0) {
+                out[i] = rk[s][fz[i].pos[s]].doc;
+                break;
+            }
+    rcp_free(fz);
+    return (size_t)(nf < DEPTH ? nf : DEPTH);
+}
+
+/* One table: nDCG@10, MAP and R@100 over every judged topic, unsplit
+** against FED_SHARDS shards fused by rrf and by convex. */
+static void federated(const coll *c, const rcp_model_opts *o)
+{
+    static const int which[] = { P_BM25, P_RRF, P_CONVEX };
+    static ranked rk[DEPTH];
+    static size_t d[DEPTH];
+    rcp_model *m[FED_SHARDS], *whole;
+    size_t *docs[FED_SHARDS], *wdocs, s, t, i, nq = 0;
+    int w, k, v;
+    double sum[3][3][3];        /* [pipeline][unsplit, rrf, convex][metric] */
+    memset(sum, 0, sizeof sum);
+    whole = build_model(c, *o, &wdocs);
+    for (s = 0; s < FED_SHARDS; s++)
+        m[s] = build_shard(c, *o, s, FED_SHARDS, &docs[s]);
+    for (t = 0; t < c->nt; t++) {
+        if (!c->t[t].nrel)
+            continue;
+        nq++;
+        for (w = 0; w < 3; w++) {
+            const pipeline *p = &pipes[which[w]];
+            double mt[NMETRIC];
+            size_t n = engine_search(whole, wdocs, p, &c->t[t], rk);
+            for (i = 0; i < n; i++)
+                d[i] = rk[i].doc;
+            score_ranking(c, &c->t[t], d, n, mt);
+            for (k = 0; k < 3; k++)
+                sum[w][0][k] += mt[k];
+            for (v = 1; v < 3; v++) {
+                n = fed_search(m, docs, p, &c->t[t], v == 1 ? RCP_FUSE_RRF
+                               : RCP_FUSE_CONVEX, c, d);
+                score_ranking(c, &c->t[t], d, n, mt);
+                for (k = 0; k < 3; k++)
+                    sum[w][v][k] += mt[k];
+            }
+        }
+    }
+    printf("\n%s over %d shards (round robin; federation.c's fusion: each "
+           "shard asked for %d, fused by rcp_fuse) vs unsplit, %lu judged "
+           "topics\n", c->name, FED_SHARDS, DEPTH, (unsigned long)nq);
+    printf("%-30s", "");
+    for (k = 0; k < 3; k++)
+        printf(" %8s %8s %8s", metric_name[k], "fed rrf", "convex");
+    printf("\n");
+    for (w = 0; w < 3; w++) {
+        printf("%-30s", pipes[which[w]].label);
+        for (k = 0; k < 3; k++)
+            for (v = 0; v < 3; v++)
+                printf(" %8.4f", nq ? sum[w][v][k] / (double)nq : 0);
+        printf("\n");
+    }
+    for (s = 0; s < FED_SHARDS; s++) {
+        rcp_model_free(m[s]);
+        free(docs[s]);
+    }
+    rcp_model_free(whole);
+    free(wdocs);
+}
+
 /* ---- reporting -------------------------------------------------------- */
 
 typedef struct column {
@@ -1358,6 +1485,9 @@ int main(int argc, char **argv)
         print_table(pc, np, M_JUDGED);
     }
     print_drops(cols, ncol);
+    for (i = 0; i < nc; i++)
+        if (!strcmp(cs[i].name, "cranfield"))
+            federated(&cs[i], &o);
     if (ro.pool && ro.pool_file && !(pf = fopen(ro.pool_file, "w"))) {
         fprintf(stderr, "eval: cannot write %s\n", ro.pool_file);
         return 2;
