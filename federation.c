@@ -1556,6 +1556,7 @@ typedef struct src {            /* one answering engine's ranked list */
     leg            *l;
     const rcp_json *hits;
     rcp_fuse_item  *items;
+    const rcp_json **hit;       /* hit[i] is items[i]'s */
     size_t          n;
 } src;
 
@@ -1602,7 +1603,7 @@ static void write_fused(rcp_jw *w, const src *s, size_t ns,
         const rcp_json *h;
         if (fz->pos[i] < 0)
             continue;
-        h = &s[i].hits->kids[fz->pos[i]];
+        h = s[i].hit[fz->pos[i]];
         if (!best || richer(h, best)) {
             best = h;
             bi = i;
@@ -1632,15 +1633,15 @@ static void write_fused(rcp_jw *w, const src *s, size_t ns,
         size_t k;
         if (i == bi || fz->pos[i] < 0)
             continue;
-        om = rcp_json_get(&s[i].hits->kids[fz->pos[i]], "meta");
+        om = rcp_json_get(s[i].hit[fz->pos[i]], "meta");
         for (j = 0; om && om->type == RCP_JSON_OBJECT && j < om->n; j++) {
             const rcp_json *m = &om->kids[j];
             int dup = key_in(meta, m->key, m->keylen)
                 || is_origin_key(m->key, m->keylen);
             for (k = 0; !dup && k < i; k++)     /* an earlier one had it */
                 dup = k != bi && fz->pos[k] >= 0
-                    && key_in(rcp_json_get(&s[k].hits->kids[fz->pos[k]],
-                                           "meta"), m->key, m->keylen);
+                    && key_in(rcp_json_get(s[k].hit[fz->pos[k]], "meta"),
+                              m->key, m->keylen);
             if (!dup) {
                 rcp_jw_keyn(w, m->key, m->keylen);
                 rcp_jw_value(w, m);
@@ -1700,24 +1701,24 @@ static int build_lists(fed *f, rcp_call *c, leg *legs, src *s, size_t *ns,
         x->n = 0;
         x->items = rcp_arena_alloc(call_arena(c), (hits->n + 1)
                                    * sizeof *x->items);
-        if (!x->items)
+        x->hit = rcp_arena_alloc(call_arena(c), (hits->n + 1)
+                                 * sizeof *x->hit);
+        if (!x->items || !x->hit)
             return call_oom(c);
         for (j = 0; j < hits->n; j++) {
             const rcp_json *h = &hits->kids[j], *sc = rcp_json_get(h, "score");
-            rcp_fuse_item *it = &x->items[j];
-            it->id = id_text(rcp_json_get(h, "id"), &it->idlen);
+            rcp_fuse_item *it = &x->items[x->n];
+            if (!(it->id = id_text(rcp_json_get(h, "id"), &it->idlen))) {
+                bad++;                  /* no identity to fuse it by */
+                continue;
+            }
             it->score = sc && sc->type == RCP_JSON_NUMBER ? rcp_json_num(sc)
                 : 0;
-            if (!it->id) {              /* rank it where it was, unmatched */
-                it->id = "";
-                it->idlen = 0;
-                bad++;
-            }
-            x->n++;
+            x->hit[x->n++] = h;
         }
         if (bad)
-            note(f, "engine %s: %lu hit(s) without a string or number id",
-                 l->e->id, (unsigned long)bad);
+            note(f, "engine %s: %lu hit(s) without a string or number id "
+                 "left out", l->e->id, (unsigned long)bad);
         downstream_notes(f, l);
         lists[*ns - 1].items = x->items;
         lists[*ns - 1].n = x->n;
