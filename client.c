@@ -1421,6 +1421,9 @@ int rcp_client_wait_exit(rcp_client *c, int timeout_ms, int *status)
                 c->exited = 1;
         }
         if (c->exited) {
+            /* what it wrote before it exited is all there: read it now,
+            ** so its stderr text is whole once the exit is seen */
+            (void)io_wait(c, 0, 0);
             if (status)
                 *status = c->status;
             return 1;

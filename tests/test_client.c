@@ -2292,6 +2292,39 @@ END_TEST
 
 /* MARK: - Suite ---------------------------------------------------------- */
 
+/* A peer that says why on stderr and exits at once, as a server that
+** refuses its options does. */
+static int say_and_exit(void *ud)
+{
+    static const char why[] = "rcp serve: --registry x.json: /: must be "
+                              "an object\n";
+    (void)ud;
+    if (write(2, why, sizeof why - 1) < 0)
+        return 3;
+    return 1;
+}
+
+START_TEST(stderr_is_whole_once_the_exit_is_seen)
+{
+    rcp_client_opts o;
+    rcp_client *c;
+    const char *t;
+    size_t n;
+    int st, i;
+    for (i = 0; i < 20; i++) {      /* the race it closes is not every time */
+        memset(&o, 0, sizeof o);
+        o.err = RCP_STDERR_CAPTURE;
+        c = rcp_client_fork(say_and_exit, NULL, &o, NULL, 0);
+        ck_assert_ptr_nonnull(c);
+        ck_assert(rcp_client_wait_exit(c, 10000, &st));
+        t = rcp_client_stderr_text(c, &n);
+        ck_assert_msg(n > 0 && t && strstr(t, "must be an object"),
+                      "run %d: stderr '%.*s'", i, (int)n, t ? t : "");
+        rcp_client_close(c, 0);
+    }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("client");
@@ -2386,6 +2419,7 @@ static Suite *make_suite(void)
     tcase_add_test(x, suite_catches_info_narrowing_a_capability);
     tcase_add_test(x, suite_catches_a_batch_member_failing_the_rest);
     tcase_add_test(x, suite_catches_progress_under_the_request_id);
+    tcase_add_test(t, stderr_is_whole_once_the_exit_is_seen);
     suite_add_tcase(s, t);
     suite_add_tcase(s, b);
     suite_add_tcase(s, x);
