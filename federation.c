@@ -41,6 +41,7 @@
 */
 #include "rcp.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -1554,7 +1555,6 @@ static int await_legs(fed *f, const fq *q, rcp_call *c, leg *legs)
 
 typedef struct src {            /* one answering engine's ranked list */
     leg            *l;
-    const rcp_json *hits;
     rcp_fuse_item  *items;
     const rcp_json **hit;       /* hit[i] is items[i]'s */
     size_t          n;
@@ -1609,6 +1609,7 @@ static void write_fused(rcp_jw *w, const src *s, size_t ns,
             bi = i;
         }
     }
+    assert(best != NULL);       /* a fused id came from some list */
     rcp_jw_obj(w);
     for (j = 0; j < best->n; j++) {
         const rcp_json *m = &best->kids[j];
@@ -1697,7 +1698,6 @@ static int build_lists(fed *f, rcp_call *c, leg *legs, src *s, size_t *ns,
         }
         x = &s[(*ns)++];
         x->l = l;
-        x->hits = hits;
         x->n = 0;
         x->items = rcp_arena_alloc(call_arena(c), (hits->n + 1)
                                    * sizeof *x->items);
