@@ -118,6 +118,7 @@ typedef struct leg {
     const rcp_json *err;        /* its error response's error, if any */
     int          code;          /* L_FAILED: the code to surface */
     double       progress;
+    double       ms;            /* sent -> answered (usage.engines) */
     char         token[24];     /* the downstream progressToken */
 } leg;
 
@@ -1411,7 +1412,9 @@ static void leg_send(fed *f, const fq *q, rcp_call *c, leg *l, rcp_buf *b)
         return;
     }
     if (e->transport == T_LOCAL) {
+        double t0 = proto_now_ms();
         leg_local(l, b->data, b->len - 1);
+        l->ms = proto_now_ms() - t0;
         return;
     }
     l->r = rcp_client_request(e->cl, "retrieve", b->data, 0);
@@ -1465,6 +1468,7 @@ static void leg_poll(leg *l)
     if (st == RCP_REQ_PENDING)
         return;
     l->progress = 1;
+    l->ms = rcp_request_latency_ms(l->r);
     if (st == RCP_REQ_DONE && rcp_request_error(l->r, &code)) {
         l->state = L_FAILED;
         l->code = code;
@@ -1728,8 +1732,38 @@ static int build_lists(fed *f, rcp_call *c, leg *legs, src *s, size_t *ns,
     return 0;
 }
 
+/* usage.engines: each engine asked, what became of it, how long it
+** took (send to answer, as the aggregator saw it) and how many hits it
+** gave -- what an operator needs to see which shard is slow. */
+static void write_engines_usage(const fed *f, rcp_jw *w, const leg *legs)
+{
+    size_t i;
+    rcp_jw_key(w, "engines");
+    rcp_jw_arr(w);
+    for (i = 0; i < f->n; i++) {
+        const leg *l = &legs[i];
+        const rcp_json *h = l->state == L_DONE ? rcp_json_get(l->res, "hits")
+            : NULL;
+        if (l->state == L_SKIP)
+            continue;
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "id");
+        rcp_jw_cstr(w, l->e->id);
+        rcp_jw_key(w, "answered");
+        rcp_jw_bool(w, l->state == L_DONE);
+        if (l->state == L_DONE) {
+            rcp_jw_key(w, "latencyMs");
+            rcp_jw_double(w, (double)(long)(l->ms * 1000) / 1000);
+            rcp_jw_key(w, "hits");
+            rcp_jw_int(w, h && h->type == RCP_JSON_ARRAY ? (int64_t)h->n : 0);
+        }
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+}
+
 static void write_notes_usage(fed *f, rcp_call *c, rcp_jw *w, double t0,
-                              size_t candidates)
+                              size_t candidates, const leg *legs)
 {
     const char *nt;
     size_t i;
@@ -1739,6 +1773,7 @@ static void write_notes_usage(fed *f, rcp_call *c, rcp_jw *w, double t0,
     rcp_jw_int(w, (int64_t)candidates);
     rcp_jw_key(w, "latencyMs");
     rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+    write_engines_usage(f, w, legs);
     if (f->nnotes || call_note(c, 0)) {
         rcp_jw_key(w, "notes");
         rcp_jw_arr(w);
@@ -1787,7 +1822,7 @@ static int write_answer(fed *f, rcp_call *c, const fq *q, leg *legs,
         write_fused(w, s, ns, &fz[i]);
     rcp_jw_arr_end(w);
     rcp_free(fz);
-    write_notes_usage(f, c, w, t0, cand);
+    write_notes_usage(f, c, w, t0, cand, legs);
     for (i = 0; i < f->n; i++)
         degraded |= legs[i].state == L_FAILED;
     if (degraded) {

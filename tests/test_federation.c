@@ -190,6 +190,13 @@ static void shard(srv *s, const char *corpus)
     init(s);
 }
 
+static long long num_of(const rcp_json *v)
+{
+    int64_t x = -1;
+    ck_assert(v && rcp_json_int(v, &x));
+    return (long long)x;
+}
+
 static int error_code(rcp_request *r)
 {
     int code = 0;
@@ -466,6 +473,18 @@ START_TEST(a_dead_shard_is_skipped_noted_and_degraded)
     ck_assert(degraded_has(r, "dead"));
     ck_assert(!degraded_has(r, "s0"));
     ck_assert(noted(r, "engine dead"));
+    {   /* usage.engines: who answered, how fast, with how many */
+        const rcp_json *es = rcp_json_get(rcp_json_get(rcp_request_result(r),
+                                                       "usage"), "engines");
+        ck_assert_uint_eq(es->n, 3);
+        ck_assert(rcp_json_streq(rcp_json_get(&es->kids[0], "id"), "s0"));
+        ck_assert_int_eq(rcp_json_get(&es->kids[0], "answered")->type,
+                         RCP_JSON_TRUE);
+        ck_assert(rcp_json_num(rcp_json_get(&es->kids[0], "latencyMs")) > 0);
+        ck_assert_int_eq(num_of(rcp_json_get(&es->kids[0], "hits")), 10);
+        ck_assert_int_eq(rcp_json_get(&es->kids[2], "answered")->type,
+                         RCP_JSON_FALSE);
+    }
     rcp_client_close(a.c, 5000);
 }
 END_TEST
