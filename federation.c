@@ -1859,7 +1859,7 @@ static void plan_legs(fed *f, const fq *q, leg *legs)
         const char *why;
         memset(l, 0, sizeof *l);
         l->e = &f->e[i];
-        snprintf(l->token, sizeof l->token, "fed-%lu", (unsigned long)i);
+        snprintf(l->token, sizeof l->token, "fed-%u", (unsigned)i % 100u);
         l->state = L_SENT;
         if (l->e->transport != T_LOCAL && (cycle || q->depth == 0))
             l->state = L_SKIP;
