@@ -1153,6 +1153,28 @@ typedef struct fq {
     const rcp_json *token;      /* upstream progressToken */
 } fq;
 
+/* §7.7 options a federation does not offer (README Decisions): a
+** federated cursor, a token budget over the fused list, a pinned index
+** version.  Refused under strict, else dropped with a note -- never
+** forwarded, where each engine would honour it for its own list only. */
+static const char *const not_offered[] = { "cursor", "tokenBudget",
+                                           "indexVersion" };
+#define NNOT_OFFERED 3
+
+static int check_not_offered(rcp_call *c, const rcp_json *p)
+{
+    size_t i;
+    int strict, rc;
+    if ((rc = call_bool(c, p, "strict", 1, &strict)))
+        return rc;
+    for (i = 0; i < NNOT_OFFERED; i++)
+        if (proto_get(p, not_offered[i])
+            && (rc = call_unsupported(c, strict, not_offered[i],
+                                      "not offered by this federation")))
+            return rc;
+    return 0;
+}
+
 static int on_path(const rcp_json *path, const char *s, size_t n)
 {
     size_t i;
@@ -1223,7 +1245,8 @@ static int read_query(fed *f, rcp_call *c, fq *q)
         return call_fail(c, RCP_OPTION_UNSUPPORTED, "filter", "filter",
                          "filter is not advertised: no filter every engine "
                          "of this federation honours (§16.4)");
-    if ((rc = check_filter(f, c, proto_get(p, "filter"), 0)))
+    if ((rc = check_filter(f, c, proto_get(p, "filter"), 0))
+        || (rc = check_not_offered(c, p)))
         return rc;
     /* §16.2 "k or a small multiple": twice k lets a document ranked just
     ** past k by one engine still win by the evidence of another */
@@ -1278,7 +1301,8 @@ static void write_leg_params(rcp_jw *w, const fed *f, const fq *q,
     for (i = 0; i < p->n; i++) {
         const rcp_json *m = &p->kids[i];
         if ((m->keylen == 1 && m->key[0] == 'k')
-            || (m->keylen == 5 && memcmp(m->key, "_meta", 5) == 0))
+            || (m->keylen == 5 && memcmp(m->key, "_meta", 5) == 0)
+            || key_pick(m->key, m->keylen, not_offered, NNOT_OFFERED) >= 0)
             continue;
         rcp_jw_keyn(w, m->key, m->keylen);
         rcp_jw_value(w, m);

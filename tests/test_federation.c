@@ -765,6 +765,19 @@ START_TEST(catalog_list_gives_each_engines_initialize_endpoint_on_request)
     ck_assert(!rcp_json_get(caps, "pagination"));
     ck_assert_int_eq(error_code(ask(&a, "embed", "{\"inputs\":[\"x\"]}")),
                      RCP_CAPABILITY_MISSING);
+    /* options the federation does not offer: refused, or under strict
+    ** false dropped with a note (never half-honoured by each engine) */
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"x\","
+                     "\"k\":3,\"tokenBudget\":5}")), RCP_OPTION_UNSUPPORTED);
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"x\","
+                     "\"k\":3,\"cursor\":\"c1\"}")), RCP_OPTION_UNSUPPORTED);
+    r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":3,\"strict\":false,"
+            "\"tokenBudget\":1}");
+    ck_assert_uint_eq(hits_of(r)->n, 3);
+    ck_assert(noted(r, "ignored tokenBudget"));
+    /* k past maxK is clamped, not refused (§7.7) */
+    ck_assert_ptr_nonnull(rcp_request_result(ask(&a, "retrieve",
+                          "{\"query\":\"x\",\"k\":1000000}")));
     r = ask(&a, "catalog/list", "{}");
     es = rcp_json_get(rcp_request_result(r), "engines");
     ck_assert_uint_eq(es->n, 3);
