@@ -225,6 +225,16 @@ static const char usage_serve[] =
     "                      serving; a bad line is reported and nothing\n"
     "                      is loaded; progress on a terminal, then one\n"
     "                      line: documents, seconds, documents per second\n"
+    "  --trust LEVEL       trust.level of the --corpus documents: trusted,\n"
+    "                      community or untrusted (default); recorded with\n"
+    "                      each document (§15.2: provenance, per document)\n"
+    "  --source NAME       the --corpus source's name, recorded with each\n"
+    "                      document (default corpus:FILE, its base name)\n"
+    "  --write-trust LEVEL trust.level of what clients write with index/add\n"
+    "                      (default untrusted; vouch only for writers you\n"
+    "                      control: §15.2 never labels user content trusted)\n"
+    "  --read-only         serve without writes: index.writable is false,\n"
+    "                      index/add and index/delete are -32003\n"
     "  --max-line BYTES    largest frame accepted; a longer line is\n"
     "                      answered -32013 and discarded (default 16777216)\n"
     "  --max-batch N       most members in one batch; more is -32602\n"
@@ -238,10 +248,10 @@ static const char usage_serve[] =
     "                      (word2vec/GloVe text format) instead\n"
     "  --field NAME:TYPE   declare a filterable meta field (§8); TYPE is\n"
     "                      keyword, text, int, float, bool or date\n"
-    "                      (RFC 3339 or epoch ms); repeatable\n"
-    "  --trust LEVEL       trust.level of every hit: trusted, community\n"
-    "                      or untrusted (default; §15.2: never label\n"
-    "                      unvetted content trusted)\n"
+    "                      (RFC 3339 or epoch ms); repeatable; recorded\n"
+    "                      in --data: a restart without --field serves\n"
+    "                      the recorded fields, a conflicting one is an\n"
+    "                      error\n"
     "  --debug             add the vendor test method x-rcp/sleep {ms}\n"
     "                      and advertise its x-rcp capability\n"
     "  --registry FILE     serve as a federating aggregator (§16) over the\n"
@@ -256,21 +266,82 @@ static const char usage_serve[] =
     "environment:\n"
     "  RCP_SIMD=scalar|sse2|avx2|avx512|neon  force a vector path\n";
 
+/* What `rcp serve` was told beyond the server's and the engine's
+** options: where the documents live and what to load. */
+typedef struct serve_args {
+    const char *data, *corpus, *source;
+    const char *registry;           /* --registry: serve as §16 aggregator */
+    int         salvage, trust;     /* trust: RCP_TRUST_*, or -1 unset */
+    int         expose;             /* --expose-endpoints */
+    rcp_store_config *stored;       /* what --data records (rcp_free) */
+} serve_args;
+
+/* §8, §15.7: the fields the server runs with are the declared ones, or
+** with none declared the ones --data records; the store checks the rest
+** (rcp_store_open_config: another embedder, a conflicting field). */
+static int peek_store(rcp_server_opts *o, serve_args *a)
+{
+    char err[1024];
+    if (!a->data)
+        return 0;
+    if (!(a->stored = rcp_store_peek(a->data, err, sizeof err))) {
+        fprintf(stderr, "rcp serve: --data %s\n", err);
+        return -1;
+    }
+    if (!o->nfields && a->stored->has_schema) {
+        o->fields = a->stored->fields;
+        o->nfields = a->stored->nfields;
+    }
+    return 0;
+}
+
+/* --corpus FILE with its origin: --trust, --source (default
+** "corpus:<base name>"). */
+static int load_corpus(rcp_server_opts *o, const serve_args *a)
+{
+    char err[1024], name[RCP_MAX_SOURCE_BYTES + 1];
+    const char *slash = strrchr(a->corpus, '/');
+    rcp_model_origin org;
+    rcp_store_load_opts lo;
+    org.trust = a->trust < 0 ? RCP_TRUST_UNTRUSTED : a->trust;
+    if (a->source)
+        snprintf(name, sizeof name, "%s", a->source);
+    else
+        snprintf(name, sizeof name, "corpus:%s", slash ? slash + 1 : a->corpus);
+    org.source = name;
+    org.sourcelen = strlen(name);
+    lo.origin = &org;
+    lo.progress_fd = STDERR_FILENO;
+    if (rcp_store_load(o->store, o->model, a->corpus, &lo, err,
+                       sizeof err) < 0) {
+        fprintf(stderr, "rcp serve: --corpus %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* The engine, its durable store (--data) and the bulk load (--corpus),
 ** in that order, before the first frame is read. */
 static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
-                       const char *data, const char *corpus, int salvage)
+                       serve_args *a)
 {
     char err[1024];
     rcp_store_info in;
+    rcp_store_config want;
+    if (peek_store(o, a))
+        return -1;
     o->model = rcp_model_new(mo, err, sizeof err);
     if (!o->model) {
         fprintf(stderr, "rcp serve: %s\n", err);
         return -1;
     }
-    if (data && !(o->store = rcp_store_open_flags(data, o->model,
-                                    salvage ? RCP_STORE_SALVAGE : 0u, err,
-                                    sizeof err))) {
+    want.has_schema = 1;
+    want.fields = o->fields;
+    want.nfields = o->nfields;
+    want.embedder = rcp_model_identity(o->model, RCP_EMBED_DENSE);
+    if (a->data && !(o->store = rcp_store_open_config(a->data, o->model,
+                                    a->salvage ? RCP_STORE_SALVAGE : 0u,
+                                    &want, err, sizeof err))) {
         fprintf(stderr, "rcp serve: --data %s\n", err);
         return -1;
     }
@@ -279,12 +350,7 @@ static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
         if (*in.warning)
             fprintf(stderr, "rcp serve: --data: warning: %s\n", in.warning);
     }
-    if (corpus && rcp_store_load_jsonl(o->store, o->model, corpus,
-                                       STDERR_FILENO, err, sizeof err) < 0) {
-        fprintf(stderr, "rcp serve: --corpus %s\n", err);
-        return -1;
-    }
-    return 0;
+    return a->corpus ? load_corpus(o, a) : 0;
 }
 
 /* What --registry serves (§16): the aggregator backend over its engines
@@ -306,20 +372,18 @@ static rcp_server *open_federation(const rcp_server_opts *o,
     return s;
 }
 
-static int serve(rcp_server_opts *o, rcp_model_opts *mo, const char *data,
-                 const char *corpus, int salvage, const char *registry,
-                 int expose)
+static int serve(rcp_server_opts *o, rcp_model_opts *mo, serve_args *a)
 {
     const char *verr;
     rcp_server *s = NULL;
-    int rc = 1, own = !registry || data || corpus;
+    int rc = 1, own = !a->registry || a->data || a->corpus;
     if (rcp_vec_init(NULL, &verr) != 0) {
         fprintf(stderr, "rcp serve: RCP_SIMD: %s\n", verr);
         return 2;
     }
-    if (!own || open_engine(o, mo, data, corpus, salvage) == 0) {
-        if (registry)
-            s = open_federation(o, registry, expose);
+    if (!own || open_engine(o, mo, a) == 0) {
+        if (a->registry)
+            s = open_federation(o, a->registry, a->expose);
         else if ((s = rcp_server_new(o)) == NULL)
             fputs("rcp serve: out of memory\n", stderr);
         if (s)
@@ -328,6 +392,7 @@ static int serve(rcp_server_opts *o, rcp_model_opts *mo, const char *data,
     rcp_server_free(s);
     rcp_store_close(o->store);
     rcp_model_free(o->model);
+    rcp_free(a->stored);
     return rc;
 }
 
@@ -338,17 +403,27 @@ static const optspec serve_opts[] = {
     { "--max-batch", 1 }, { "--deadline-ms", 1 }, { "--dim", 1 },
     { "--vectors", 1 }, { "--field", 1 }, { "--trust", 1 }, { "--debug", 0 },
     { "--salvage", 0 }, { "--registry", 1 }, { "--expose-endpoints", 0 },
+    { "--source", 1 }, { "--write-trust", 1 }, { "--read-only", 0 },
     { NULL, 0 }
 };
 enum { S_DATA, S_CORPUS, S_MAX_LINE, S_MAX_BATCH, S_DEADLINE, S_DIM,
        S_VECTORS, S_FIELD, S_TRUST, S_DEBUG, S_SALVAGE, S_REGISTRY,
-       S_EXPOSE };
+       S_EXPOSE, S_SOURCE, S_WRITE_TRUST, S_READ_ONLY };
+
+static int trust_opt(const char *opt, const char *v, int *out)
+{
+    if ((*out = rcp_trust_level(v)) < 0)
+        return usage_error("serve", "%s needs trusted, community or "
+                           "untrusted, not '%s'", opt, v);
+    return RC_OK;
+}
 
 /* One option's value into o / mo; RC_OK or the usage error. */
 static int serve_opt(int k, const char *v, rcp_server_opts *o,
                      rcp_model_opts *mo, rcp_field *fields)
 {
     long n;
+    int level;
     switch (k) {
     case S_MAX_LINE:
         if ((n = parse_count(v, 2, 1L << 30)) < 0)
@@ -383,12 +458,13 @@ static int serve_opt(int k, const char *v, rcp_server_opts *o,
         o->fields = fields;
         o->nfields++;
         break;
-    case S_TRUST:
-        if (strcmp(v, "trusted") && strcmp(v, "community")
-            && strcmp(v, "untrusted"))
-            return usage_error("serve", "--trust needs trusted, community "
-                               "or untrusted, not '%s'", v);
-        o->trust = v;
+    case S_WRITE_TRUST:
+        if (trust_opt("--write-trust", v, &level) != RC_OK)
+            return RC_USAGE;
+        o->write_trust = v;
+        break;
+    case S_READ_ONLY:
+        o->read_only = 1;
         break;
     case S_VECTORS:
         mo->vectors_path = v;
@@ -405,9 +481,11 @@ static int cmd_serve(int argc, char **argv)
     static rcp_field fields[MAX_FIELDS];
     rcp_server_opts o;
     rcp_model_opts mo;
-    const char *data = NULL, *corpus = NULL, *registry = NULL;
+    serve_args a;
     optiter it;
-    int k, rc, salvage = 0, expose = 0;
+    int k, rc;
+    memset(&a, 0, sizeof a);
+    a.trust = -1;
     memset(&o, 0, sizeof o);
     o.deadline_ms = -1;
     rcp_model_opts_init(&mo);
@@ -423,26 +501,40 @@ static int cmd_serve(int argc, char **argv)
         if (k == OPT_OPERAND)
             return usage_error("serve", "unexpected argument '%s'", it.val);
         if (k == S_DATA)
-            data = it.val;
+            a.data = it.val;
         else if (k == S_CORPUS)
-            corpus = it.val;
+            a.corpus = it.val;
         else if (k == S_SALVAGE)
-            salvage = 1;
+            a.salvage = 1;
         else if (k == S_REGISTRY)
-            registry = it.val;
+            a.registry = it.val;
         else if (k == S_EXPOSE)
-            expose = 1;
-        else if ((rc = serve_opt(k, it.val, &o, &mo, fields)) != RC_OK)
+            a.expose = 1;
+        else if (k == S_SOURCE)
+            a.source = it.val;
+        else if (k == S_TRUST) {
+            if ((rc = trust_opt("--trust", it.val, &a.trust)) != RC_OK)
+                return rc;
+        } else if ((rc = serve_opt(k, it.val, &o, &mo, fields)) != RC_OK)
             return rc;
     }
     if (it.i < argc)
         return usage_error("serve", "unexpected argument '%s'", argv[it.i]);
-    if (salvage && !data)
+    if (a.salvage && !a.data)
         return usage_error("serve", "--salvage needs --data DIR");
-    if (expose && !registry)
+    if (a.expose && !a.registry)
         return usage_error("serve", "--expose-endpoints needs --registry "
                            "FILE");
-    return serve(&o, &mo, data, corpus, salvage, registry, expose);
+    if ((a.trust >= 0 || a.source) && !a.corpus)
+        return usage_error("serve", "--trust and --source label a --corpus "
+                           "source (client writes: --write-trust)");
+    if (a.source && strlen(a.source) > RCP_MAX_SOURCE_BYTES)
+        return usage_error("serve", "--source is longer than %u bytes",
+                           RCP_MAX_SOURCE_BYTES);
+    if (o.read_only && o.write_trust)
+        return usage_error("serve", "--read-only takes no --write-trust: "
+                           "clients write nothing");
+    return serve(&o, &mo, &a);
 }
 
 /* MARK: - JSON for people: the indented writer, rcp json ----------------- */

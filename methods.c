@@ -43,7 +43,6 @@
 #define RERANK_MAX      1000     /* §6 rerank.maxCandidates */
 #define RERANK_CHUNK    64       /* passages scored between checkpoints */
 #define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
-#define IDEM_SLOTS      256      /* §7.10 idempotency keys remembered */
 
 /* The built-in backend's state: the engine it serves (borrowed from the
 ** server's options) and what the write methods remember between calls. */
@@ -52,16 +51,12 @@ typedef struct builtin {
     rcp_store       *store;     /* NULL: documents live in memory only */
     const rcp_field *fields;    /* §8 the filterable fields */
     size_t           nfields;
-    const char      *trust;     /* §15.2 trust.level, NULL = untrusted */
+    rcp_model_origin writer;    /* §15.2 the origin of client writes */
+    int              read_only; /* §6 index {writable: false} */
+    text_screen     *screen;    /* §15.2 the injection screen's cues */
     uint64_t         minted;    /* §7.10 ids minted for documents without */
-    struct idem {
-        char    *key;           /* rcp_malloc'd; NULL = free slot */
-        uint64_t fp;            /* fingerprint of the request's documents */
-        char    *result;        /* the serialised result */
-        size_t   keylen, len;
-    } idem[IDEM_SLOTS];
-    size_t           idem_next;
-    size_t           idem_bytes;  /* keys + results remembered */
+    store_idem       own_idem;  /* §7.10 keys, without a store */
+    store_idem      *idem;      /* the store's (durable) or own_idem */
     uint64_t         voff;      /* §7.7.1 store version - model version */
 } builtin;
 
@@ -749,56 +744,6 @@ static uint64_t add_fingerprint(rcp_call *c)
     return h;
 }
 
-static struct idem *idem_find(builtin *b, const rcp_json *key)
-{
-    size_t i;
-    for (i = 0; i < IDEM_SLOTS; i++)
-        if (b->idem[i].key && b->idem[i].keylen == key->n
-            && memcmp(b->idem[i].key, key->s, key->n) == 0)
-            return &b->idem[i];
-    return NULL;
-}
-
-static void idem_forget(builtin *b, struct idem *e)
-{
-    if (e->key)
-        b->idem_bytes -= e->keylen + e->len;
-    rcp_free(e->key);
-    rcp_free(e->result);
-    e->key = e->result = NULL;
-    e->keylen = e->len = 0;
-}
-
-/* Remember the result of a keyed write: at most IDEM_SLOTS of them in
-** RCP_IDEM_BYTES, the oldest forgotten first (§7.10 asks a SHOULD of a
-** server that recognises keys, not unbounded memory). */
-static void idem_store(builtin *b, const rcp_json *key, uint64_t fp,
-                       const char *result, size_t len)
-{
-    size_t need = key->n + len, i;
-    struct idem *e;
-    if (need > RCP_IDEM_BYTES)
-        return;
-    for (i = 0; i < IDEM_SLOTS && b->idem_bytes + need > RCP_IDEM_BYTES; i++)
-        idem_forget(b, &b->idem[(b->idem_next + i) % IDEM_SLOTS]);
-    e = &b->idem[b->idem_next++ % IDEM_SLOTS];
-    idem_forget(b, e);
-    e->key = rcp_malloc(key->n + 1);
-    e->result = rcp_malloc(len + 1);
-    if (!e->key || !e->result) {
-        rcp_free(e->key);
-        rcp_free(e->result);
-        e->key = e->result = NULL;
-        return;
-    }
-    memcpy(e->key, key->s, key->n);
-    memcpy(e->result, result, len);
-    e->keylen = key->n;
-    e->len = len;
-    e->fp = fp;
-    b->idem_bytes += need;
-}
-
 /* The bytes meta takes as stored (its compact serialisation). */
 static int meta_bytes(const rcp_json *meta, size_t *n)
 {
@@ -866,9 +811,10 @@ static int put_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
                    const rcp_model_chunkref *ck)
 {
     rcp_store *st = b->store;
-    if (st ? rcp_store_add_chunk(st, id, idn, text, n, meta, mn, ck)
-        : rcp_model_add_chunk(b->model, id, idn, text, n, meta,
-                              mn, ck))
+    if (st ? rcp_store_add_from(st, id, idn, text, n, meta, mn, ck,
+                                &b->writer)
+        : rcp_model_add_from(b->model, id, idn, text, n, meta, mn, ck,
+                             &b->writer))
         return call_fail(c, st ? RCP_BACKEND_UNAVAILABLE : RCP_INTERNAL_ERROR,
                          NULL, NULL, "adding a document: %s",
                          st ? rcp_store_error(st) : "out of memory");
@@ -1032,6 +978,47 @@ static int add_document(builtin *b, rcp_call *c, const rcp_json *d,
     return rc;
 }
 
+/* §6 index {writable: false} (--read-only): no write method is served.
+** -32003, as for a method whose capability is not advertised: §7.10 is
+** gated by `index` with writable:true, which this server does not
+** advertise (README, Decisions). */
+static int refuse_read_only(const builtin *b, rcp_call *c)
+{
+    if (!b->read_only)
+        return 0;
+    return call_fail(c, RCP_CAPABILITY_MISSING, NULL, NULL, "this server is "
+                     "read-only (index.writable is false): it takes no "
+                     "index/add or index/delete");
+}
+
+static int id_order(const void *a, const void *b)
+{
+    const rcp_json *x = *(const rcp_json *const *)a;
+    const rcp_json *y = *(const rcp_json *const *)b;
+    int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+    return c ? c : x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* How many distinct documents docs names: a repeated explicit id is one
+** document (the last one wins, §7.10 upsert), a minted id always a new
+** one.  -1 out of memory. */
+static long distinct_docs(rcp_call *c, const rcp_json *docs)
+{
+    const rcp_json **ids, *id;
+    size_t i, n = 0;
+    long d;
+    if (!(ids = rcp_arena_alloc(call_arena(c), docs->n * sizeof *ids + 1)))
+        return -1;
+    for (i = 0; i < docs->n; i++)
+        if ((id = proto_get(&docs->kids[i], "id")) != NULL)
+            ids[n++] = id;
+    qsort(ids, n, sizeof *ids, id_order);
+    d = (long)(docs->n - n);
+    for (i = 0; i < n; i++)
+        d += i == 0 || id_order(&ids[i - 1], &ids[i]) != 0;
+    return d;
+}
+
 /* §7.10 index/add {documents, chunk?, contextual?} -> {ids}.  Every
 ** document is checked before any is written, so a bad one writes nothing.
 ** Once writing starts the request runs to completion: a cancel then gets
@@ -1045,8 +1032,11 @@ static int m_index_add(void *ud, rcp_call *c)
     int strict, rc, chunk, ctx;
     uint64_t fp = 0;
     size_t i, start, chunks = 0, len;
+    long distinct;
     const char *result;
-    struct idem *e;
+    const struct store_idem_entry *e;
+    if ((rc = refuse_read_only(b, c)) != 0)
+        return rc;
     if (!docs || docs->type != RCP_JSON_ARRAY)
         return call_fail(c, RCP_INVALID_PARAMS, "documents", NULL,
                          "documents must be an array of {id?, text, meta?}");
@@ -1069,9 +1059,11 @@ static int m_index_add(void *ud, rcp_call *c)
     if (key && key->n > RCP_MAX_IDEM_KEY_BYTES)
         return call_too_big(c, "_meta.idempotencyKey", key->n,
                             RCP_MAX_IDEM_KEY_BYTES);
+    if ((distinct = distinct_docs(c, docs)) < 0)
+        return call_oom(c);
     if (key) {
         fp = add_fingerprint(c);
-        if ((e = idem_find(b, key)) != NULL) {
+        if ((e = store_idem_find(b->idem, key->s, key->n)) != NULL) {
             if (e->fp != fp)
                 return call_fail(c, RCP_CONFLICT, NULL, NULL, "idempotencyKey "
                                  "was used for a different write (§7.10)");
@@ -1091,16 +1083,28 @@ static int m_index_add(void *ud, rcp_call *c)
     }
     /* what was applied is made durable even when a later document failed,
     ** so memory and disk never disagree */
-    if (commit_write(b, c) != 0 || rc != 0)
-        return rc ? rc : RCP_BACKEND_UNAVAILABLE;
+    if (rc != 0)
+        return commit_write(b, c) ? RCP_BACKEND_UNAVAILABLE : rc;
     rcp_jw_arr_end(w);
     if (chunk) {
         rcp_jw_key(w, "chunks");
         rcp_jw_int(w, (int64_t)chunks);
     }
+    if ((size_t)distinct < docs->n) {  /* repeated ids: the last one won */
+        rcp_jw_key(w, "x-rcp-distinct");
+        rcp_jw_int(w, distinct);
+    }
     rcp_jw_obj_end(w);
-    if (key && (result = call_since(c, start, &len)) != NULL)
-        idem_store(b, key, fp, result, len);
+    result = key ? call_since(c, start, &len) : NULL;
+    /* a key is logged in the commit of its write (durable with it) and
+    ** remembered once that commit is on disk */
+    if (result && b->store && store_log_idem(b->store, key->s, key->n, fp,
+                                             result, len) != 0)
+        result = NULL;
+    if (commit_write(b, c) != 0)
+        return RCP_BACKEND_UNAVAILABLE;
+    if (result && store_idem_put(b->idem, key->s, key->n, fp, result, len))
+        return 0;   /* not remembered (out of memory): a SHOULD, not a MUST */
     return 0;
 }
 
@@ -1115,6 +1119,8 @@ static int m_index_delete(void *ud, rcp_call *c)
     int64_t deleted = 0;
     char f[32];
     int rc;
+    if ((rc = refuse_read_only(b, c)) != 0)
+        return rc;
     if (!ids || ids->type != RCP_JSON_ARRAY)
         return call_fail(c, RCP_INVALID_PARAMS, "ids", NULL,
                          "ids must be an array of strings");
@@ -2132,32 +2138,6 @@ static void write_stage_scores(rcp_jw *w, const rcp_model_hit *h,
     rcp_jw_obj_end(w);
 }
 
-/* §15.2: a heuristic screen for instructions planted in content.  It is
-** advisory: a hit it passes is not thereby safe. */
-static int injection_suspected(const char *p, size_t n)
-{
-    static const char *const cues[] = {
-        "ignore previous instructions", "ignore all previous",
-        "ignore the above", "disregard previous", "disregard all prior",
-        "forget your instructions", "you are now", "new instructions:",
-        "system prompt", "do not tell the user", "reveal your prompt" };
-    size_t i, j, k;
-    for (i = 0; i < n; i++)
-        for (k = 0; k < sizeof cues / sizeof *cues; k++) {
-            const char *c = cues[k];
-            for (j = 0; c[j] && i + j < n; j++) {
-                char b = p[i + j];
-                if (b >= 'A' && b <= 'Z')
-                    b = (char)(b - 'A' + 'a');
-                if (b != c[j])
-                    break;
-            }
-            if (!c[j])
-                return 1;
-        }
-    return 0;
-}
-
 /* A string member of the document's meta (NULL meta: none). */
 static const rcp_json *meta_str(const rcp_json *meta, const char *key)
 {
@@ -2265,15 +2245,33 @@ static int resolve_hit(const rq *r, uint32_t docno, hitview *hv)
     return 0;
 }
 
+static const char *const trust_names[] = { "untrusted", "community",
+                                           "trusted" };
+
+int rcp_trust_level(const char *name)
+{
+    int i;
+    for (i = RCP_TRUST_UNTRUSTED; name && i <= RCP_TRUST_TRUSTED; i++)
+        if (strcmp(name, trust_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 /* §7.7 citation {source, uri?, title?, start, end} and trust {level,
-** injectionSuspected}.  source is meta.source or else the document's id;
-** the span is the hit's bytes in its document.  Content is labelled at
-** the level the operator configured (--trust, default untrusted): §15.2
-** forbids labelling unvetted content trusted. */
+** injectionSuspected, x-rcp-source}.  source is meta.source or else the
+** document's id; the span is the hit's bytes in its document.  The level
+** is the hit's own document's, recorded when it was written (§15.2: the
+** operator's --trust for a --corpus source, untrusted for client writes
+** unless the operator vouches for its writers), and never "trusted" when
+** the screen flags the text: such a hit is labelled untrusted.
+** x-rcp-source (§6.2 vendor field) names the document's source. */
 static void write_citation(rcp_call *c, const rq *r, const hitview *hv)
 {
     static const char *const keys[] = { "uri", "title" };
-    const char *trust = r->b->trust;
+    const rcp_model_origin *o = &hv->d.origin;
+    int flagged = text_screen_hit(r->b->screen, hv->text, hv->textlen);
+    int level = flagged && o->trust == RCP_TRUST_TRUSTED
+                ? RCP_TRUST_UNTRUSTED : o->trust;
     rcp_jw *w = call_w(c);
     const rcp_json *v;
     size_t i;
@@ -2299,9 +2297,13 @@ static void write_citation(rcp_call *c, const rq *r, const hitview *hv)
     rcp_jw_key(w, "trust");
     rcp_jw_obj(w);
     rcp_jw_key(w, "level");
-    rcp_jw_cstr(w, trust ? trust : "untrusted");
+    rcp_jw_cstr(w, trust_names[level]);
     rcp_jw_key(w, "injectionSuspected");
-    rcp_jw_bool(w, injection_suspected(hv->text, hv->textlen));
+    rcp_jw_bool(w, flagged);
+    if (o->sourcelen) {
+        rcp_jw_key(w, "x-rcp-source");
+        rcp_jw_str(w, o->source, o->sourcelen);
+    }
     rcp_jw_obj_end(w);
 }
 
@@ -2679,9 +2681,11 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
     case PROTO_CAP_INDEX:
         rcp_jw_obj(w);
         rcp_jw_key(w, "writable");
-        rcp_jw_bool(w, 1);
-        rcp_jw_key(w, "chunking");      /* §7.10 chunk: true */
-        rcp_jw_bool(w, 1);
+        rcp_jw_bool(w, !b->read_only);
+        if (!b->read_only) {
+            rcp_jw_key(w, "chunking");  /* §7.10 chunk: true */
+            rcp_jw_bool(w, 1);
+        }
         rcp_jw_obj_end(w);
         break;
     default:    /* citations (§7.7: hits carry citation, trust), streaming
@@ -2695,11 +2699,8 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
 static void builtin_close(void *ud)
 {
     builtin *b = ud;
-    size_t i;
-    for (i = 0; i < IDEM_SLOTS; i++) {
-        rcp_free(b->idem[i].key);
-        rcp_free(b->idem[i].result);
-    }
+    store_idem_free(&b->own_idem);
+    rcp_free(b->screen);
     rcp_free(b);
 }
 
@@ -2733,11 +2734,23 @@ int methods_open(const rcp_server_opts *o, const proto_backend **be,
     if (!(b = rcp_malloc(sizeof *b)))
         return -1;
     memset(b, 0, sizeof *b);
+    if (!(b->screen = text_screen_new())) {
+        rcp_free(b);
+        return -1;
+    }
     b->model = o->model;
     b->store = o->store;
     b->fields = o->fields;
     b->nfields = o->nfields;
-    b->trust = o->trust;
+    /* §15.2: an unknown level is never read as more than untrusted */
+    b->writer.trust = o->write_trust && rcp_trust_level(o->write_trust) > 0
+                      ? rcp_trust_level(o->write_trust) : RCP_TRUST_UNTRUSTED;
+    b->writer.source = o->write_source ? o->write_source : "clients";
+    b->writer.sourcelen = strlen(b->writer.source);
+    if (b->writer.sourcelen > RCP_MAX_SOURCE_BYTES)
+        b->writer.sourcelen = RCP_MAX_SOURCE_BYTES;
+    b->read_only = o->read_only;
+    b->idem = b->store ? store_idem_table(b->store) : &b->own_idem;
     if (b->store)
         b->voff = rcp_store_version(b->store) - rcp_model_version(b->model);
     *be = &builtin_backend;

@@ -817,7 +817,16 @@ typedef struct doc {
     uint32_t  no;               /* scratch of compact_docs */
     uint64_t  vadd, vdel;       /* visible at versions [vadd, vdel) */
     part     *ck;               /* §7.10 chunk link, or NULL */
+    uint32_t  origin;           /* §15.2 index in the model's origins */
 } doc;
+
+/* §15.2 a (trust, source) pair documents share; origins[0] is
+** {untrusted, no source}.  Interned, never freed before the model. */
+typedef struct origin {
+    int      trust;
+    size_t   len;
+    char    *source;            /* len bytes + NUL */
+} origin;
 
 /* Static word vectors (word2vec / GloVe text format). */
 typedef struct wvec {
@@ -882,6 +891,8 @@ struct rcp_model {
     rcp_model_opts o;
     char     identity[80], sparse_identity[80], multi_identity[80];
     wvec     wv;
+    origin  *origins;           /* §15.2, norigins of them, [0] none */
+    size_t   norigins;
     doc     *docs;
     size_t   ndocs, doccap;
     sidx     ids;
@@ -1664,6 +1675,9 @@ void rcp_model_free(rcp_model *m)
         rcp_free(m->terms[i].s);
         rcp_free(m->terms[i].p);
     }
+    for (i = 0; i < m->norigins; i++)
+        rcp_free(m->origins[i].source);
+    rcp_free(m->origins);
     rcp_free(m->docs);
     rcp_free(m->terms);
     rcp_free(m->ids.slot);
@@ -2614,10 +2628,50 @@ static int same_part(const part *p, const rcp_model_chunkref *ck)
         && p->end == ck->end;
 }
 
-/* Is document o (find_doc's answer) live with this text, meta and link? */
+/* The index of origin o among m's origins, added when new (0 for NULL
+** or the empty one); -1 out of memory, out of range or too many. */
+static long intern_origin(rcp_model *m, const rcp_model_origin *o)
+{
+    size_t i;
+    origin *v;
+    char *s;
+    if (!o || (o->trust == RCP_TRUST_UNTRUSTED && !o->sourcelen))
+        return 0;
+    if (o->trust < RCP_TRUST_UNTRUSTED || o->trust > RCP_TRUST_TRUSTED
+        || o->sourcelen > RCP_MAX_SOURCE_BYTES || (!o->source && o->sourcelen))
+        return -1;
+    for (i = 1; i < m->norigins; i++)
+        if (m->origins[i].trust == o->trust && m->origins[i].len == o->sourcelen
+            && !memcmp(m->origins[i].source, o->source, o->sourcelen))
+            return (long)i;
+    if (!m->norigins) {        /* origins[0] exists once any other does */
+        if (!(m->origins = rcp_malloc(sizeof *m->origins)))
+            return -1;
+        memset(m->origins, 0, sizeof *m->origins);
+        if (!(m->origins[0].source = dup_bytes("", 0))) {
+            rcp_free(m->origins);
+            m->origins = NULL;
+            return -1;
+        }
+        m->norigins = 1;
+    }
+    if (m->norigins >= RCP_MODEL_MAX_ORIGINS
+        || !(v = rcp_realloc(m->origins, (m->norigins + 1) * sizeof *v)))
+        return -1;
+    m->origins = v;
+    if (!(s = dup_bytes(o->source, o->sourcelen)))
+        return -1;
+    v[m->norigins].trust = o->trust;
+    v[m->norigins].len = o->sourcelen;
+    v[m->norigins].source = s;
+    return (long)m->norigins++;
+}
+
+/* Is document o (find_doc's answer) live with this text, meta, link and
+** origin? */
 static int same_doc(const rcp_model *m, long o, const char *text,
                     size_t len, const char *meta, size_t metalen,
-                    const rcp_model_chunkref *ck)
+                    const rcp_model_chunkref *ck, uint32_t org)
 {
     const doc *d;
     if (o < 0 || !m->docs[o].live)
@@ -2628,24 +2682,28 @@ static int same_doc(const rcp_model *m, long o, const char *text,
     return d->textlen == len && (!len || !memcmp(d->text, text, len))
         && (d->meta != NULL) == (meta != NULL) && d->metalen == metalen
         && (!metalen || !memcmp(d->meta, meta, metalen))
-        && same_part(d->ck, ck);
+        && same_part(d->ck, ck) && d->origin == org;
 }
 
-int rcp_model_add_chunk(rcp_model *m, const char *id, size_t idlen,
-                        const char *text, size_t len, const char *meta,
-                        size_t metalen, const rcp_model_chunkref *ck)
+int rcp_model_add_from(rcp_model *m, const char *id, size_t idlen,
+                       const char *text, size_t len, const char *meta,
+                       size_t metalen, const rcp_model_chunkref *ck,
+                       const rcp_model_origin *origin)
 {
     doc d;
-    long old = find_doc(m, id, idlen);
+    long old = find_doc(m, id, idlen), org;
     size_t slot;
     uint32_t docno = (uint32_t)m->ndocs;
     if (ck && (!ck->of || ck->end < ck->start || ck->end - ck->start != len))
         return -1;
-    if (same_doc(m, old, text, len, meta, metalen, ck))
+    if ((org = intern_origin(m, origin)) < 0)
+        return -1;
+    if (same_doc(m, old, text, len, meta, metalen, ck, (uint32_t)org))
         return 0;               /* §7.10: a repeat is observably one add */
     if (len >= UINT32_MAX || reserve_doc(m, ck != NULL)
         || build_doc(m, &d, id, idlen, text, len, meta, metalen, ck))
         return -1;
+    d.origin = (uint32_t)org;
     /* §7.10: re-adding an id MUST replace, never duplicate */
     if (old >= 0 && m->docs[old].live)
         kill_doc(m, (uint32_t)old);
@@ -2666,6 +2724,14 @@ int rcp_model_add_chunk(rcp_model *m, const char *id, size_t idlen,
     new_version(m);
     after_change(m);
     return 0;
+}
+
+int rcp_model_add_chunk(rcp_model *m, const char *id, size_t idlen,
+                        const char *text, size_t len, const char *meta,
+                        size_t metalen, const rcp_model_chunkref *ck)
+{
+    return rcp_model_add_from(m, id, idlen, text, len, meta, metalen, ck,
+                              NULL);
 }
 
 int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
@@ -2699,6 +2765,12 @@ static void view_of(const rcp_model *m, uint32_t docno,
     out->metalen = d->metalen;
     out->vector = doc_vector(m, docno);
     memset(&out->chunk, 0, sizeof out->chunk);
+    memset(&out->origin, 0, sizeof out->origin);
+    if (d->origin) {
+        out->origin.trust = m->origins[d->origin].trust;
+        out->origin.source = m->origins[d->origin].source;
+        out->origin.sourcelen = m->origins[d->origin].len;
+    }
     if (d->ck) {
         out->chunk.of = d->ck->of;
         out->chunk.oflen = d->ck->oflen;

@@ -301,8 +301,18 @@ typedef struct rcp_server_opts {
     size_t nfields;
     rcp_store *store;     /* durable home of the model's documents
                              (borrowed), or NULL to keep them in memory */
-    const char *trust;    /* §15.2 trust.level of served content:
-                             "trusted", "community" or NULL = "untrusted" */
+    /* §15.2 provenance of what clients write (index/add): the trust
+    ** level and the source name every such document is recorded with.
+    ** NULL = "untrusted" and "clients".  An operator may vouch for its
+    ** writers ("trusted", "community"); this is the hook an HTTP write
+    ** token's scope sets (§15.3: authorise writes apart from reads).
+    ** Each document keeps its own origin (--corpus records its own), and a
+    ** hit's trust.level is its document's, never "trusted" when the
+    ** injection screen flags its text. */
+    const char *write_trust;
+    const char *write_source;
+    int    read_only;     /* §6 index {writable:false}: index/add and
+                             index/delete are -32003 (README, Decisions) */
     size_t max_request_memory;  /* bytes one frame's parse tree and
                              scratch may take; more is -32013 (§15.5);
                              0 = default (256 MiB) */
@@ -313,6 +323,9 @@ typedef struct rcp_server_opts {
 ** capabilities it advertises follow from opts now and never change
 ** (§13.2).  NULL on allocation failure.  Free with rcp_server_free. */
 rcp_server *rcp_server_new(const rcp_server_opts *opts);
+/* §7.7 trust.level names: "untrusted", "community", "trusted" as
+** RCP_TRUST_* (0, 1, 2; rcp_model_origin), or -1 for any other name. */
+int rcp_trust_level(const char *name);
 void        rcp_server_free(rcp_server *s);    /* NULL is a no-op */
 
 /* §5.1: serve newline-delimited JSON-RPC from in_fd to out_fd until EOF on
@@ -782,6 +795,13 @@ typedef struct rcp_span {
 int rcp_text_chunk(const char *text, size_t len, size_t max_tokens,
                    size_t overlap, rcp_span **spans, size_t *n);
 
+/* §15.2 the injection screen (text.c, its notes): 1 when text[0..len)
+** holds an instruction-like cue ("ignore previous instructions", in
+** English, German, French, Spanish, Russian or Chinese, through case,
+** look-alike letters, zero-width characters, spacing and punctuation),
+** else 0; -1 out of memory.  Advisory: 0 is no proof a text is safe. */
+int rcp_text_injection(const char *text, size_t len);
+
 /* MARK: - Engine (model.c) §3, §7.3-§7.11, §8, §16.3 ---------------------- */
 
 /* --- The model: embedders + index + retrieval pipeline --- */
@@ -901,6 +921,26 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
 int rcp_model_add_chunk(rcp_model *m, const char *id, size_t idlen,
                         const char *text, size_t len, const char *meta,
                         size_t metalen, const rcp_model_chunkref *ck);
+/* §15.2, §15.3 a document's provenance: the trust level of the source
+** it came from and the operator's name for that source ("corpus:FILE",
+** "clients", ...).  The engine keeps it per document, as data: it ranks
+** nothing by it. */
+enum { RCP_TRUST_UNTRUSTED, RCP_TRUST_COMMUNITY, RCP_TRUST_TRUSTED };
+typedef struct rcp_model_origin {
+    int         trust;          /* RCP_TRUST_* */
+    const char *source;         /* sourcelen bytes (NULL with 0: none) */
+    size_t      sourcelen;
+} rcp_model_origin;
+#define RCP_MODEL_MAX_ORIGINS 4096u   /* distinct (trust, source) pairs */
+#define RCP_MAX_SOURCE_BYTES  256u
+/* rcp_model_add_chunk with the document's origin (NULL: untrusted, no
+** source).  The same id, text, meta and link from another origin is a
+** change (a new version).  -1 also for a trust level out of range, a
+** source over RCP_MAX_SOURCE_BYTES or one origin too many. */
+int rcp_model_add_from(rcp_model *m, const char *id, size_t idlen,
+                       const char *text, size_t len, const char *meta,
+                       size_t metalen, const rcp_model_chunkref *ck,
+                       const rcp_model_origin *origin);
 /* §7.11: 1 when a live document was removed, 0 when absent. */
 int rcp_model_delete(rcp_model *m, const char *id, size_t idlen);
 /* Undo every change made after version v, so the model serves exactly
@@ -926,6 +966,8 @@ typedef struct rcp_model_docview {
     size_t       idlen, textlen, metalen;
     const float *vector;             /* its dense embedding (dim floats) */
     rcp_model_chunkref chunk;        /* chunk.of NULL: a whole document */
+    rcp_model_origin   origin;       /* §15.2 its provenance; source
+                                     ** lives as long as the model */
 } rcp_model_docview;
 int  rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out);
 long rcp_model_find(const rcp_model *m, const char *id, size_t idlen);
@@ -1115,6 +1157,39 @@ rcp_store *rcp_store_open(const char *dir, rcp_model *m, char *err,
 rcp_store *rcp_store_open_flags(const char *dir, rcp_model *m,
                                 unsigned flags, char *err, size_t errlen);
 
+/* What a log records about the server that writes it, so a store is
+** never read with another schema or model (§8, §15.7): the §8 field
+** declarations (has_schema 0: none recorded -- a new store, or one
+** written before format 3) and the dense embedder's identity (§6
+** embed.identity with its dimension; NULL: none recorded). */
+#define RCP_STORE_MAX_FIELDS     1024u
+#define RCP_STORE_MAX_FIELD_NAME 256u
+#define RCP_STORE_MAX_IDENTITY   1024u
+typedef struct rcp_store_config {
+    int              has_schema;
+    const rcp_field *fields;
+    size_t           nfields;
+    const char      *embedder;
+} rcp_store_config;
+/* What the log in dir records, read without opening the store (to build
+** the model it will be opened with): a config in one allocation (free
+** it with rcp_free), all zero when dir holds no log yet.  NULL with a
+** message in err on a read error or a damaged first commit. */
+rcp_store_config *rcp_store_peek(const char *dir, char *err, size_t errlen);
+/* rcp_store_open_flags for a server whose config is want (NULL: no
+** check).  The store is refused, with a message naming both, when it
+** records another embedder, or a field want lacks or declares with
+** another type; fields want adds are recorded (their values are read
+** from the documents' meta as they are replayed), and so is what the
+** log did not record yet.  Recording rewrites the log (a compaction), so
+** the config is always in its first commit, where rcp_store_peek finds
+** it. */
+rcp_store *rcp_store_open_config(const char *dir, rcp_model *m,
+                                 unsigned flags, const rcp_store_config *want,
+                                 char *err, size_t errlen);
+/* The config the open store runs under (borrowed until close). */
+const rcp_store_config *rcp_store_get_config(const rcp_store *st);
+
 /* Commit what is pending (best effort; call rcp_store_commit first to
 ** learn whether that worked), release the lock, free st.  The model is
 ** not freed.  NULL is a no-op. */
@@ -1138,6 +1213,11 @@ int rcp_store_add(rcp_store *st, const char *id, size_t idlen,
 int rcp_store_add_chunk(rcp_store *st, const char *id, size_t idlen,
                         const char *text, size_t len, const char *meta,
                         size_t metalen, const rcp_model_chunkref *ck);
+/* ... with its §15.2 origin (rcp_model_add_from), persisted with it. */
+int rcp_store_add_from(rcp_store *st, const char *id, size_t idlen,
+                       const char *text, size_t len, const char *meta,
+                       size_t metalen, const rcp_model_chunkref *ck,
+                       const rcp_model_origin *origin);
 
 /* §7.11 delete id from the model; *removed (may be NULL) is 1 when a live
 ** document went, 0 when it was absent (no record, no version bump).
@@ -1180,6 +1260,7 @@ const char *rcp_store_error(const rcp_store *st);
 
 typedef struct rcp_store_info {
     uint64_t version;       /* rcp_store_version */
+    uint32_t format;        /* of the log (after any upgrade) */
     uint64_t log_bytes;     /* committed bytes in DIR/rcp.log */
     uint64_t live_bytes;    /* what a compacted log would take (estimate) */
     uint64_t pending_bytes; /* written by the next commit */
@@ -1214,6 +1295,15 @@ void rcp_store_set_fault(rcp_store_fault_fn fn, void *ud);
 ** stay loaded and the message says how many. */
 long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
                           int progress_fd, char *err, size_t errlen);
+/* rcp_store_load_jsonl with options: every document gets origin (§15.2:
+** the operator's trust level and name for this source; NULL: untrusted,
+** no source). */
+typedef struct rcp_store_load_opts {
+    const rcp_model_origin *origin;
+    int                     progress_fd;   /* as above; -1 none */
+} rcp_store_load_opts;
+long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
+                    const rcp_store_load_opts *o, char *err, size_t errlen);
 
 /* ======================================================================
 ** INTERNAL: shared between rcp's files, not part of the public API; may
@@ -1552,5 +1642,47 @@ int text_tok_push(rcp_tokens *t, const rcp_token *tk);
 int text_is_ascii_alpha(const char *w, size_t n);
 /* 1 when w[0..n) is all 0-9: an RCP_TOKEN_NUM. */
 int text_is_digits(const char *w, size_t n);
+
+/* MARK: - Text internals (text.c): the §15.2 screen, built once ------- */
+
+/* The screen's cues, normalised once (rcp_text_injection builds one per
+** call); free with rcp_free.  NULL out of memory. */
+typedef struct text_screen text_screen;
+text_screen *text_screen_new(void);
+int text_screen_hit(const text_screen *t, const char *text, size_t len);
+
+/* MARK: - Storage internals (store.c): §7.10 idempotency keys ----------- */
+
+/* The results of keyed index/add writes (_meta.idempotencyKey), one
+** bounded table: at most STORE_IDEM_SLOTS keys whose keys and results
+** take at most RCP_IDEM_BYTES, the oldest forgotten first (§7.10 asks a
+** SHOULD of a server that recognises keys, not unbounded memory).  The
+** built-in backend keeps one in memory, or uses its store's, which is
+** durable: each key is logged in the commit of its write, replayed at
+** open and kept by compaction, so a retry after a restart is still
+** answered from it. */
+#define STORE_IDEM_SLOTS 256u
+typedef struct store_idem {
+    struct store_idem_entry {
+        char    *key;           /* rcp_malloc'd; NULL = free slot */
+        char    *result;        /* the serialised result */
+        size_t   keylen, len;
+        uint64_t fp;            /* fingerprint of the write */
+    } e[STORE_IDEM_SLOTS];
+    size_t next, bytes;         /* next slot to fill; keys + results */
+} store_idem;
+const struct store_idem_entry *store_idem_find(const store_idem *t,
+                                               const char *key, size_t n);
+/* Remember key -> (fp, result); 0, or -1 out of memory (nothing kept). */
+int  store_idem_put(store_idem *t, const char *key, size_t n, uint64_t fp,
+                    const char *result, size_t len);
+void store_idem_free(store_idem *t);
+/* The open store's table (durable). */
+store_idem *store_idem_table(rcp_store *st);
+/* Log key -> (fp, result) in the pending commit, so it becomes durable
+** with the write it answers; put it in the table only once that commit
+** returned 0.  0, or -1 with rcp_store_error(st). */
+int  store_log_idem(rcp_store *st, const char *key, size_t n, uint64_t fp,
+                    const char *result, size_t len);
 
 #endif /* RCP_H */

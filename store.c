@@ -153,8 +153,9 @@
 
 /* MARK: - Constants ------------------------------------------------------ */
 
-#define LOG_FORMAT   2u
+#define LOG_FORMAT   3u
 #define LOG_FORMAT_1 1u              /* read, then upgraded (see above) */
+#define LOG_FORMAT_2 2u              /* read, then upgraded (see above) */
 #define HDR_SIZE     36u
 #define FRAME_HDR    12u
 #define SALT_SIZE    8u
@@ -165,8 +166,9 @@
 #define KEEP_BUF     (1ul << 20)     /* pending buffer kept between commits */
 #define MAX_LINE     MAX_RECORD      /* a JSON Lines line */
 
-enum { REC_ADD = 1, REC_DEL = 2, REC_DOC = 3 };
-enum { FLAG_META = 1, FLAG_CHUNK = 2 };
+enum { REC_ADD = 1, REC_DEL = 2, REC_DOC = 3, REC_SCHEMA = 4,
+       REC_EMBEDDER = 5, REC_IDEM = 6 };
+enum { FLAG_META = 1, FLAG_CHUNK = 2, FLAG_ORIGIN = 4 };
 /* Fixed bytes of each record besides its id, text, meta and chunk. */
 #define DOC_FIXED (1u + 4u + 4u + 1u + 4u)
 #define ADD_FIXED (DOC_FIXED + 8u)
@@ -297,22 +299,38 @@ static uint64_t chunk_bytes(const rcp_model_chunkref *ck)
     return ck && ck->of ? CHUNK_FIXED + (uint64_t)ck->oflen : 0;
 }
 
-/* id, text, flags, meta, chunk: the tail shared by ADD and DOC. */
+/* An origin other than {untrusted, no source} is recorded. */
+static int has_origin(const rcp_model_origin *o)
+{
+    return o && (o->trust != RCP_TRUST_UNTRUSTED || o->sourcelen);
+}
+
+static uint64_t origin_bytes(const rcp_model_origin *o)
+{
+    return has_origin(o) ? 1u + 4u + (uint64_t)o->sourcelen : 0;
+}
+
+/* id, text, flags, meta, chunk, origin: the tail shared by ADD and DOC. */
 static void put_doc(pbuf *b, const char *id, size_t idlen, const char *text,
                     size_t len, const char *meta, size_t metalen,
-                    const rcp_model_chunkref *ck)
+                    const rcp_model_chunkref *ck, const rcp_model_origin *o)
 {
-    int chunk = ck && ck->of;
+    int chunk = ck && ck->of, org = has_origin(o);
     put_bytes(b, id, idlen);
     put_bytes(b, text, len);
-    put_u8(b, (meta ? FLAG_META : 0u) | (chunk ? FLAG_CHUNK : 0u));
+    put_u8(b, (meta ? FLAG_META : 0u) | (chunk ? FLAG_CHUNK : 0u)
+              | (org ? FLAG_ORIGIN : 0u));
     put_bytes(b, meta, meta ? metalen : 0);
-    if (!chunk)
-        return;
-    put_bytes(b, ck->of, ck->oflen);
-    put_u32(b, ck->index);
-    put_u64(b, ck->start);
-    put_u64(b, ck->end);
+    if (chunk) {
+        put_bytes(b, ck->of, ck->oflen);
+        put_u32(b, ck->index);
+        put_u64(b, ck->start);
+        put_u64(b, ck->end);
+    }
+    if (org) {
+        put_u8(b, (unsigned)o->trust);
+        put_bytes(b, o->source, o->sourcelen);
+    }
 }
 
 /* A decoded record; the pointers borrow the frame's payload. */
@@ -322,6 +340,13 @@ typedef struct rec {
     const char *id, *text, *meta;
     size_t idlen, len, metalen;
     rcp_model_chunkref ck;      /* ck.of NULL: a whole document */
+    rcp_model_origin org;       /* §15.2 provenance */
+    /* REC_SCHEMA: nfields and the raw field list (name bytes, type u8);
+    ** REC_EMBEDDER: the identity in text; REC_IDEM: key in id, result
+    ** in text, fingerprint in version */
+    uint32_t nfields;
+    const unsigned char *fields;
+    size_t fieldslen;
 } rec;
 
 typedef struct cur {
@@ -378,19 +403,54 @@ static int get_chunk(cur *c, rcp_model_chunkref *ck)
     return 0;
 }
 
-/* The tail of ADD and DOC; format 1 knows no chunk flag. */
+/* The trust level and source of a document (format 3). */
+static int get_origin(cur *c, rcp_model_origin *o)
+{
+    unsigned t;
+    if (get_u8(c, &t) || t > RCP_TRUST_TRUSTED
+        || get_bytes(c, &o->source, &o->sourcelen)
+        || o->sourcelen > RCP_MAX_SOURCE_BYTES)
+        return -1;
+    o->trust = (int)t;
+    return 0;
+}
+
+/* The tail of ADD and DOC; format 1 knows no chunk flag, format 2 no
+** origin. */
 static int get_doc(cur *c, rec *r, uint32_t format)
 {
     unsigned flags, known = format == LOG_FORMAT_1 ? FLAG_META
-                                                   : FLAG_META | FLAG_CHUNK;
+                          : format == LOG_FORMAT_2 ? FLAG_META | FLAG_CHUNK
+                          : FLAG_META | FLAG_CHUNK | FLAG_ORIGIN;
     if (get_bytes(c, &r->id, &r->idlen) || get_bytes(c, &r->text, &r->len)
         || get_u8(c, &flags) || (flags & ~known)
         || get_bytes(c, &r->meta, &r->metalen)
         || (!(flags & FLAG_META) && r->metalen)
-        || ((flags & FLAG_CHUNK) && get_chunk(c, &r->ck)))
+        || ((flags & FLAG_CHUNK) && get_chunk(c, &r->ck))
+        || ((flags & FLAG_ORIGIN) && get_origin(c, &r->org)))
         return -1;
     if (!(flags & FLAG_META))
         r->meta = NULL;
+    return 0;
+}
+
+/* SCHEMA: count u32, then per field name bytes and type u8 (rcp_field). */
+static int get_schema(cur *c, rec *r)
+{
+    uint32_t i;
+    size_t at;
+    const char *name;
+    size_t n;
+    unsigned t;
+    if (get_u32(c, &r->nfields) || r->nfields > RCP_STORE_MAX_FIELDS)
+        return -1;
+    at = c->pos;
+    for (i = 0; i < r->nfields; i++)
+        if (get_bytes(c, &name, &n) || !n || n > RCP_STORE_MAX_FIELD_NAME
+            || get_u8(c, &t) || t > RCP_FIELD_DATE)
+            return -1;
+    r->fields = c->p + at;
+    r->fieldslen = c->pos - at;
     return 0;
 }
 
@@ -400,7 +460,18 @@ static int rec_parse(cur *c, rec *r, uint32_t format)
         return -1;
     r->version = 0;
     memset(&r->ck, 0, sizeof r->ck);
+    memset(&r->org, 0, sizeof r->org);
+    if (r->type >= REC_SCHEMA && format < LOG_FORMAT)
+        return -1;
     switch (r->type) {
+    case REC_SCHEMA:
+        return get_schema(c, r);
+    case REC_EMBEDDER:
+        return get_bytes(c, &r->text, &r->len)
+            || r->len > RCP_STORE_MAX_IDENTITY ? -1 : 0;
+    case REC_IDEM:
+        return get_bytes(c, &r->id, &r->idlen) || get_u64(c, &r->version)
+            || get_bytes(c, &r->text, &r->len) ? -1 : 0;
     case REC_ADD:
         return get_u64(c, &r->version) || get_doc(c, r, format) ? -1 : 0;
     case REC_DEL:
@@ -438,6 +509,9 @@ struct rcp_store {
     uint64_t   clive;             /* bytes at the last commit (case F) */
     unsigned   flags;             /* RCP_STORE_SALVAGE */
     int        failed;            /* case F: refuses writes */
+    rcp_store_config *cfg;        /* recorded schema and embedder (one
+                                  ** allocation; NULL: none recorded) */
+    store_idem idem;              /* §7.10 keys, durable */
     char       err[512];
     char       warn[1024];
 };
@@ -627,10 +701,10 @@ static int read_header(rcp_store *st)
         return st_fail(st, "%s: corrupt header (checksum mismatch)",
                        st->logpath);
     st->format = dec32(h + 8);
-    if ((st->format != LOG_FORMAT && st->format != LOG_FORMAT_1)
+    if (st->format < LOG_FORMAT_1 || st->format > LOG_FORMAT
         || dec32(h + 12) != 0)
         return st_fail(st, "%s: log format %lu (flags %lu); this build "
-                       "reads formats %u and %u only", st->logpath,
+                       "reads formats %u to %u only", st->logpath,
                        (unsigned long)dec32(h + 8),
                        (unsigned long)dec32(h + 12), LOG_FORMAT_1,
                        LOG_FORMAT);
@@ -724,12 +798,96 @@ static uint64_t doc_bytes(const rcp_store *st, const char *id, size_t idlen)
     if (d < 0 || rcp_model_doc(st->m, (uint32_t)d, &v))
         return 0;
     return DOC_FIXED + (uint64_t)v.idlen + v.textlen + v.metalen
-           + chunk_bytes(&v.chunk);
+           + chunk_bytes(&v.chunk) + origin_bytes(&v.origin);
+}
+
+/* A SCHEMA record's fields (names borrow the payload) into f[]. */
+static void schema_fields(const rec *r, rcp_field *f)
+{
+    cur c;
+    uint32_t i;
+    unsigned t = 0;
+    c.p = r->fields;
+    c.n = r->fieldslen;
+    c.pos = 0;
+    for (i = 0; i < r->nfields; i++) {   /* checked by get_schema */
+        (void)get_bytes(&c, &f[i].name, &f[i].namelen);
+        (void)get_u8(&c, &t);
+        f[i].type = (rcp_field_type)t;
+    }
+}
+
+/* A config in one allocation: the struct, its fields, their names and
+** the embedder, each copied.  NULL out of memory. */
+static rcp_store_config *config_new(int has_schema, const rcp_field *f,
+                                    size_t n, const char *emb, size_t elen)
+{
+    size_t bytes = sizeof(rcp_store_config) + n * sizeof *f + elen + 1, i;
+    rcp_store_config *c;
+    rcp_field *cf;
+    char *p;
+    for (i = 0; i < n; i++)
+        bytes += f[i].namelen + 1;
+    if (!(c = rcp_malloc(bytes)))
+        return NULL;
+    cf = (rcp_field *)(void *)(c + 1);
+    p = (char *)(cf + n);
+    for (i = 0; i < n; i++) {
+        memcpy(p, f[i].name, f[i].namelen);
+        p[f[i].namelen] = 0;
+        cf[i].name = p;
+        cf[i].namelen = f[i].namelen;
+        cf[i].type = f[i].type;
+        p += f[i].namelen + 1;
+    }
+    c->has_schema = has_schema;
+    c->fields = n ? cf : NULL;
+    c->nfields = n;
+    c->embedder = NULL;
+    if (emb) {
+        memcpy(p, emb, elen);
+        p[elen] = 0;
+        c->embedder = p;
+    }
+    return c;
+}
+
+/* The config with r (SCHEMA or EMBEDDER) applied to what *cfg holds. */
+static int config_apply(rcp_store_config **cfg, const rec *r)
+{
+    const rcp_store_config *o = *cfg;
+    rcp_field *f = NULL;
+    rcp_store_config *c;
+    if (r->type == REC_SCHEMA && r->nfields
+        && !(f = rcp_malloc(r->nfields * sizeof *f)))
+        return -1;
+    if (f)
+        schema_fields(r, f);
+    c = r->type == REC_SCHEMA
+        ? config_new(1, f, r->nfields, o ? o->embedder : NULL,
+                     o && o->embedder ? strlen(o->embedder) : 0)
+        : config_new(o && o->has_schema, o ? o->fields : NULL,
+                     o ? o->nfields : 0, r->text, r->len);
+    rcp_free(f);
+    if (!c)
+        return -1;
+    rcp_free(*cfg);
+    *cfg = c;
+    return 0;
 }
 
 static int apply_rec(rcp_store *st, const rec *r, uint64_t at)
 {
     uint64_t old;
+    if (r->type == REC_SCHEMA || r->type == REC_EMBEDDER
+        || r->type == REC_IDEM) {
+        if (r->type == REC_IDEM ? store_idem_put(&st->idem, r->id, r->idlen,
+                                                 r->version, r->text, r->len)
+                                : config_apply(&st->cfg, r))
+            return st_fail(st, "%s: out of memory replaying the log",
+                           st->logpath);
+        return 0;
+    }
     /* invariant 3: a gap or repeat means a damaged or foreign log */
     if (r->type != REC_DOC && r->version != st->version + 1)
         return st_fail(st, "%s: corrupt log: the frame at byte %llu holds "
@@ -739,9 +897,9 @@ static int apply_rec(rcp_store *st, const rec *r, uint64_t at)
                        (unsigned long long)st->version);
     old = doc_bytes(st, r->id, r->idlen);
     if (r->type == REC_DEL ? rcp_model_delete(st->m, r->id, r->idlen) < 0
-        : rcp_model_add_chunk(st->m, r->id, r->idlen, r->text, r->len,
-                              r->meta, r->metalen,
-                              r->ck.of ? &r->ck : NULL) != 0)
+        : rcp_model_add_from(st->m, r->id, r->idlen, r->text, r->len,
+                             r->meta, r->metalen, r->ck.of ? &r->ck : NULL,
+                             &r->org) != 0)
         return st_fail(st, "%s: the model refused a write while replaying "
                        "the log (out of memory?)", st->logpath);
     st->live = st->live - old + doc_bytes(st, r->id, r->idlen);
@@ -805,7 +963,8 @@ static void tally_records(tally *t, const unsigned char *p, size_t n,
     c.n = n;
     c.pos = 0;
     while (c.pos < c.n && rec_parse(&c, &r, format) == 0)
-        tally_id(t, r.type, r.id, r.idlen);
+        if (r.type <= REC_DOC)          /* a document's record */
+            tally_id(t, r.type, r.id, r.idlen);
 }
 
 /* A damaged frame at off: its header when it has one, then whatever of
@@ -1118,6 +1277,8 @@ static void store_free(rcp_store *st)
     if (st->lockfd >= 0)
         close(st->lockfd);   /* last: releases the lock */
     pbuf_free(&st->pending);
+    rcp_free(st->cfg);
+    store_idem_free(&st->idem);
     rcp_free(st->dir);
     rcp_free(st->logpath);
     rcp_free(st->newpath);
@@ -1166,7 +1327,8 @@ static int snap_doc(rcp_store *st, pbuf *b, const rcp_model_docview *v,
                     int fd, const unsigned char *salt, uint64_t *off)
 {
     size_t need = DOC_FIXED + v->idlen + v->textlen + v->metalen
-                  + (size_t)chunk_bytes(&v->chunk);
+                  + (size_t)chunk_bytes(&v->chunk)
+                  + (size_t)origin_bytes(&v->origin);
     if (b->len && b->len + need > BATCH_BYTES
         && flush_frame(st, b, fd, salt, off))
         return -1;
@@ -1176,7 +1338,68 @@ static int snap_doc(rcp_store *st, pbuf *b, const rcp_model_docview *v,
         b->len = FRAME_HDR;
     put_u8(b, REC_DOC);
     put_doc(b, v->id, v->idlen, v->text, v->textlen, v->meta, v->metalen,
-            &v->chunk);
+            &v->chunk, &v->origin);
+    return 0;
+}
+
+/* The bytes of the config records and the idempotency keys. */
+static size_t config_bytes(const rcp_store *st)
+{
+    const rcp_store_config *c = st->cfg;
+    size_t n = 0, i;
+    if (c && c->has_schema) {
+        n += 1 + 4;
+        for (i = 0; i < c->nfields; i++)
+            n += 4 + c->fields[i].namelen + 1;
+    }
+    if (c && c->embedder)
+        n += 1 + 4 + strlen(c->embedder);
+    for (i = 0; i < STORE_IDEM_SLOTS; i++)
+        if (st->idem.e[i].key)
+            n += 1 + 4 + st->idem.e[i].keylen + 8 + 4 + st->idem.e[i].len;
+    return n;
+}
+
+static void put_idem(pbuf *b, const char *key, size_t n, uint64_t fp,
+                     const char *result, size_t len)
+{
+    put_u8(b, REC_IDEM);
+    put_bytes(b, key, n);
+    put_u64(b, fp);
+    put_bytes(b, result, len);
+}
+
+/* The first records of a snapshot, in its first frame (rcp_store_peek
+** reads them there): the schema, the embedder, then the idempotency keys
+** oldest first (so the table forgets in the same order after a
+** restart). */
+static int snap_config(rcp_store *st, pbuf *b)
+{
+    const rcp_store_config *c = st->cfg;
+    const struct store_idem_entry *e;
+    size_t i;
+    if (pbuf_reserve(b, FRAME_HDR + config_bytes(st)))
+        return st_fail(st, "%s: out of memory", st->newpath);
+    b->len = FRAME_HDR;
+    if (c && c->has_schema) {
+        put_u8(b, REC_SCHEMA);
+        put_u32(b, (uint32_t)c->nfields);
+        for (i = 0; i < c->nfields; i++) {
+            put_bytes(b, c->fields[i].name, c->fields[i].namelen);
+            put_u8(b, (unsigned)c->fields[i].type);
+        }
+    }
+    if (c && c->embedder) {
+        put_u8(b, REC_EMBEDDER);
+        put_bytes(b, c->embedder, strlen(c->embedder));
+    }
+    for (i = 0; i < STORE_IDEM_SLOTS; i++) {
+        e = &st->idem.e[(st->idem.next + i) % STORE_IDEM_SLOTS];
+        if (e->key)
+            put_idem(b, e->key, e->keylen, e->fp, e->result, e->len);
+    }
+    if (b->len == FRAME_HDR)
+        b->len = 0;
     return 0;
 }
 
@@ -1195,6 +1418,7 @@ static int write_snapshot(rcp_store *st, int fd, const unsigned char *salt,
     header_encode(h, st->version, salt);
     if (write_at(fd, h, HDR_SIZE, 0))
         return st_sys(st, "write", st->newpath);
+    rc = snap_config(st, &b);
     for (docno = 0; left && docno <= 0xFFFFFFFFu && !rc; docno++)
         if (rcp_model_doc(st->m, (uint32_t)docno, &v) == 0) {
             left--;
@@ -1264,36 +1488,172 @@ static void maybe_compact(rcp_store *st)
     st->compact_at = st->size + COMPACT_MIN;   /* retry after 1 MiB more */
 }
 
-/* A format-1 log, now replayed (meta as plain data), is rewritten as
-** format 2 before anything is appended to it: appending format-2
-** records under a format-1 header would make a file neither reads. */
-static int upgrade(rcp_store *st)
+/* An older log, now replayed, is rewritten in the current format before
+** anything is appended to it: appending format-3 records under an older
+** header would make a file neither reads.  Format 1: meta was read as
+** plain data.  Formats 1 and 2: no document has a recorded origin, so
+** each is served "untrusted" (§15.2: provenance unknown is never
+** trusted) until the operator loads its source again with --trust. */
+static int upgrade(rcp_store *st, int record)
 {
     char why[sizeof st->err];
     size_t n = strlen(st->warn);
-    if (st->format == LOG_FORMAT)
+    uint32_t from = st->format;
+    if (from == LOG_FORMAT) {
+        if (record && compact(st))  /* the config goes first (peek) */
+            return -1;
         return 0;
+    }
     if (compact(st)) {
         memcpy(why, st->err, sizeof why);
         return st_fail(st, "%s: upgrading the format-%u log to format %u "
-                       "failed: %.400s", st->logpath, LOG_FORMAT_1,
+                       "failed: %.400s", st->logpath, (unsigned)from,
                        LOG_FORMAT, why);
     }
     st->format = LOG_FORMAT;
     snprintf(st->warn + n, sizeof st->warn - n, "%s%s: upgraded a format-%u "
-             "log to format %u; its documents' meta (any \"x-rcp-chunk\" "
-             "key included) is plain data now: re-add chunked documents to "
-             "chunk them again", n ? "; " : "", st->logpath, LOG_FORMAT_1,
-             LOG_FORMAT);
+             "log to format %u; %sits documents have no recorded origin and "
+             "are served as untrusted (load a vetted source again with "
+             "--corpus FILE --trust LEVEL to label it)", n ? "; " : "",
+             st->logpath, (unsigned)from, LOG_FORMAT,
+             from == LOG_FORMAT_1 ? "its documents' meta (any "
+             "\"x-rcp-chunk\" key included) is plain data now: re-add "
+             "chunked documents to chunk them again; " : "");
     return 0;
 }
 
 /* MARK: - Public: open, close, commit ------------------------------------ */
 
+/* The field named like f in c, or NULL. */
+static const rcp_field *config_field(const rcp_store_config *c,
+                                     const rcp_field *f)
+{
+    size_t i;
+    for (i = 0; c && i < c->nfields; i++)
+        if (c->fields[i].namelen == f->namelen
+            && !memcmp(c->fields[i].name, f->name, f->namelen))
+            return &c->fields[i];
+    return NULL;
+}
+
+static const char *const type_names[] = { "keyword", "text", "int",
+                                          "float", "bool", "date" };
+
+/* §8, §15.7: want against what the log records (rcp_store_open_config).
+** 0 and *record 1 when want adds something to record (st->cfg is then
+** what will be), -1 on a conflict. */
+static int config_check(rcp_store *st, const rcp_store_config *want,
+                        int *record)
+{
+    const rcp_store_config *have = st->cfg;
+    const char *emb = have && have->embedder ? have->embedder : NULL;
+    rcp_store_config *c;
+    const rcp_field *f, *g;
+    size_t i;
+    *record = 0;
+    if (!want)
+        return 0;
+    if (emb && want->embedder && strcmp(emb, want->embedder))
+        return st_fail(st, "%s was written with the embedder %.200s; this "
+                       "server embeds with %.200s (--dim, --vectors); start "
+                       "it with the store's embedder, or load the corpus "
+                       "into a new --data directory", st->dir, emb,
+                       want->embedder);
+    for (i = 0; have && have->has_schema && i < have->nfields; i++) {
+        f = &have->fields[i];
+        if (!(g = config_field(want, f)))
+            return st_fail(st, "%s records the field %.*s:%s, which this "
+                           "server does not declare; declare every recorded "
+                           "field (or no --field at all, to serve the "
+                           "recorded ones)", st->dir, (int)f->namelen,
+                           f->name, type_names[f->type]);
+        if (g->type != f->type)
+            return st_fail(st, "%s records the field %.*s:%s; the "
+                           "declared %.*s:%s conflicts with it", st->dir,
+                           (int)f->namelen, f->name, type_names[f->type],
+                           (int)g->namelen, g->name, type_names[g->type]);
+    }
+    *record = !emb != !want->embedder
+              || (want->has_schema && (!have || !have->has_schema
+                                       || have->nfields != want->nfields));
+    if (!*record)
+        return 0;
+    if (!(c = config_new(want->has_schema || (have && have->has_schema),
+                         want->has_schema ? want->fields : have->fields,
+                         want->has_schema ? want->nfields : have->nfields,
+                         want->embedder ? want->embedder : emb,
+                         want->embedder ? strlen(want->embedder)
+                         : emb ? strlen(emb) : 0)))
+        return st_fail(st, "%s: out of memory", st->dir);
+    rcp_free(st->cfg);
+    st->cfg = c;
+    return 0;
+}
+
 rcp_store *rcp_store_open_flags(const char *dir, rcp_model *m,
                                 unsigned flags, char *err, size_t errlen)
 {
+    return rcp_store_open_config(dir, m, flags, NULL, err, errlen);
+}
+
+const rcp_store_config *rcp_store_get_config(const rcp_store *st)
+{
+    static const rcp_store_config none = { 0, NULL, 0, NULL };
+    return st->cfg ? st->cfg : &none;
+}
+
+rcp_store_config *rcp_store_peek(const char *dir, char *err, size_t errlen)
+{
     rcp_store *st;
+    rcp_store_config *out = NULL;
+    pbuf buf = { NULL, 0, 0 };
+    struct stat sb;
+    size_t n = 0;
+    cur c;
+    rec r;
+    int got = 0;
+    if (!dir || !(st = store_new(dir, NULL))) {
+        say(err, errlen, "%s: out of memory", dir ? dir : "rcp_store_peek");
+        return NULL;
+    }
+    st->fd = open(st->logpath, O_RDONLY | O_CLOEXEC);
+    if (st->fd < 0 && errno != ENOENT)
+        st_sys(st, "open", st->logpath);
+    else if (st->fd >= 0 && (read_header(st) || fstat(st->fd, &sb)))
+        (void)(*st->err || st_sys(st, "stat", st->logpath));
+    else if (st->fd >= 0 && st->format == LOG_FORMAT
+             && (got = read_frame(st, HDR_SIZE, (uint64_t)sb.st_size, &buf,
+                                  &n)) < 0)
+        ;
+    else {
+        c.p = buf.p + FRAME_HDR;
+        c.n = got == 1 ? n : 0;
+        c.pos = 0;
+        while (c.pos < c.n && !*st->err && rec_parse(&c, &r, st->format) == 0
+               && (r.type == REC_SCHEMA || r.type == REC_EMBEDDER
+                   || r.type == REC_IDEM))
+            if (r.type != REC_IDEM && config_apply(&st->cfg, &r))
+                st_fail(st, "%s: out of memory", dir);
+        if (!*st->err) {
+            out = st->cfg ? st->cfg : config_new(0, NULL, 0, NULL, 0);
+            st->cfg = NULL;
+            if (!out)
+                st_fail(st, "%s: out of memory", dir);
+        }
+    }
+    if (!out)
+        say(err, errlen, "%s", st->err);
+    pbuf_free(&buf);
+    store_free(st);
+    return out;
+}
+
+rcp_store *rcp_store_open_config(const char *dir, rcp_model *m,
+                                 unsigned flags, const rcp_store_config *want,
+                                 char *err, size_t errlen)
+{
+    rcp_store *st;
+    int record = 0;
     if (!dir || !*dir || !m) {
         say(err, errlen, "rcp_store_open: no directory or no model");
         return NULL;
@@ -1309,7 +1669,7 @@ rcp_store *rcp_store_open_flags(const char *dir, rcp_model *m,
     }
     st->flags = flags;
     if (make_dir(st) || lock_dir(st) || open_log(st) || replay(st)
-        || upgrade(st)) {
+        || config_check(st, want, &record) || upgrade(st, record)) {
         say(err, errlen, "%s", st->err);
         store_free(st);
         return NULL;
@@ -1423,6 +1783,7 @@ const char *rcp_store_error(const rcp_store *st)
 void rcp_store_stat(const rcp_store *st, rcp_store_info *out)
 {
     out->version = st->version;
+    out->format = st->format;
     out->log_bytes = st->size;
     out->live_bytes = st->live;
     out->pending_bytes = st->pending.len;
@@ -1479,9 +1840,10 @@ static int pending_check(rcp_store *st)
     return st->pending.len >= BATCH_BYTES ? rcp_store_commit(st) : 0;
 }
 
-int rcp_store_add_chunk(rcp_store *st, const char *id, size_t idlen,
-                        const char *text, size_t len, const char *meta,
-                        size_t metalen, const rcp_model_chunkref *ck)
+int rcp_store_add_from(rcp_store *st, const char *id, size_t idlen,
+                       const char *text, size_t len, const char *meta,
+                       size_t metalen, const rcp_model_chunkref *ck,
+                       const rcp_model_origin *org)
 {
     uint64_t old;
     if (!meta)
@@ -1493,19 +1855,111 @@ int rcp_store_add_chunk(rcp_store *st, const char *id, size_t idlen,
                        "%lu bytes", (unsigned long long)ck->start,
                        (unsigned long long)ck->end, (unsigned long)len);
     if (writable(st) || pending_room(st, (uint64_t)ADD_FIXED + idlen + len
-                                     + metalen + chunk_bytes(ck)))
+                                     + metalen + chunk_bytes(ck)
+                                     + origin_bytes(org)))
         return -1;
     old = doc_bytes(st, id, idlen);
-    if (rcp_model_add_chunk(st->m, id, idlen, text, len, meta, metalen, ck))
-        return st_fail(st, "out of memory adding a document");
+    if (rcp_model_add_from(st->m, id, idlen, text, len, meta, metalen, ck,
+                           org))
+        return st_fail(st, "out of memory adding a document (or a bad "
+                       "origin)");
     if (rcp_model_version(st->m) == st->mver)
         return 0;   /* §7.10: an identical re-add is one add: no record */
     st->version++;
     pending_begin(st, REC_ADD);
     put_u64(&st->pending, st->version);
-    put_doc(&st->pending, id, idlen, text, len, meta, metalen, ck);
+    put_doc(&st->pending, id, idlen, text, len, meta, metalen, ck, org);
     st->live = st->live - old + doc_bytes(st, id, idlen);
     return pending_check(st);
+}
+
+int rcp_store_add_chunk(rcp_store *st, const char *id, size_t idlen,
+                        const char *text, size_t len, const char *meta,
+                        size_t metalen, const rcp_model_chunkref *ck)
+{
+    return rcp_store_add_from(st, id, idlen, text, len, meta, metalen, ck,
+                              NULL);
+}
+
+/* MARK: - §7.10 idempotency keys ---------------------------------------- */
+
+const struct store_idem_entry *store_idem_find(const store_idem *t,
+                                               const char *key, size_t n)
+{
+    size_t i;
+    for (i = 0; i < STORE_IDEM_SLOTS; i++)
+        if (t->e[i].key && t->e[i].keylen == n
+            && memcmp(t->e[i].key, key, n) == 0)
+            return &t->e[i];
+    return NULL;
+}
+
+static void idem_forget(store_idem *t, struct store_idem_entry *e)
+{
+    if (e->key)
+        t->bytes -= e->keylen + e->len;
+    rcp_free(e->key);
+    rcp_free(e->result);
+    memset(e, 0, sizeof *e);
+}
+
+int store_idem_put(store_idem *t, const char *key, size_t n, uint64_t fp,
+                   const char *result, size_t len)
+{
+    size_t need = n + len, i;
+    struct store_idem_entry *e;
+    const struct store_idem_entry *old = store_idem_find(t, key, n);
+    if (old)                    /* a key names one write */
+        idem_forget(t, &t->e[old - t->e]);
+    if (need > RCP_IDEM_BYTES)
+        return 0;               /* never remembered: too big */
+    for (i = 0; i < STORE_IDEM_SLOTS && t->bytes + need > RCP_IDEM_BYTES;
+         i++)
+        idem_forget(t, &t->e[(t->next + i) % STORE_IDEM_SLOTS]);
+    e = &t->e[t->next];
+    idem_forget(t, e);
+    e->key = rcp_malloc(n + 1);
+    e->result = rcp_malloc(len + 1);
+    if (!e->key || !e->result) {
+        idem_forget(t, e);
+        return -1;
+    }
+    if (n)
+        memcpy(e->key, key, n);
+    if (len)
+        memcpy(e->result, result, len);
+    e->keylen = n;
+    e->len = len;
+    e->fp = fp;
+    t->bytes += need;
+    t->next = (t->next + 1) % STORE_IDEM_SLOTS;
+    return 0;
+}
+
+void store_idem_free(store_idem *t)
+{
+    size_t i;
+    for (i = 0; i < STORE_IDEM_SLOTS; i++)
+        idem_forget(t, &t->e[i]);
+    t->next = 0;
+}
+
+store_idem *store_idem_table(rcp_store *st)
+{
+    return &st->idem;
+}
+
+int store_log_idem(rcp_store *st, const char *key, size_t n, uint64_t fp,
+                   const char *result, size_t len)
+{
+    if (n + len > RCP_IDEM_BYTES)
+        return 0;               /* the table would not keep it either */
+    if (st->failed || pending_room(st, 1u + 4u + n + 8u + 4u + len))
+        return -1;
+    if (!st->pending.len)
+        st->pending.len = FRAME_HDR;
+    put_idem(&st->pending, key, n, fp, result, len);
+    return 0;
 }
 
 int rcp_store_add(rcp_store *st, const char *id, size_t idlen,
@@ -1558,6 +2012,7 @@ typedef struct loader {
     size_t      errlen;
     int         pfd;           /* progress */
     size_t      shown;         /* length of the progress line on screen */
+    const rcp_model_origin *origin;    /* §15.2 of every document */
     struct timespec t0;        /* when loading began (the final line) */
 } loader;
 
@@ -1765,10 +2220,10 @@ static int put_one(loader *ld, rcp_store *st, rcp_model *m, const jdoc *d,
                    unsigned long *changed)
 {
     uint64_t before = st ? rcp_store_version(st) : rcp_model_version(m);
-    if (st ? rcp_store_add(st, d->id, d->idlen, d->text, d->len, d->meta,
-                           d->metalen)
-           : rcp_model_add(m, d->id, d->idlen, d->text, d->len, d->meta,
-                           d->metalen))
+    if (st ? rcp_store_add_from(st, d->id, d->idlen, d->text, d->len, d->meta,
+                                d->metalen, NULL, ld->origin)
+           : rcp_model_add_from(m, d->id, d->idlen, d->text, d->len, d->meta,
+                                d->metalen, NULL, ld->origin))
         return lfail(ld, "%s:%lu: %s", ld->path, ld->lineno,
                      st ? rcp_store_error(st) : "out of memory");
     *changed += (st ? rcp_store_version(st) : rcp_model_version(m))
@@ -1852,6 +2307,15 @@ static void load_failed(loader *ld, rcp_store *st, rcp_model *m,
 long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
                           int progress_fd, char *err, size_t errlen)
 {
+    rcp_store_load_opts o;
+    o.origin = NULL;
+    o.progress_fd = progress_fd;
+    return rcp_store_load(st, m, path, &o, err, errlen);
+}
+
+long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
+                    const rcp_store_load_opts *o, char *err, size_t errlen)
+{
     loader ld;
     long total, n = -1;
     uint64_t count0;
@@ -1862,8 +2326,8 @@ long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
     }
     if (st)
         m = st->m;
-    if (loader_open(&ld, path, progress_fd, err, errlen) == 0
-        && (total = validate_pass(&ld)) >= 0) {
+    if (loader_open(&ld, path, o->progress_fd, err, errlen) == 0
+        && (ld.origin = o->origin, total = validate_pass(&ld)) >= 0) {
         rewind(ld.f);
         ld.lineno = 0;
         count0 = rcp_model_count(m);

@@ -24,7 +24,9 @@
 **     still takes its position, so proximity measures real distance.
 **  5. A chunk counts tokens as rcp_tokenize counts them with no flags, so
 **     the §7.10 chunk size does not depend on the index's settings.
-**  6. No I/O and no state between calls.  Allocation goes only through
+**  6. The §15.2 injection screen normalises through the same folding
+**     (plus look-alikes, diacritics and separators) before it matches.
+**  7. No I/O and no state between calls.  Allocation goes only through
 **     rcp_realloc/rcp_free; every failure is -1 and leaves nothing behind
 **     that the caller's free would not release.
 */
@@ -758,6 +760,440 @@ int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
     c.flags = flags;
     c.pos = 0;
     return text_scan(text, len, flags, text_emit_token, &c);
+}
+
+/* MARK: - §15.2 injection screen ------------------------------------------ */
+
+/* A heuristic screen for instructions planted in content (§15.2: "ignore
+** previous instructions..."), advisory only: a passage it passes is not
+** thereby safe, and one it flags may be benign.  Both the text and the
+** cues go through one normalisation before they are compared, so the
+** usual disguises meet the cue in the same form:
+**   - case folding (fold_cp), Latin diacritics stripped (é -> e);
+**   - compatibility look-alikes: fullwidth forms, mathematical
+**     alphanumerics (U+1D400-1D7FF), enclosed and squared letters, the
+**     Cyrillic and Greek letters that look Latin (а е о р с у х і ...),
+**     and the usual digit-for-letter swaps (0 1 3 4 5 7 @ $);
+**   - everything that is not a letter or digit -- spaces, zero-width and
+**     format characters, combining marks, punctuation -- removed, so
+**     "i g n o r e", "ig\u200bnore" and "i.g.n.o.r.e" all read "ignore".
+** A cue is a sequence of slots, each a set of alternatives ("?" makes a
+** slot optional); the phrasings covered are English, German, French,
+** Spanish, Russian and Chinese (README, Reliability, measures it).  The
+** cues are normalised like the text, once per screen (text_screen_new),
+** so a Cyrillic cue folds its Latin-looking letters exactly as the text
+** does.  Screening allocates nothing: the text is normalised into a
+** window that keeps its tail, longer than any match, when it moves on. */
+#define SCREEN_SLOTS  6
+#define SCREEN_WIN    4096u     /* normalised bytes matched at a time */
+#define SCREEN_KEEP   512u      /* carried into the next window */
+#define SCREEN_POOL   8192u     /* the normalised cues */
+static const char *const screen_cues[][SCREEN_SLOTS + 1] = {
+    /* en: ignore all previous instructions */
+    {
+        "ignore|disregard|forget|skip|override|bypass|neglect|discard"
+        "|drop",
+        "?all|any|every",
+        "?of",
+        "?the|your|my|these|those|its",
+        "previous|prior|above|earlier|preceding|former|foregoing|past"
+        "|original|initial|existing|system",
+        "instruction|direction|prompt|rule|message|context|guidance"
+        "|command|order|guideline|directive|constraint",
+        NULL },
+    /* en: disregard everything above */
+    {
+        "ignore|disregard|forget",
+        "everything|anything|all",
+        "?that|you were|you have been|you've been",
+        "above|before|said|told|given",
+        NULL },
+    /* en: you are now ... */
+    {
+        "you are now|you're now|from now on you are"
+        "|you will now act as",
+        NULL },
+    /* en: new instructions */
+    {
+        "new|updated|revised",
+        "instructions|system prompt",
+        NULL },
+    /* en: reveal your system prompt */
+    {
+        "reveal|print|show|repeat|output|leak|display|tell me"
+        "|disclose",
+        "?me",
+        "?your|the",
+        "system|hidden|initial|original|secret",
+        "prompt|instruction",
+        NULL },
+    /* en: do not tell the user */
+    {
+        "do not|don't|never",
+        "tell|inform|alert|mention this to",
+        "the user",
+        NULL },
+    /* en: jailbreak */
+    {
+        "developer mode|jailbreak|jailbroken|dan mode|do anything now",
+        NULL },
+    /* de: ignoriere alle vorherigen Anweisungen */
+    {
+        "ignoriere|ignoriert|ignorieren sie|vergiss|vergesst"
+        "|vergessen sie|missachte|missachten sie"
+        "|\xC3\xBC" "berspringe",
+        "?alle|s\xC3\xA4mtliche|jegliche",
+        "?deine|ihre|die|eure",
+        "vorherigen|vorigen|bisherigen|obigen|fr\xC3\xBCheren"
+        "|vorangegangenen|vorstehenden|urspr\xC3\xBCnglichen",
+        "anweisung|instruktion|befehl|regel|vorgabe|anordnung",
+        NULL },
+    /* de: du bist jetzt ... */
+    {
+        "du bist jetzt|du bist nun|ab jetzt bist du"
+        "|von nun an bist du",
+        NULL },
+    /* fr: ignorez les instructions précédentes */
+    {
+        "ignore|ignorez|ignorer|oublie|oubliez|oublier"
+        "|ne tiens pas compte des|ne tenez pas compte des"
+        "|fais abstraction des",
+        "?toutes|tous",
+        "?les|des|vos|tes|ces",
+        "instruction|consigne|r\xC3\xA8gle|directive|indication|ordre",
+        "?s",
+        "pr\xC3\xA9" "c\xC3\xA9" "dent|ant\xC3\xA9rieur|ci-dessus"
+        "|plus haut|d'origine|initial",
+        NULL },
+    /* fr: tu es maintenant ... */
+    {
+        "tu es maintenant|tu es d\xC3\xA9sormais"
+        "|vous \xC3\xAAtes maintenant"
+        "|vous \xC3\xAAtes d\xC3\xA9sormais"
+        "|\xC3\xA0 partir de maintenant tu es",
+        NULL },
+    /* es: ignora las instrucciones anteriores */
+    {
+        "ignora|ignore|ignorad|ignoren|ignorar|olvida|olvide|olvidad"
+        "|olviden|descarta|omite",
+        "?todas|todos",
+        "?las|los|tus|sus",
+        "instrucci\xC3\xB3n|instruccion|indicaci\xC3\xB3n|indicacion"
+        "|orden|regla|directriz|directiva",
+        "?es|s",
+        "anterior|previa|precedente|de arriba|original|inicial",
+        NULL },
+    /* es: ahora eres ... */
+    {
+        "ahora eres|a partir de ahora eres|desde ahora eres",
+        NULL },
+    /* ru: ignore previous instructions */
+    {
+        "\xD0\xB8\xD0\xB3\xD0\xBD\xD0\xBE\xD1\x80\xD0\xB8\xD1\x80\xD1\x83"
+        "\xD0\xB9"
+        "|\xD0\xB8\xD0\xB3\xD0\xBD\xD0\xBE\xD1\x80\xD0\xB8\xD1\x80\xD1\x83"
+        "\xD0\xB9\xD1\x82\xD0\xB5"
+        "|\xD0\xBF\xD1\x80\xD0\xBE\xD0\xB8\xD0\xB3\xD0\xBD\xD0\xBE\xD1\x80"
+        "\xD0\xB8\xD1\x80\xD1\x83\xD0\xB9"
+        "|\xD0\xBF\xD1\x80\xD0\xBE\xD0\xB8\xD0\xB3\xD0\xBD\xD0\xBE\xD1\x80"
+        "\xD0\xB8\xD1\x80\xD1\x83\xD0\xB9\xD1\x82\xD0\xB5"
+        "|\xD0\xB7\xD0\xB0\xD0\xB1\xD1\x83\xD0\xB4\xD1\x8C"
+        "|\xD0\xB7\xD0\xB0\xD0\xB1\xD1\x83\xD0\xB4\xD1\x8C\xD1\x82\xD0\xB5"
+        "|\xD0\xBE\xD1\x82\xD0\xB1\xD1\x80\xD0\xBE\xD1\x81\xD1\x8C"
+        "|\xD0\xBE\xD1\x82\xD0\xB1\xD1\x80\xD0\xBE\xD1\x81\xD1\x8C\xD1\x82"
+        "\xD0\xB5"
+        "|\xD0\xBD\xD0\xB5 \xD0\xBE\xD0\xB1\xD1\x80\xD0\xB0\xD1\x89\xD0\xB0"
+        "\xD0\xB9 \xD0\xB2\xD0\xBD\xD0\xB8\xD0\xBC\xD0\xB0\xD0\xBD\xD0\xB8"
+        "\xD1\x8F \xD0\xBD\xD0\xB0"
+        "|\xD0\xBD\xD0\xB5 \xD0\xBE\xD0\xB1\xD1\x80\xD0\xB0\xD1\x89\xD0\xB0"
+        "\xD0\xB9\xD1\x82\xD0\xB5 \xD0\xB2\xD0\xBD\xD0\xB8\xD0\xBC\xD0\xB0"
+        "\xD0\xBD\xD0\xB8\xD1\x8F \xD0\xBD\xD0\xB0",
+        "?\xD0\xB2\xD1\x81\xD0\xB5|\xD0\xB2\xD1\x81\xD1\x91"
+        "|\xD0\xBB\xD1\x8E\xD0\xB1\xD1\x8B\xD0\xB5",
+        "?\xD1\x82\xD0\xB2\xD0\xBE\xD0\xB8"
+        "|\xD0\xB2\xD0\xB0\xD1\x88\xD0\xB8"
+        "|\xD1\x81\xD0\xB2\xD0\xBE\xD0\xB8",
+        "\xD0\xBF\xD1\x80\xD0\xB5\xD0\xB4\xD1\x8B\xD0\xB4\xD1\x83\xD1\x89"
+        "\xD0\xB8\xD0\xB5"
+        "|\xD0\xBF\xD1\x80\xD0\xB5\xD0\xB6\xD0\xBD\xD0\xB8\xD0\xB5"
+        "|\xD0\xBF\xD1\x80\xD0\xB5\xD0\xB4\xD1\x88\xD0\xB5\xD1\x81\xD1\x82"
+        "\xD0\xB2\xD1\x83\xD1\x8E\xD1\x89\xD0\xB8\xD0\xB5"
+        "|\xD0\xB2\xD1\x8B\xD1\x88\xD0\xB5\xD1\x83\xD0\xBA\xD0\xB0\xD0\xB7"
+        "\xD0\xB0\xD0\xBD\xD0\xBD\xD1\x8B\xD0\xB5"
+        "|\xD0\xB2\xD1\x8B\xD1\x88\xD0\xB5\xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2"
+        "\xD0\xB5\xD0\xB4\xD1\x91\xD0\xBD\xD0\xBD\xD1\x8B\xD0\xB5"
+        "|\xD0\xB2\xD1\x8B\xD1\x88\xD0\xB5\xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2"
+        "\xD0\xB5\xD0\xB4\xD0\xB5\xD0\xBD\xD0\xBD\xD1\x8B\xD0\xB5"
+        "|\xD0\xBF\xD1\x80\xD0\xBE\xD1\x88\xD0\xBB\xD1\x8B\xD0\xB5"
+        "|\xD0\xB4\xD0\xB0\xD0\xBD\xD0\xBD\xD1\x8B\xD0\xB5 \xD1\x80\xD0\xB0"
+        "\xD0\xBD\xD0\xB5\xD0\xB5"
+        "|\xD0\xBF\xD0\xBE\xD0\xBB\xD1\x83\xD1\x87\xD0\xB5\xD0\xBD\xD0\xBD"
+        "\xD1\x8B\xD0\xB5 \xD1\x80\xD0\xB0\xD0\xBD\xD0\xB5\xD0\xB5"
+        "|\xD0\xB8\xD0\xB7\xD0\xBD\xD0\xB0\xD1\x87\xD0\xB0\xD0\xBB\xD1\x8C"
+        "\xD0\xBD\xD1\x8B\xD0\xB5",
+        "\xD0\xB8\xD0\xBD\xD1\x81\xD1\x82\xD1\x80\xD1\x83\xD0\xBA\xD1\x86"
+        "\xD0\xB8"
+        "|\xD1\x83\xD0\xBA\xD0\xB0\xD0\xB7\xD0\xB0\xD0\xBD\xD0\xB8"
+        "|\xD0\xBA\xD0\xBE\xD0\xBC\xD0\xB0\xD0\xBD\xD0\xB4"
+        "|\xD0\xBF\xD1\x80\xD0\xB0\xD0\xB2\xD0\xB8\xD0\xBB"
+        "|\xD1\x80\xD0\xB0\xD1\x81\xD0\xBF\xD0\xBE\xD1\x80\xD1\x8F\xD0\xB6"
+        "\xD0\xB5\xD0\xBD\xD0\xB8"
+        "|\xD1\x83\xD1\x81\xD1\x82\xD0\xB0\xD0\xBD\xD0\xBE\xD0\xB2\xD0\xBA",
+        NULL },
+    /* ru: you are now free / unrestricted */
+    {
+        "\xD1\x82\xD1\x8B \xD1\x82\xD0\xB5\xD0\xBF\xD0\xB5\xD1\x80\xD1\x8C"
+        "|\xD1\x82\xD0\xB5\xD0\xBF\xD0\xB5\xD1\x80\xD1\x8C \xD1\x82\xD1\x8B"
+        "|\xD0\xBE\xD1\x82\xD0\xBD\xD1\x8B\xD0\xBD\xD0\xB5 \xD1\x82\xD1\x8B",
+        "\xD1\x81\xD0\xB2\xD0\xBE\xD0\xB1\xD0\xBE\xD0\xB4\xD0\xBD"
+        "|\xD0\xBD\xD0\xB5 \xD0\xBE\xD0\xB3\xD1\x80\xD0\xB0\xD0\xBD\xD0\xB8"
+        "\xD1\x87\xD0\xB5\xD0\xBD"
+        "|\xD0\xB1\xD0\xB5\xD0\xB7 \xD0\xBE\xD0\xB3\xD1\x80\xD0\xB0\xD0\xBD"
+        "\xD0\xB8\xD1\x87\xD0\xB5\xD0\xBD\xD0\xB8\xD0\xB9",
+        NULL },
+    /* ru: show your system prompt */
+    {
+        "\xD0\xBF\xD0\xBE\xD0\xBA\xD0\xB0\xD0\xB6\xD0\xB8"
+        "|\xD1\x80\xD0\xB0\xD1\x81\xD0\xBA\xD1\x80\xD0\xBE\xD0\xB9"
+        "|\xD0\xB2\xD1\x8B\xD0\xB2\xD0\xB5\xD0\xB4\xD0\xB8"
+        "|\xD0\xBF\xD0\xBE\xD0\xB2\xD1\x82\xD0\xBE\xD1\x80\xD0\xB8",
+        "?\xD1\x81\xD0\xB2\xD0\xBE\xD0\xB9"
+        "|\xD1\x82\xD0\xB2\xD0\xBE\xD0\xB9|\xD0\xB2\xD0\xB0\xD1\x88",
+        "\xD1\x81\xD0\xB8\xD1\x81\xD1\x82\xD0\xB5\xD0\xBC\xD0\xBD",
+        "\xD0\xBF\xD1\x80\xD0\xBE\xD0\xBC\xD0\xBF\xD1\x82"
+        "|\xD0\xBF\xD0\xBE\xD0\xB4\xD1\x81\xD0\xBA\xD0\xB0\xD0\xB7\xD0\xBA"
+        "|\xD0\xB8\xD0\xBD\xD1\x81\xD1\x82\xD1\x80\xD1\x83\xD0\xBA\xD1\x86"
+        "\xD0\xB8",
+        NULL },
+    /* zh: ignore all the above instructions */
+    {
+        "\xE5\xBF\xBD\xE7\x95\xA5|\xE6\x97\xA0\xE8\xA7\x86"
+        "|\xE5\xBF\x98\xE8\xAE\xB0|\xE5\xBF\xBD\xE8\xA7\x86"
+        "|\xE4\xB8\x8D\xE8\xA6\x81\xE7\x90\x86\xE4\xBC\x9A"
+        "|\xE4\xB8\x8D\xE8\xA6\x81\xE7\x90\x86\xE7\x9D\xAC",
+        "?\xE6\x89\x80\xE6\x9C\x89|\xE5\x85\xA8\xE9\x83\xA8"
+        "|\xE4\xB8\x80\xE5\x88\x87",
+        "?\xE4\xB9\x8B\xE5\x89\x8D|\xE4\xBB\xA5\xE5\x89\x8D"
+        "|\xE5\x85\x88\xE5\x89\x8D|\xE4\xB8\x8A\xE9\x9D\xA2"
+        "|\xE4\xB8\x8A\xE8\xBF\xB0|\xE4\xBB\xA5\xE4\xB8\x8A"
+        "|\xE5\x89\x8D\xE9\x9D\xA2",
+        "?\xE7\x9A\x84|\xE6\x89\x80",
+        "\xE6\x8C\x87\xE4\xBB\xA4|\xE6\x8C\x87\xE7\xA4\xBA"
+        "|\xE8\xAF\xB4\xE6\x98\x8E|\xE8\xA7\x84\xE5\x88\x99"
+        "|\xE6\x8F\x90\xE7\xA4\xBA|\xE8\xA6\x81\xE6\xB1\x82"
+        "|\xE5\x91\xBD\xE4\xBB\xA4",
+        NULL },
+    /* zh: reveal your system prompt */
+    {
+        "\xE6\x98\xBE\xE7\xA4\xBA|\xE6\xB3\x84\xE9\x9C\xB2"
+        "|\xE8\xBE\x93\xE5\x87\xBA|\xE9\x87\x8D\xE5\xA4\x8D"
+        "|\xE5\x91\x8A\xE8\xAF\x89\xE6\x88\x91",
+        "?\xE4\xBD\xA0\xE7\x9A\x84",
+        "\xE7\xB3\xBB\xE7\xBB\x9F\xE6\x8F\x90\xE7\xA4\xBA"
+        "|\xE7\xB3\xBB\xE7\xBB\x9F\xE6\x8C\x87\xE4\xBB\xA4"
+        "|\xE5\x88\x9D\xE5\xA7\x8B\xE6\x8C\x87\xE4\xBB\xA4",
+        NULL },
+};
+#define SCREEN_NCUES (sizeof screen_cues / sizeof screen_cues[0])
+
+/* Latin-1 Supplement to Latin Extended-B (U+00C0-024F) without their
+** diacritics ('.' = no Latin base letter). */
+static const char latin_base[] =
+    "aaaaaa.ceeeeiiii.nooooo..uuuuy..aaaaaa.ceeeeiiii.nooooo..uuuuy.y"
+    "aaaaaaccccccccdd..eeeeeeeeeegggggggghh..iiiiiiiii...jjkk.llllll."
+    "...nnnnnn...oooooo..rrrrrrsssssssstttt..uuuuuuuuuuuuwwyyyzzzzzz."
+    "................................oo.............uu..............."
+    ".............aaiioouuuuuuuuuu.aaaa....ggkkoooo..j...gg..nnaa...."
+    "aaaaeeeeiiiioooorrrruuuusstt..hh......aaeeooooooooyy............"
+    "................";
+
+/* Cyrillic and Greek letters that pass for Latin ones, lower case (the
+** upper-case ones fold to these first; Greek capitals that look unlike
+** their small letters come first). */
+static const uint32_t look_from[] = {
+    0x0397, 0x039C, 0x039D, 0x03A5,
+    0x0430, 0x0432, 0x0435, 0x0451, 0x043A, 0x043C, 0x043D, 0x043E, 0x0440,
+    0x0441, 0x0442, 0x0443, 0x0445, 0x0456, 0x0458, 0x0455, 0x0501, 0x04BB,
+    0x03B1, 0x03B2, 0x03B5, 0x03B7, 0x03B9, 0x03BA, 0x03BD, 0x03BF, 0x03C1,
+    0x03C4, 0x03C5, 0x03C7, 0x03B6, 0x03B3, 0x03BC
+};
+static const char look_to[] =
+    "hmny"
+    "abeekmhopctyxijsdh"
+    "abeniivopptuxzyu";
+
+/* One code point as the screen reads it into out[0..return): 0 when it
+** is dropped (not a letter or digit). */
+static int screen_fold(uint32_t c, uint32_t out[2])
+{
+    static const char leet[] = "o.i.e.a.s.t";    /* '0'.. '7'; '.' keeps */
+    int n, i;
+    size_t k;
+    if (c < 0x80) {
+        if (c >= '0' && c <= '7' && leet[c - '0'] != '.')
+            c = (uint32_t)leet[c - '0'];
+        else if (c == '@' || c == '$')
+            c = c == '@' ? 'a' : 's';
+        if (char_class(c) != TEXT_CC_WORD)
+            return 0;
+    } else if ((c >= 0x0300 && c <= 0x036F) || c == 0x00AD || c == 0x034F
+               || (c >= 0x200B && c <= 0x200F) || (c >= 0x2060 && c <= 0x2064)
+               || c == 0x180E || c == 0xFEFF || (c >= 0xFE00 && c <= 0xFE0F)
+               || (c >= 0xE0000 && c <= 0xE007F)) {
+        return 0;                       /* marks, zero-width, format */
+    } else if (c >= 0x1D400 && c <= 0x1D6A3) {
+        c = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+            [(c - 0x1D400) % 52];       /* mathematical letters */
+    } else if (c >= 0x1D7CE && c <= 0x1D7FF) {
+        c = '0' + (c - 0x1D7CE) % 10;   /* mathematical digits */
+    } else if (c >= 0x249C && c <= 0x24E9) {
+        c = 'a' + (c - (c >= 0x24D0 ? 0x24D0 : c >= 0x24B6 ? 0x24B6
+                                                          : 0x249C));
+    } else if (c >= 0x1F130 && c <= 0x1F189) {
+        c = 'a' + (c - 0x1F130) % 26;   /* squared, negative circled */
+    } else if (char_class(c) == TEXT_CC_SEP) {
+        return 0;
+    }
+    for (k = 0; k < 4; k++)             /* capitals unlike their small */
+        if (c == look_from[k])
+            return out[0] = (uint32_t)look_to[k], 1;
+    n = fold_cp(c, out);
+    for (i = 0; i < n; i++) {
+        c = out[i];
+        if (c >= 'A' && c <= 'Z')
+            out[i] = c + 32;
+        else if (c >= 0xC0 && c <= 0x24F && latin_base[c - 0xC0] != '.')
+            out[i] = (uint32_t)latin_base[c - 0xC0];
+        else
+            for (k = 4; k < sizeof look_from / sizeof *look_from; k++)
+                if (c == look_from[k])
+                    out[i] = (uint32_t)look_to[k];
+    }
+    return n;
+}
+
+/* s[0..n) normalised onto out at *len (room for 8 more bytes kept). */
+static void screen_norm(const char *s, size_t n, unsigned char *out,
+                        size_t *len, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    uint32_t f[2];
+    size_t i = 0;
+    int k, j;
+    while (i < n && *len + 8 <= cap) {
+        k = screen_fold(text_utf8_next(p, n, &i), f);
+        for (j = 0; j < k; j++)
+            *len += utf8_put((char *)out + *len, f[j]);
+    }
+}
+
+/* The cues normalised: each slot's alternatives joined by '|' (which no
+** normalised text holds), slot k of cue q at off[q][k]. */
+struct text_screen {
+    unsigned char pool[SCREEN_POOL];
+    uint16_t off[SCREEN_NCUES][SCREEN_SLOTS + 1];
+    unsigned char opt[SCREEN_NCUES][SCREEN_SLOTS];
+    unsigned char nslots[SCREEN_NCUES];
+    uint32_t first[256];        /* cues whose first slot starts so */
+};
+
+static void screen_build(text_screen *t)
+{
+    size_t q, k, len = 0, a, b;
+    memset(t->first, 0, sizeof t->first);
+    for (q = 0; q < SCREEN_NCUES; q++) {
+        for (k = 0; screen_cues[q][k]; k++) {
+            const char *s = screen_cues[q][k];
+            t->opt[q][k] = *s == '?';
+            s += *s == '?';
+            t->off[q][k] = (uint16_t)len;
+            for (a = 0; ; a = b + 1) {
+                for (b = a; s[b] && s[b] != '|'; b++)
+                    ;
+                screen_norm(s + a, b - a, t->pool, &len, sizeof t->pool);
+                if (!s[b])
+                    break;
+                t->pool[len++] = '|';
+            }
+        }
+        t->off[q][k] = (uint16_t)len;
+        t->nslots[q] = (unsigned char)k;
+        for (a = t->off[q][0]; a < t->off[q][1]; a++)   /* slot 0 */
+            if (a == t->off[q][0] || t->pool[a - 1] == '|')
+                t->first[t->pool[a]] |= 1u << q;
+    }
+}
+
+/* Does cue q match at p[0..n) from slot k on? */
+static int screen_match(const text_screen *t, size_t q, size_t k,
+                        const unsigned char *p, size_t n)
+{
+    const unsigned char *s, *end;
+    size_t a;
+    if (k == t->nslots[q])
+        return 1;
+    s = t->pool + t->off[q][k];
+    end = t->pool + t->off[q][k + 1];
+    while (s < end) {
+        for (a = 0; s + a < end && s[a] != '|'; a++)
+            ;
+        if (a <= n && memcmp(s, p, a) == 0
+            && screen_match(t, q, k + 1, p + a, n - a))
+            return 1;
+        s += a + 1;
+    }
+    return t->opt[q][k] && screen_match(t, q, k + 1, p, n);
+}
+
+static int screen_window(const text_screen *t, const unsigned char *w,
+                         size_t n)
+{
+    size_t i, q;
+    uint32_t m;
+    for (i = 0; i < n; i++)
+        for (m = t->first[w[i]], q = 0; m; m >>= 1, q++)
+            if ((m & 1) && screen_match(t, q, 0, w + i, n - i))
+                return 1;
+    return 0;
+}
+
+text_screen *text_screen_new(void)
+{
+    text_screen *t = rcp_malloc(sizeof *t);
+    if (t)
+        screen_build(t);
+    return t;
+}
+
+int text_screen_hit(const text_screen *t, const char *text, size_t len)
+{
+    unsigned char w[SCREEN_WIN + SCREEN_KEEP + 64];
+    size_t n = 0, at = 0, step;
+    while (at < len) {
+        /* at most SCREEN_WIN / 2 input bytes at a time: a code point
+        ** never yields more than twice its bytes (ß: 2 -> "ss") */
+        step = len - at < SCREEN_WIN / 2 ? len - at : SCREEN_WIN / 2;
+        while (step < len - at && ((unsigned char)text[at + step] & 0xC0)
+                                  == 0x80)
+            step++;                     /* whole code points only */
+        screen_norm(text + at, step, w, &n, sizeof w);
+        at += step;
+        if (screen_window(t, w, n))
+            return 1;
+        if (n > SCREEN_KEEP) {
+            memmove(w, w + n - SCREEN_KEEP, SCREEN_KEEP);
+            n = SCREEN_KEEP;
+        }
+    }
+    return 0;
+}
+
+int rcp_text_injection(const char *text, size_t len)
+{
+    text_screen *t = text_screen_new();
+    int r = t ? text_screen_hit(t, text, len) : -1;
+    rcp_free(t);
+    return r;
 }
 
 /* MARK: - Chunking (§7.10 "chunk") ---------------------------------------- */
