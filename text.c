@@ -978,6 +978,8 @@ static const char *const screen_cues[][SCREEN_SLOTS + 1] = {
         "|\xE4\xB8\x8A\xE8\xBF\xB0|\xE4\xBB\xA5\xE4\xB8\x8A"
         "|\xE5\x89\x8D\xE9\x9D\xA2",
         "?\xE7\x9A\x84|\xE6\x89\x80",
+        "?\xE6\x89\x80\xE6\x9C\x89|\xE5\x85\xA8\xE9\x83\xA8"
+        "|\xE4\xB8\x80\xE5\x88\x87",
         "\xE6\x8C\x87\xE4\xBB\xA4|\xE6\x8C\x87\xE7\xA4\xBA"
         "|\xE8\xAF\xB4\xE6\x98\x8E|\xE8\xA7\x84\xE5\x88\x99"
         "|\xE6\x8F\x90\xE7\xA4\xBA|\xE8\xA6\x81\xE6\xB1\x82"
@@ -1026,7 +1028,7 @@ static const char look_to[] =
 ** is dropped (not a letter or digit). */
 static int screen_fold(uint32_t c, uint32_t out[2])
 {
-    static const char leet[] = "o.i.e.a.s.t";    /* '0'.. '7'; '.' keeps */
+    static const char leet[] = "oi.eas.t";   /* 0 1 3 4 5 7; . keeps */
     int n, i;
     size_t k;
     if (c < 0x80) {

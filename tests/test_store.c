@@ -632,11 +632,11 @@ START_TEST(valid_frames_with_bad_contents_or_format_are_reported)
     rcp_model_free(m);
     /* a newer format version, with a valid header checksum */
     memcpy(h, full, 36);
-    h[8] = 3;
+    h[8] = 4;
     le32(h + 32, crc32c(0, h, 32));
     memcpy(full, h, 36);
     write_file(LOG, full, len);
-    ck_assert_ptr_nonnull(strstr(open_fails(DB), "log format 3"));
+    ck_assert_ptr_nonnull(strstr(open_fails(DB), "log format 4"));
     free(full);
 }
 END_TEST
@@ -735,13 +735,185 @@ START_TEST(a_format_1_log_opens_with_meta_as_data_and_is_upgraded)
     rcp_store_close(st);
     rcp_model_free(m);
     p = read_file(LOG, &k);
-    ck_assert_int_eq(p[8], 2);              /* rewritten as format 2 */
+    ck_assert_int_eq(p[8], 3);              /* rewritten as format 3 */
     free(p);
     st = open_ok(DB, &m);
     ck_assert_uint_eq(rcp_store_version(st), 2);
     ck_assert_uint_eq(rcp_model_count(m), 2);
     rcp_store_close(st);
     rcp_model_free(m);
+}
+END_TEST
+
+/* MARK: - issue 12/13: what the log records about its server ----------- */
+
+static const rcp_field F_KIND = { "kind", 4, RCP_FIELD_KEYWORD };
+static const rcp_field F_YEAR = { "year", 4, RCP_FIELD_INT };
+
+/* Open DB with want (embedder: the model's when NULL); NULL and the
+** message in err when refused. */
+static rcp_store *open_with(rcp_model **m, const rcp_field *f, size_t n,
+                            const char *emb, char *err, size_t errlen)
+{
+    rcp_store_config want;
+    rcp_store *st;
+    *m = new_model();
+    want.has_schema = 1;
+    want.fields = f;
+    want.nfields = n;
+    want.embedder = emb ? emb : rcp_model_identity(*m, RCP_EMBED_DENSE);
+    st = rcp_store_open_config(DB, *m, 0, &want, err, errlen);
+    if (!st) {
+        rcp_model_free(*m);
+        *m = NULL;
+    }
+    return st;
+}
+
+/* The field schema and the embedder identity are recorded in the first
+** commit, where rcp_store_peek reads them without opening the store;
+** fields may be added, never dropped or retyped; another embedder is
+** refused with a message naming both. */
+START_TEST(log_records_the_field_schema_and_the_embedder)
+{
+    rcp_field both[2];
+    rcp_store_config *c;
+    rcp_model *m;
+    rcp_store *st;
+    char err[512];
+    c = rcp_store_peek(DB, err, sizeof err);        /* no store yet */
+    ck_assert_msg(c != NULL, "%s", err);
+    ck_assert_int_eq(c->has_schema, 0);
+    ck_assert_ptr_null(c->embedder);
+    rcp_free(c);
+    st = open_with(&m, &F_KIND, 1, NULL, err, sizeof err);
+    ck_assert_msg(st != NULL, "%s", err);
+    add(st, "a", "alpha", "{\"kind\":\"x\"}");
+    commit(st);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    c = rcp_store_peek(DB, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    ck_assert_int_eq(c->has_schema, 1);
+    ck_assert_uint_eq(c->nfields, 1);
+    ck_assert_str_eq(c->fields[0].name, "kind");
+    ck_assert_int_eq(c->fields[0].type, RCP_FIELD_KEYWORD);
+    ck_assert_str_eq(c->embedder, "rcp-hash-ngram-v3-32");
+    rcp_free(c);
+    /* another embedder: refused, naming both */
+    ck_assert_ptr_null(open_with(&m, &F_KIND, 1, "other-model-7", err,
+                                 sizeof err));
+    ck_assert_msg(strstr(err, "rcp-hash-ngram-v3-32")
+                  && strstr(err, "other-model-7"), "%s", err);
+    /* a recorded field left out, or declared with another type */
+    ck_assert_ptr_null(open_with(&m, &F_YEAR, 1, NULL, err, sizeof err));
+    ck_assert_msg(strstr(err, "kind:keyword"), "%s", err);
+    both[0] = F_KIND;
+    both[0].type = RCP_FIELD_TEXT;
+    ck_assert_ptr_null(open_with(&m, both, 1, NULL, err, sizeof err));
+    ck_assert_msg(strstr(err, "kind:keyword") && strstr(err, "kind:text"),
+                  "%s", err);
+    /* a field added is recorded; the documents survive the rewrite */
+    both[0] = F_YEAR;
+    both[1] = F_KIND;
+    st = open_with(&m, both, 2, NULL, err, sizeof err);
+    ck_assert_msg(st != NULL, "%s", err);
+    ck_assert_uint_eq(rcp_model_count(m), 1);
+    ck_assert_uint_eq(rcp_store_get_config(st)->nfields, 2);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    c = rcp_store_peek(DB, err, sizeof err);
+    ck_assert_uint_eq(c->nfields, 2);
+    rcp_free(c);
+    /* compaction keeps the config first */
+    st = open_ok(DB, &m);
+    add(st, "b", "beta", NULL);
+    ck_assert_int_eq(rcp_store_compact(st), 0);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    c = rcp_store_peek(DB, err, sizeof err);
+    ck_assert_uint_eq(c->nfields, 2);
+    ck_assert_str_eq(c->embedder, "rcp-hash-ngram-v3-32");
+    rcp_free(c);
+}
+END_TEST
+
+/* §15.2: each document's origin (trust level, source) is in its record,
+** replayed and compacted; the same document from another origin is a
+** change. */
+START_TEST(document_origins_are_stored_replayed_and_compacted)
+{
+    rcp_model_origin vet = { RCP_TRUST_TRUSTED, "vetted", 6 };
+    rcp_model_origin web = { RCP_TRUST_COMMUNITY, "web", 3 };
+    rcp_model_docview v;
+    rcp_model *m;
+    rcp_store *st = open_ok(DB, &m);
+    int round;
+    ck_assert_int_eq(rcp_store_add_from(st, "a", 1, "alpha", 5, NULL, 0,
+                                        NULL, &vet), 0);
+    ck_assert_int_eq(rcp_store_add_from(st, "b", 1, "beta", 4, NULL, 0,
+                                        NULL, &web), 0);
+    add(st, "c", "gamma", NULL);
+    commit(st);
+    ck_assert_uint_eq(rcp_store_version(st), 3);
+    ck_assert_int_eq(rcp_store_add_from(st, "b", 1, "beta", 4, NULL, 0,
+                                        NULL, &web), 0);
+    ck_assert_uint_eq(rcp_store_version(st), 3);    /* identical: no-op */
+    ck_assert_int_eq(rcp_store_add_from(st, "b", 1, "beta", 4, NULL, 0,
+                                        NULL, &vet), 0);
+    ck_assert_uint_eq(rcp_store_version(st), 4);    /* another origin */
+    commit(st);
+    for (round = 0; round < 2; round++) {
+        rcp_store_close(st);
+        rcp_model_free(m);
+        st = open_ok(DB, &m);
+        ck_assert_int_eq(rcp_model_doc(m, (uint32_t)rcp_model_find(m, "a", 1),
+                                       &v), 0);
+        ck_assert_int_eq(v.origin.trust, RCP_TRUST_TRUSTED);
+        ck_assert_uint_eq(v.origin.sourcelen, 6);
+        ck_assert(!memcmp(v.origin.source, "vetted", 6));
+        ck_assert_int_eq(rcp_model_doc(m, (uint32_t)rcp_model_find(m, "b", 1),
+                                       &v), 0);
+        ck_assert_int_eq(v.origin.trust, RCP_TRUST_TRUSTED);
+        ck_assert_int_eq(rcp_model_doc(m, (uint32_t)rcp_model_find(m, "c", 1),
+                                       &v), 0);
+        ck_assert_int_eq(v.origin.trust, RCP_TRUST_UNTRUSTED);
+        ck_assert_uint_eq(v.origin.sourcelen, 0);
+        ck_assert_uint_eq(rcp_store_version(st), 4);
+        ck_assert_int_eq(rcp_store_compact(st), 0);
+    }
+    rcp_store_close(st);
+    rcp_model_free(m);
+}
+END_TEST
+
+/* Backward compatibility: the format-2 log checked in before format 3
+** (tests/golden/store-v2-x86_64.log) opens, is upgraded, says so, and
+** its documents have no origin (untrusted). */
+START_TEST(a_format_2_log_opens_and_is_upgraded_to_format_3)
+{
+    rcp_model *m;
+    rcp_store *st;
+    rcp_store_info in;
+    rcp_model_docview v;
+    size_t n;
+    char *p = read_file("tests/golden/store-v2-x86_64.log", &n);
+    ck_assert_int_eq(p[8], 2);
+    ck_assert_int_eq(mkdir(DB, 0755), 0);
+    write_file(LOG, p, n);
+    free(p);
+    st = open_ok(DB, &m);
+    rcp_store_stat(st, &in);
+    ck_assert_ptr_nonnull(strstr(in.warning, "format-2"));
+    ck_assert_uint_eq(in.format, 3);
+    ck_assert_uint_gt(rcp_model_count(m), 10);
+    ck_assert_int_eq(rcp_model_doc(m, 0, &v), 0);
+    ck_assert_int_eq(v.origin.trust, RCP_TRUST_UNTRUSTED);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    p = read_file(LOG, &n);
+    ck_assert_int_eq(p[8], 3);
+    free(p);
 }
 END_TEST
 
@@ -1654,6 +1826,9 @@ static Suite *make_suite(void)
     tcase_add_test(cmp, chunk_links_are_stored_replayed_and_compacted);
     tcase_add_test(cmp,
                    a_format_1_log_opens_with_meta_as_data_and_is_upgraded);
+    tcase_add_test(cmp, a_format_2_log_opens_and_is_upgraded_to_format_3);
+    tcase_add_test(cmp, log_records_the_field_schema_and_the_embedder);
+    tcase_add_test(cmp, document_origins_are_stored_replayed_and_compacted);
     tcase_add_test(cmp,
         crash_between_compaction_write_and_rename_leaves_a_store_that_opens);
     tcase_add_test(crash,
