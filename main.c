@@ -55,6 +55,8 @@ static const char usage_top[] =
     "           as METHOD PARAMS lines\n"
     "  json     check JSON texts (files or stdin) and print them compact\n"
     "           or indented, or say where they are wrong\n"
+    "  stats    what a --data store holds: documents, chunks, version,\n"
+    "           bytes on disk, field schema, embedder\n"
 #if !TINY
     "  conform  run the conformance suite against any stdio server\n"
 #endif
@@ -311,6 +313,8 @@ static int load_corpus(rcp_server_opts *o, const serve_args *a)
     org.source = name;
     org.sourcelen = strlen(name);
     lo.origin = &org;
+    lo.fields = o->fields;
+    lo.nfields = o->nfields;
     lo.progress_fd = STDERR_FILENO;
     if (rcp_store_load(o->store, o->model, a->corpus, &lo, err,
                        sizeof err) < 0) {
@@ -535,6 +539,113 @@ static int cmd_serve(int argc, char **argv)
         return usage_error("serve", "--read-only takes no --write-trust: "
                            "clients write nothing");
     return serve(&o, &mo, &a);
+}
+
+/* MARK: - rcp stats ------------------------------------------------------ */
+
+static const char usage_stats[] =
+    "usage: rcp stats --data DIR\n"
+    "\n"
+    "Open the store in DIR as rcp serve does (locked: not while a server\n"
+    "runs on it; an older log is upgraded, a torn last commit set aside)\n"
+    "and print what it holds: documents (whole and chunked), chunks, the\n"
+    "index version, the log's format and bytes on disk, the recorded\n"
+    "field schema and embedder, and the idempotency keys remembered.\n"
+    "\n"
+    "options:\n"
+    "  --data DIR  the store\n"
+    "  -h, --help  show this help and exit\n";
+
+static void print_fields(const rcp_store_config *c)
+{
+    static const char *const types[] = { "keyword", "text", "int", "float",
+                                         "bool", "date" };
+    size_t i;
+    if (!c->has_schema) {
+        puts("fields: none recorded");
+        return;
+    }
+    printf("fields:");
+    for (i = 0; i < c->nfields; i++)
+        printf("%s %.*s:%s", i ? "," : "", (int)c->fields[i].namelen,
+               c->fields[i].name, types[c->fields[i].type]);
+    puts(c->nfields ? "" : " none declared");
+}
+
+/* Counted over the live documents: whole ones, chunks, and the chunked
+** documents (those with a chunk 0). */
+static void print_counts(const rcp_model *m)
+{
+    rcp_model_stats ms;
+    rcp_model_docview v;
+    unsigned long whole = 0, chunks = 0, chunked = 0;
+    size_t no;
+    rcp_model_stat(m, &ms);
+    for (no = 0; no < ms.slots; no++)
+        if (rcp_model_doc(m, (uint32_t)no, &v) == 0) {
+            if (!v.chunk.of)
+                whole++;
+            else if (chunks++, v.chunk.index == 0)
+                chunked++;
+        }
+    printf("documents: %lu (%lu whole, %lu chunked)\n", whole + chunked,
+           whole, chunked);
+    printf("chunks: %lu\n", chunks);
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+    static const optspec opts[] = { { "--data", 1 }, { NULL, 0 } };
+    const char *data = NULL;
+    const rcp_store_config *c;
+    char err[1024];
+    rcp_model_opts mo;
+    rcp_model *m;
+    rcp_store *st;
+    rcp_store_info in;
+    optiter it;
+    int k;
+    opt_init(&it, argc, argv, "stats", opts);
+    while ((k = opt_next(&it)) != OPT_END) {
+        if (k == OPT_BAD)
+            return RC_USAGE;
+        if (k == OPT_HELP) {
+            fputs(usage_stats, stdout);
+            return RC_OK;
+        }
+        if (k == OPT_OPERAND)
+            return usage_error("stats", "unexpected argument '%s'", it.val);
+        data = it.val;
+    }
+    if (!data)
+        return usage_error("stats", "--data DIR is needed");
+    rcp_model_opts_init(&mo);
+    mo.no_dense_index = 1;      /* counting needs no vectors */
+    if (!(m = rcp_model_new(&mo, err, sizeof err))) {
+        fprintf(stderr, "rcp stats: %s\n", err);
+        return RC_ERROR;
+    }
+    if (!(st = rcp_store_open(data, m, err, sizeof err))) {
+        fprintf(stderr, "rcp stats: --data %s\n", err);
+        rcp_model_free(m);
+        return RC_ERROR;
+    }
+    rcp_store_stat(st, &in);
+    if (*in.warning)
+        fprintf(stderr, "rcp stats: warning: %s\n", in.warning);
+    c = rcp_store_get_config(st);
+    printf("store: %s\n", data);
+    print_counts(m);
+    printf("index version: v%llu\n", (unsigned long long)in.version);
+    printf("log: format %u, %llu bytes on disk (%llu live)\n",
+           (unsigned)in.format, (unsigned long long)in.log_bytes,
+           (unsigned long long)in.live_bytes);
+    print_fields(c);
+    printf("embedder: %s\n", c->embedder ? c->embedder : "none recorded");
+    printf("idempotency keys: %lu\n", (unsigned long)in.idem_keys);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    return RC_OK;
 }
 
 /* MARK: - JSON for people: the indented writer, rcp json ----------------- */
@@ -2490,6 +2601,8 @@ int main(int argc, char **argv)
         return cmd_call(argc - 1, argv + 1, cmd);
     if (strcmp(cmd, "json") == 0)
         return cmd_json(argc - 1, argv + 1);
+    if (strcmp(cmd, "stats") == 0)
+        return cmd_stats(argc - 1, argv + 1);
 #if !TINY
     if (strcmp(cmd, "conform") == 0)
         return cmd_conform(argc - 1, argv + 1);

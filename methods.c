@@ -436,6 +436,27 @@ static int get_query_text(rcp_call *c, const char **text, size_t *len)
     return 0;
 }
 
+/* A query to search by: -32602 when it holds no word at all (empty, only
+** spaces or punctuation): there is nothing to match, and an empty hit
+** list would pass for "no document is relevant" (issue 12).  A query of
+** stopwords only is not empty. */
+static int get_search_query(rcp_call *c, const char **text, size_t *len)
+{
+    rcp_tokens t;
+    int rc, oom;
+    size_t n;
+    if ((rc = get_query_text(c, text, len)) != 0)
+        return rc;
+    rcp_tokens_init(&t);
+    oom = rcp_tokenize(&t, *text, *len, 0) != 0;
+    n = t.n;
+    rcp_tokens_free(&t);
+    if (oom)
+        return call_oom(c);
+    return n ? 0 : call_fail(c, RCP_INVALID_PARAMS, "query", NULL, "query "
+                             "has no words to search by");
+}
+
 /* §7.4 embed/sparse {texts, kind?} -> {sparse: [{indices, values}]}. */
 static int m_embed_sparse(void *ud, rcp_call *c)
 {
@@ -759,9 +780,54 @@ static int meta_bytes(const rcp_json *meta, size_t *n)
     return oom ? -1 : 0;
 }
 
+static int value_fits(const rcp_field *f, const rcp_json *v);
+
+int rcp_field_accepts(const rcp_field *f, const rcp_json *v)
+{
+    size_t i;
+    if (v->type == RCP_JSON_NULL)
+        return 1;               /* null is absent (§4.6) */
+    if (v->type != RCP_JSON_ARRAY)
+        return value_fits(f, v);
+    for (i = 0; i < v->n; i++)  /* an array of the type, element-wise */
+        if (!value_fits(f, &v->kids[i]))
+            return 0;
+    return 1;
+}
+
+/* §8 issue 12: every declared field in meta holds a value of its type,
+** so a filter never meets a value it cannot compare. */
+static int check_meta_fields(const builtin *b, rcp_call *c,
+                             const rcp_json *meta, size_t i)
+{
+    static const char *const types[] = { "keyword (a string)",
+        "text (a string)", "int (a number)", "float (a number)",
+        "bool (true or false)", "date (RFC 3339 or epoch milliseconds)" };
+    char f[RCP_STORE_MAX_FIELD_NAME + 64];
+    const rcp_json *v;
+    size_t k, j;
+    for (k = 0; k < b->nfields; k++) {
+        const rcp_field *fd = &b->fields[k];
+        for (j = 0, v = NULL; j < meta->n && !v; j++)
+            if (meta->kids[j].keylen == fd->namelen
+                && !memcmp(meta->kids[j].key, fd->name, fd->namelen)
+                && !rcp_field_accepts(fd, &meta->kids[j]))
+                v = &meta->kids[j];
+        if (!v)
+            continue;
+        snprintf(f, sizeof f, "documents[%lu].meta.%.*s", (unsigned long)i,
+                 (int)fd->namelen, fd->name);
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be %s, or "
+                         "an array of them: the field is declared so (§8)",
+                         f, types[fd->type]);
+    }
+    return 0;
+}
+
 /* Check one document {id?: string, text: string, meta?: object}, each
 ** within its cap: what is kept in memory and on disk is bounded. */
-static int check_document(rcp_call *c, const rcp_json *d, size_t i)
+static int check_document(const builtin *b, rcp_call *c, const rcp_json *d,
+                          size_t i)
 {
     char f[64];
     const rcp_json *v;
@@ -790,7 +856,7 @@ static int check_document(rcp_call *c, const rcp_json *d, size_t i)
         return call_oom(c);
     if (v && n > RCP_MAX_META_BYTES)
         return call_too_big(c, f, n, RCP_MAX_META_BYTES);
-    return 0;
+    return v ? check_meta_fields(b, c, v, i) : 0;
 }
 
 /* A fresh id no live document has: "rcp-<n>". */
@@ -1045,7 +1111,7 @@ static int m_index_add(void *ud, rcp_call *c)
                          "documents exceed the limit of %d per call",
                          (unsigned long)docs->n, INDEX_BATCH_LIMIT);
     for (i = 0; i < docs->n; i++)
-        if ((rc = check_document(c, &docs->kids[i], i)) != 0)
+        if ((rc = check_document(b, c, &docs->kids[i], i)) != 0)
             return rc;
     if ((rc = get_strict(c, &strict))
         || (rc = call_bool(c, call_params(c), "chunk", 0, &chunk))
@@ -2072,7 +2138,7 @@ static int get_retrieve(rcp_call *c, rq *r)
     int rc;
     rcp_model_query_init(&r->q);
     if ((rc = get_strict(c, &r->strict))
-        || (rc = get_query_text(c, &r->q.text, &r->q.len))
+        || (rc = get_search_query(c, &r->q.text, &r->q.len))
         || (rc = get_sizes(c, r))
         || (rc = get_mode_vectors(c, r))
         || (rc = get_fusion(c, r)) || (rc = get_rerank_mmr(c, r))

@@ -286,6 +286,11 @@ typedef struct rcp_field {
 ** borrowed from spec: the bytes before the last ':').  0 ok, -1 malformed
 ** or unknown type. */
 int rcp_field_parse(const char *spec, rcp_field *out);
+/* §8: does v fit field f -- a value of its type, an array of them, or
+** null (absent)?  1 yes, 0 no.  index/add and --corpus refuse a meta
+** that does not (issue 12), so a filter meets only values it can
+** compare. */
+int rcp_field_accepts(const rcp_field *f, const rcp_json *v);
 
 typedef struct rcp_server_opts {
     size_t max_line;      /* §5.1 bytes in one frame (0 = default) */
@@ -1261,6 +1266,7 @@ const char *rcp_store_error(const rcp_store *st);
 typedef struct rcp_store_info {
     uint64_t version;       /* rcp_store_version */
     uint32_t format;        /* of the log (after any upgrade) */
+    size_t   idem_keys;     /* §7.10 idempotency keys remembered */
     uint64_t log_bytes;     /* committed bytes in DIR/rcp.log */
     uint64_t live_bytes;    /* what a compacted log would take (estimate) */
     uint64_t pending_bytes; /* written by the next commit */
@@ -1297,9 +1303,13 @@ long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
                           int progress_fd, char *err, size_t errlen);
 /* rcp_store_load_jsonl with options: every document gets origin (§15.2:
 ** the operator's trust level and name for this source; NULL: untrusted,
-** no source). */
+** no source); a meta value of a declared field (fields[0..nfields)) that
+** does not fit it (rcp_field_accepts) fails the validation pass as
+** "PATH:LINE: meta.FIELD must be TYPE". */
 typedef struct rcp_store_load_opts {
     const rcp_model_origin *origin;
+    const rcp_field        *fields;
+    size_t                  nfields;
     int                     progress_fd;   /* as above; -1 none */
 } rcp_store_load_opts;
 long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,

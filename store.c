@@ -1782,8 +1782,12 @@ const char *rcp_store_error(const rcp_store *st)
 
 void rcp_store_stat(const rcp_store *st, rcp_store_info *out)
 {
+    size_t i;
     out->version = st->version;
     out->format = st->format;
+    out->idem_keys = 0;
+    for (i = 0; i < STORE_IDEM_SLOTS; i++)
+        out->idem_keys += st->idem.e[i].key != NULL;
     out->log_bytes = st->size;
     out->live_bytes = st->live;
     out->pending_bytes = st->pending.len;
@@ -2013,6 +2017,8 @@ typedef struct loader {
     int         pfd;           /* progress */
     size_t      shown;         /* length of the progress line on screen */
     const rcp_model_origin *origin;    /* §15.2 of every document */
+    const rcp_field *fields;           /* §8 declared: meta is checked */
+    size_t      nfields;
     struct timespec t0;        /* when loading began (the final line) */
 } loader;
 
@@ -2074,6 +2080,29 @@ static const rcp_json *member(const rcp_json *obj, const char *key)
     return v && v->type == RCP_JSON_NULL ? NULL : v;
 }
 
+/* §8 issue 12: a declared field's value fits its type, as index/add
+** checks it. */
+static int check_fields(loader *ld, const rcp_json *meta)
+{
+    static const char *const want[] = { "a string (keyword)",
+        "a string (text)", "a number (int)", "a number (float)",
+        "true or false (bool)", "an RFC 3339 date-time or epoch "
+        "milliseconds (date)" };
+    size_t i, k;
+    for (k = 0; k < ld->nfields; k++)
+        for (i = 0; i < meta->n; i++)
+            if (meta->kids[i].keylen == ld->fields[k].namelen
+                && !memcmp(meta->kids[i].key, ld->fields[k].name,
+                           ld->fields[k].namelen)
+                && !rcp_field_accepts(&ld->fields[k], &meta->kids[i]))
+                return lfail(ld, "%s:%lu: meta.%.*s must be %s, or an array "
+                             "of them: the field is declared so (--field)",
+                             ld->path, ld->lineno,
+                             (int)ld->fields[k].namelen, ld->fields[k].name,
+                             want[ld->fields[k].type]);
+    return 0;
+}
+
 static int check_doc(loader *ld, const rcp_json *v)
 {
     const rcp_json *id = member(v, "id"), *text = member(v, "text");
@@ -2089,7 +2118,9 @@ static int check_doc(loader *ld, const rcp_json *v)
         why = "\"id\" must be a string";
     else if (meta && meta->type != RCP_JSON_OBJECT)
         why = "\"meta\" must be an object";
-    return why ? lfail(ld, "%s:%lu: %s", ld->path, ld->lineno, why) : 0;
+    if (why)
+        return lfail(ld, "%s:%lu: %s", ld->path, ld->lineno, why);
+    return meta ? check_fields(ld, meta) : 0;
 }
 
 /* The caps index/add enforces (rcp.h, RCP_MAX_*) hold for a corpus too,
@@ -2308,7 +2339,7 @@ long rcp_store_load_jsonl(rcp_store *st, rcp_model *m, const char *path,
                           int progress_fd, char *err, size_t errlen)
 {
     rcp_store_load_opts o;
-    o.origin = NULL;
+    memset(&o, 0, sizeof o);
     o.progress_fd = progress_fd;
     return rcp_store_load(st, m, path, &o, err, errlen);
 }
@@ -2327,7 +2358,8 @@ long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
     if (st)
         m = st->m;
     if (loader_open(&ld, path, o->progress_fd, err, errlen) == 0
-        && (ld.origin = o->origin, total = validate_pass(&ld)) >= 0) {
+        && (ld.origin = o->origin, ld.fields = o->fields,
+            ld.nfields = o->nfields, total = validate_pass(&ld)) >= 0) {
         rewind(ld.f);
         ld.lineno = 0;
         count0 = rcp_model_count(m);

@@ -1022,6 +1022,45 @@ static const char *ids_for(const char *filter)
     return out;
 }
 
+/* issue 12, §8: a meta value that does not fit its declared field is
+** refused at index/add, -32602 naming documents[i].meta.FIELD, and
+** nothing is written; arrays of the type and null are accepted. */
+START_TEST(index_add_meta_must_fit_the_declared_fields)
+{
+    init_session();
+    expect_field(CALL("index/add", "{\"documents\":[{\"text\":\"a\",\"meta\":"
+                      "{\"year\":2020}},{\"text\":\"b\",\"meta\":{\"year\":"
+                      "\"2021\"}}]}"), RCP_INVALID_PARAMS, "error.data.field",
+                 "documents[1].meta.year");
+    expect_field(CALL("index/add", "{\"documents\":[{\"text\":\"a\",\"meta\":"
+                      "{\"tags\":[\"x\",3]}}]}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "documents[0].meta.tags");
+    expect_field(CALL("index/add", "{\"documents\":[{\"text\":\"a\",\"meta\":"
+                      "{\"when\":\"yesterday\"}}]}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "documents[0].meta.when");
+    ck_assert_uint_eq(rcp_model_count(M), 0);
+    ck_assert_ptr_nonnull(at(reply(CALL("index/add", "{\"documents\":[{"
+        "\"text\":\"a\",\"meta\":{\"year\":2020,\"tags\":[\"x\",\"y\"],"
+        "\"when\":\"2024-01-02\",\"title\":null,\"other\":[1,{}]}}]}")),
+        "result.ids"));
+    ck_assert_uint_eq(rcp_model_count(M), 1);
+}
+END_TEST
+
+/* issue 12: an empty query (no word at all) is -32602; a query of
+** stopwords only is not empty. */
+START_TEST(retrieve_empty_query_is_invalid_params)
+{
+    init_session();
+    expect_field(CALL("retrieve", "{\"query\":\"\"}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "query");
+    expect_field(CALL("retrieve", "{\"query\":\"  ?! \"}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "query");
+    ck_assert_ptr_nonnull(at(reply(CALL("retrieve", "{\"query\":\"the\","
+                                        "\"k\":1}")), "result.hits"));
+}
+END_TEST
+
 START_TEST(filter_every_operator_and_combinator)
 {
     add_meta_corpus();
@@ -2562,6 +2601,8 @@ static Suite *make_suite(void)
         without_a_dense_index_only_sparse_is_advertised_and_served);
     tcase_add_checked_fixture(f, setup_fields, teardown);
     tcase_add_test(f, filter_every_operator_and_combinator);
+    tcase_add_test(f, index_add_meta_must_fit_the_declared_fields);
+    tcase_add_test(f, retrieve_empty_query_is_invalid_params);
     tcase_add_test(f, filter_dates_compare_as_instants);
     tcase_add_test(f, filter_errors_name_the_field);
     tcase_add_test(f, filter_advertises_fields_with_types_and_all_operators);

@@ -1738,6 +1738,31 @@ START_TEST(jsonl_document_over_a_cap_is_reported_and_loads_nothing)
 }
 END_TEST
 
+/* issue 12: --corpus checks meta against the declared fields, as
+** index/add does: FILE:LINE names the line and the field, nothing loads. */
+START_TEST(jsonl_meta_that_does_not_fit_a_declared_field_is_reported)
+{
+    static const rcp_field year = { "year", 4, RCP_FIELD_INT };
+    rcp_store_load_opts o;
+    char path[128], err[512];
+    rcp_model *m = new_model();
+    snprintf(path, sizeof path, "%s/f.jsonl", TMP);
+    write_file(path, "{\"text\":\"a\",\"meta\":{\"year\":1}}\n"
+               "{\"text\":\"b\",\"meta\":{\"year\":\"1999\"}}\n", 67);
+    memset(&o, 0, sizeof o);
+    o.fields = &year;
+    o.nfields = 1;
+    o.progress_fd = -1;
+    ck_assert_int_eq(rcp_store_load(NULL, m, path, &o, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "f.jsonl:2: meta.year must be a number"),
+                  "%s", err);
+    ck_assert_uint_eq(rcp_model_count(m), 0);
+    o.nfields = 0;                              /* undeclared: data */
+    ck_assert_int_eq(rcp_store_load(NULL, m, path, &o, err, sizeof err), 2);
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(jsonl_bad_line_is_reported_with_its_number_and_loads_nothing)
 {
     static const char *const bad[][2] = {
@@ -1849,6 +1874,8 @@ static Suite *make_suite(void)
     tcase_add_test(jl, jsonl_document_over_a_cap_is_reported_and_loads_nothing);
     tcase_add_test(jl,
         jsonl_bad_line_is_reported_with_its_number_and_loads_nothing);
+    tcase_add_test(jl,
+        jsonl_meta_that_does_not_fit_a_declared_field_is_reported);
     return s;
 }
 
