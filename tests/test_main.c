@@ -887,6 +887,80 @@ START_TEST(serve_corpus_says_documents_seconds_and_rate_at_the_end)
 }
 END_TEST
 
+/* issue 12: --data records the --field declarations and the embedder: a
+** restart without --field serves the recorded fields (the same filter,
+** so the same conformance level), a conflicting one and another embedder
+** are refused with a message; rcp stats says what the store holds. */
+START_TEST(serve_data_keeps_its_fields_and_refuses_another_embedder)
+{
+    const char *d = tmp_path("store");
+    proc p;
+    char before[4096];
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "info", "--", bin(), "serve",
+                                  "--data", d, "--field", "kind:keyword"),
+                         NULL, ON_PIPES, NULL), 0);
+    ck_assert_ptr_nonnull(strstr(OUT(&p), "\"kind\":\"keyword\""));
+    snprintf(before, sizeof before, "%s", OUT(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "info", "--", bin(), "serve",
+                                  "--data", d), NULL, ON_PIPES, NULL), 0);
+    ck_assert_str_eq(OUT(&p), before);      /* fields and level as before */
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--data", d, "--field",
+                                  "kind:int"), "", ON_PIPES, NULL), 1);
+    ck_assert_msg(strstr(ERR(&p), "kind:keyword")
+                  && strstr(ERR(&p), "conflicts"), "%s", ERR(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--data", d, "--dim",
+                                  "64"), "", ON_PIPES, NULL), 1);
+    ck_assert_msg(strstr(ERR(&p), "embedder") && strstr(ERR(&p), "-384")
+                  && strstr(ERR(&p), "-64"), "%s", ERR(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "index/add",
+                                  "{\"documents\":[{\"text\":\"x\"},"
+                                  "{\"text\":\"y\"}],\"chunk\":true}", "--",
+                                  bin(), "serve", "--data", d), NULL,
+                         ON_PIPES, NULL), 0);
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "stats", "--data", d), NULL,
+                         ON_PIPES, NULL), 0);
+    ck_assert_msg(strstr(OUT(&p), "documents: 2 (0 whole, 2 chunked)\n")
+                  && strstr(OUT(&p), "chunks: 2\n")
+                  && strstr(OUT(&p), "index version: v2\n")
+                  && strstr(OUT(&p), "log: format 3, ")
+                  && strstr(OUT(&p), "fields: kind:keyword\n")
+                  && strstr(OUT(&p), "embedder: rcp-hash-ngram-v3-384\n"),
+                  "%s", OUT(&p));
+    proc_free(&p);
+    rm_tmp();
+}
+END_TEST
+
+/* issue 13: --read-only takes no writes (-32003) and says so in its
+** capability; --trust and --source label a --corpus source only. */
+START_TEST(serve_read_only_and_the_trust_options)
+{
+    proc p;
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "info", "--", bin(), "serve",
+                                  "--read-only"), NULL, ON_PIPES, NULL), 0);
+    ck_assert_ptr_nonnull(strstr(OUT(&p), "\"index\":{\"writable\":false}"));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "index/delete",
+                                  "{\"ids\":[\"a\"]}", "--", bin(), "serve",
+                                  "--read-only"), NULL, ON_PIPES, NULL), 1);
+    ck_assert_msg(strstr(ERR(&p), "-32003") && strstr(ERR(&p), "read-only"),
+                  "%s", ERR(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--trust", "trusted"), "",
+                         ON_PIPES, NULL), 2);
+    ck_assert_msg(strstr(ERR(&p), "--corpus"), "%s", ERR(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--write-trust", "high"),
+                         "", ON_PIPES, NULL), 2);
+    proc_free(&p);
+}
+END_TEST
+
 START_TEST(options_take_equals_values_and_say_what_is_wrong)
 {
     proc p;
@@ -1100,6 +1174,8 @@ static Suite *make_suite(void)
     tcase_add_test(shell, shell_initializes_once_and_reads_method_lines);
     tcase_add_test(shell, shell_goes_on_after_errors_and_exits_1);
     tcase_add_test(cli, serve_corpus_says_documents_seconds_and_rate_at_the_end);
+    tcase_add_test(cli, serve_data_keeps_its_fields_and_refuses_another_embedder);
+    tcase_add_test(cli, serve_read_only_and_the_trust_options);
     tcase_add_test(cli, options_take_equals_values_and_say_what_is_wrong);
     tcase_add_test(cli, every_command_has_h_and_help);
     tcase_add_test(cli, version_names_the_vector_path_and_the_build);
