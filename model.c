@@ -66,7 +66,7 @@
 **     produces -- postings, lengths, the vector -- is bit for bit what the
 **     plain path (rcp_tokenize, embed_tokens) gives; tests check both.
 **     The dense embedder's summation order is part of its definition
-**     ("rcp-hash-ngram-v3"), so the two paths can agree exactly.
+**     ("rcp-hash-ngram-v4"), so the two paths can agree exactly.
 ** 13. A client's meta is data, never control (§15.2, §15.4): a chunk's
 **     link to its document (§7.10) is the document's own attribute
 **     (rcp_model_chunkref), chained per document through the parents
@@ -203,7 +203,7 @@ static double fbag_value(const fbag *b, size_t i)
     return c == 1 ? b->sum[i] : b->sum[i] / c * (1.0 + log(c));
 }
 
-/* MARK: - Hashed n-gram embedder (dense, "rcp-hash-ngram-v3") ------------- */
+/* MARK: - Hashed n-gram embedder (dense, "rcp-hash-ngram-v4") ------------- */
 
 /* The fixed model.  Every text is tokenized with RCP_TOK_DEFAULT (the
 ** embedder's own setting, whatever the index uses).  Each token gives
@@ -217,9 +217,7 @@ static double fbag_value(const fbag *b, size_t i)
 ** signed-hashed into the dimensions (Weinberger et al. 2009), the sign
 ** from a different bit than the slot so collisions cancel in expectation,
 ** and the vector is L2-normalised.  A feature seen c times in the text
-** with weights summing to s counts s (1 + ln c)/c (sublinear tf); a
-** general-English filler (weight 0) adds nothing to s but still counts
-** in c, damping the n-grams it shares with content words (as v1 did).
+** with weights summing to s counts s (1 + ln c)/c (sublinear tf).
 **
 ** v2 is v1's function computed in a fixed order: the text's distinct
 ** words in order of first appearance, each with its count t, add t x
@@ -228,100 +226,24 @@ static double fbag_value(const fbag *b, size_t i)
 ** the same whether a word's features come from the index's lexicon or
 ** are computed afresh (rcp_model_embed), so indexing can remember them;
 ** vectors differ from v1's in rounding only (Cranfield's figures are
-** unchanged to four places), but they differ, hence the new identity. */
+** unchanged to four places), but they differ, hence the new identity.
+**
+** v4 (and sparse v3, multi v3) drops v3's second stoplist, the SMART
+** system's 571 general-English words, which took words such as "help",
+** "hello", "value" and "new" for fillers (issue 12): every word but the
+** tokenizer's short stopword list (text.c) now counts. */
 #define HASH_SEED_STEM  0x5354454dULL
 #define HASH_SEED_GRAM  0x4752414dULL
 #define NGRAM_MIN 3
 #define NGRAM_MAX 5
 #define NGRAM_MASS 1.0
 
-/* A general-English stoplist drawn from the SMART system's (Salton; 496
-** words: function words and fillers such as "also", "given", "various").
-** The embedders skip these on top of the short stopword list: they carry
-** no topic, and in a hashed space every feature they add is pure
-** collision noise.  A fixed published list, not fitted to any corpus. */
-static const char *const common_words[] = {
-    "able", "about", "above", "according", "accordingly", "across",
-    "actually", "after", "afterwards", "again", "against", "all", "allow",
-    "allows", "almost", "alone", "along", "already", "also", "although",
-    "always", "am", "among", "amongst", "an", "and", "another", "any",
-    "anybody", "anyhow", "anyone", "anything", "anyway", "anyways",
-    "anywhere", "apart", "appear", "appreciate", "appropriate", "are",
-    "around", "as", "aside", "ask", "asking", "associated", "available",
-    "away", "awfully", "be", "became", "because", "become", "becomes",
-    "becoming", "been", "before", "beforehand", "behind", "being",
-    "believe", "below", "beside", "besides", "best", "better", "between",
-    "beyond", "both", "brief", "but", "by", "came", "can", "cannot", "cant",
-    "cause", "causes", "certain", "certainly", "changes", "clearly", "co",
-    "com", "come", "comes", "concerning", "consequently", "consider",
-    "considering", "contain", "containing", "contains", "corresponding",
-    "could", "course", "currently", "definitely", "described", "despite",
-    "did", "different", "do", "does", "doing", "done", "down", "downwards",
-    "during", "each", "edu", "eg", "eight", "either", "else", "elsewhere",
-    "enough", "entirely", "especially", "et", "etc", "even", "ever",
-    "every", "everybody", "everyone", "everything", "everywhere", "ex",
-    "exactly", "example", "except", "far", "few", "fifth", "first", "five",
-    "followed", "following", "follows", "for", "former", "formerly",
-    "forth", "four", "from", "further", "furthermore", "get", "gets",
-    "getting", "given", "gives", "go", "goes", "going", "gone", "got",
-    "gotten", "greetings", "had", "happens", "hardly", "has", "have",
-    "having", "he", "hello", "help", "hence", "her", "here", "hereafter",
-    "hereby", "herein", "hereupon", "hers", "herself", "hi", "him",
-    "himself", "his", "hither", "hopefully", "how", "howbeit", "however",
-    "i", "ie", "if", "ignored", "immediate", "in", "inasmuch", "inc",
-    "indeed", "indicate", "indicated", "indicates", "inner", "insofar",
-    "instead", "into", "inward", "is", "it", "its", "itself", "just",
-    "keep", "keeps", "kept", "know", "known", "knows", "last", "lately",
-    "later", "latter", "latterly", "least", "less", "lest", "let", "like",
-    "liked", "likely", "little", "look", "looking", "looks", "ltd",
-    "mainly", "many", "may", "maybe", "me", "mean", "meanwhile", "merely",
-    "might", "more", "moreover", "most", "mostly", "much", "must", "my",
-    "myself", "name", "namely", "nd", "near", "nearly", "necessary", "need",
-    "needs", "neither", "never", "nevertheless", "new", "next", "nine",
-    "no", "nobody", "non", "none", "noone", "nor", "normally", "not",
-    "nothing", "novel", "now", "nowhere", "obviously", "of", "off", "often",
-    "oh", "ok", "okay", "old", "on", "once", "one", "ones", "only", "onto",
-    "or", "other", "others", "otherwise", "ought", "our", "ours",
-    "ourselves", "out", "outside", "over", "overall", "own", "particular",
-    "particularly", "per", "perhaps", "placed", "please", "plus",
-    "possible", "presumably", "probably", "provides", "que", "quite", "qv",
-    "rather", "rd", "re", "really", "reasonably", "regarding", "regardless",
-    "regards", "relatively", "respectively", "right", "said", "same", "saw",
-    "say", "saying", "says", "second", "secondly", "see", "seeing", "seem",
-    "seemed", "seeming", "seems", "seen", "self", "selves", "sensible",
-    "sent", "serious", "seriously", "seven", "several", "shall", "she",
-    "should", "since", "six", "so", "some", "somebody", "somehow",
-    "someone", "something", "sometime", "sometimes", "somewhat",
-    "somewhere", "soon", "sorry", "specified", "specify", "specifying",
-    "still", "sub", "such", "sup", "sure", "take", "taken", "tell", "tends",
-    "th", "than", "thank", "thanks", "thanx", "that", "thats", "the",
-    "their", "theirs", "them", "themselves", "then", "thence", "there",
-    "thereafter", "thereby", "therefore", "therein", "theres", "thereupon",
-    "these", "they", "think", "third", "this", "thorough", "thoroughly",
-    "those", "though", "three", "through", "throughout", "thru", "thus",
-    "to", "together", "too", "took", "toward", "towards", "tried", "tries",
-    "truly", "try", "trying", "twice", "two", "un", "under",
-    "unfortunately", "unless", "unlikely", "until", "unto", "up", "upon",
-    "us", "use", "used", "useful", "uses", "using", "usually", "value",
-    "various", "very", "via", "viz", "vs", "want", "wants", "was", "way",
-    "we", "welcome", "well", "went", "were", "what", "whatever", "when",
-    "whence", "whenever", "where", "whereafter", "whereas", "whereby",
-    "wherein", "whereupon", "wherever", "whether", "which", "while",
-    "whither", "who", "whoever", "whole", "whom", "whose", "why", "will",
-    "willing", "wish", "with", "within", "without", "wonder", "would",
-    "yes", "yet", "you", "your", "yours", "yourself", "yourselves", "zero"
-};
-static int common_word(const char *w, size_t n)
-{
-    return text_in_list(common_words,
-                        sizeof common_words / sizeof common_words[0], w, n);
-}
 /* The token weight of a word of kind RCP_TOKEN_* (folded, w[0..n)). */
 static double word_weight(unsigned kind, const char *w, size_t n)
 {
     double L = (double)n;
-    if (kind == RCP_TOKEN_WORD && common_word(w, n))
-        return 0.0;
+    (void)w;   /* every word counts: no list beyond the tokenizer's
+               ** stopwords (issue 12: "help", "hello" are words) */
     if (kind == RCP_TOKEN_NUM)
         return 0.5;
     if (kind == RCP_TOKEN_CJK)
@@ -1579,12 +1501,12 @@ size_t rcp_model_multi_dim(const rcp_model *m)
 static void set_identities(rcp_model *m)
 {
     if (!m->wv.n)
-        snprintf(m->identity, sizeof m->identity, "rcp-hash-ngram-v3-%u",
+        snprintf(m->identity, sizeof m->identity, "rcp-hash-ngram-v4-%u",
                  m->o.dim);
     snprintf(m->sparse_identity, sizeof m->sparse_identity,
-             "rcp-hash-sparse-v2-%lu", (unsigned long)m->o.sparse_vocab);
+             "rcp-hash-sparse-v3-%lu", (unsigned long)m->o.sparse_vocab);
     snprintf(m->multi_identity, sizeof m->multi_identity,
-             "rcp-hash-multi-v2-%u", m->o.multi_dim);
+             "rcp-hash-multi-v3-%u", m->o.multi_dim);
 }
 
 static const char *check_opts(const rcp_model_opts *o)

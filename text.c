@@ -257,24 +257,26 @@ static int fold_cp(uint32_t c, uint32_t out[2])
 
 /* MARK: - English stopwords ----------------------------------------------- */
 
-/* The usual English function-word list (close to the Snowball/NLTK one):
-** sorted, so lookup is a binary search.  Content words are never here. */
+/* English stopwords: NLTK's English list as first published (the 127
+** words of nltk_data corpora/stopwords/english before contractions were
+** added to it) -- function words only, so no content word ("help",
+** "hello") is ever dropped (issue 12).  Sorted, so lookup is a binary
+** search. */
 static const char *const stopwords[] = {
     "a", "about", "above", "after", "again", "against", "all", "am", "an",
     "and", "any", "are", "as", "at", "be", "because", "been", "before",
-    "being", "below", "between", "both", "but", "by", "can", "could",
-    "did", "do", "does", "doing", "down", "during", "each", "few", "for",
-    "from", "further", "had", "has", "have", "having", "he", "her", "here",
-    "hers", "herself", "him", "himself", "his", "how", "i", "if", "in",
-    "into", "is", "it", "its", "itself", "just", "me", "more", "most",
-    "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once",
-    "only", "or", "other", "ought", "our", "ours", "ourselves", "out",
-    "over", "own", "s", "same", "she", "should", "so", "some", "such", "t",
-    "than", "that", "the", "their", "theirs", "them", "themselves", "then",
-    "there", "these", "they", "this", "those", "through", "to", "too",
-    "under", "until", "up", "very", "was", "we", "were", "what", "when",
-    "where", "which", "while", "who", "whom", "why", "will", "with",
-    "would", "you", "your", "yours", "yourself", "yourselves"
+    "being", "below", "between", "both", "but", "by", "can", "did", "do",
+    "does", "doing", "don", "down", "during", "each", "few", "for", "from",
+    "further", "had", "has", "have", "having", "he", "her", "here", "hers",
+    "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is",
+    "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no",
+    "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other",
+    "our", "ours", "ourselves", "out", "over", "own", "s", "same", "she",
+    "should", "so", "some", "such", "t", "than", "that", "the", "their",
+    "theirs", "them", "themselves", "then", "there", "these", "they", "this",
+    "those", "through", "to", "too", "under", "until", "up", "very", "was",
+    "we", "were", "what", "when", "where", "which", "while", "who", "whom",
+    "why", "will", "with", "you", "your", "yours", "yourself", "yourselves"
 };
 
 /* Binary search of a sorted list of C strings for w[0..n). */

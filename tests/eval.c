@@ -1406,6 +1406,59 @@ static void describe(const coll *c)
     printf("\n");
 }
 
+/* ---- §15.2 the injection screen (advisory), measured ------------------ */
+
+#define VARIANTS "tests/injection-variants.jsonl"
+
+/* Attack variants caught / total (tests/injection-variants.jsonl, one
+** {"kind", "text"} per line) and benign passages flagged / total (each
+** collection's documents), printed as a table; the misses are listed. */
+static void screen_eval(const coll *cs, size_t nc)
+{
+    char *data = slurp(VARIANTS), *s, *line, **miss;
+    size_t caught = 0, total = 0, nmiss = 0, i, k, flagged;
+    rcp_arena a;
+    rcp_json_err err;
+    miss = xmalloc((strlen(data) / 2 + 1) * sizeof *miss);
+    rcp_arena_init(&a, 0);
+    for (s = data; (line = next_line(&s)) != NULL;) {
+        const rcp_json *v, *t;
+        if (!*line)
+            continue;
+        rcp_arena_reset(&a);
+        v = rcp_json_parse(&a, line, strlen(line), 0, &err);
+        t = v ? rcp_json_get(v, "text") : NULL;
+        if (!t || t->type != RCP_JSON_STRING) {
+            fprintf(stderr, "eval: %s: a line is not {kind, text}\n",
+                    VARIANTS);
+            exit(2);
+        }
+        total++;
+        if (rcp_text_injection(t->s, t->n) == 1)
+            caught++;
+        else
+            miss[nmiss++] = line;
+    }
+    printf("\nInjection screen (rcp_text_injection; advisory, §15.2)\n\n"
+           "| set                                  | flagged / total |\n"
+           "|--------------------------------------|-----------------|\n");
+    printf("| attack variants (%-18s) | %5lu / %-7lu |\n", VARIANTS + 6,
+           (unsigned long)caught, (unsigned long)total);
+    for (i = 0; i < nc; i++) {
+        for (k = 0, flagged = 0; k < cs[i].nd; k++)
+            flagged += rcp_text_injection(cs[i].d[k].text,
+                                          cs[i].d[k].len) == 1;
+        printf("| benign: %-28s | %5lu / %-7lu |\n", cs[i].name,
+               (unsigned long)flagged, (unsigned long)cs[i].nd);
+    }
+    printf("\nVariants missed:\n");
+    for (i = 0; i < nmiss; i++)
+        printf("- %s\n", miss[i]);
+    rcp_arena_free(&a);
+    free(miss);
+    free(data);
+}
+
 int main(int argc, char **argv)
 {
     const char *cran = NULL, *kjv = NULL, *kjv_text = NULL;
@@ -1488,6 +1541,7 @@ int main(int argc, char **argv)
     for (i = 0; i < nc; i++)
         if (!strcmp(cs[i].name, "cranfield"))
             federated(&cs[i], &o);
+    screen_eval(cs, nc);
     if (ro.pool && ro.pool_file && !(pf = fopen(ro.pool_file, "w"))) {
         fprintf(stderr, "eval: cannot write %s\n", ro.pool_file);
         return 2;

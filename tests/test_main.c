@@ -929,7 +929,7 @@ START_TEST(serve_data_keeps_its_fields_and_refuses_another_embedder)
                   && strstr(OUT(&p), "index version: v2\n")
                   && strstr(OUT(&p), "log: format 3, ")
                   && strstr(OUT(&p), "fields: kind:keyword\n")
-                  && strstr(OUT(&p), "embedder: rcp-hash-ngram-v3-384\n"),
+                  && strstr(OUT(&p), "embedder: rcp-hash-ngram-v4-384\n"),
                   "%s", OUT(&p));
     proc_free(&p);
     rm_tmp();

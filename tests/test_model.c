@@ -45,15 +45,29 @@ static void add(rcp_model *m, const char *id, const char *text)
                                    NULL, 0), 0);
 }
 
+/* issue 12: no second stoplist in the embedders: "help" and "hello" are
+** words (v3's SMART filler list made them the zero vector). */
+START_TEST(embed_counts_every_word_beyond_the_stopwords)
+{
+    rcp_model *m = new_model(0);
+    float v[384];
+    embed(m, "hello help", v);
+    ck_assert(cosine(v, v, 384) > 0.99);
+    embed(m, "the of and", v);          /* stopwords only: no words */
+    ck_assert(cosine(v, v, 384) == 0);
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(embed_is_deterministic_unit_length_and_names_its_identity)
 {
     rcp_model *m = new_model(0), *m2 = new_model(64);
     float a[384], b[384];
     ck_assert_uint_eq(rcp_model_dim(m), 384);
     ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_DENSE),
-                     "rcp-hash-ngram-v3-384");
+                     "rcp-hash-ngram-v4-384");
     ck_assert_str_eq(rcp_model_identity(m2, RCP_EMBED_DENSE),
-                     "rcp-hash-ngram-v3-64");
+                     "rcp-hash-ngram-v4-64");
     embed(m, "Pressure distribution on a swept wing", a);
     embed(m, "Pressure distribution on a swept wing", b);
     ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
@@ -1614,7 +1628,7 @@ START_TEST(sparse_embedding_has_ascending_ids_inside_the_vocabulary)
     ck_assert_int_eq(memcmp(ix, ix2, n * sizeof *ix), 0);
     ck_assert_int_eq(memcmp(v, v2, n * sizeof *v), 0);
     ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_SPARSE),
-                     "rcp-hash-sparse-v2-262144");
+                     "rcp-hash-sparse-v3-262144");
     rcp_free(ix);
     rcp_free(v);
     rcp_free(ix2);
@@ -1644,7 +1658,7 @@ START_TEST(multi_vector_gives_one_unit_row_per_content_token_in_context)
     ck_assert_uint_eq(nb, 2);            /* layer paint */
     ck_assert_uint_eq(d, 128);
     ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_MULTI),
-                     "rcp-hash-multi-v2-128");
+                     "rcp-hash-multi-v3-128");
     for (i = 0; i < d; i++) {
         c += (double)a[d + i] * b[i];    /* "layer" in both contexts */
         self += (double)a[d + i] * a[d + i];
@@ -1824,6 +1838,7 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("embed");
     tcase_add_test(tc,
         embed_is_deterministic_unit_length_and_names_its_identity);
+    tcase_add_test(tc, embed_counts_every_word_beyond_the_stopwords);
     tcase_add_test(tc, embed_is_independent_of_the_corpus);
     tcase_add_test(tc,
                    indexed_vectors_are_exactly_the_embedding_of_their_text);

@@ -798,12 +798,12 @@ START_TEST(log_records_the_field_schema_and_the_embedder)
     ck_assert_uint_eq(c->nfields, 1);
     ck_assert_str_eq(c->fields[0].name, "kind");
     ck_assert_int_eq(c->fields[0].type, RCP_FIELD_KEYWORD);
-    ck_assert_str_eq(c->embedder, "rcp-hash-ngram-v3-32");
+    ck_assert_str_eq(c->embedder, "rcp-hash-ngram-v4-32");
     rcp_free(c);
     /* another embedder: refused, naming both */
     ck_assert_ptr_null(open_with(&m, &F_KIND, 1, "other-model-7", err,
                                  sizeof err));
-    ck_assert_msg(strstr(err, "rcp-hash-ngram-v3-32")
+    ck_assert_msg(strstr(err, "rcp-hash-ngram-v4-32")
                   && strstr(err, "other-model-7"), "%s", err);
     /* a recorded field left out, or declared with another type */
     ck_assert_ptr_null(open_with(&m, &F_YEAR, 1, NULL, err, sizeof err));
@@ -833,7 +833,7 @@ START_TEST(log_records_the_field_schema_and_the_embedder)
     rcp_model_free(m);
     c = rcp_store_peek(DB, err, sizeof err);
     ck_assert_uint_eq(c->nfields, 2);
-    ck_assert_str_eq(c->embedder, "rcp-hash-ngram-v3-32");
+    ck_assert_str_eq(c->embedder, "rcp-hash-ngram-v4-32");
     rcp_free(c);
 }
 END_TEST

@@ -130,6 +130,26 @@ START_TEST(tokenizer_drops_stopwords_only_when_asked_and_keeps_positions)
 }
 END_TEST
 
+/* issue 12: the stopword list is NLTK's 127 function words: content
+** words such as "help", "hello", "value" and "new" are never dropped. */
+START_TEST(stopwords_are_the_standard_short_list_of_function_words)
+{
+    static const char *const kept[] = { "help", "hello", "value", "new",
+        "given", "also", "use", "zero", "could", "would", "ought" };
+    static const char *const dropped[] = { "the", "of", "and", "don",
+        "yourselves", "s", "t", "what", "which" };
+    size_t i;
+    for (i = 0; i < sizeof kept / sizeof *kept; i++)
+        ck_assert_msg(!rcp_stopword(kept[i], strlen(kept[i])), "%s",
+                      kept[i]);
+    for (i = 0; i < sizeof dropped / sizeof *dropped; i++)
+        ck_assert_msg(rcp_stopword(dropped[i], strlen(dropped[i])), "%s",
+                      dropped[i]);
+    ck_assert_str_eq(terms("Hello, help me", RCP_TOK_FOLD | RCP_TOK_STOP),
+                     "hello help");
+}
+END_TEST
+
 START_TEST(tokenizer_stems_only_when_asked)
 {
     ck_assert_str_eq(terms("Running flows", RCP_TOK_FOLD), "running flows");
@@ -396,6 +416,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc,
         tokenizer_drops_stopwords_only_when_asked_and_keeps_positions);
     tcase_add_test(tc, tokenizer_stems_only_when_asked);
+    tcase_add_test(tc, stopwords_are_the_standard_short_list_of_function_words);
     tcase_add_test(tc, tokenizer_keeps_numbers_and_survives_invalid_bytes);
     tcase_add_test(tc, porter_stems_the_papers_examples);
     tcase_add_test(tc, porter_leaves_short_and_non_ascii_words_alone);
