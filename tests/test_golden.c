@@ -59,7 +59,7 @@
 #define GOLDEN "tests/golden/"
 /* store.c's log format (its notes); a new one needs new golden stores:
 ** make golden STORES=1 */
-#define LOG_FORMAT 2
+#define LOG_FORMAT 3
 #define CORPUS "tests/sample-corpus.jsonl"
 
 /* x87 only: the relative difference a double-valued number may show */
