@@ -232,6 +232,8 @@ static const char usage_serve[] =
     "                      each document (§15.2: provenance, per document)\n"
     "  --source NAME       the --corpus source's name, recorded with each\n"
     "                      document (default corpus:FILE, its base name)\n"
+    "  --chunk             load the --corpus documents as server-side\n"
+    "                      chunks <id>#0.. (as index/add chunk:true)\n"
     "  --write-trust LEVEL trust.level of what clients write with index/add\n"
     "                      (default untrusted; vouch only for writers you\n"
     "                      control: §15.2 never labels user content trusted)\n"
@@ -275,6 +277,7 @@ typedef struct serve_args {
     const char *registry;           /* --registry: serve as §16 aggregator */
     int         salvage, trust;     /* trust: RCP_TRUST_*, or -1 unset */
     int         expose;             /* --expose-endpoints */
+    int         chunk;              /* --chunk */
     rcp_store_config *stored;       /* what --data records (rcp_free) */
 } serve_args;
 
@@ -315,6 +318,7 @@ static int load_corpus(rcp_server_opts *o, const serve_args *a)
     lo.origin = &org;
     lo.fields = o->fields;
     lo.nfields = o->nfields;
+    lo.chunk = a->chunk;
     lo.progress_fd = STDERR_FILENO;
     if (rcp_store_load(o->store, o->model, a->corpus, &lo, err,
                        sizeof err) < 0) {
@@ -408,11 +412,11 @@ static const optspec serve_opts[] = {
     { "--vectors", 1 }, { "--field", 1 }, { "--trust", 1 }, { "--debug", 0 },
     { "--salvage", 0 }, { "--registry", 1 }, { "--expose-endpoints", 0 },
     { "--source", 1 }, { "--write-trust", 1 }, { "--read-only", 0 },
-    { NULL, 0 }
+    { "--chunk", 0 }, { NULL, 0 }
 };
 enum { S_DATA, S_CORPUS, S_MAX_LINE, S_MAX_BATCH, S_DEADLINE, S_DIM,
        S_VECTORS, S_FIELD, S_TRUST, S_DEBUG, S_SALVAGE, S_REGISTRY,
-       S_EXPOSE, S_SOURCE, S_WRITE_TRUST, S_READ_ONLY };
+       S_EXPOSE, S_SOURCE, S_WRITE_TRUST, S_READ_ONLY, S_CHUNK };
 
 static int trust_opt(const char *opt, const char *v, int *out)
 {
@@ -516,6 +520,8 @@ static int cmd_serve(int argc, char **argv)
             a.expose = 1;
         else if (k == S_SOURCE)
             a.source = it.val;
+        else if (k == S_CHUNK)
+            a.chunk = 1;
         else if (k == S_TRUST) {
             if ((rc = trust_opt("--trust", it.val, &a.trust)) != RC_OK)
                 return rc;
@@ -532,6 +538,8 @@ static int cmd_serve(int argc, char **argv)
     if ((a.trust >= 0 || a.source) && !a.corpus)
         return usage_error("serve", "--trust and --source label a --corpus "
                            "source (client writes: --write-trust)");
+    if (a.chunk && !a.corpus)
+        return usage_error("serve", "--chunk applies to a --corpus load");
     if (a.source && strlen(a.source) > RCP_MAX_SOURCE_BYTES)
         return usage_error("serve", "--source is longer than %u bytes",
                            RCP_MAX_SOURCE_BYTES);

@@ -903,80 +903,28 @@ static int del_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
 }
 
 /* §7.10 server-side chunks are documents "<id>#<i>" that the engine links
-** to their document (rcp_model_chunkref: document, index, byte span).  The
-** link is never kept in meta, so a client's meta -- an "x-rcp-chunk" key
-** included -- is data, stored and returned verbatim (§15.2, §15.4), and
-** every walk over a document's chunks visits only chunks that exist. */
-#define CHUNK_TOKENS  128
-#define CHUNK_OVERLAP 16
-#define CHUNK_ID_MAX  (RCP_MAX_ID_BYTES + 24)     /* "<id>#<index>" */
+** to their document (rcp_model_chunkref: document, index, byte span),
+** made by rcp_store_add_chunked (store.c: one definition for index/add
+** and --corpus --chunk).  The link is never kept in meta, so a client's
+** meta -- an "x-rcp-chunk" key included -- is data, stored and returned
+** verbatim (§15.2, §15.4), and every walk over a document's chunks visits
+** only chunks that exist. */
 
-static size_t chunk_id(char *out, size_t cap, const char *id, size_t idn,
-                       size_t i)
+/* The failure of a chunk write through the store or the model. */
+static int chunk_failed(const builtin *b, rcp_call *c)
 {
-    return (size_t)snprintf(out, cap, "%.*s#%lu", (int)idn, id,
-                            (unsigned long)i);
-}
-
-/* The ids of a document's live chunks numbered `from` on, copied into
-** the request arena: the deletes come after the walk (a delete may
-** renumber documents, so none may run inside it). */
-typedef struct chunk_ids {
-    rcp_arena   *arena;
-    uint32_t     from;
-    const char **id;
-    size_t      *len, n, cap;
-} chunk_ids;
-
-static int collect_chunk(void *ud, uint32_t docno, const rcp_model_docview *d)
-{
-    chunk_ids *k = ud;
-    char *id;
-    (void)docno;
-    if (d->chunk.index < k->from)
-        return 0;
-    if (k->n == k->cap) {
-        size_t cap = k->cap * 2 + 16;
-        const char **ids = rcp_arena_alloc(k->arena, cap * sizeof *ids);
-        size_t *lens = rcp_arena_alloc(k->arena, cap * sizeof *lens);
-        if (!ids || !lens)
-            return -1;
-        if (k->n) {
-            memcpy(ids, k->id, k->n * sizeof *ids);
-            memcpy(lens, k->len, k->n * sizeof *lens);
-        }
-        k->id = ids;
-        k->len = lens;
-        k->cap = cap;
-    }
-    if (!(id = rcp_arena_alloc(k->arena, d->idlen + 1)))
-        return -1;
-    memcpy(id, d->id, d->idlen);
-    k->id[k->n] = id;
-    k->len[k->n++] = d->idlen;
-    return 0;
+    if (!b->store)
+        return call_oom(c);
+    return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "writing "
+                     "chunks: %s", rcp_store_error(b->store));
 }
 
 /* Remove the live chunks of document id numbered from on. */
 static int drop_chunks(builtin *b, rcp_call *c, const char *id, size_t idn,
                        uint32_t from, int *any)
 {
-    const rcp_model *m = b->model;
-    chunk_ids k;
-    size_t i;
-    int rc, removed;
-    memset(&k, 0, sizeof k);
-    k.arena = call_arena(c);
-    k.from = from;
-    if (rcp_model_chunks(m, id, idn, rcp_model_version(m), collect_chunk,
-                         &k) != 0)
-        return call_oom(c);
-    for (i = 0; i < k.n; i++) {
-        if ((rc = del_doc(b, c, k.id[i], k.len[i], &removed)) != 0)
-            return rc;
-        *any |= removed;
-    }
-    return 0;
+    return rcp_store_drop_chunks(b->store, b->model, id, idn, from, any)
+           ? chunk_failed(b, c) : 0;
 }
 
 /* §7.10 chunk:true: the text as chunks "<id>#0".."<id>#n-1", each with
@@ -987,31 +935,9 @@ static int add_chunks(builtin *b, rcp_call *c, const char *id, size_t idn,
                       const rcp_json *text, const char *meta, size_t mn,
                       size_t *count)
 {
-    rcp_span *sp = NULL;
-    rcp_model_chunkref ck;
-    size_t n = 0, i, cn;
-    char cid[CHUNK_ID_MAX];
-    int rc = 0, removed = 0;
-    if (rcp_text_chunk(text->s, text->n, CHUNK_TOKENS, CHUNK_OVERLAP, &sp,
-                       &n) != 0)
-        return call_oom(c);
-    ck.of = id;
-    ck.oflen = idn;
-    for (i = 0; i < n && rc == 0; i++) {
-        ck.index = (uint32_t)i;
-        ck.start = sp[i].start;
-        ck.end = sp[i].end;
-        cn = chunk_id(cid, sizeof cid, id, idn, i);
-        rc = put_doc(b, c, cid, cn, text->s + sp[i].start,
-                     sp[i].end - sp[i].start, meta, mn, &ck);
-    }
-    rcp_free(sp);
-    *count += n;
-    if (rc == 0 && (rc = drop_chunks(b, c, id, idn, (uint32_t)n,
-                                     &removed)) == 0
-        && rcp_model_find(b->model, id, idn) >= 0)
-        rc = del_doc(b, c, id, idn, &removed);
-    return rc;
+    return rcp_store_add_chunked(b->store, b->model, id, idn, text->s,
+                                 text->n, meta, mn, &b->writer, count)
+           ? chunk_failed(b, c) : 0;
 }
 
 /* Upsert one checked document (as chunks when asked); writes its id. */

@@ -1310,8 +1310,29 @@ typedef struct rcp_store_load_opts {
     const rcp_model_origin *origin;
     const rcp_field        *fields;
     size_t                  nfields;
+    int                     chunk;   /* 1: as server-side chunks (§7.10,
+                                     ** rcp_store_add_chunked) */
     int                     progress_fd;   /* as above; -1 none */
 } rcp_store_load_opts;
+
+/* §7.10 server-side chunking, one definition for index/add chunk:true
+** and --corpus --chunk: the text cut by rcp_text_chunk into chunks of
+** RCP_CHUNK_TOKENS tokens overlapping by RCP_CHUNK_OVERLAP, upserted as
+** documents "<id>#0".."<id>#n-1" linked to id (rcp_model_chunkref), each
+** with the document's meta and origin, then the document's stale chunks
+** and any whole-document copy removed; *count += n.  Through st when
+** non-NULL (m is then st's), else into m.  0, or -1 (rcp_store_error(st)
+** when st; out of memory otherwise). */
+#define RCP_CHUNK_TOKENS  128
+#define RCP_CHUNK_OVERLAP 16
+int rcp_store_add_chunked(rcp_store *st, rcp_model *m, const char *id,
+                          size_t idlen, const char *text, size_t len,
+                          const char *meta, size_t metalen,
+                          const rcp_model_origin *origin, size_t *count);
+/* Delete the live chunks of document id numbered from on (st or m as
+** above); *any |= 1 when one went.  0 or -1. */
+int rcp_store_drop_chunks(rcp_store *st, rcp_model *m, const char *id,
+                          size_t idlen, uint32_t from, int *any);
 long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
                     const rcp_store_load_opts *o, char *err, size_t errlen);
 

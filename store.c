@@ -1885,6 +1885,116 @@ int rcp_store_add_chunk(rcp_store *st, const char *id, size_t idlen,
                               NULL);
 }
 
+/* MARK: - §7.10 server-side chunks -------------------------------------- */
+
+/* Through the store when there is one, else straight into the model. */
+static int put_any(rcp_store *st, rcp_model *m, const char *id, size_t idlen,
+                   const char *text, size_t len, const char *meta,
+                   size_t metalen, const rcp_model_chunkref *ck,
+                   const rcp_model_origin *org)
+{
+    return st ? rcp_store_add_from(st, id, idlen, text, len, meta, metalen,
+                                   ck, org)
+              : rcp_model_add_from(m, id, idlen, text, len, meta, metalen,
+                                   ck, org);
+}
+
+static int del_any(rcp_store *st, rcp_model *m, const char *id, size_t idlen,
+                   int *removed)
+{
+    int r;
+    if (st)
+        return rcp_store_delete(st, id, idlen, removed);
+    r = rcp_model_delete(m, id, idlen);
+    *removed = r == 1;
+    return r < 0 ? -1 : 0;
+}
+
+/* The ids of a document's chunks numbered `from` on, copied: the deletes
+** come after the walk (a delete may renumber documents). */
+typedef struct chunk_ids {
+    uint32_t from;
+    pbuf     ids;               /* each: u32 length, bytes */
+    size_t   n;
+} chunk_ids;
+
+static int collect_chunk(void *ud, uint32_t docno, const rcp_model_docview *d)
+{
+    chunk_ids *k = ud;
+    (void)docno;
+    if (d->chunk.index < k->from)
+        return 0;
+    if (pbuf_reserve(&k->ids, 4 + d->idlen))
+        return -1;
+    put_bytes(&k->ids, d->id, d->idlen);
+    k->n++;
+    return 0;
+}
+
+int rcp_store_drop_chunks(rcp_store *st, rcp_model *m, const char *id,
+                          size_t idlen, uint32_t from, int *any)
+{
+    chunk_ids k;
+    cur c;
+    const char *cid = NULL;
+    size_t n = 0, i;
+    int rc = 0, removed;
+    if (st)
+        m = st->m;
+    memset(&k, 0, sizeof k);
+    k.from = from;
+    if (rcp_model_chunks(m, id, idlen, rcp_model_version(m), collect_chunk,
+                         &k) != 0) {
+        pbuf_free(&k.ids);
+        return st ? st_fail(st, "out of memory") : -1;
+    }
+    c.p = k.ids.p;
+    c.n = k.ids.len;
+    c.pos = 0;
+    for (i = 0; i < k.n && rc == 0 && get_bytes(&c, &cid, &n) == 0; i++)
+        if ((rc = del_any(st, m, cid, n, &removed)) == 0)
+            *any |= removed;
+    pbuf_free(&k.ids);
+    return rc;
+}
+
+int rcp_store_add_chunked(rcp_store *st, rcp_model *m, const char *id,
+                          size_t idlen, const char *text, size_t len,
+                          const char *meta, size_t metalen,
+                          const rcp_model_origin *org, size_t *count)
+{
+    rcp_span *sp = NULL;
+    rcp_model_chunkref ck;
+    size_t n = 0, i, cn;
+    char cid[RCP_MAX_ID_BYTES + 24];
+    int rc = 0, removed = 0;
+    if (st)
+        m = st->m;
+    if (idlen > RCP_MAX_ID_BYTES)
+        return st ? st_fail(st, "an id over %u bytes", RCP_MAX_ID_BYTES) : -1;
+    if (rcp_text_chunk(text, len, RCP_CHUNK_TOKENS, RCP_CHUNK_OVERLAP, &sp,
+                       &n) != 0)
+        return st ? st_fail(st, "out of memory chunking") : -1;
+    ck.of = id;
+    ck.oflen = idlen;
+    for (i = 0; i < n && rc == 0; i++) {
+        ck.index = (uint32_t)i;
+        ck.start = sp[i].start;
+        ck.end = sp[i].end;
+        cn = (size_t)snprintf(cid, sizeof cid, "%.*s#%lu", (int)idlen, id,
+                              (unsigned long)i);
+        rc = put_any(st, m, cid, cn, text + sp[i].start,
+                     sp[i].end - sp[i].start, meta, metalen, &ck, org);
+    }
+    rcp_free(sp);
+    *count += n;
+    if (rc == 0 && (rc = rcp_store_drop_chunks(st, m, id, idlen, (uint32_t)n,
+                                               &removed)) == 0
+        && rcp_model_find(m, id, idlen) >= 0)
+        rc = del_any(st, m, id, idlen, &removed);
+    return rc;
+}
+
 /* MARK: - §7.10 idempotency keys ---------------------------------------- */
 
 const struct store_idem_entry *store_idem_find(const store_idem *t,
@@ -2019,6 +2129,8 @@ typedef struct loader {
     const rcp_model_origin *origin;    /* §15.2 of every document */
     const rcp_field *fields;           /* §8 declared: meta is checked */
     size_t      nfields;
+    int         chunk;                 /* §7.10 server-side chunks */
+    size_t      chunks;                /* made so far */
     struct timespec t0;        /* when loading began (the final line) */
 } loader;
 
@@ -2220,7 +2332,7 @@ static void show(loader *ld, const char *text, size_t n)
 static void progress(loader *ld, unsigned long done, unsigned long total,
                      unsigned long changed, int final)
 {
-    char line[512];
+    char line[512], chunks[48] = "";
     int n;
     size_t len;
     struct timespec t;
@@ -2230,10 +2342,14 @@ static void progress(loader *ld, unsigned long done, unsigned long total,
     clock_gettime(CLOCK_MONOTONIC, &t);
     secs = (double)(t.tv_sec - ld->t0.tv_sec)
          + (double)(t.tv_nsec - ld->t0.tv_nsec) / 1e9;
+    if (ld->chunk)
+        snprintf(chunks, sizeof chunks, ", as %lu chunks",
+                 (unsigned long)ld->chunks);
     if (final)
-        n = snprintf(line, sizeof line, "\rloaded %s: %lu documents (%lu "
+        n = snprintf(line, sizeof line, "\rloaded %s: %lu documents%s (%lu "
                      "new or changed) in %.3g s, %.0f docs/s", ld->name,
-                     done, changed, secs, done / (secs > 1e-6 ? secs : 1e-6));
+                     done, chunks, changed, secs,
+                     done / (secs > 1e-6 ? secs : 1e-6));
     else
         n = snprintf(line, sizeof line, "\rloading %s: %lu/%lu documents "
                      "(%lu%%)", ld->name, done, total,
@@ -2251,10 +2367,13 @@ static int put_one(loader *ld, rcp_store *st, rcp_model *m, const jdoc *d,
                    unsigned long *changed)
 {
     uint64_t before = st ? rcp_store_version(st) : rcp_model_version(m);
-    if (st ? rcp_store_add_from(st, d->id, d->idlen, d->text, d->len, d->meta,
-                                d->metalen, NULL, ld->origin)
-           : rcp_model_add_from(m, d->id, d->idlen, d->text, d->len, d->meta,
-                                d->metalen, NULL, ld->origin))
+    int any = 0;
+    if (ld->chunk ? rcp_store_add_chunked(st, m, d->id, d->idlen, d->text,
+                                          d->len, d->meta, d->metalen,
+                                          ld->origin, &ld->chunks)
+        : put_any(st, m, d->id, d->idlen, d->text, d->len, d->meta,
+                  d->metalen, NULL, ld->origin)
+          || rcp_store_drop_chunks(st, m, d->id, d->idlen, 0, &any))
         return lfail(ld, "%s:%lu: %s", ld->path, ld->lineno,
                      st ? rcp_store_error(st) : "out of memory");
     *changed += (st ? rcp_store_version(st) : rcp_model_version(m))
@@ -2359,7 +2478,8 @@ long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
         m = st->m;
     if (loader_open(&ld, path, o->progress_fd, err, errlen) == 0
         && (ld.origin = o->origin, ld.fields = o->fields,
-            ld.nfields = o->nfields, total = validate_pass(&ld)) >= 0) {
+            ld.nfields = o->nfields, ld.chunk = o->chunk,
+            total = validate_pass(&ld)) >= 0) {
         rewind(ld.f);
         ld.lineno = 0;
         count0 = rcp_model_count(m);

@@ -938,6 +938,44 @@ END_TEST
 
 /* issue 13: --read-only takes no writes (-32003) and says so in its
 ** capability; --trust and --source label a --corpus source only. */
+/* issue 12: --chunk loads a corpus as server-side chunks (§7.10, as
+** index/add chunk:true does), and says so in its last line. */
+START_TEST(serve_corpus_chunk_loads_chunks)
+{
+    const char *f = tmp_path("c.jsonl"), *d = tmp_path("chunked");
+    char line[8192];
+    size_t n, i;
+    proc p;
+    n = (size_t)snprintf(line, sizeof line, "{\"id\":\"long\",\"text\":\"");
+    for (i = 0; i < 300; i++)
+        n += (size_t)snprintf(line + n, sizeof line - n, "word%lu ",
+                              (unsigned long)i);
+    snprintf(line + n, sizeof line - n, "\"}\n{\"id\":\"short\",\"text\":"
+             "\"one two\"}\n");
+    write_file(f, line);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--data", d, "--corpus", f,
+                                  "--chunk"), "", ON_PIPES, NULL), 0);
+    ck_assert_msg(strstr(ERR(&p), "2 documents, as 4 chunks"), "%s",
+                  ERR(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "stats", "--data", d), NULL,
+                         ON_PIPES, NULL), 0);
+    ck_assert_msg(strstr(OUT(&p), "documents: 2 (0 whole, 2 chunked)\n")
+                  && strstr(OUT(&p), "chunks: 4\n"), "%s", OUT(&p));
+    proc_free(&p);
+    /* loaded again without --chunk: whole documents, the chunks gone */
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--data", d, "--corpus",
+                                  f), "", ON_PIPES, NULL), 0);
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "stats", "--data", d), NULL,
+                         ON_PIPES, NULL), 0);
+    ck_assert_msg(strstr(OUT(&p), "documents: 2 (2 whole, 0 chunked)\n")
+                  && strstr(OUT(&p), "chunks: 0\n"), "%s", OUT(&p));
+    proc_free(&p);
+    rm_tmp();
+}
+END_TEST
+
 START_TEST(serve_read_only_and_the_trust_options)
 {
     proc p;
@@ -1176,6 +1214,7 @@ static Suite *make_suite(void)
     tcase_add_test(cli, serve_corpus_says_documents_seconds_and_rate_at_the_end);
     tcase_add_test(cli, serve_data_keeps_its_fields_and_refuses_another_embedder);
     tcase_add_test(cli, serve_read_only_and_the_trust_options);
+    tcase_add_test(cli, serve_corpus_chunk_loads_chunks);
     tcase_add_test(cli, options_take_equals_values_and_say_what_is_wrong);
     tcase_add_test(cli, every_command_has_h_and_help);
     tcase_add_test(cli, version_names_the_vector_path_and_the_build);
