@@ -962,6 +962,8 @@ static const char *const screen_cues[][SCREEN_SLOTS + 1] = {
         "?\xD1\x81\xD0\xB2\xD0\xBE\xD0\xB9"
         "|\xD1\x82\xD0\xB2\xD0\xBE\xD0\xB9|\xD0\xB2\xD0\xB0\xD1\x88",
         "\xD1\x81\xD0\xB8\xD1\x81\xD1\x82\xD0\xB5\xD0\xBC\xD0\xBD",
+        "?\xD1\x8B\xD0\xB9|\xD0\xB0\xD1\x8F|\xD1\x8B\xD0\xB5|\xD1\x83\xD1\x8E"
+        "|\xD0\xBE\xD0\xB5|\xD0\xBE\xD0\xB9",         /* its endings */
         "\xD0\xBF\xD1\x80\xD0\xBE\xD0\xBC\xD0\xBF\xD1\x82"
         "|\xD0\xBF\xD0\xBE\xD0\xB4\xD1\x81\xD0\xBA\xD0\xB0\xD0\xB7\xD0\xBA"
         "|\xD0\xB8\xD0\xBD\xD1\x81\xD1\x82\xD1\x80\xD1\x83\xD0\xBA\xD1\x86"
@@ -1076,15 +1078,37 @@ static int screen_fold(uint32_t c, uint32_t out[2])
     return n;
 }
 
+/* The length of an HTML-like tag at p[0..n) ("<b>", "</span>", "<a
+** href=x>": up to 32 bytes of ASCII, no '<' inside), else 0: markup
+** between the words of a cue is not text. */
+static size_t tag_len(const unsigned char *p, size_t n)
+{
+    size_t i;
+    unsigned c = n > 1 ? (p[1] | 0x20u) : 0;
+    if (n < 3 || p[0] != '<' || !((c >= 'a' && c <= 'z') || p[1] == '/'))
+        return 0;
+    for (i = 1; i < n && i < 32; i++) {
+        if (p[i] == '>')
+            return i + 1;
+        if (p[i] == '<' || p[i] >= 0x80 || p[i] < 0x20)
+            return 0;
+    }
+    return 0;
+}
+
 /* s[0..n) normalised onto out at *len (room for 8 more bytes kept). */
 static void screen_norm(const char *s, size_t n, unsigned char *out,
                         size_t *len, size_t cap)
 {
     const unsigned char *p = (const unsigned char *)s;
     uint32_t f[2];
-    size_t i = 0;
+    size_t i = 0, t;
     int k, j;
     while (i < n && *len + 8 <= cap) {
+        if (p[i] == '<' && (t = tag_len(p + i, n - i)) != 0) {
+            i += t;
+            continue;
+        }
         k = screen_fold(text_utf8_next(p, n, &i), f);
         for (j = 0; j < k; j++)
             *len += utf8_put((char *)out + *len, f[j]);
