@@ -1440,15 +1440,16 @@ static void screen_eval(const coll *cs, size_t nc)
             miss[nmiss++] = line;
     }
     printf("\nInjection screen (rcp_text_injection; advisory, §15.2)\n\n"
-           "| set                                  | flagged / total |\n"
-           "|--------------------------------------|-----------------|\n");
-    printf("| attack variants (%-18s) | %5lu / %-7lu |\n", VARIANTS + 6,
+           "| set                                        | flagged / total |\n"
+           "|--------------------------------------------|-----------------|"
+           "\n");
+    printf("| attack variants (%-24s) | %5lu / %-7lu |\n", VARIANTS + 6,
            (unsigned long)caught, (unsigned long)total);
     for (i = 0; i < nc; i++) {
         for (k = 0, flagged = 0; k < cs[i].nd; k++)
             flagged += rcp_text_injection(cs[i].d[k].text,
                                           cs[i].d[k].len) == 1;
-        printf("| benign: %-28s | %5lu / %-7lu |\n", cs[i].name,
+        printf("| benign: %-34s | %5lu / %-7lu |\n", cs[i].name,
                (unsigned long)flagged, (unsigned long)cs[i].nd);
     }
     printf("\nVariants missed:\n");
