@@ -21,15 +21,15 @@
 **   DIR/rcp.log.torn bytes open cut off the log (cases A, B), kept for
 **                    the operator; .torn.1, .torn.2, ... for later ones
 **
-** The log, format version 2.  Every integer is little-endian and is
+** The log, format version 3.  Every integer is little-endian and is
 ** written and read byte by byte with shifts, so the file means the same
 ** on every machine whatever its endianness or alignment rules.
 **
 **   header, 36 bytes
 **      0  8  magic 89 'R' 'C' 'P' 'L' 'O' 'G' 0A (the 0x89 and the
 **            newline catch text-mode and 7-bit transfers, as in PNG)
-**      8  4  format version: 2 (1 is read and upgraded, see below; any
-**            other is refused)
+**      8  4  format version: 3 (1 and 2 are read and upgraded, see
+**            below; any other is refused)
 **     12  4  flags: 0 (a reader refuses any other value)
 **     16  8  base version: the store's version before the first record
 **     24  8  salt: random bytes, new for every file written
@@ -46,21 +46,34 @@
 **     ADD  01  version u64, id bytes, text bytes, flags u8, meta bytes
 **              [chunk]
 **     DEL  02  version u64, id bytes
-**     DOC  03  id bytes, text bytes, flags u8, meta bytes [chunk]
+**     DOC  03  id bytes, text bytes, flags u8, meta bytes [chunk] [origin]
+**     SCHEMA 04  count u32, then per field: name bytes, type u8 (§8)
+**     EMBEDDER 05  identity bytes (§6 embed.identity, §15.7)
+**     IDEM 06  key bytes, fingerprint u64, result bytes (§7.10)
 **     chunk =  of bytes, index u32, start u64, end u64
+**     origin = trust u8 (RCP_TRUST_*), source bytes (§15.2)
 **   ADD (§7.10 upsert) and DEL (§7.11) carry the version they produce;
 **   DOC is a live document written by compaction, version unchanged.
 **   flags bit 0: the meta bytes are a serialised JSON object, kept byte
 **   for byte (clear: no meta, and the meta bytes are empty); bit 1: a
 **   chunk follows -- the document is chunk `index` of document `of`,
-**   bytes [start, end) of its text (§7.10, rcp_model_chunkref); other
-**   bits are refused.
+**   bytes [start, end) of its text (§7.10, rcp_model_chunkref); bit 2:
+**   an origin follows (absent: untrusted, no source); other bits are
+**   refused.  SCHEMA and EMBEDDER (the last of each wins) are only ever
+**   at the start of the first commit -- a change to them is recorded by
+**   a compaction -- so rcp_store_peek finds them without a replay; an
+**   IDEM record is in the commit of the write it answers, or after them
+**   once compacted.
+**
+**   Format 2 is format 3 without the origin bit and records 04-06: its
+**   documents have no recorded origin (they are served untrusted) and
+**   it records no config; it is read and rewritten as format 3 at once.
 **
 **   Format 1 is format 2 without bit 1.  Its chunks carried their link in
 **   meta, under "x-rcp-chunk", where any client could forge it (issue 8);
 **   a format-1 log is read with meta as plain data -- so such chunks come
 **   back as the plain documents they are stored as, their meta verbatim
-**   -- and rewritten at once as format 2 (a compaction: the old file
+**   -- and rewritten at once as format 3 (a compaction: the old file
 **   stays whole until the new one replaces it).  Chunked documents added
 **   through an old server are chunked again by re-adding them.
 **
@@ -1602,48 +1615,59 @@ const rcp_store_config *rcp_store_get_config(const rcp_store *st)
     return st->cfg ? st->cfg : &none;
 }
 
-rcp_store_config *rcp_store_peek(const char *dir, char *err, size_t errlen)
+/* The config records at the start of the first commit of st's log
+** (format 3; older logs record none) into st->cfg.  0 or -1. */
+static int peek_config(rcp_store *st)
 {
-    rcp_store *st;
-    rcp_store_config *out = NULL;
     pbuf buf = { NULL, 0, 0 };
     struct stat sb;
     size_t n = 0;
     cur c;
     rec r;
-    int got = 0;
+    int got, rc = 0;
+    if (read_header(st))
+        return -1;
+    if (fstat(st->fd, &sb))
+        return st_sys(st, "stat", st->logpath);
+    if (st->format != LOG_FORMAT)
+        return 0;
+    /* a damaged first commit records nothing here: open reports it */
+    if ((got = read_frame(st, HDR_SIZE, (uint64_t)sb.st_size, &buf, &n)) < 0)
+        return -1;
+    c.p = got == 1 ? buf.p + FRAME_HDR : NULL;
+    c.n = got == 1 ? n : 0;
+    c.pos = 0;
+    while (rc == 0 && c.pos < c.n && rec_parse(&c, &r, st->format) == 0
+           && (r.type == REC_SCHEMA || r.type == REC_EMBEDDER
+               || r.type == REC_IDEM))
+        if (r.type != REC_IDEM && config_apply(&st->cfg, &r))
+            rc = st_fail(st, "%s: out of memory", st->dir);
+    pbuf_free(&buf);
+    return rc;
+}
+
+rcp_store_config *rcp_store_peek(const char *dir, char *err, size_t errlen)
+{
+    rcp_store *st;
+    rcp_store_config *out = NULL;
+    int rc = 0;
     if (!dir || !(st = store_new(dir, NULL))) {
         say(err, errlen, "%s: out of memory", dir ? dir : "rcp_store_peek");
         return NULL;
     }
     st->fd = open(st->logpath, O_RDONLY | O_CLOEXEC);
     if (st->fd < 0 && errno != ENOENT)
-        st_sys(st, "open", st->logpath);
-    else if (st->fd >= 0 && (read_header(st) || fstat(st->fd, &sb)))
-        (void)(*st->err || st_sys(st, "stat", st->logpath));
-    else if (st->fd >= 0 && st->format == LOG_FORMAT
-             && (got = read_frame(st, HDR_SIZE, (uint64_t)sb.st_size, &buf,
-                                  &n)) < 0)
-        ;
-    else {
-        c.p = buf.p + FRAME_HDR;
-        c.n = got == 1 ? n : 0;
-        c.pos = 0;
-        while (c.pos < c.n && !*st->err && rec_parse(&c, &r, st->format) == 0
-               && (r.type == REC_SCHEMA || r.type == REC_EMBEDDER
-                   || r.type == REC_IDEM))
-            if (r.type != REC_IDEM && config_apply(&st->cfg, &r))
-                st_fail(st, "%s: out of memory", dir);
-        if (!*st->err) {
-            out = st->cfg ? st->cfg : config_new(0, NULL, 0, NULL, 0);
-            st->cfg = NULL;
-            if (!out)
-                st_fail(st, "%s: out of memory", dir);
-        }
+        rc = st_sys(st, "open", st->logpath);
+    else if (st->fd >= 0)
+        rc = peek_config(st);
+    if (rc == 0) {
+        out = st->cfg ? st->cfg : config_new(0, NULL, 0, NULL, 0);
+        st->cfg = NULL;
+        if (!out)
+            st_fail(st, "%s: out of memory", dir);
     }
     if (!out)
         say(err, errlen, "%s", st->err);
-    pbuf_free(&buf);
     store_free(st);
     return out;
 }

@@ -1308,7 +1308,8 @@ END_TEST
 
 START_TEST(server_deadline_answers_32014_and_trust_is_configured)
 {
-    /* §13.1: the server's own deadline; §15.2: --trust labels content */
+    /* §13.1: the server's own deadline; §15.2: --write-trust labels what
+    ** clients write */
     const rcp_json *v;
     rcp_server_free(S);
     DEADLINE = 30;
