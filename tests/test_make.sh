@@ -202,7 +202,7 @@ ok "DESTDIR stages without leaking into rcp.pc; uninstall removes exactly what i
 unroff() { sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\e/\\/g' "$1"; }
 unroff rcp.1 >"$T/rcp.1.txt"
 unroff rcp.3 >"$T/rcp.3.txt"
-for cmd in serve call shell json conform; do
+for cmd in serve call shell json stats conform; do
     grep -q "^\.SS rcp $cmd" "$T/rcp.1.txt" || fail "rcp.1 has no section for rcp $cmd"
     for opt in $("$BUILD/rcp" $cmd --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
         grep -qF -- "$opt" "$T/rcp.1.txt" || fail "rcp.1 does not describe rcp $cmd $opt"
