@@ -135,7 +135,7 @@ static void fz_open(fz_server *f, const char *trust,
     o.fields = FZ_FIELDS;
     o.nfields = sizeof FZ_FIELDS / sizeof *FZ_FIELDS;
     o.deadline_ms = 0;                   /* no clock in a fuzz target */
-    o.trust = trust;
+    o.write_trust = trust;   /* what index/add writes is labelled so */
     /* max_request_memory stays the default (256 MiB, under libFuzzer's
     ** -rss_limit_mb=2048): a smaller cap would turn an amplified answer
     ** into an error and hide it */
