@@ -312,7 +312,8 @@ static int load_corpus(rcp_server_opts *o, const serve_args *a)
     if (a->source)
         snprintf(name, sizeof name, "%s", a->source);
     else
-        snprintf(name, sizeof name, "corpus:%s", slash ? slash + 1 : a->corpus);
+        snprintf(name, sizeof name, "corpus:%s",
+                 slash ? slash + 1 : a->corpus);
     org.source = name;
     org.sourcelen = strlen(name);
     lo.origin = &org;

@@ -2563,7 +2563,8 @@ static long intern_origin(rcp_model *m, const rcp_model_origin *o)
         || o->sourcelen > RCP_MAX_SOURCE_BYTES || (!o->source && o->sourcelen))
         return -1;
     for (i = 1; i < m->norigins; i++)
-        if (m->origins[i].trust == o->trust && m->origins[i].len == o->sourcelen
+        if (m->origins[i].trust == o->trust
+            && m->origins[i].len == o->sourcelen
             && !memcmp(m->origins[i].source, o->source, o->sourcelen))
             return (long)i;
     if (!m->norigins) {        /* origins[0] exists once any other does */

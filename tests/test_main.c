@@ -1212,7 +1212,8 @@ static Suite *make_suite(void)
     tcase_add_test(shell, shell_initializes_once_and_reads_method_lines);
     tcase_add_test(shell, shell_goes_on_after_errors_and_exits_1);
     tcase_add_test(cli, serve_corpus_says_documents_seconds_and_rate_at_the_end);
-    tcase_add_test(cli, serve_data_keeps_its_fields_and_refuses_another_embedder);
+    tcase_add_test(cli,
+        serve_data_keeps_its_fields_and_refuses_another_embedder);
     tcase_add_test(cli, serve_read_only_and_the_trust_options);
     tcase_add_test(cli, serve_corpus_chunk_loads_chunks);
     tcase_add_test(cli, options_take_equals_values_and_say_what_is_wrong);

@@ -422,7 +422,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc,
         tokenizer_drops_stopwords_only_when_asked_and_keeps_positions);
     tcase_add_test(tc, tokenizer_stems_only_when_asked);
-    tcase_add_test(tc, stopwords_are_the_standard_short_list_of_function_words);
+    tcase_add_test(tc,
+        stopwords_are_the_standard_short_list_of_function_words);
     tcase_add_test(tc, tokenizer_keeps_numbers_and_survives_invalid_bytes);
     tcase_add_test(tc, porter_stems_the_papers_examples);
     tcase_add_test(tc, porter_leaves_short_and_non_ascii_words_alone);
