@@ -2222,8 +2222,8 @@ static int check_fields(loader *ld, const rcp_json *meta)
 {
     static const char *const want[] = { "a string (keyword)",
         "a string (text)", "a number (int)", "a number (float)",
-        "true or false (bool)", "an RFC 3339 date-time or epoch "
-        "milliseconds (date)" };
+        "true or false (bool)", ("an RFC 3339 date-time or epoch "
+        "milliseconds (date)") };
     size_t i, k;
     for (k = 0; k < ld->nfields; k++)
         for (i = 0; i < meta->n; i++)

@@ -1408,7 +1408,8 @@ static void describe(const coll *c)
 
 /* ---- §15.2 the injection screen (advisory), measured ------------------ */
 
-#define VARIANTS "tests/injection-variants.jsonl"
+#define VARIANTS_NAME "injection-variants.jsonl"
+#define VARIANTS "tests/" VARIANTS_NAME
 
 /* Attack variants caught / total (tests/injection-variants.jsonl, one
 ** {"kind", "text"} per line) and benign passages flagged / total (each
@@ -1443,7 +1444,7 @@ static void screen_eval(const coll *cs, size_t nc)
            "| set                                        | flagged / total |\n"
            "|--------------------------------------------|-----------------|"
            "\n");
-    printf("| attack variants (%-24s) | %5lu / %-7lu |\n", VARIANTS + 6,
+    printf("| attack variants (%-24s) | %5lu / %-7lu |\n", VARIANTS_NAME,
            (unsigned long)caught, (unsigned long)total);
     for (i = 0; i < nc; i++) {
         for (k = 0, flagged = 0; k < cs[i].nd; k++)
