@@ -1314,7 +1314,7 @@ static int embed_static(const wvec *w, const char *text, size_t len,
     return 0;
 }
 
-/* MARK: - Learned-sparse embedder (§7.4, "rcp-hash-sparse-v2") ------------ */
+/* MARK: - Learned-sparse embedder (§7.4, "rcp-hash-sparse-v3") ------------ */
 
 /* SPLADE's shape without its training: each stem (the same tokens the
 ** dense embedder reads) maps to vocabulary id hash(stem) mod vocabulary,
@@ -1411,7 +1411,7 @@ uint32_t rcp_model_vocab(const rcp_model *m)
     return m->o.sparse_vocab;
 }
 
-/* MARK: - Multi-vector embedder (§7.5, "rcp-hash-multi-v2") --------------- */
+/* MARK: - Multi-vector embedder (§7.5, "rcp-hash-multi-v3") --------------- */
 
 /* One row per token (stopwords and general-English fillers skipped): the
 ** token's own hashed features (stem + n-grams, as the dense embedder)

@@ -870,7 +870,7 @@ void rcp_model_free(rcp_model *m);             /* NULL is a no-op */
 
 enum { RCP_EMBED_DENSE, RCP_EMBED_SPARSE, RCP_EMBED_MULTI };
 enum { RCP_KIND_QUERY, RCP_KIND_DOCUMENT };
-/* §15.7 identity of an embedder (RCP_EMBED_*): "rcp-hash-ngram-v3-384",
+/* §15.7 identity of an embedder (RCP_EMBED_*): "rcp-hash-ngram-v4-384",
 ** or "rcp-static-<hash of the vectors file>-<dim>".  Borrowed. */
 const char *rcp_model_identity(const rcp_model *m, int which);
 size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */
@@ -883,7 +883,7 @@ int rcp_model_has_dense_index(const rcp_model *m);
 ** vector (the model is symmetric).  0 ok, -1 out of memory. */
 int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
                     int kind, float *out);
-/* §7.4 sparse embedding ("rcp-hash-sparse-v2-<vocabulary>"): each stem
+/* §7.4 sparse embedding ("rcp-hash-sparse-v3-<vocabulary>"): each stem
 ** hashed to an id < rcp_model_vocab(m), weight = fixed token weight x (1 +
 ** ln tf); no learned expansion.  *idx (strictly ascending) and *val, *n
 ** entries, both owned by the caller (rcp_free them; non-NULL on success,
