@@ -38,11 +38,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -74,6 +78,8 @@ struct rcp_request {
     rcp_arena         arena;      /* holds the parse of text */
     const rcp_json   *resp;
     batch            *batch;
+    uint64_t          xid;        /* HTTP: the exchange that carries it */
+    int               http_status;   /* HTTP: its exchange's status */
     rcp_request      *prev, *next;   /* every live request */
 };
 
@@ -90,8 +96,11 @@ typedef struct idmap {
     size_t cap, count;
 } idmap;
 
+typedef struct http http;          /* the HTTP transport (§5.2), below */
+
 struct rcp_client {
     rcp_client_opts    opts;
+    http              *http;        /* NULL: stdio (§5.1) */
     pid_t              pid;
     int                in_fd, out_fd, err_fd;  /* child's stdin/out/err */
     int                dead;        /* stdout closed */
@@ -110,6 +119,8 @@ struct rcp_client {
     rcp_buf            batchbuf;
     size_t             batch_members;
     batch             *cur;
+    uint64_t           batch_xid;   /* HTTP: the exchange of the batch */
+    uint64_t           next_xid;    /* HTTP: exchanges numbered from 1 */
     /* logs */
     rcp_frame         *frames;
     size_t             nframes, frames_cap;
@@ -117,6 +128,17 @@ struct rcp_client {
     rcp_buf            errtext;
     rcp_client_metrics m;
 };
+
+/* The HTTP transport's entry points (its section is at the end). */
+static int  http_post(rcp_client *c, const char *method, const char *body,
+                      size_t n, uint64_t xid, size_t nreq,
+                      const char *one_id);
+static int  http_send_raw(rcp_client *c, const char *p, size_t n);
+static void http_wait(rcp_client *c, int timeout_ms);
+static void http_free(http *h);
+static void http_frame(const rcp_client *c, rcp_frame *f);
+static int  http_cur_status(const rcp_client *c);
+static int  http_broken(const rcp_client *c);
 
 /* MARK: - Time ----------------------------------------------------------- */
 
@@ -616,6 +638,8 @@ static void pair(rcp_client *c, const rcp_json *msg, rcp_buf *key,
     r = s->req;
     map_del(&c->pending, s);
     done_add(c, key->data, key->len);
+    if (c->http)
+        r->http_status = http_cur_status(c);
     if (r->batch && !in_array)
         r->batch->replied++;           /* a batch member answered alone */
     if (r->state == RCP_REQ_TIMEOUT) {
@@ -696,6 +720,10 @@ static void log_frame(rcp_client *c, const char *line, size_t n,
     c->frames[c->nframes].len = n;
     c->frames[c->nframes].root = root;
     c->frames[c->nframes].t_ms = now_ms() - c->t0;
+    c->frames[c->nframes].http_status = 0;
+    c->frames[c->nframes].http_flags = 0;
+    if (c->http)
+        http_frame(c, &c->frames[c->nframes]);
     c->nframes++;
 }
 
@@ -900,6 +928,8 @@ static int send_bytes(rcp_client *c, const char *p, size_t n)
 
 int rcp_client_send_raw(rcp_client *c, const void *bytes, size_t n)
 {
+    if (c && c->http)
+        return c->dead ? -1 : http_send_raw(c, bytes, n);
     return c ? send_bytes(c, bytes, n) : -1;
 }
 
@@ -914,8 +944,11 @@ static void frame_tail(rcp_jw *w, const char *method, const char *params)
     rcp_jw_obj_end(w);
 }
 
-/* Put one message where it goes: the open batch, or the wire now. */
-static int emit(rcp_client *c, rcp_buf *msg)
+/* Put one message where it goes: the open batch, or the wire now (over
+** HTTP, a POST to <base>/<method> as exchange xid, carrying the request
+** whose id is id, or none). */
+static int emit(rcp_client *c, rcp_buf *msg, const char *method,
+                uint64_t xid, const char *id)
 {
     int rc;
     if (msg->oom)
@@ -926,6 +959,9 @@ static int emit(rcp_client *c, rcp_buf *msg)
         rcp_buf_put(&c->batchbuf, msg->data, msg->len);
         return c->batchbuf.oom ? -1 : 0;
     }
+    if (c->http)
+        return c->dead ? -1 : http_post(c, method, msg->data, msg->len, xid,
+                                        id ? 1 : 0, id);
     rcp_buf_putc(msg, '\n');
     rc = msg->oom ? -1 : send_bytes(c, msg->data, msg->len);
     return rc;
@@ -967,12 +1003,14 @@ rcp_request *rcp_client_request(rcp_client *c, const char *method,
     rcp_buf key, msg;
     rcp_jw w;
     rcp_request *r = NULL;
-    if (!c || !method || c->in_fd < 0)
+    if (!c || !method || (c->http ? c->dead : c->in_fd < 0))
         return NULL;
     rcp_buf_init(&key);
     rcp_buf_init(&msg);
     if (fresh_id(c, id, &key) == 0)
         r = request_new(c, id, strlen(id), &key, timeout_ms);
+    if (r && c->http)
+        r->xid = c->in_batch ? c->batch_xid : ++c->next_xid;
     if (r && c->in_batch) {
         batch *b = current_batch(c);
         if (b) {
@@ -991,7 +1029,7 @@ rcp_request *rcp_client_request(rcp_client *c, const char *method,
         rcp_jw_key(&w, "id");
         rcp_jw_raw(&w, id, strlen(id));
         frame_tail(&w, method, params);
-        if (emit(c, &msg) != 0) {
+        if (emit(c, &msg, method, r->xid, id) != 0) {
             if (r->batch) {              /* never sent: not a member */
                 r->batch->expected--;
                 r->batch->unsettled--;
@@ -1021,7 +1059,7 @@ int rcp_client_notify(rcp_client *c, const char *method, const char *params)
     frame_tail(&w, method, params);
     if (c->in_batch)
         c->batch_members++;
-    rc = emit(c, &msg);
+    rc = emit(c, &msg, method, c->http ? ++c->next_xid : 0, NULL);
     rcp_buf_free(&msg);
     return rc;
 }
@@ -1032,6 +1070,7 @@ int rcp_client_batch_begin(rcp_client *c)
         return -1;
     c->in_batch = 1;
     c->batch_members = 0;
+    c->batch_xid = c->http ? ++c->next_xid : 0;
     c->batchbuf.len = 0;
     c->batchbuf.oom = 0;
     rcp_buf_putc(&c->batchbuf, '[');
@@ -1068,9 +1107,14 @@ int rcp_client_batch_end(rcp_client *c)
         c->m.batch_size_sum += c->batch_members;
         if (c->batch_members > c->m.batch_size_max)
             c->m.batch_size_max = c->batch_members;
-        rcp_buf_puts(&c->batchbuf, "]\n");
-        rc = c->batchbuf.oom ? -1
-            : send_bytes(c, c->batchbuf.data, c->batchbuf.len);
+        rcp_buf_puts(&c->batchbuf, c->http ? "]" : "]\n");
+        if (c->batchbuf.oom || (c->http && c->dead))
+            rc = -1;
+        else if (c->http)                /* §5.2: a batch goes to <base> */
+            rc = http_post(c, NULL, c->batchbuf.data, c->batchbuf.len,
+                           c->batch_xid, b ? b->expected : 0, NULL);
+        else
+            rc = send_bytes(c, c->batchbuf.data, c->batchbuf.len);
         if (rc != 0 && b)
             batch_fail(c, b);
     }
@@ -1109,7 +1153,11 @@ int rcp_client_pump(rcp_client *c, int timeout_ms)
     if (!c)
         return -1;
     before = c->m.frames + c->m.blank_lines;
-    if (!c->dead || c->err_fd >= 0)
+    if (c->http && !c->dead)
+        http_wait(c, min_timeout(timeout_ms, ms_until(c->next_deadline)));
+    if (c->http && http_broken(c))
+        mark_dead(c);                    /* the server refuses connections */
+    else if (!c->dead || c->err_fd >= 0)
         (void)io_wait(c, min_timeout(timeout_ms, ms_until(c->next_deadline)),
                       0);
     expire(c);
@@ -1292,6 +1340,7 @@ static rcp_client *client_alloc(const rcp_client_opts *opts)
 
 static void client_free(rcp_client *c)
 {
+    http_free(c->http);
     while (c->all)
         request_destroy(c, c->all);
     batch_unref(c->cur);
@@ -1404,7 +1453,7 @@ rcp_client *rcp_client_fork(int (*fn)(void *ud), void *ud,
 
 void rcp_client_eof(rcp_client *c)
 {
-    if (c)
+    if (c && !c->http)
         close_stdin(c);
 }
 
@@ -1413,6 +1462,11 @@ int rcp_client_wait_exit(rcp_client *c, int timeout_ms, int *status)
     double end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     if (!c)
         return 0;
+    if (c->http) {                       /* no process of ours to wait for */
+        if (timeout_ms > 0 && !c->dead)
+            rcp_client_wait_all(c, timeout_ms);
+        return 0;
+    }
     for (;;) {
         int left;
         if (!c->exited) {
@@ -1441,6 +1495,11 @@ int rcp_client_close(rcp_client *c, int grace_ms)
     int status = -1;
     if (!c)
         return -1;
+    if (c->http) {                       /* HTTP: nothing to end but sockets */
+        mark_dead(c);
+        client_free(c);
+        return 0;
+    }
     close_stdin(c);
     if (!rcp_client_wait_exit(c, grace_ms, &status)) {
         kill(c->pid, SIGKILL);
@@ -1460,7 +1519,7 @@ int rcp_client_alive(const rcp_client *c)
 
 long rcp_client_pid(const rcp_client *c)
 {
-    return c ? (long)c->pid : -1;
+    return c && !c->http ? (long)c->pid : -1;
 }
 
 /* MARK: - Public: requests, logs, metrics -------------------------------- */
@@ -1614,4 +1673,1121 @@ void rcp_client_metrics_json(const rcp_client *c, rcp_buf *out)
     jw_count(&w, "client.responses", m->responses);
     jw_count(&w, "client.notifications", m->notifications);
     rcp_jw_obj_end(&w);
+}
+
+/* MARK: - HTTP (§5.2) ---------------------------------------------------- */
+
+/* Over HTTP every request is one exchange: a POST of one JSON-RPC body to
+** <base>/<method> (a batch to <base>), its answer the response body --
+** or, when the client asked for SSE and the server chose it, a stream of
+** `data:` events ending with the response (§5.2).  Each exchange takes a
+** connection of its own from a keep-alive pool, so requests in flight
+** run side by side (a cancel reaches its request while it runs, §7.14)
+** and no server needs to support pipelining.  What arrives is handed to
+** the same handle_line as a stdio line: pairing by id, the metrics and
+** the frame log do not know the transport. */
+
+#define HTTP_MAX_HEAD   65536u   /* a response head longer than this is
+                                    not HTTP we can judge */
+#define HTTP_MAX_CONNS  256      /* exchanges in flight at once */
+
+enum { H_HEAD, H_BODY_LEN, H_CHUNK_SIZE, H_CHUNK_DATA, H_CHUNK_CRLF,
+       H_TRAILER, H_BODY_CLOSE, H_DONE };
+
+typedef struct hconn {
+    int       fd;
+    int       busy;       /* an exchange is in flight */
+    int       reused;     /* an earlier exchange ran on it (keep-alive) */
+    int       retried;    /* this exchange was sent again once already */
+    uint64_t  xid;        /* the exchange, as the requests note it */
+    size_t    nreq;       /* requests the exchange carries */
+    char      one_id[64]; /* the id of its only request, or "" */
+    int       sent_json;  /* the body sent parses as JSON */
+    rcp_buf   req;        /* the request as written (kept to resend) */
+    /* the response */
+    rcp_buf   in;         /* received and not yet consumed */
+    size_t    got;        /* bytes received in this exchange */
+    int       phase, status, keep, sse, json, no_body;
+    uint64_t  left;       /* bytes still due in the body or chunk */
+    rcp_buf   head;       /* status line and headers */
+    rcp_buf   body;       /* the body (de-chunked) */
+    size_t    sse_at;     /* body bytes already split into SSE lines */
+    rcp_buf   data;       /* the SSE event's data so far */
+    int       data_lines, finals;
+    rcp_http_reply *capture;  /* a raw exchange: fill this, deliver nothing */
+} hconn;
+
+struct http {
+    char            *host, *port, *base, *hosthdr;
+    struct addrinfo *ai;
+    rcp_buf          headers;    /* the caller's, "Name: value\r\n"... */
+    int              sse;        /* Accept: text/event-stream */
+    hconn           *conn;
+    size_t           nconn;
+    int              broken;     /* a connection was refused: gone */
+    rcp_buf          raw;        /* raw bytes not yet a whole line */
+    /* the exchange whose body is being handed over */
+    uint64_t         cur_xid;
+    int              cur_status, cur_sse, cur_standin;
+};
+
+static int hexdigit(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+static void hconn_close(hconn *k)
+{
+    if (k->fd >= 0)
+        close(k->fd);
+    k->fd = -1;
+    k->reused = 0;
+}
+
+static void hconn_reset(hconn *k)
+{
+    k->in.len = k->head.len = k->body.len = k->data.len = 0;
+    k->in.oom = k->head.oom = k->body.oom = k->data.oom = 0;
+    k->got = k->sse_at = 0;
+    k->phase = H_HEAD;
+    k->status = k->keep = k->sse = k->json = k->no_body = 0;
+    k->data_lines = k->finals = 0;
+    k->left = 0;
+}
+
+static void http_free(http *h)
+{
+    size_t i;
+    if (!h)
+        return;
+    for (i = 0; i < h->nconn; i++) {
+        hconn *k = &h->conn[i];
+        hconn_close(k);
+        rcp_buf_free(&k->req);
+        rcp_buf_free(&k->in);
+        rcp_buf_free(&k->head);
+        rcp_buf_free(&k->body);
+        rcp_buf_free(&k->data);
+    }
+    rcp_free(h->conn);
+    if (h->ai)
+        freeaddrinfo(h->ai);
+    rcp_free(h->host);
+    rcp_free(h->port);
+    rcp_free(h->base);
+    rcp_free(h->hosthdr);
+    rcp_buf_free(&h->headers);
+    rcp_buf_free(&h->raw);
+    rcp_free(h);
+}
+
+static char *dupn(const char *s, size_t n)
+{
+    char *d = rcp_malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* http://host[:port][/base]: host a name, an IPv4 literal or [IPv6].  No
+** path means §5.2's default base /rcp; a trailing '/' is dropped. */
+static int parse_url(http *h, const char *url, char *err, size_t errlen)
+{
+    const char *p, *host, *hend, *port = NULL, *pend, *path;
+    size_t plen;
+    if (strncmp(url, "https://", 8) == 0) {
+        snprintf(err, errlen, "https is not supported (rcp has no TLS; "
+                 "put a TLS-terminating proxy in front)");
+        return -1;
+    }
+    if (strncmp(url, "http://", 7) != 0) {
+        snprintf(err, errlen, "not an http:// URL: %s", url);
+        return -1;
+    }
+    p = url + 7;
+    if (*p == '[') {
+        host = p + 1;
+        if (!(hend = strchr(host, ']'))) {
+            snprintf(err, errlen, "unterminated [IPv6] host in %s", url);
+            return -1;
+        }
+        p = hend + 1;
+    } else {
+        host = p;
+        while (*p && *p != ':' && *p != '/' && *p != '?' && *p != '#')
+            p++;
+        hend = p;
+    }
+    if (*p == ':') {
+        port = ++p;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    pend = p;
+    path = p;
+    if (*p && *p != '/') {
+        snprintf(err, errlen, "bad host or port in %s", url);
+        return -1;
+    }
+    if (hend == host || (port && (pend == port || pend - port > 5))) {
+        snprintf(err, errlen, "bad host or port in %s", url);
+        return -1;
+    }
+    plen = strcspn(path, "?#");
+    if (path[plen]) {
+        snprintf(err, errlen, "a query or fragment has no place in an RCP "
+                 "base URL: %s", url);
+        return -1;
+    }
+    while (plen > 0 && path[plen - 1] == '/')
+        plen--;
+    h->host = dupn(host, (size_t)(hend - host));
+    h->port = port ? dupn(port, (size_t)(pend - port)) : dupn("80", 2);
+    h->base = *path ? dupn(path, plen) : dupn("/rcp", 4);
+    h->hosthdr = dupn(url + 7, (size_t)(pend - (url + 7)));
+    if (!h->host || !h->port || !h->base || !h->hosthdr) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The caller's headers, each "Name: value" with a token name and no CR
+** or LF anywhere (a header must never smuggle a second request). */
+static int add_headers(http *h, const char *const *hs, char *err,
+                       size_t errlen)
+{
+    size_t i;
+    for (i = 0; hs && hs[i]; i++) {
+        const char *s = hs[i], *colon = strchr(s, ':');
+        const char *q;
+        if (!colon || colon == s || strpbrk(s, "\r\n")) {
+            snprintf(err, errlen, "not a header line \"Name: value\": %s", s);
+            return -1;
+        }
+        for (q = s; q < colon; q++)
+            if (*q <= ' ' || *q >= 127 || strchr("()<>@,;\\\"/[]?={}", *q)) {
+                snprintf(err, errlen, "bad header name in: %s", s);
+                return -1;
+            }
+        rcp_buf_puts(&h->headers, s);
+        rcp_buf_puts(&h->headers, "\r\n");
+    }
+    if (h->headers.oom) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Connect to the first address that takes the connection within ms. */
+static int tcp_connect(const http *h, int ms)
+{
+    const struct addrinfo *a;
+    for (a = h->ai; a; a = a->ai_next) {
+        int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        int rc, e = 0, one = 1;
+        socklen_t el = sizeof e;
+        struct pollfd p;
+        if (fd < 0)
+            continue;
+        if (set_flags(fd, 1) != 0) {
+            close(fd);
+            continue;
+        }
+        do
+            rc = connect(fd, a->ai_addr, a->ai_addrlen);
+        while (rc < 0 && errno == EINTR);
+        if (rc < 0 && errno == EINPROGRESS) {
+            p.fd = fd;
+            p.events = POLLOUT;
+            do
+                rc = poll(&p, 1, ms);
+            while (rc < 0 && errno == EINTR);
+            if (rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0
+                && e == 0)
+                rc = 0;
+            else
+                rc = -1, errno = e ? e : ETIMEDOUT;
+        }
+        if (rc == 0) {
+            /* requests are small and answered at once: no Nagle delay */
+            (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            return fd;
+        }
+        close(fd);
+    }
+    return -1;
+}
+
+/* An idle keep-alive connection the server has closed (or written to
+** unasked) is useless: 1 when k can carry a new exchange. */
+static int idle_usable(hconn *k)
+{
+    struct pollfd p;
+    p.fd = k->fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    return k->fd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+/* A connection for a new exchange: an idle usable one, or a new one. */
+static hconn *take_conn(rcp_client *c)
+{
+    http *h = c->http;
+    hconn *k = NULL;
+    size_t i;
+    for (i = 0; i < h->nconn; i++) {
+        hconn *t = &h->conn[i];
+        if (t->busy)
+            continue;
+        if (t->fd >= 0 && idle_usable(t))
+            return t;
+        hconn_close(t);
+        if (!k)
+            k = t;
+    }
+    if (!k) {
+        hconn *v;
+        if (h->nconn == HTTP_MAX_CONNS)
+            return NULL;
+        v = rcp_realloc(h->conn, (h->nconn + 1) * sizeof *v);
+        if (!v)
+            return NULL;
+        h->conn = v;
+        k = &h->conn[h->nconn++];
+        memset(k, 0, sizeof *k);
+        k->fd = -1;
+        rcp_buf_init(&k->req);
+        rcp_buf_init(&k->in);
+        rcp_buf_init(&k->head);
+        rcp_buf_init(&k->body);
+        rcp_buf_init(&k->data);
+    }
+    if ((k->fd = tcp_connect(h, c->opts.write_ms)) < 0) {
+        h->broken = 1;
+        return NULL;
+    }
+    return k;
+}
+
+/* Write k's request whole; reads on it meanwhile are left for later
+** (the server may answer early, e.g. 413, and close).  0, or -1. */
+static int conn_write(rcp_client *c, hconn *k)
+{
+    const char *p = k->req.data;
+    size_t n = k->req.len;
+    double stall = now_ms() + c->opts.write_ms;
+    while (n > 0) {
+        struct pollfd pf;
+        ssize_t w;
+        int rc;
+        pf.fd = k->fd;
+        pf.events = POLLOUT;
+        rc = poll(&pf, 1, ms_until(stall));
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            return -1;
+        w = write_quiet(k->fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+        stall = now_ms() + c->opts.write_ms;
+    }
+    return 0;
+}
+
+/* Put k's request on the wire, on a fresh connection once more when a
+** kept-alive one turns out to be closed (the server may close an idle
+** connection at any time: RFC 9112 §9.3.1). */
+static int conn_send(rcp_client *c, hconn *k)
+{
+    if (conn_write(c, k) == 0)
+        return 0;
+    if (!k->reused || k->retried)
+        return -1;
+    k->retried = 1;
+    c->m.http_reconnects++;
+    hconn_close(k);
+    if ((k->fd = tcp_connect(c->http, c->opts.write_ms)) < 0)
+        return -1;
+    return conn_write(c, k);
+}
+
+static void put_path(rcp_buf *b, const char *base, const char *method)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *m = (const unsigned char *)method;
+    rcp_buf_puts(b, base);
+    if (!m)
+        return;
+    rcp_buf_putc(b, '/');
+    for (; *m; m++) {
+        /* RFC 3986 unreserved and '/' as they are (method names such as
+        ** embed/sparse), everything else percent-encoded */
+        if ((*m >= 'a' && *m <= 'z') || (*m >= 'A' && *m <= 'Z')
+            || (*m >= '0' && *m <= '9') || strchr("-._~/", *m)) {
+            rcp_buf_putc(b, (char)*m);
+        } else {
+            rcp_buf_putc(b, '%');
+            rcp_buf_putc(b, hex[*m >> 4]);
+            rcp_buf_putc(b, hex[*m & 15]);
+        }
+    }
+}
+
+/* The request text: verb, path, Host, the caller's headers, extra
+** header lines (each ending in CRLF), the body. */
+static void build_request(rcp_client *c, rcp_buf *b, const char *verb,
+                          const char *path, const char *extra,
+                          const void *body, size_t n, int has_body)
+{
+    http *h = c->http;
+    char len[32];
+    b->len = 0;
+    b->oom = 0;
+    rcp_buf_puts(b, verb);
+    rcp_buf_putc(b, ' ');
+    rcp_buf_puts(b, path);
+    rcp_buf_puts(b, " HTTP/1.1\r\nHost: ");
+    rcp_buf_puts(b, h->hosthdr);
+    rcp_buf_puts(b, "\r\n");
+    if (extra)
+        rcp_buf_puts(b, extra);
+    rcp_buf_put(b, h->headers.data, h->headers.len);
+    if (has_body) {
+        sprintf(len, "%lu", (unsigned long)n);
+        rcp_buf_puts(b, "Content-Length: ");
+        rcp_buf_puts(b, len);
+        rcp_buf_puts(b, "\r\n");
+    }
+    rcp_buf_puts(b, "\r\n");
+    rcp_buf_put(b, body, n);
+}
+
+/* Start an exchange on a connection of its own.  0, or -1 when no
+** connection could carry it (every request it carried is then failed:
+** nothing is assumed about its effect, §13.1). */
+static int http_start(rcp_client *c, const char *verb, const char *path,
+                      const char *extra, const void *body, size_t n,
+                      int has_body, uint64_t xid, size_t nreq,
+                      const char *one_id, rcp_http_reply *capture)
+{
+    hconn *k;
+    int waited = 0;
+    double end = now_ms() + c->opts.write_ms;
+    while (!(k = take_conn(c))) {
+        /* every connection busy: let one finish (or fail to connect) */
+        if (c->http->nconn < HTTP_MAX_CONNS || ms_until(end) == 0) {
+            if (c->http->nconn < HTTP_MAX_CONNS || !waited)
+                c->m.http_connect_failures++;
+            return -1;
+        }
+        waited = 1;
+        (void)rcp_client_pump(c, ms_until(end));
+    }
+    hconn_reset(k);
+    k->xid = xid;
+    k->nreq = nreq;
+    k->retried = 0;
+    k->capture = capture;
+    k->sent_json = 0;
+    snprintf(k->one_id, sizeof k->one_id, "%s", one_id ? one_id : "");
+    k->no_body = strcmp(verb, "HEAD") == 0;
+    build_request(c, &k->req, verb, path, extra, body, n, has_body);
+    if (has_body && n) {
+        rcp_arena a;
+        rcp_json_err err;
+        rcp_arena_init(&a, 0);
+        k->sent_json = rcp_json_parse(&a, body, n, 0, &err) != NULL;
+        rcp_arena_free(&a);
+    }
+    if (k->req.oom || conn_send(c, k) != 0) {
+        hconn_close(k);
+        return -1;
+    }
+    k->busy = 1;
+    c->m.http_exchanges++;
+    return 0;
+}
+
+/* POST one JSON-RPC body: to <base>/<method> for a message, to <base>
+** for a batch (method NULL). */
+static int http_post(rcp_client *c, const char *method, const char *body,
+                     size_t n, uint64_t xid, size_t nreq, const char *one_id)
+{
+    rcp_buf path;
+    int rc;
+    const char *extra = c->http->sse
+        ? "Content-Type: application/json\r\n"
+          "Accept: text/event-stream, application/json\r\n"
+        : "Content-Type: application/json\r\nAccept: application/json\r\n";
+    rcp_buf_init(&path);
+    put_path(&path, c->http->base, method);
+    rcp_buf_putc(&path, '\0');
+    rc = path.oom ? -1 : http_start(c, "POST", path.data, extra, body, n, 1,
+                                    xid, nreq, one_id, NULL);
+    rcp_buf_free(&path);
+    return rc;
+}
+
+/* --- The response ---------------------------------------------------- */
+
+/* Case-insensitive prefix test of a header line. */
+static int header_is(const char *line, size_t n, const char *name)
+{
+    size_t i, k = strlen(name);
+    if (n <= k || line[k] != ':')
+        return 0;
+    for (i = 0; i < k; i++) {
+        char a = line[i], b = name[i];
+        if (a >= 'A' && a <= 'Z')
+            a = (char)(a - 'A' + 'a');
+        if (a != b)
+            return 0;
+    }
+    return 1;
+}
+
+/* The value of a header line (leading and trailing blanks cut). */
+static const char *header_value(const char *line, size_t n, size_t *vn)
+{
+    const char *v = memchr(line, ':', n), *e = line + n;
+    v = v ? v + 1 : e;
+    while (v < e && (*v == ' ' || *v == '\t'))
+        v++;
+    while (e > v && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+        e--;
+    *vn = (size_t)(e - v);
+    return v;
+}
+
+static int has_token(const char *v, size_t n, const char *tok)
+{
+    size_t k = strlen(tok), i, j;
+    for (i = 0; i + k <= n; i++) {
+        for (j = 0; j < k; j++) {
+            char a = v[i + j];
+            if (a >= 'A' && a <= 'Z')
+                a = (char)(a - 'A' + 'a');
+            if (a != tok[j])
+                break;
+        }
+        if (j == k)
+            return 1;
+    }
+    return 0;
+}
+
+/* The status line and headers in k->head: how the body is framed (RFC
+** 9112 §6.3).  0, or -1 when it is not an HTTP/1.x response. */
+static int parse_head(hconn *k)
+{
+    const char *p = k->head.data, *e = p + k->head.len, *nl;
+    int minor, chunked = 0, have_len = 0, close_hdr = 0, ka_hdr = 0;
+    uint64_t len = 0;
+    if (k->head.len < 12 || memcmp(p, "HTTP/1.", 7) != 0
+        || (p[7] != '0' && p[7] != '1') || p[8] != ' '
+        || p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9'
+        || p[11] < '0' || p[11] > '9')
+        return -1;
+    minor = p[7] - '0';
+    k->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+    for (p = memchr(p, '\n', (size_t)(e - p)); p && p + 1 < e; p = nl) {
+        const char *line = p + 1, *v;
+        size_t ln, vn;
+        nl = memchr(line, '\n', (size_t)(e - line));
+        ln = (size_t)((nl ? nl : e) - line);
+        if (ln && line[ln - 1] == '\r')
+            ln--;
+        v = header_value(line, ln, &vn);
+        if (header_is(line, ln, "content-length")) {
+            size_t i;
+            if (vn == 0 || vn > 18 || (have_len && len != 0))
+                return -1;
+            for (i = 0, len = 0; i < vn; i++) {
+                if (v[i] < '0' || v[i] > '9')
+                    return -1;
+                len = len * 10 + (uint64_t)(v[i] - '0');
+            }
+            have_len = 1;
+        } else if (header_is(line, ln, "transfer-encoding")) {
+            chunked = has_token(v, vn, "chunked");
+        } else if (header_is(line, ln, "connection")) {
+            close_hdr |= has_token(v, vn, "close");
+            ka_hdr |= has_token(v, vn, "keep-alive");
+        } else if (header_is(line, ln, "content-type")) {
+            k->sse = has_token(v, vn, "text/event-stream");
+            k->json = has_token(v, vn, "json");
+        }
+        if (!nl)
+            break;
+    }
+    k->keep = minor == 1 ? !close_hdr : ka_hdr;
+    if (k->no_body || k->status == 204 || k->status == 304) {
+        k->phase = H_DONE;
+    } else if (chunked) {
+        k->phase = H_CHUNK_SIZE;
+    } else if (have_len) {
+        k->left = len;
+        k->phase = len ? H_BODY_LEN : H_DONE;
+    } else {
+        k->phase = H_BODY_CLOSE;        /* the body ends with the connection */
+        k->keep = 0;
+    }
+    return 0;
+}
+
+static void sse_bytes(rcp_client *c, hconn *k);
+
+static void body_put(rcp_client *c, hconn *k, const char *p, size_t n)
+{
+    rcp_buf_put(&k->body, p, n);
+    if (k->sse && !k->capture)
+        sse_bytes(c, k);
+}
+
+/* Consume what k->in holds; the phase says what is expected.  -1 on a
+** framing error (the exchange fails). */
+static int parse_in(rcp_client *c, hconn *k)
+{
+    size_t at = 0;
+    int rc = 0;
+    while (k->phase != H_DONE && at < k->in.len && rc == 0) {
+        const char *p = k->in.data + at;
+        size_t n = k->in.len - at;
+        const char *nl;
+        if (k->phase == H_HEAD) {
+            /* the head ends at the first empty line */
+            const char *end = NULL;
+            size_t i;
+            for (i = 0; i < n && !end; i++)
+                if (p[i] == '\n' && ((i >= 1 && p[i - 1] == '\n')
+                                     || (i >= 2 && p[i - 1] == '\r'
+                                         && p[i - 2] == '\n')))
+                    end = p + i + 1;
+            if (!end) {
+                if (n > HTTP_MAX_HEAD)
+                    rc = -1;
+                break;
+            }
+            k->head.len = 0;
+            rcp_buf_put(&k->head, p, (size_t)(end - p));
+            at += (size_t)(end - p);
+            if (k->head.oom || parse_head(k) != 0)
+                rc = -1;
+            else if (k->status >= 100 && k->status < 200)
+                k->phase = H_HEAD;      /* 100 Continue: the real one follows */
+        } else if (k->phase == H_BODY_LEN || k->phase == H_CHUNK_DATA) {
+            size_t take = n < k->left ? n : (size_t)k->left;
+            body_put(c, k, p, take);
+            at += take;
+            k->left -= take;
+            if (k->left == 0)
+                k->phase = k->phase == H_BODY_LEN ? H_DONE : H_CHUNK_CRLF;
+        } else if (k->phase == H_BODY_CLOSE) {
+            body_put(c, k, p, n);
+            at += n;
+        } else if (!(nl = memchr(p, '\n', n))) {
+            if (n > 4096)
+                rc = -1;                /* a chunk line that never ends */
+            break;
+        } else if (k->phase == H_CHUNK_SIZE) {
+            uint64_t v = 0;
+            size_t i, digits = 0;
+            for (i = 0; p + i < nl; i++, digits++) {
+                int d = hexdigit(p[i]);
+                if (d < 0 || digits > 15)
+                    break;
+                v = v * 16 + (uint64_t)d;
+            }
+            if (digits == 0)
+                rc = -1;
+            at += (size_t)(nl - p) + 1;
+            k->left = v;
+            k->phase = v ? H_CHUNK_DATA : H_TRAILER;
+        } else if (k->phase == H_CHUNK_CRLF) {
+            at += (size_t)(nl - p) + 1;
+            k->phase = H_CHUNK_SIZE;
+        } else {                         /* H_TRAILER: until an empty line */
+            size_t ln = (size_t)(nl - p);
+            at += ln + 1;
+            if (ln == 0 || (ln == 1 && p[0] == '\r'))
+                k->phase = H_DONE;
+        }
+        if (k->body.oom)
+            rc = -1;
+    }
+    memmove(k->in.data, k->in.data + at, k->in.len - at);
+    k->in.len -= at;
+    return rc;
+}
+
+/* Hand one JSON-RPC text (a body or an SSE event's data) to the stdio
+** path, noting which exchange it came by. */
+static void deliver_text(rcp_client *c, hconn *k, const char *p, size_t n,
+                         int sse, int standin)
+{
+    http *h = c->http;
+    h->cur_xid = k->xid;
+    h->cur_status = k->status;
+    h->cur_sse = sse;
+    h->cur_standin = standin;
+    handle_line(c, p, n);
+    h->cur_xid = 0;
+    h->cur_status = h->cur_sse = h->cur_standin = 0;
+}
+
+/* One SSE event (WHATWG HTML §9.2.6: data lines joined by '\n'). */
+static void sse_dispatch(rcp_client *c, hconn *k)
+{
+    uint64_t before = c->m.responses;
+    if (k->data_lines == 0)
+        return;
+    c->m.sse_events++;
+    if (k->data_lines > 1)
+        c->m.sse_multiline++;            /* §5.2: one data: line a frame */
+    if (k->finals > 0)
+        c->m.sse_after_final++;          /* §5.2: the stream ends after it */
+    deliver_text(c, k, k->data.data ? k->data.data : "", k->data.len, 1, 0);
+    if (c->m.responses != before)
+        k->finals++;
+    k->data.len = 0;
+    k->data_lines = 0;
+}
+
+/* Split the body's new bytes into SSE lines (ending in LF, CRLF or CR). */
+static void sse_bytes(rcp_client *c, hconn *k)
+{
+    const char *b = k->body.data;
+    size_t i = k->sse_at, start = k->sse_at;
+    for (; i < k->body.len; i++) {
+        size_t ln;
+        const char *line;
+        if (b[i] != '\n' && b[i] != '\r')
+            continue;
+        if (b[i] == '\r' && i + 1 == k->body.len)
+            break;                       /* a CR: is an LF next? */
+        line = b + start;
+        ln = i - start;
+        if (b[i] == '\r' && b[i + 1] == '\n')
+            i++;
+        start = i + 1;
+        if (ln == 0) {
+            sse_dispatch(c, k);
+        } else if (line[0] == ':') {
+            c->m.sse_comments++;         /* a comment: keep-alive, ignored */
+        } else if (ln >= 5 && memcmp(line, "data", 4) == 0
+                   && (line[4] == ':')) {
+            size_t v = 5 + (ln > 5 && line[5] == ' ');
+            if (k->data_lines++)
+                rcp_buf_putc(&k->data, '\n');
+            rcp_buf_put(&k->data, line + v, ln - v);
+        } else if (ln == 4 && memcmp(line, "data", 4) == 0) {
+            if (k->data_lines++)
+                rcp_buf_putc(&k->data, '\n');
+        }                                /* event:, id:, retry: ignored */
+    }
+    /* keep only the unfinished line; a CR at the very end is looked at
+    ** again with what follows it */
+    memmove(k->body.data, b + start, k->body.len - start);
+    k->body.len -= start;
+    k->sse_at = i - start;
+}
+
+/* The JSON-RPC error §5.2's table says a status without a JSON-RPC body
+** stands for (400 = -32700 or -32600, 429 = -32011, 500 = -32603, 503 =
+** -32010), or 0. */
+static int standin_code(const hconn *k)
+{
+    switch (k->status) {
+    case 400: return k->sent_json ? RCP_INVALID_REQUEST : RCP_PARSE_ERROR;
+    case 429: return RCP_RATE_LIMITED;
+    case 500: return RCP_INTERNAL_ERROR;
+    case 503: return RCP_BACKEND_UNAVAILABLE;
+    default:  return 0;
+    }
+}
+
+static int looks_json(const char *p, size_t n)
+{
+    while (n && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++, n--;
+    return n && (*p == '{' || *p == '[');
+}
+
+/* The exchange on k is over (complete, or failed with ok 0). */
+static void exchange_end(rcp_client *c, hconn *k, int ok)
+{
+    http *h = c->http;
+    rcp_request *r, *nx;
+    int delivered = 0;
+    if (k->capture) {
+        k->capture->status = ok ? k->status : 0;
+        rcp_buf_put(&k->capture->head, k->head.data, k->head.len);
+        rcp_buf_put(&k->capture->body, k->body.data, k->body.len);
+        k->capture->closed = !(ok && k->keep);
+        k->capture->done = 1;
+    } else if (k->sse) {
+        if (ok && k->data_lines)
+            c->m.sse_unterminated++;     /* no blank line after it */
+        delivered = k->finals > 0;
+        if (ok && k->nreq && k->finals == 0)
+            c->m.sse_no_final++;
+    } else if (ok && k->body.len && (k->json || looks_json(k->body.data,
+                                                           k->body.len))) {
+        deliver_text(c, k, k->body.data, k->body.len, 0, 0);
+        delivered = 1;
+    }
+    if (!k->capture) {
+        if (ok && k->status != 200)
+            c->m.http_not_200++;
+        if (!ok)
+            c->m.http_failed++;
+        if (ok && !delivered && k->nreq && standin_code(k)) {
+            /* §5.2: the status is the JSON-RPC error it mirrors */
+            char t[192];
+            int code = standin_code(k);
+            snprintf(t, sizeof t, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":"
+                     "{\"code\":%d,\"message\":\"HTTP %d\"}}",
+                     k->one_id[0] && code != RCP_PARSE_ERROR
+                     && code != RCP_INVALID_REQUEST ? k->one_id : "null",
+                     code, k->status);
+            deliver_text(c, k, t, strlen(t), 0, 1);
+            c->m.http_standins++;
+        }
+        /* §13.1: a request its exchange did not answer never will be */
+        for (r = c->all; r; r = nx) {
+            nx = r->next;
+            if (r->xid != k->xid)
+                continue;
+            if (!r->http_status)
+                r->http_status = ok ? k->status : 0;
+            if (r->state != RCP_REQ_PENDING)
+                continue;
+            r->state = RCP_REQ_ABANDONED;
+            c->m.batch_missing_response++;
+            unpend(c, r);
+            settle(c, r);
+            if (r->released)
+                request_destroy(c, r);
+        }
+    }
+    k->busy = 0;
+    k->capture = NULL;
+    if (ok && k->keep && k->phase == H_DONE && k->in.len == 0)
+        k->reused = 1;                   /* back in the pool */
+    else
+        hconn_close(k);
+    (void)h;
+}
+
+/* Read what k's server sent; 1 when the exchange ended. */
+static int conn_read(rcp_client *c, hconn *k)
+{
+    char tmp[65536];
+    int reads = 0;
+    while (reads++ < 16) {
+        ssize_t n = read(k->fd, tmp, sizeof tmp);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n <= 0) {
+            if (k->got == 0 && k->reused && !k->retried) {
+                /* closed while idle, as we sent: once more, afresh */
+                k->retried = 1;
+                c->m.http_reconnects++;
+                hconn_close(k);
+                if ((k->fd = tcp_connect(c->http, c->opts.write_ms)) >= 0
+                    && conn_write(c, k) == 0)
+                    return 0;
+                exchange_end(c, k, 0);
+                return 1;
+            }
+            exchange_end(c, k, k->phase == H_BODY_CLOSE);
+            return 1;
+        }
+        k->got += (size_t)n;
+        c->m.bytes_read += (uint64_t)n;
+        rcp_buf_put(&k->in, tmp, (size_t)n);
+        if (k->in.oom || parse_in(c, k) != 0) {
+            exchange_end(c, k, 0);
+            return 1;
+        }
+        if (k->phase == H_DONE) {
+            exchange_end(c, k, 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Wait up to timeout_ms for any exchange in flight to make progress. */
+static void http_wait(rcp_client *c, int timeout_ms)
+{
+    http *h = c->http;
+    struct pollfd p[HTTP_MAX_CONNS];
+    size_t idx[HTTP_MAX_CONNS], i;
+    nfds_t np = 0;
+    int rc;
+    for (i = 0; i < h->nconn; i++)
+        if (h->conn[i].busy && h->conn[i].fd >= 0) {
+            p[np].fd = h->conn[i].fd;
+            p[np].events = POLLIN;
+            p[np].revents = 0;
+            idx[np++] = i;
+        }
+    if (np == 0) {
+        if (timeout_ms > 0)
+            (void)poll(NULL, 0, timeout_ms);
+        return;
+    }
+    do
+        rc = poll(p, np, timeout_ms);
+    while (rc < 0 && errno == EINTR);
+    for (i = 0; rc > 0 && i < np; i++)
+        if (p[i].revents)
+            (void)conn_read(c, &h->conn[idx[i]]);
+}
+
+/* Raw bytes over HTTP: each complete line is one message, POSTed where
+** §5.2 sends it -- <base>/<method> when it is an object naming a method,
+** else <base> (a batch, or a body the server must refuse) -- so the
+** stdio checks' frames mean the same over HTTP.  Blank lines carry no
+** message. */
+static int http_send_raw(rcp_client *c, const char *p, size_t n)
+{
+    http *h = c->http;
+    const char *nl;
+    size_t at = 0;
+    int rc = 0;
+    rcp_buf_put(&h->raw, p, n);
+    if (h->raw.oom)
+        return -1;
+    while (rc == 0 && (nl = memchr(h->raw.data + at, '\n', h->raw.len - at))) {
+        const char *line = h->raw.data + at;
+        size_t ln = (size_t)(nl - line);
+        at += ln + 1;
+        if (transport_blank(line, ln))
+            continue;
+        {
+            rcp_arena a;
+            rcp_json_err err;
+            const rcp_json *j, *m = NULL, *id = NULL;
+            char method[256], idtext[64];
+            rcp_buf ib;
+            rcp_jw w;
+            method[0] = idtext[0] = '\0';
+            rcp_arena_init(&a, 0);
+            j = rcp_json_parse(&a, line, ln, 0, &err);
+            if (j && j->type == RCP_JSON_OBJECT) {
+                m = rcp_json_get(j, "method");
+                id = rcp_json_get(j, "id");
+            }
+            if (m && m->type == RCP_JSON_STRING && m->n < sizeof method
+                && !memchr(m->s, '\0', m->n)) {
+                memcpy(method, m->s, m->n);
+                method[m->n] = '\0';
+            }
+            if (id && (id->type == RCP_JSON_STRING
+                       || id->type == RCP_JSON_NUMBER)) {
+                rcp_buf_init(&ib);
+                rcp_jw_init(&w, &ib);
+                rcp_jw_value(&w, id);
+                if (!ib.oom && ib.len < sizeof idtext) {
+                    memcpy(idtext, ib.data, ib.len);
+                    idtext[ib.len] = '\0';
+                }
+                rcp_buf_free(&ib);
+            }
+            rcp_arena_free(&a);
+            rc = http_post(c, method[0] ? method : NULL, line, ln,
+                           ++c->next_xid, idtext[0] ? 1 : 0, idtext);
+        }
+    }
+    memmove(h->raw.data, h->raw.data + at, h->raw.len - at);
+    h->raw.len -= at;
+    return rc;
+}
+
+rcp_client *rcp_client_connect(const char *url, const rcp_client_opts *opts,
+                               char *err, size_t errlen)
+{
+    char ebuf[256];
+    rcp_client *c;
+    http *h;
+    struct addrinfo hints;
+    int rc;
+    if (!err || !errlen)
+        err = ebuf, errlen = sizeof ebuf;
+    err[0] = '\0';
+    if (!url) {
+        snprintf(err, errlen, "no URL given");
+        return NULL;
+    }
+    if (!(c = client_alloc(opts)) || !(h = rcp_malloc(sizeof *h))) {
+        if (c)
+            client_free(c);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    memset(h, 0, sizeof *h);
+    rcp_buf_init(&h->headers);
+    rcp_buf_init(&h->raw);
+    c->http = h;
+    c->opts.headers = NULL;              /* not kept: copied into h */
+    h->sse = opts ? opts->sse : 0;
+    if (parse_url(h, url, err, errlen) != 0
+        || add_headers(h, opts ? opts->headers : NULL, err, errlen) != 0) {
+        client_free(c);
+        return NULL;
+    }
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    if ((rc = getaddrinfo(h->host, h->port, &hints, &h->ai)) != 0) {
+        snprintf(err, errlen, "%s: %s", h->host, gai_strerror(rc));
+        h->ai = NULL;
+        client_free(c);
+        return NULL;
+    }
+    /* One connection now, so a wrong address is an error here, not a
+    ** request that fails later; it stays in the pool. */
+    {
+        hconn *k = take_conn(c);
+        if (!k) {
+            snprintf(err, errlen, "cannot connect to %s:%s: %s", h->host,
+                     h->port, strerror(errno));
+            client_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+const char *rcp_client_base(const rcp_client *c)
+{
+    return c && c->http ? c->http->base : NULL;
+}
+
+size_t rcp_client_exchanges(const rcp_client *c)
+{
+    size_t i, n = 0;
+    if (!c || !c->http)
+        return 0;
+    for (i = 0; i < c->http->nconn; i++)
+        n += c->http->conn[i].busy;
+    return n;
+}
+
+int rcp_client_http(rcp_client *c, const char *verb, const char *path,
+                    const char *headers, const void *body, size_t n,
+                    int timeout_ms, rcp_http_reply *out)
+{
+    double end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    if (!out)
+        return -1;
+    memset(out, 0, sizeof *out);
+    rcp_buf_init(&out->head);
+    rcp_buf_init(&out->body);
+    if (!c || !c->http || !verb || !path
+        || http_start(c, verb, path, headers, body, n, body != NULL, 0, 0,
+                      NULL, out) != 0)
+        return -1;
+    while (!out->done) {
+        int left = ms_until(end);
+        if (left == 0)
+            break;
+        http_wait(c, left);
+    }
+    if (!out->done) {                    /* not in time: give it up */
+        size_t i;
+        for (i = 0; i < c->http->nconn; i++)
+            if (c->http->conn[i].capture == out) {
+                c->http->conn[i].capture = NULL;
+                c->http->conn[i].busy = 0;
+                hconn_close(&c->http->conn[i]);
+            }
+        return -1;
+    }
+    return out->status ? 0 : -1;
+}
+
+const char *rcp_http_header(const rcp_http_reply *r, const char *name,
+                            size_t *n)
+{
+    const char *p, *e, *nl;
+    char low[64];
+    size_t i, k = strlen(name);
+    if (!r || !r->head.data || k >= sizeof low)
+        return NULL;
+    for (i = 0; i <= k; i++)
+        low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z'
+                        ? name[i] - 'A' + 'a' : name[i]);
+    p = r->head.data;
+    e = p + r->head.len;
+    for (p = memchr(p, '\n', (size_t)(e - p)); p && p + 1 < e; p = nl) {
+        const char *line = p + 1;
+        size_t ln;
+        nl = memchr(line, '\n', (size_t)(e - line));
+        ln = (size_t)((nl ? nl : e) - line);
+        if (ln && line[ln - 1] == '\r')
+            ln--;
+        if (header_is(line, ln, low)) {
+            size_t vn;
+            const char *v = header_value(line, ln, &vn);
+            if (n)
+                *n = vn;
+            return v;
+        }
+        if (!nl)
+            break;
+    }
+    return NULL;
+}
+
+void rcp_http_reply_free(rcp_http_reply *r)
+{
+    if (!r)
+        return;
+    rcp_buf_free(&r->head);
+    rcp_buf_free(&r->body);
+    r->status = 0;
+}
+
+int rcp_request_http_status(const rcp_request *r)
+{
+    return r ? r->http_status : 0;
+}
+
+static void http_frame(const rcp_client *c, rcp_frame *f)
+{
+    f->http_status = c->http->cur_status;
+    f->http_flags = (c->http->cur_sse ? RCP_FRAME_SSE : 0u)
+        | (c->http->cur_standin ? RCP_FRAME_STANDIN : 0u);
+}
+
+static int http_cur_status(const rcp_client *c)
+{
+    return c->http->cur_status;
+}
+
+static int http_broken(const rcp_client *c)
+{
+    return c->http->broken;
 }

@@ -370,8 +370,13 @@ void rcp_server_stat(const rcp_server *s, rcp_server_stats *out);
 
 /* MARK: - Client (client.c) §4.7, §11 ------------------------------------- */
 
-/* An RCP/1 client over stdio (§5.1).  It launches the server as a child
-** process, writes to the child's stdin and reads frames from its stdout.
+/* An RCP/1 client over stdio (§5.1) or HTTP (§5.2).  Over stdio it
+** launches the server as a child process, writes to the child's stdin and
+** reads frames from its stdout.  Over HTTP (rcp_client_connect) each
+** message is one POST -- to <base>/<method>, a batch to <base> -- on a
+** keep-alive connection of its own, so requests in flight run side by
+** side; a response body, or each `data:` event of an SSE stream, is a
+** frame as a stdio line is, and everything below works the same.
 ** Every response is paired with its request by id alone (§4.7, §11): the
 ** client keeps a pending map id -> request and never pairs by position or
 ** arrival order (seed 002).  Single-threaded: frames are read and paired
@@ -434,8 +439,25 @@ typedef struct rcp_client_metrics {
     uint64_t notifications, progress, logs, unknown_notifications;
     uint64_t responses;          /* response objects received */
     /* reading (§5.1 framing is linear: each byte searched at most once) */
-    uint64_t bytes_read;         /* from the server's stdout */
+    uint64_t bytes_read;         /* from the server's stdout (or sockets) */
     uint64_t bytes_searched;     /* examined for a line end */
+    /* HTTP (§5.2) */
+    uint64_t http_exchanges;     /* requests POSTed (or sent raw) */
+    uint64_t http_not_200;       /* responses with another status */
+    uint64_t http_failed;        /* exchanges that ended without a whole
+                                    response (reset, bad framing) */
+    uint64_t http_reconnects;    /* a kept-alive connection was found
+                                    closed and the request sent afresh */
+    uint64_t http_connect_failures;
+    uint64_t http_standins;      /* a status without a JSON-RPC body taken
+                                    for the error it mirrors (400, 429,
+                                    500, 503: §5.2's table) */
+    uint64_t sse_events;         /* SSE events carrying data */
+    uint64_t sse_comments;       /* ":" lines (ignored) */
+    uint64_t sse_multiline;      /* events of more than one data: line */
+    uint64_t sse_after_final;    /* events after the stream's response */
+    uint64_t sse_no_final;       /* streams that ended without one */
+    uint64_t sse_unterminated;   /* data at the end without a blank line */
 } rcp_client_metrics;
 
 typedef enum rcp_client_stderr {
@@ -457,6 +479,13 @@ typedef struct rcp_client_opts {
                                          wedged server (0: 10000) */
     rcp_client_notify_fn on_notify;
     void                *ud;
+    /* HTTP only (rcp_client_connect) */
+    const char *const   *headers;     /* NULL-terminated "Name: value"
+                                         lines sent with every request
+                                         (e.g. "Authorization: Bearer t");
+                                         copied; NULL: none */
+    int                  sse;         /* 1: ask for SSE (Accept:
+                                         text/event-stream, §5.2) */
 } rcp_client_opts;
 
 /* Start argv[0] (searched in PATH) with argv (NULL-terminated) as a child
@@ -472,20 +501,31 @@ rcp_client *rcp_client_spawn(char *const argv[], const rcp_client_opts *opts,
 rcp_client *rcp_client_fork(int (*fn)(void *ud), void *ud,
                             const rcp_client_opts *opts, char *err,
                             size_t errlen);
+/* An HTTP client of the endpoint url, "http://HOST[:PORT][/BASE]" (HOST a
+** name, an IPv4 literal or [an IPv6 literal]; PORT 80 by default; no
+** BASE: §5.2's default /rcp).  One connection is made now, so an address
+** that takes none is an error here.  opts may be NULL.  Returns the
+** client, or NULL with a message in err[0..errlen) (err may be NULL) for
+** a bad URL or header line, https (no TLS), a name that does not resolve
+** or a refused connection.  Close with rcp_client_close (it returns 0). */
+rcp_client *rcp_client_connect(const char *url, const rcp_client_opts *opts,
+                               char *err, size_t errlen);
 /* End the session: close the child's stdin (EOF = shutdown, §5.1), wait up
 ** to grace_ms for it to exit, then kill it (SIGKILL) and reap it.  Every
 ** request still pending is abandoned; every rcp_request is freed.  Returns
 ** the child's wait status (as waitpid gives it) or -1 if it had to be
 ** killed.  NULL is a no-op returning -1. */
 int  rcp_client_close(rcp_client *c, int grace_ms);
-/* Close the child's stdin only: the server sees EOF (§5.1, §13.1). */
+/* Close the child's stdin only: the server sees EOF (§5.1, §13.1).  Over
+** HTTP there is no stdin: a no-op. */
 void rcp_client_eof(rcp_client *c);
 /* Wait up to timeout_ms for the child to exit, reading its output
 ** meanwhile.  1 and *status (may be NULL) when it exited, else 0. */
 int  rcp_client_wait_exit(rcp_client *c, int timeout_ms, int *status);
-/* 1 while the server's stdout is open (no EOF or error seen). */
+/* 1 while the server's stdout is open (no EOF or error seen); over HTTP,
+** until a connection is refused. */
 int  rcp_client_alive(const rcp_client *c);
-long rcp_client_pid(const rcp_client *c);
+long rcp_client_pid(const rcp_client *c);      /* -1 over HTTP, or NULL */
 
 /* --- Sending.  Every request gets an id unique among the requests in
 ** flight (§4.7); the pending entry is made before a byte is written. --- */
@@ -506,7 +546,11 @@ int rcp_client_notify(rcp_client *c, const char *method, const char *params);
 int rcp_client_batch_begin(rcp_client *c);
 int rcp_client_batch_end(rcp_client *c);
 /* Raw bytes exactly as given (invalid JSON, partial lines...): for tests
-** and the conformance suite.  0, or -1 when the server is dead/wedged. */
+** and the conformance suite.  0, or -1 when the server is dead/wedged.
+** Over HTTP each complete line is one message, POSTed to <base>/<method>
+** when it is an object with a string method, else to <base>; bytes
+** after the last newline wait for the next call; blank lines send
+** nothing. */
 int rcp_client_send_raw(rcp_client *c, const void *bytes, size_t n);
 /* Register a pending request for an id that raw bytes carried: idjson is
 ** its JSON text ("7", "\"a\"").  NULL if it is not a string or number,
@@ -557,14 +601,25 @@ double   rcp_request_latency_ms(const rcp_request *r);
 /* Forget r.  If it is still pending its id stays reserved and a later
 ** response is discarded quietly.  NULL is a no-op. */
 void rcp_request_free(rcp_client *c, rcp_request *r);
+/* Over HTTP: the status of the exchange that answered r (or ended
+** without answering it: r is then RCP_REQ_ABANDONED, §13.1); 0 over
+** stdio, while pending, when no response came at all, or r NULL. */
+int rcp_request_http_status(const rcp_request *r);
 
 /* --- The frame log (opts.keep_frames) --- */
 
+#define RCP_FRAME_SSE     1u  /* came as an SSE data: event (§5.2) */
+#define RCP_FRAME_STANDIN 2u  /* made by the client: a status without a
+                                 JSON-RPC body, as the error §5.2's table
+                                 says it mirrors ("message": "HTTP 400") */
 typedef struct rcp_frame {
-    const char     *line;   /* the bytes received, without '\n' */
+    const char     *line;   /* the bytes received, without '\n' (over
+                               HTTP a whole body, or an event's data) */
     size_t          len;
     const rcp_json *root;   /* parsed, or NULL when not JSON */
     double          t_ms;   /* arrival, ms since the client started */
+    int             http_status;  /* its exchange's status; 0 over stdio */
+    unsigned        http_flags;   /* RCP_FRAME_* */
 } rcp_frame;
 /* The frames received since the last clear, in arrival order; borrowed
 ** until the next clear or close. */
@@ -572,6 +627,40 @@ size_t rcp_client_frames(const rcp_client *c, const rcp_frame **out);
 void   rcp_client_frames_clear(rcp_client *c);
 /* What the server wrote on stderr (RCP_STDERR_CAPTURE), borrowed. */
 const char *rcp_client_stderr_text(const rcp_client *c, size_t *n);
+
+/* --- HTTP itself (§5.2), for the conformance suite and tests --- */
+
+/* The endpoint's base path ("/rcp"), borrowed; NULL over stdio. */
+const char *rcp_client_base(const rcp_client *c);
+/* HTTP exchanges in flight (0 over stdio): once it is 0, everything the
+** server will send for what was sent so far has arrived. */
+size_t rcp_client_exchanges(const rcp_client *c);
+
+/* One exchange whose answer the caller judges: nothing of it is paired,
+** logged or counted.  The caller owns head and body (the bytes received;
+** a chunked body de-chunked, an SSE body as it came). */
+typedef struct rcp_http_reply {
+    int     status;     /* e.g. 200; 0 when no response arrived */
+    rcp_buf head;       /* the status line and headers, as received */
+    rcp_buf body;
+    int     closed;     /* the connection did not stay open after it */
+    int     done;       /* the response is complete */
+} rcp_http_reply;
+/* Send verb path (e.g. "POST", "/rcp/ping"; verb and path are written as
+** given) with the Host header, the client's opts.headers, headers (extra
+** lines, each ending in "\r\n", or NULL) and, when body is not NULL,
+** Content-Length and the n bytes; wait up to timeout_ms for the whole
+** response.  *out is initialised here; free it with rcp_http_reply_free,
+** also after a failure.  0, or -1 (no response in time, a connection
+** failed; out->status is then 0), or when c is not an HTTP client. */
+int rcp_client_http(rcp_client *c, const char *verb, const char *path,
+                    const char *headers, const void *body, size_t n,
+                    int timeout_ms, rcp_http_reply *out);
+/* The value of the first header called name (any case), borrowed from
+** r, its length in *n; NULL when absent. */
+const char *rcp_http_header(const rcp_http_reply *r, const char *name,
+                            size_t *n);
+void rcp_http_reply_free(rcp_http_reply *r);   /* NULL is a no-op */
 
 /* --- Helpers shared with the conformance suite --- */
 
