@@ -1153,11 +1153,11 @@ int rcp_client_pump(rcp_client *c, int timeout_ms)
     if (!c)
         return -1;
     before = c->m.frames + c->m.blank_lines;
-    if (c->http && !c->dead)
-        http_wait(c, min_timeout(timeout_ms, ms_until(c->next_deadline)));
     if (c->http && http_broken(c))
         mark_dead(c);                    /* the server refuses connections */
-    else if (!c->dead || c->err_fd >= 0)
+    if (c->http && !c->dead)
+        http_wait(c, min_timeout(timeout_ms, ms_until(c->next_deadline)));
+    else if (!c->http && (!c->dead || c->err_fd >= 0))
         (void)io_wait(c, min_timeout(timeout_ms, ms_until(c->next_deadline)),
                       0);
     expire(c);
@@ -1689,7 +1689,9 @@ void rcp_client_metrics_json(const rcp_client *c, rcp_buf *out)
 
 #define HTTP_MAX_HEAD   65536u   /* a response head longer than this is
                                     not HTTP we can judge */
-#define HTTP_MAX_CONNS  256      /* exchanges in flight at once */
+#define HTTP_MAX_CONNS  32       /* exchanges in flight at once: more
+                                    wait for one to end (a server caps
+                                    its connections too) */
 
 enum { H_HEAD, H_BODY_LEN, H_CHUNK_SIZE, H_CHUNK_DATA, H_CHUNK_CRLF,
        H_TRAILER, H_BODY_CLOSE, H_DONE };

@@ -841,11 +841,13 @@ static const char usage_call[] =
     "usage: rcp call [OPTIONS] METHOD [PARAMS_JSON] [KEY=VALUE...] -- CMD...\n"
     "       rcp call [OPTIONS] --batch FILE -- CMD [ARGS...]\n"
     "       rcp call [OPTIONS] -- CMD [ARGS...]       (no METHOD: rcp shell)\n"
+    "       rcp call [OPTIONS] --url URL [--header 'NAME: VALUE']... METHOD ...\n"
     "\n"
     "Start the RCP/1 server CMD ARGS... on pipes, initialize it, send one\n"
     "request and print its result on stdout (exit 0), or its error on\n"
     "stderr as CODE MESSAGE and data: JSON (exit 1).  The server's stderr\n"
-    "is ours; EOF ends it.\n"
+    "is ours; EOF ends it.  With --url, talk to a running HTTP server\n"
+    "instead (§5.2: each request a POST to BASE/METHOD).\n"
     "\n"
     "params:\n"
     "  PARAMS_JSON       a JSON object: '{\"query\":\"bm25\",\"k\":3}'\n"
@@ -859,6 +861,10 @@ static const char usage_call[] =
     "                    an error\n"
     "\n"
     "options (--opt VALUE or --opt=VALUE):\n"
+    "  --url URL         the HTTP endpoint, http://HOST[:PORT][/BASE] (HOST a\n"
+    "                    name, IPv4 or [IPv6]; BASE /rcp when absent)\n"
+    "  --header 'N: V'   send this header with every HTTP request (repeat\n"
+    "                    it for more), e.g. 'Authorization: Bearer TOKEN'\n"
     "  --batch FILE      send FILE's JSON Lines, {\"method\", \"params\"?,\n"
     "                    \"id\"?} each, as one batch (§11) and print the\n"
     "                    responses one per line in the file's order,\n"
@@ -866,7 +872,7 @@ static const char usage_call[] =
     "                    line number, or is a notification when its method\n"
     "                    is notifications/...\n"
     "  --progress        ask for notifications/progress (§9) and show them\n"
-    "                    on stderr\n"
+    "                    on stderr (over HTTP: asks for SSE)\n"
     "  --pretty          the result as indented JSON\n"
     "  --compact         the result as JSON on one line\n"
     "  --json            JSON even on a terminal (no table of hits)\n"
@@ -894,6 +900,7 @@ static const char usage_call[] =
 
 static const char usage_shell[] =
     "usage: rcp shell [OPTIONS] -- CMD [ARGS...]\n"
+    "       rcp shell [OPTIONS] --url URL [--header 'NAME: VALUE']...\n"
     "\n"
     "Start the RCP/1 server CMD ARGS..., initialize it once, then read\n"
     "requests from stdin, one a line: METHOD, then PARAMS_JSON or\n"
@@ -904,8 +911,9 @@ static const char usage_shell[] =
     "flight.  Exit status: 0, or 1 when any request got an error, 2 a\n"
     "usage error, 3 the server did not start or died.\n"
     "\n"
-    "options: --progress, --pretty, --compact, --json, --table, --raw,\n"
-    "--timeout MS, --no-init, -q/--quiet and -h/--help, as for rcp call.\n"
+    "options: --url, --header, --progress, --pretty, --compact, --json,\n"
+    "--table, --raw, --timeout MS, --no-init, -q/--quiet and -h/--help, as\n"
+    "for rcp call.\n"
     "\n"
     "example:\n"
     "  rcp shell -- rcp serve --corpus tests/sample-corpus.jsonl\n"
@@ -929,16 +937,19 @@ typedef struct callopt {
     int         raw, progress, quiet, no_init;
     long        timeout_ms;   /* 0: wait */
     const char *batch;
+    const char *url;          /* --url: HTTP (§5.2) instead of a child */
+    const char **headers;     /* --header lines, NULL-terminated */
+    size_t      nheaders;
 } callopt;
 
 static const optspec call_opts[] = {
     { "--batch", 1 }, { "--progress", 0 }, { "--pretty", 0 },
     { "--compact", 0 }, { "--json", 0 }, { "--table", 0 }, { "--raw", 0 },
     { "--timeout", 1 }, { "--no-init", 0 }, { "-q", 0 }, { "--quiet", 0 },
-    { NULL, 0 }
+    { "--url", 1 }, { "--header", 1 }, { NULL, 0 }
 };
 enum { C_BATCH, C_PROGRESS, C_PRETTY, C_COMPACT, C_JSON, C_TABLE, C_RAW,
-       C_TIMEOUT, C_NO_INIT, C_Q, C_QUIET };
+       C_TIMEOUT, C_NO_INIT, C_Q, C_QUIET, C_URL, C_HEADER };
 
 static int call_opt(const char *cmd, int k, const char *v, callopt *o)
 {
@@ -953,6 +964,11 @@ static int call_opt(const char *cmd, int k, const char *v, callopt *o)
     case C_NO_INIT:  o->no_init = 1;    break;
     case C_Q:
     case C_QUIET:    o->quiet = 1;      break;
+    case C_URL:      o->url = v;        break;
+    case C_HEADER:
+        o->headers[o->nheaders++] = v;
+        o->headers[o->nheaders] = NULL;
+        break;
     case C_TIMEOUT:
         if ((o->timeout_ms = parse_count(v, 1, 86400000L)) < 0)
             return usage_error(cmd, "--timeout needs milliseconds from 1 "
@@ -1566,7 +1582,10 @@ static int session_start(session *s, char **cmd)
     ign.sa_handler = SIG_IGN;
     sigemptyset(&ign.sa_mask);
     sigaction(SIGINT, &ign, &s->old_int);
-    s->c = rcp_client_spawn(cmd, &co, err, sizeof err);
+    co.headers = s->o->headers;
+    co.sse = s->o->progress;             /* §5.2: progress comes by SSE */
+    s->c = s->o->url ? rcp_client_connect(s->o->url, &co, err, sizeof err)
+        : rcp_client_spawn(cmd, &co, err, sizeof err);
     if (s->old_int.sa_handler != SIG_IGN) {
         act = ign;
         act.sa_handler = on_interrupt;  /* no SA_RESTART: reads stop */
@@ -1576,7 +1595,8 @@ static int session_start(session *s, char **cmd)
         sigaction(SIGINT, &s->old_int, NULL);
     }
     if (!s->c) {
-        say(s, "cannot start the server: %s", err);
+        say(s, s->o->url ? "cannot reach the server: %s"
+            : "cannot start the server: %s", err);
         return RC_NOANSWER;
     }
     return RC_OK;
@@ -1866,7 +1886,14 @@ static int no_answer(session *s, rcp_request *r, const char *what)
         cancel(s, r);
         break;
     case RCP_REQ_ABANDONED:
-        server_gone(s);
+        if (s->o->url && rcp_request_http_status(r))
+            say(s, "%s: HTTP %d without a JSON-RPC answer (§5.2: a "
+                "transport fault)", what, rcp_request_http_status(r));
+        else if (s->o->url)
+            say(s, "%s: the connection to %s ended without an answer",
+                what, s->o->url);
+        else
+            server_gone(s);
         break;
     default:
         if (s->null_errors) {
@@ -2488,7 +2515,13 @@ static int cmd_call(int argc, char **argv, const char *who)
     int nops = 0, k, rc = RC_OK;
     memset(&o, 0, sizeof o);
     o.pretty = o.table = -1;
-    if (!(ops = rcp_malloc((size_t)argc * sizeof *ops))) {
+    ops = rcp_malloc((size_t)argc * sizeof *ops);
+    o.headers = rcp_malloc(((size_t)argc + 1) * sizeof *o.headers);
+    if (o.headers)
+        o.headers[0] = NULL;
+    if (!ops || !o.headers) {
+        rcp_free(ops);
+        rcp_free((void *)o.headers);
         fputs("rcp: out of memory\n", stderr);
         return RC_ERROR;
     }
@@ -2508,7 +2541,12 @@ static int cmd_call(int argc, char **argv, const char *who)
         rc = RC_OK;
     } else if (rc != RC_OK) {
         /* the usage error is said */
-    } else if (!it.dashdash || it.i >= argc) {
+    } else if (o.url && it.dashdash) {
+        rc = usage_error(who, "--url names a running server; there is no "
+                         "server to start after --");
+    } else if (o.nheaders && !o.url) {
+        rc = usage_error(who, "--header is for HTTP: it needs --url");
+    } else if (!o.url && (!it.dashdash || it.i >= argc)) {
         rc = usage_error(who, "the server to start is missing: ... -- CMD "
                          "[ARGS...]");
     } else if (nops && !strcmp(who, "shell")) {
@@ -2525,6 +2563,7 @@ static int cmd_call(int argc, char **argv, const char *who)
         rc = run_call(&o, who, ops[0], ops + 1, nops - 1, argv + it.i);
     }
     rcp_free(ops);
+    rcp_free((void *)o.headers);
     return rc;
 }
 

@@ -109,7 +109,7 @@ typedef struct wire_rule {
 
 enum { W_JSON, W_BOM, W_JSONRPC, W_XOR, W_ERROBJ, W_RANGE, W_RESULT,
        W_LOG, W_PROGRESS, W_STDERR, W_INTSTR, W_CONTENT, W_SCHEMA,
-       W_SCHEMA_NOTES, W_COUNT };
+       W_SCHEMA_NOTES, W_HTTP_STATUS, W_SSE, W_COUNT };
 
 /* A request the suite wrote, so that its response can be judged by the
 ** schema of its method (JSON-RPC correlates by id only). */
@@ -121,6 +121,9 @@ typedef struct sent_req {
 
 typedef struct runner {
     char      **cmd;
+    const char *url;         /* --http URL: the server is there (§5.2) */
+    const char *headers[17]; /* --header lines, NULL-terminated */
+    size_t      nheaders;
     const char *dir, *only;
     int         json, coverage, max_level, verbose, quiet;
     int         silent;      /* a matrix's run under --json: no output */
@@ -172,6 +175,8 @@ typedef struct runner {
     double      t0;          /* when the run began */
     /* the check being run */
     rcp_client *cc;          /* its server */
+    const rcp_client *sse_client;  /* whose SSE faults were counted */
+    uint64_t    sse_bad;     /* ... so far */
     rcp_buf     sent;        /* bytes written */
     int         aborted;     /* a step failed: the server is gone */
 } runner;
@@ -976,6 +981,16 @@ static rcp_client *spawn(runner *R, rcp_buf *why)
     o.keep_frames = 1;
     err[0] = '\0';
     R->starts++;
+    if (R->url) {
+        /* the shared session asks for SSE, so §9's progress arrives as
+        ** it does over stdio; the §5.2 checks make their own clients */
+        o.headers = R->headers;
+        o.sse = 1;
+        c = rcp_client_connect(R->url, &o, err, sizeof err);
+        if (!c && why)
+            buf_printf(why, "cannot reach the server: %s", err);
+        return c;
+    }
     c = R->io.spawn ? R->io.spawn(R->io.ud, &o, err, sizeof err)
         : rcp_client_spawn(R->cmd, &o, err, sizeof err);
     if (!c && why)
@@ -1196,8 +1211,12 @@ static int barrier(runner *R, rcp_client *c, int timeout_ms)
             return -1;
     }
 answered:
-    end = now_ms() + GRACE_MS;
-    while (left_ms(end) > 0 && rcp_client_pump(c, left_ms(end)) >= 0)
+    /* over HTTP every exchange ends: once none is in flight, everything
+    ** the check's requests will bring has come (no grace to guess) */
+    end = now_ms() + (rcp_client_base(c) ? timeout_ms : GRACE_MS);
+    while (left_ms(end) > 0 && (!rcp_client_base(c)
+                                || rcp_client_exchanges(c) > 0)
+           && rcp_client_pump(c, left_ms(end)) >= 0)
         ;
     return 0;
 }
@@ -1916,6 +1935,11 @@ static void server_json(rcp_buf *out, rcp_client *c)
     rcp_jw_init(&w, out);
     rcp_jw_obj(&w);
     rcp_jw_key(&w, "state");
+    if (rcp_client_base(c)) {
+        rcp_jw_cstr(&w, rcp_client_alive(c) ? "wedged" : "unreachable");
+        rcp_jw_obj_end(&w);
+        return;
+    }
     if (!rcp_client_wait_exit(c, 200, &status)) {
         rcp_jw_cstr(&w, "wedged");
     } else if (WIFSIGNALED(status)) {
@@ -2406,6 +2430,69 @@ static void wire_message(runner *R, const rcp_json *m, const char *cid,
     }
 }
 
+/* The JSON-RPC error a non-200 status may carry: the one §5.2's table
+** says it mirrors (401/403: -32012 and 413: -32013 by §12's names). */
+static int status_mirrors(int status, int64_t code)
+{
+    switch (status) {
+    case 400: return code == RCP_PARSE_ERROR || code == RCP_INVALID_REQUEST;
+    case 401:
+    case 403: return code == -32012;
+    case 413: return code == -32013;
+    case 429: return code == RCP_RATE_LIMITED;
+    case 500: return code == RCP_INTERNAL_ERROR;
+    case 503: return code == RCP_BACKEND_UNAVAILABLE;
+    default:  return 0;
+    }
+}
+
+/* §5.2: a well-formed JSON-RPC response -- an error too -- is a 200;
+** another status carries at most the error it mirrors. */
+static void wire_http(runner *R, const char *cid, const rcp_frame *f)
+{
+    const rcp_json *r = f->root, *m;
+    size_t i, n;
+    int64_t code = 0;
+    if (!f->http_status || f->http_status == 200
+        || (f->http_flags & RCP_FRAME_STANDIN) || !r)
+        return;
+    n = r->type == RCP_JSON_ARRAY ? r->n : 1;
+    for (i = 0; i < n; i++) {
+        m = r->type == RCP_JSON_ARRAY ? &r->kids[i] : r;
+        if (m->type != RCP_JSON_OBJECT || rcp_json_get(m, "method"))
+            continue;
+        if (r->type == RCP_JSON_ARRAY || rcp_json_get(m, "result")
+            || !rcp_json_int(jptr(m, "/error/code"), &code)
+            || !status_mirrors(f->http_status, code)) {
+            char why[96];
+            sprintf(why, "a JSON-RPC response with HTTP %d (not 200, nor "
+                    "the error that status mirrors)", f->http_status);
+            wire_note(R, W_HTTP_STATUS, cid, f->line, f->len, why);
+            return;
+        }
+    }
+}
+
+/* §5.2 SSE framing as the client saw it on the shared session: one
+** data: line a frame, nothing after the final frame, a final frame. */
+static void wire_sse(runner *R, rcp_client *c, const char *cid)
+{
+    const rcp_client_metrics *m = rcp_client_metrics_get(c);
+    uint64_t bad = m->sse_multiline + m->sse_after_final + m->sse_no_final
+        + m->sse_unterminated;
+    if (c != R->sse_client) {
+        R->sse_client = c;
+        R->sse_bad = 0;
+    }
+    if (bad > R->sse_bad)
+        wire_note(R, W_SSE, cid, "", 0, m->sse_multiline
+                  ? "an SSE frame of more than one data: line"
+                  : m->sse_after_final ? "an SSE frame after the final one"
+                  : m->sse_no_final ? "an SSE stream without a final frame"
+                  : "SSE data not ended by a blank line");
+    R->sse_bad = bad;
+}
+
 /* Judge every frame received on c against the wire rules, then forget
 ** the frames. */
 static void wire_scan(runner *R, rcp_client *c, const char *cid)
@@ -2428,7 +2515,9 @@ static void wire_scan(runner *R, rcp_client *c, const char *cid)
                 wire_message(R, &r->kids[k], cid, &f[i]);
         else
             wire_message(R, r, cid, &f[i]);
+        wire_http(R, cid, &f[i]);
     }
+    wire_sse(R, c, cid);
     rcp_client_frames_clear(c);
     R->nreqs = 0;
     rcp_arena_reset(&R->req_arena);
@@ -2468,7 +2557,8 @@ static const struct {
     { W_INTSTR, "wire_integers_not_strings" },
     { W_SCHEMA, "wire_schema_results" },
     { W_SCHEMA_NOTES, "wire_schema_notifications" },
-    { W_CONTENT, "wire_content_blocks" }
+    { W_CONTENT, "wire_content_blocks" },
+    { W_HTTP_STATUS, "wire_http_status" }, { W_SSE, "wire_sse_framing" }
 };
 
 static int wire_rule_of(const char *code)
@@ -3906,6 +3996,542 @@ static int code_capabilities_schema(runner *R, check *k, rcp_client *c)
     return ST_PASS;
 }
 
+/* MARK: - Code checks: HTTP (§5.2) --------------------------------------- */
+
+/* These speak HTTP itself (rcp_client_http): the status, the headers and
+** the body framing are what they judge, which the JSON-RPC layer of the
+** client does not show.  Each records the exchange as its evidence. */
+
+/* A client of the server under test of the check's own: with the
+** --header lines or without (auth), asking for SSE or not. */
+static rcp_client *http_peer(runner *R, check *k, int with_headers, int sse)
+{
+    rcp_client_opts o;
+    char err[256];
+    rcp_client *c;
+    memset(&o, 0, sizeof o);
+    o.headers = with_headers ? R->headers : NULL;
+    o.sse = sse;
+    err[0] = '\0';
+    if (!(c = rcp_client_connect(R->url, &o, err, sizeof err)))
+        buf_printf(&k->why, "cannot reach the server: %s", err);
+    return c;
+}
+
+/* A frame of evidence: the text of a request or a response, as raw. */
+static void evidence_raw(rcp_buf *dst, const char *p, size_t n)
+{
+    rcp_jw w;
+    rcp_buf t;
+    if (dst->len == 0)
+        rcp_buf_putc(dst, '[');
+    else if (dst->data[dst->len - 1] == ']')
+        dst->data[--dst->len] = ',';
+    rcp_buf_init(&t);
+    buf_show(&t, p, n, KEEP_FRAME);
+    rcp_jw_init(&w, dst);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "raw");
+    rcp_jw_str(&w, t.data ? t.data : "", t.len);
+    rcp_jw_key(&w, "bytes");
+    rcp_jw_int(&w, (int64_t)n);
+    rcp_jw_obj_end(&w);
+    rcp_buf_putc(dst, ']');
+    rcp_buf_free(&t);
+}
+
+/* One exchange on c, kept as k's evidence.  0, or -1 (no response in
+** time: the reason is in k->why). */
+static int exchange(runner *R, check *k, rcp_client *c, const char *verb,
+                    const char *path, const char *headers, const char *body,
+                    rcp_http_reply *rep)
+{
+    rcp_buf t;
+    int rc;
+    rcp_buf_init(&t);
+    buf_printf(&t, "%s %s HTTP/1.1\r\n%s\r\n%s", verb, path,
+               headers ? headers : "", body ? body : "");
+    evidence_raw(&k->sent, t.data ? t.data : "", t.len);
+    rcp_buf_free(&t);
+    rc = rcp_client_http(c, verb, path, headers, body,
+                         body ? strlen(body) : 0, R->tmo, rep);
+    if (rc != 0) {
+        buf_printf(&k->why, "%s %s: no response within %d ms", verb, path,
+                   R->tmo);
+        return -1;
+    }
+    rcp_buf_init(&t);
+    rcp_buf_put(&t, rep->head.data, rep->head.len);
+    rcp_buf_put(&t, rep->body.data, rep->body.len);
+    evidence_raw(&k->got, t.data ? t.data : "", t.len);
+    rcp_buf_free(&t);
+    return 0;
+}
+
+static const char json_hdr[] = "Content-Type: application/json\r\n";
+
+/* path = the base and a method, in buf (a C string). */
+static const char *at_base(rcp_buf *b, rcp_client *c, const char *method)
+{
+    b->len = 0;
+    rcp_buf_puts(b, rcp_client_base(c));
+    if (method) {
+        rcp_buf_putc(b, '/');
+        rcp_buf_puts(b, method);
+    }
+    rcp_buf_putc(b, '\0');
+    return b->oom ? "/" : b->data;
+}
+
+/* 1 when the header's value contains want (any case) as a token. */
+static int header_has(const rcp_http_reply *rep, const char *name,
+                      const char *want)
+{
+    size_t n, i, k = strlen(want);
+    const char *v = rcp_http_header(rep, name, &n);
+    for (i = 0; v && i + k <= n; i++) {
+        size_t j;
+        for (j = 0; j < k; j++) {
+            char a = v[i + j];
+            if (a >= 'A' && a <= 'Z')
+                a = (char)(a - 'A' + 'a');
+            if (a != want[j])
+                break;
+        }
+        if (j == k)
+            return 1;
+    }
+    return 0;
+}
+
+/* The body as one JSON-RPC response object, parsed into a, or NULL. */
+static const rcp_json *reply_json(rcp_arena *a, const rcp_http_reply *rep)
+{
+    rcp_json_err err;
+    return rep->body.len ? rcp_json_parse(a, rep->body.data, rep->body.len,
+                                          0, &err) : NULL;
+}
+
+/* §5.2: a body method that is not the path's is -32600, with 200. */
+static int code_http_method_mismatch(runner *R, check *k, rcp_client *c)
+{
+    rcp_http_reply rep;
+    rcp_buf path;
+    rcp_arena a;
+    const rcp_json *j;
+    int64_t code = 0;
+    int st = ST_FAIL;
+    rcp_buf_init(&path);
+    rcp_arena_init(&a, 0);
+    expected_text(k, "HTTP 200 and a -32600 error (id \"mm\" or null)",
+                  NULL);
+    if (exchange(R, k, c, "POST", at_base(&path, c, "ping"), json_hdr,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"mm\",\"method\":\"info\"}",
+                 &rep) == 0) {
+        j = reply_json(&a, &rep);
+        if (!j || j->type != RCP_JSON_OBJECT)
+            buf_printf(&k->why, "HTTP %d with no JSON-RPC response",
+                       rep.status);
+        else if (!rcp_json_int(jptr(j, "/error/code"), &code)
+                 || code != RCP_INVALID_REQUEST)
+            rcp_buf_puts(&k->why, "POST .../ping carrying method info was "
+                         "not answered -32600 (was it dispatched?)");
+        else if (rep.status != 200)
+            buf_printf(&k->why, "the -32600 came with HTTP %d, not 200",
+                       rep.status);
+        else
+            st = ST_PASS;
+    }
+    rcp_http_reply_free(&rep);
+    rcp_buf_free(&path);
+    rcp_arena_free(&a);
+    return st;
+}
+
+/* §5.2: a JSON-RPC error is a 200 with Content-Type application/json. */
+static int code_http_error_200(runner *R, check *k, rcp_client *c)
+{
+    rcp_http_reply rep;
+    rcp_buf path;
+    rcp_arena a;
+    const rcp_json *j;
+    int st = ST_FAIL;
+    rcp_buf_init(&path);
+    rcp_arena_init(&a, 0);
+    expected_text(k, "HTTP 200, Content-Type: application/json, and the "
+                  "JSON-RPC error in the body", NULL);
+    if (exchange(R, k, c, "POST",
+                 at_base(&path, c, "x-conform-undefined"), json_hdr,
+                 "{\"jsonrpc\":\"2.0\",\"id\":7,"
+                 "\"method\":\"x-conform-undefined\"}", &rep) == 0) {
+        j = reply_json(&a, &rep);
+        if (rep.status != 200)
+            buf_printf(&k->why, "a JSON-RPC error came with HTTP %d",
+                       rep.status);
+        else if (!j || !jptr(j, "/error/code"))
+            rcp_buf_puts(&k->why, "the body is not the JSON-RPC error");
+        else if (!header_has(&rep, "content-type", "application/json"))
+            rcp_buf_puts(&k->why, "Content-Type is not application/json");
+        else
+            st = ST_PASS;
+    }
+    rcp_http_reply_free(&rep);
+    rcp_buf_free(&path);
+    rcp_arena_free(&a);
+    return st;
+}
+
+/* §5.2's table: a path that is not the RCP endpoint is 404. */
+static int code_http_unknown_base(runner *R, check *k, rcp_client *c)
+{
+    rcp_http_reply rep;
+    rcp_buf path;
+    int st = ST_FAIL;
+    if (!*rcp_client_base(c)) {
+        rcp_buf_puts(&k->why, "the base is the root: no path is outside it");
+        return ST_SKIP;
+    }
+    rcp_buf_init(&path);
+    rcp_buf_puts(&path, rcp_client_base(c));
+    rcp_buf_puts(&path, "-conform-not-rcp/ping");
+    rcp_buf_putc(&path, '\0');
+    expected_text(k, "HTTP 404 (not an RCP endpoint)", NULL);
+    if (!path.oom && exchange(R, k, c, "POST", path.data, json_hdr,
+                              "{\"jsonrpc\":\"2.0\",\"id\":1,"
+                              "\"method\":\"ping\"}", &rep) == 0) {
+        if (rep.status == 404)
+            st = ST_PASS;
+        else
+            buf_printf(&k->why, "a path outside the base got HTTP %d",
+                       rep.status);
+    }
+    rcp_http_reply_free(&rep);
+    rcp_buf_free(&path);
+    return st;
+}
+
+/* Each request is a POST: another verb on the endpoint is not one. */
+static int code_http_other_verbs(runner *R, check *k, rcp_client *c)
+{
+    static const char *const verbs[] = { "GET", "PUT", "DELETE" };
+    rcp_http_reply rep;
+    rcp_buf path;
+    size_t i;
+    int st = ST_PASS;
+    rcp_buf_init(&path);
+    expected_text(k, "HTTP 405 (with Allow: POST) for GET, PUT, DELETE",
+                  NULL);
+    for (i = 0; i < sizeof verbs / sizeof *verbs && st == ST_PASS; i++) {
+        if (exchange(R, k, c, verbs[i], at_base(&path, c, "ping"), NULL,
+                     NULL, &rep) != 0)
+            st = ST_FAIL;
+        else if (rep.status != 405)
+            st = ST_FAIL, buf_printf(&k->why, "%s got HTTP %d", verbs[i],
+                                     rep.status);
+        rcp_http_reply_free(&rep);
+    }
+    rcp_buf_free(&path);
+    return st;
+}
+
+/* A retrieve (or, on a debug server, x-rcp/sleep) that reports progress,
+** with token "conform-sse" and id "sse". */
+static const char *progress_body(const runner *R)
+{
+    if (cap_has(R, "/retrieve"))
+        return "{\"jsonrpc\":\"2.0\",\"id\":\"sse\",\"method\":\"retrieve\","
+               "\"params\":{\"query\":\"the\",\"k\":3,"
+               "\"_meta\":{\"progressToken\":\"conform-sse\"}}}";
+    return "{\"jsonrpc\":\"2.0\",\"id\":\"sse\",\"method\":\"x-rcp/sleep\","
+           "\"params\":{\"ms\":100,"
+           "\"_meta\":{\"progressToken\":\"conform-sse\"}}}";
+}
+
+/* Judge an SSE body strictly (§5.2): every event is exactly one data:
+** line of a compact JSON object and a blank line; zero or more progress
+** frames with our token, then exactly one final frame answering id
+** "sse", then the end.  1, or 0 with the reason. */
+static int sse_strict(const rcp_buf *b, rcp_buf *why)
+{
+    rcp_arena a;
+    size_t at = 0, frames = 0;
+    int finals = 0, ok = 1;
+    rcp_arena_init(&a, 0);
+    while (ok && at < b->len) {
+        const char *p = b->data + at, *nl = memchr(p, '\n', b->len - at);
+        size_t n = nl ? (size_t)(nl - p) : b->len - at;
+        rcp_json_err err;
+        const rcp_json *j;
+        if (n && p[n - 1] == '\r')
+            n--;
+        at += (nl ? (size_t)(nl - p) + 1 : b->len - at);
+        if (n == 0)
+            continue;                    /* a blank line between events */
+        if (p[0] == ':')
+            continue;                    /* a comment is no frame */
+        frames++;
+        if (n < 5 || memcmp(p, "data:", 5) != 0) {
+            buf_printf(why, "frame %lu: a line that is not data: (\"%.40s\")",
+                       (unsigned long)frames, p);
+            ok = 0;
+        } else if (finals) {
+            buf_printf(why, "frame %lu comes after the final response "
+                       "(the stream ends there)", (unsigned long)frames);
+            ok = 0;
+        } else if (!(j = rcp_json_parse(&a, p + 5, n - 5, 0, &err))
+                   || j->type != RCP_JSON_OBJECT) {
+            buf_printf(why, "frame %lu: the data is not one JSON object",
+                       (unsigned long)frames);
+            ok = 0;
+        } else if (at >= b->len || (b->data[at] != '\n'
+                                    && b->data[at] != '\r')) {
+            buf_printf(why, "frame %lu is not followed by a blank line",
+                       (unsigned long)frames);
+            ok = 0;
+        } else if (rcp_json_get(j, "method")) {
+            if (!rcp_json_streq(rcp_json_get(j, "method"),
+                                "notifications/progress")
+                || !rcp_json_streq(jptr(j, "/params/progressToken"),
+                                   "conform-sse")) {
+                buf_printf(why, "frame %lu is not our progress",
+                           (unsigned long)frames);
+                ok = 0;
+            }
+        } else if (!rcp_json_streq(rcp_json_get(j, "id"), "sse")) {
+            buf_printf(why, "frame %lu answers another id",
+                       (unsigned long)frames);
+            ok = 0;
+        } else {
+            finals++;
+        }
+        rcp_arena_reset(&a);
+    }
+    if (ok && finals != 1) {
+        rcp_buf_puts(why, "the stream ended without the final response");
+        ok = 0;
+    }
+    rcp_arena_free(&a);
+    return ok;
+}
+
+/* §5.2 SSE: with Accept: text/event-stream a streaming server MAY stream;
+** when it does, the framing is exact. */
+static int code_http_sse_framing(runner *R, check *k, rcp_client *c)
+{
+    rcp_http_reply rep;
+    rcp_buf path;
+    int st = ST_FAIL;
+    const char *body = progress_body(R);
+    rcp_buf_init(&path);
+    expected_text(k, "Content-Type: text/event-stream; progress frames, "
+                  "then exactly one final frame answering id \"sse\", each "
+                  "one data: line and a blank line; then the end", NULL);
+    if (exchange(R, k, c, "POST", at_base(&path, c, strstr(body, "sleep")
+                                          ? "x-rcp/sleep" : "retrieve"),
+                 "Content-Type: application/json\r\n"
+                 "Accept: text/event-stream\r\n", body, &rep) == 0) {
+        if (rep.status != 200) {
+            buf_printf(&k->why, "HTTP %d", rep.status);
+        } else if (!header_has(&rep, "content-type", "text/event-stream")) {
+            rcp_buf_puts(&k->why, "the server answered with one buffered "
+                         "response, as it MAY: no stream to judge");
+            st = ST_SKIP;
+        } else if (sse_strict(&rep.body, &k->why)) {
+            st = ST_PASS;
+        }
+    }
+    rcp_http_reply_free(&rep);
+    rcp_buf_free(&path);
+    return st;
+}
+
+/* §5.2: without Accept: text/event-stream, one buffered JSON response. */
+static int code_http_buffered(runner *R, check *k, rcp_client *c)
+{
+    rcp_http_reply rep;
+    rcp_buf path;
+    rcp_arena a;
+    const rcp_json *j;
+    int st = ST_FAIL;
+    const char *body = progress_body(R);
+    rcp_buf_init(&path);
+    rcp_arena_init(&a, 0);
+    expected_text(k, "HTTP 200, Content-Type: application/json, the body "
+                  "one JSON-RPC response to id \"sse\"", NULL);
+    if (exchange(R, k, c, "POST", at_base(&path, c, strstr(body, "sleep")
+                                          ? "x-rcp/sleep" : "retrieve"),
+                 json_hdr, body, &rep) == 0) {
+        j = reply_json(&a, &rep);
+        if (header_has(&rep, "content-type", "text/event-stream"))
+            rcp_buf_puts(&k->why, "an SSE stream the client did not ask "
+                         "for");
+        else if (!header_has(&rep, "content-type", "application/json"))
+            rcp_buf_puts(&k->why, "Content-Type is not application/json");
+        else if (!j || j->type != RCP_JSON_OBJECT
+                 || !rcp_json_streq(rcp_json_get(j, "id"), "sse")
+                 || rcp_json_get(j, "method"))
+            rcp_buf_puts(&k->why, "the body is not one JSON-RPC response "
+                         "to id \"sse\"");
+        else if (rep.status != 200)
+            buf_printf(&k->why, "HTTP %d", rep.status);
+        else
+            st = ST_PASS;
+    }
+    rcp_http_reply_free(&rep);
+    rcp_buf_free(&path);
+    rcp_arena_free(&a);
+    return st;
+}
+
+/* §5.2: auth before initialize -- with --header given, initialize
+** without it is refused at the transport (401 with WWW-Authenticate,
+** RFC 9110 §11.6.1, or 403). */
+static int code_http_auth(runner *R, check *k, rcp_client *c)
+{
+    rcp_http_reply rep;
+    rcp_buf path;
+    rcp_client *bare;
+    int st = ST_FAIL;
+    if (!R->nheaders) {
+        rcp_buf_puts(&k->why, "no --header given: the server is taken to "
+                     "require no auth");
+        return ST_SKIP;
+    }
+    if (!(bare = http_peer(R, k, 0, 0)))
+        return ST_FAIL;
+    rcp_buf_init(&path);
+    expected_text(k, "without the --header lines: HTTP 401 with "
+                  "WWW-Authenticate, or 403, and no initialize result",
+                  NULL);
+    if (exchange(R, k, bare, "POST", at_base(&path, c, "initialize"),
+                 json_hdr, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+                 "\"initialize\",\"params\":{\"protocolVersion\":1,"
+                 "\"client\":{\"name\":\"rcp-conform\",\"version\":\"1\"},"
+                 "\"capabilities\":{}}}", &rep) == 0) {
+        if (rep.status == 401 && !rcp_http_header(&rep, "www-authenticate",
+                                                  NULL))
+            rcp_buf_puts(&k->why, "401 without WWW-Authenticate (RFC 9110 "
+                         "§11.6.1: a 401 MUST carry one)");
+        else if (rep.status == 401 || rep.status == 403)
+            st = ST_PASS;
+        else
+            buf_printf(&k->why, "initialize without credentials got HTTP "
+                       "%d", rep.status);
+    }
+    rcp_http_reply_free(&rep);
+    rcp_buf_free(&path);
+    rcp_client_close(bare, 0);
+    return st;
+}
+
+/* §5.2: initialize state does not persist across connections, so each
+** client's initialize is answered, with the same capabilities (§13.2). */
+static int code_http_initialize_again(runner *R, check *k, rcp_client *c)
+{
+    rcp_client *two[2];
+    rcp_request *r[2];
+    int i, st = ST_FAIL;
+    (void)c;
+    expected_text(k, "two clients' initialize both answered with a result, "
+                  "the same capabilities", NULL);
+    two[0] = http_peer(R, k, 1, 0);
+    two[1] = two[0] ? http_peer(R, k, 1, 0) : NULL;
+    for (i = 0; i < 2; i++)
+        r[i] = two[i] ? call(R, two[i], "initialize", init_params, R->tmo)
+            : NULL;
+    R->aborted = 0;                      /* the shared session is fine */
+    if (!r[0] || !r[1] || !rcp_request_result(r[0])
+        || !rcp_request_result(r[1]))
+        rcp_buf_puts(&k->why, "an initialize on a new connection was not "
+                     "answered with a result");
+    else if (!json_equal(rcp_json_get(rcp_request_result(r[0]),
+                                      "capabilities"),
+                         rcp_json_get(rcp_request_result(r[1]),
+                                      "capabilities")))
+        rcp_buf_puts(&k->why, "the two initialize results advertise "
+                     "different capabilities (§13.2)");
+    else
+        st = ST_PASS;
+    for (i = 0; i < 2; i++)
+        if (two[i]) {
+            if (st != ST_PASS && !k->got.len)
+                got_json(&k->got, two[i]);
+            rcp_client_close(two[i], 0);
+        }
+    return st;
+}
+
+/* Two clients at once: one connected and idle does not keep the other
+** from being served. */
+static int code_http_two_clients(runner *R, check *k, rcp_client *c)
+{
+    rcp_client *first, *second;
+    rcp_request *r = NULL, *r1 = NULL;
+    int st = ST_FAIL;
+    (void)c;
+    expected_text(k, "a ping from a second client answered while the "
+                  "first holds its connection open", NULL);
+    if (!(first = http_peer(R, k, 1, 0)))
+        return ST_FAIL;
+    /* first's connection is open (connect makes one) and stays idle */
+    if ((second = http_peer(R, k, 1, 0)) != NULL) {
+        r = call(R, second, "ping", NULL, R->tmo);
+        r1 = r && rcp_request_result(r) ? call(R, first, "ping", NULL,
+                                               R->tmo) : NULL;
+        R->aborted = 0;
+        if (!r || !rcp_request_result(r))
+            rcp_buf_puts(&k->why, "the second client's ping was not "
+                         "answered while the first was connected");
+        else if (!r1 || !rcp_request_result(r1))
+            rcp_buf_puts(&k->why, "the first client's ping was not "
+                         "answered afterwards");
+        else
+            st = ST_PASS;
+        rcp_client_close(second, 0);
+    }
+    rcp_client_close(first, 0);
+    return st;
+}
+
+/* §4.5, §11: a notification (or a batch of only notifications) gets no
+** body; the status may be any 2xx (200 with nothing, 202, 204). */
+static int code_http_notification(runner *R, check *k, rcp_client *c)
+{
+    static const char *const bodies[] = {
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\","
+        "\"params\":{\"id\":\"conform-nothing\"}}",
+        "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancel\","
+        "\"params\":{\"id\":\"conform-a\"}},{\"jsonrpc\":\"2.0\","
+        "\"method\":\"notifications/cancel\",\"params\":{\"id\":"
+        "\"conform-b\"}}]"
+    };
+    rcp_http_reply rep;
+    rcp_buf path;
+    size_t i;
+    int st = ST_PASS;
+    rcp_buf_init(&path);
+    expected_text(k, "a 2xx status and an empty body, for a notification "
+                  "and for a batch of notifications", NULL);
+    for (i = 0; i < 2 && st == ST_PASS; i++) {
+        if (exchange(R, k, c, "POST", at_base(&path, c, i ? NULL
+                                              : "notifications/cancel"),
+                     json_hdr, bodies[i], &rep) != 0)
+            st = ST_FAIL;
+        else if (rep.status < 200 || rep.status > 299)
+            st = ST_FAIL, buf_printf(&k->why, "%s got HTTP %d", i
+                                     ? "a batch of notifications"
+                                     : "a notification", rep.status);
+        else if (rep.body.len)
+            st = ST_FAIL, buf_printf(&k->why, "%s got a body of %lu bytes",
+                                     i ? "a batch of notifications"
+                                     : "a notification",
+                                     (unsigned long)rep.body.len);
+        rcp_http_reply_free(&rep);
+    }
+    rcp_buf_free(&path);
+    return st;
+}
+
 /* A code check: its status (ST_*), the reason in k->why. */
 typedef int (*code_fn)(runner *R, check *k, rcp_client *c);
 
@@ -3926,7 +4552,17 @@ static const struct {
     { "upsert_replaces", code_upsert_replaces, 1 },
     { "snapshot_pinned", code_snapshot_pinned, 1 },
     { "pagination", code_pagination, 1 },
-    { "capabilities_schema", code_capabilities_schema, 0 }
+    { "capabilities_schema", code_capabilities_schema, 0 },
+    { "http_method_mismatch", code_http_method_mismatch, 1 },
+    { "http_error_200", code_http_error_200, 1 },
+    { "http_unknown_base", code_http_unknown_base, 1 },
+    { "http_other_verbs", code_http_other_verbs, 1 },
+    { "http_sse_framing", code_http_sse_framing, 1 },
+    { "http_buffered", code_http_buffered, 1 },
+    { "http_auth", code_http_auth, 1 },
+    { "http_initialize_again", code_http_initialize_again, 1 },
+    { "http_two_clients", code_http_two_clients, 1 },
+    { "http_notification", code_http_notification, 1 }
 };
 
 /* MARK: - Running -------------------------------------------------------- */
@@ -4001,6 +4637,17 @@ static void run_check(runner *R, check *k)
     }
     if (!needs_met(R, k, &k->why)) {
         k->status = ST_SKIP;
+        return;
+    }
+    if (R->url && rcp_json_get(k->j, "stdio")) {
+        k->status = ST_SKIP;
+        buf_printf(&k->why, "stdio only: %s",
+                   cstr(rcp_json_get(k->j, "stdio"), ""));
+        return;
+    }
+    if (!R->url && jbool(rcp_json_get(k->j, "http"), 0)) {
+        k->status = ST_SKIP;
+        rcp_buf_puts(&k->why, "HTTP only (§5.2): run with --http URL");
         return;
     }
     if (code && (wire_rule_of(code) >= 0
@@ -4458,6 +5105,10 @@ static void json_header(rcp_jw *w, const runner *R)
     for (i = 0; R->cmd && R->cmd[i]; i++)
         rcp_jw_cstr(w, R->cmd[i]);
     rcp_jw_arr_end(w);
+    if (R->url) {
+        rcp_jw_key(w, "url");
+        rcp_jw_cstr(w, R->url);
+    }
     if (jptr(R->init_result, "/server")) {
         rcp_jw_key(w, "info");
         rcp_jw_value(w, jptr(R->init_result, "/server"));
@@ -4627,6 +5278,7 @@ static const char usage[] =
     "                   [--checks DIR] [--timeout MS] [--start-timeout MS]\n"
     "                   [--quiet] [--verbose] [--junit FILE] [--html FILE]\n"
     "                   -- CMD ARGS...\n"
+    "       rcp conform [options] --http URL [--header 'NAME: VALUE']...\n"
     "       rcp conform --matrix [options] -- CMD1 ARGS ::: CMD2 ARGS ...\n"
     "       rcp conform --report A.json [--report B.json ...] [--html FILE]\n"
     "       rcp conform --coverage [--checks DIR]\n"
@@ -4639,6 +5291,12 @@ static const char usage[] =
     "failed check, an overclaim or a server that cannot be tested, 2 on a\n"
     "usage error.\n"
     "\n"
+    "  --http URL      test the HTTP server at URL (http://HOST:PORT/BASE,\n"
+    "                  §5.2) instead of starting one: the checks that apply\n"
+    "                  over HTTP, and §5.2's own; stdio-only checks SKIP\n"
+    "  --header 'N: V' send this header with every request (--http; repeat\n"
+    "                  for more, e.g. 'Authorization: Bearer TOKEN'); given,\n"
+    "                  the server must refuse a request without it\n"
     "  --json          machine-readable report on stdout\n"
     "  --level L       run checks up to level L only\n"
     "  --only WHAT     run one section's checks (11, s11, §7.14) or one\n"
@@ -4692,6 +5350,9 @@ static int parse_args(runner *R, int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--") == 0) {
             R->cmd = argv + i + 1;
+            if (R->url)
+                return usage_error("--http names a running server: no "
+                                   "command after '--'%s", "");
             if (R->nfrom)
                 return usage_error("--report reads saved reports: no server "
                                    "command%s", "");
@@ -4719,8 +5380,20 @@ static int parse_args(runner *R, int argc, char **argv)
                           || strcmp(a, "--start-timeout") == 0
                           || strcmp(a, "--junit") == 0
                           || strcmp(a, "--html") == 0
+                          || strcmp(a, "--http") == 0
+                          || strcmp(a, "--header") == 0
                           || strcmp(a, "--report") == 0)) {
             return usage_error("%s needs a value", a);
+        } else if (strcmp(a, "--http") == 0) {
+            R->url = argv[++i];
+        } else if (strcmp(a, "--header") == 0) {
+            if (R->nheaders + 1 == sizeof R->headers / sizeof *R->headers)
+                return usage_error("at most 16 --header lines (%s)", v);
+            if (!strchr(v, ':'))
+                return usage_error("--header takes 'Name: value', not '%s'",
+                                   v);
+            R->headers[R->nheaders++] = argv[++i];
+            R->headers[R->nheaders] = NULL;
         } else if (strcmp(a, "--junit") == 0) {
             R->junit = argv[++i];
         } else if (strcmp(a, "--html") == 0) {
@@ -4750,7 +5423,12 @@ static int parse_args(runner *R, int argc, char **argv)
             return usage_error("unknown option '%s'", a);
         }
     }
-    if (!R->coverage && !R->io.spawn && !R->nfrom)
+    if (R->nheaders && !R->url)
+        return usage_error("--header is for --http URL%s", "");
+    if (R->url && (R->matrix || R->nfrom))
+        return usage_error("--http tests one server: not with --matrix or "
+                           "--report%s", "");
+    if (!R->coverage && !R->io.spawn && !R->nfrom && !R->url)
         return usage_error("missing '-- CMD ARGS...': the server command "
                            "to test%s", "");
     return 0;
