@@ -303,7 +303,7 @@ CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 endif
 
 $(BUILD)/tests/test_%: tests/test_%.c $(OBJS) tests/testutil.h \
-                       tests/serverutil.h conformance/conform.h \
+                       tests/serverutil.h tests/httppeer.h conformance/conform.h \
                        $(CHECK_OBJS) $(BUILD)/tests/framework
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ \

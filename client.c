@@ -2375,7 +2375,7 @@ static void sse_dispatch(rcp_client *c, hconn *k)
 static void sse_bytes(rcp_client *c, hconn *k)
 {
     const char *b = k->body.data;
-    size_t i = k->sse_at, start = k->sse_at;
+    size_t i = k->sse_at, start = 0;     /* the body holds one open line */
     for (; i < k->body.len; i++) {
         size_t ln;
         const char *line;
@@ -2459,7 +2459,8 @@ static void exchange_end(rcp_client *c, hconn *k, int ok)
             c->m.http_not_200++;
         if (!ok)
             c->m.http_failed++;
-        if (ok && !delivered && k->nreq && standin_code(k)) {
+        if (ok && !delivered && (k->nreq || k->status == 400)
+            && standin_code(k)) {
             /* §5.2: the status is the JSON-RPC error it mirrors */
             char t[192];
             int code = standin_code(k);

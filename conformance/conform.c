@@ -5353,6 +5353,8 @@ static int parse_args(runner *R, int argc, char **argv)
             if (R->url)
                 return usage_error("--http names a running server: no "
                                    "command after '--'%s", "");
+            if (R->nheaders)
+                return usage_error("--header is for --http URL%s", "");
             if (R->nfrom)
                 return usage_error("--report reads saved reports: no server "
                                    "command%s", "");

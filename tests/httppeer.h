@@ -182,7 +182,7 @@ static inline int hp_request(hp_state *h, int fd, const char *head,
         "\"path and body methods differ\"}";
     static const char progress[] = "{\"jsonrpc\":\"2.0\",\"method\":"
         "\"notifications/progress\"";
-    char verb[16], path[256], method[200], mm[200];
+    char verb[16], path[256], method[256], mm[256];
     const char *auth = hp_header(head, "Authorization");
     const char *accept = hp_header(head, "Accept");
     int sse, is_init;
@@ -267,7 +267,8 @@ static inline int hp_request(hp_state *h, int fd, const char *head,
         return 0;
     }
     sse = ((accept && strstr(accept, "text/event-stream"))
-           || h->mode == HB_SSE_ALWAYS) && h->mode != HP_NO_SSE;
+           || h->mode == HB_SSE_ALWAYS) && h->mode != HP_NO_SSE
+        && h->mode != HB_ERROR_NOT_200;  /* its errors must be seen */
     if (sse) {
         rcp_buf s;
         const char *eol = h->mode == HP_SSE_COMMENTS ? "\r\n" : "\n";

@@ -14,6 +14,7 @@
 #include "../rcp.h"
 #include "../conformance/conform.h"
 #include "testutil.h"
+#include "httppeer.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -2325,6 +2326,476 @@ START_TEST(stderr_is_whole_once_the_exit_is_seen)
 }
 END_TEST
 
+/* MARK: - HTTP (§5.2): the client and the oracle against test peers ----- */
+
+static hpeer HP;
+
+/* error.code of a response, or 0. */
+static int err_code(const rcp_json *m)
+{
+    int64_t v = 0;
+    const rcp_json *e = m ? rcp_json_get(m, "error") : NULL;
+    return e && rcp_json_int(rcp_json_get(e, "code"), &v) ? (int)v : 0;
+}
+
+static void peer_up(int mode, const char *token)
+{
+    ck_assert_int_eq(hpeer_start(&HP, mode, token), 0);
+}
+
+static rcp_client *http_client(const char *url, const char *const *headers,
+                               int sse)
+{
+    rcp_client_opts o;
+    char err[256];
+    rcp_client *c;
+    memset(&o, 0, sizeof o);
+    o.headers = headers;
+    o.sse = sse;
+    o.keep_frames = 1;
+    c = rcp_client_connect(url, &o, err, sizeof err);
+    ck_assert_msg(c != NULL, "connect %s: %s", url, err);
+    return c;
+}
+
+START_TEST(http_requests_pair_by_id_over_keepalive)
+{
+    rcp_client *c;
+    rcp_request *r[20];
+    int i;
+    peer_up(HP_LEGAL, NULL);
+    c = http_client(HP.url, NULL, 0);
+    for (i = 0; i < 20; i++) {
+        char p[64];
+        sprintf(p, "{\"nonce\":%d}", i);
+        r[i] = rcp_client_request(c, "ping", p, 5000);
+        ck_assert_ptr_nonnull(r[i]);
+    }
+    ck_assert_uint_eq(rcp_client_wait_all(c, 5000), 0);
+    for (i = 0; i < 20; i++) {
+        int64_t v = -1;
+        ck_assert_int_eq(rcp_request_state_get(r[i]), RCP_REQ_DONE);
+        ck_assert(rcp_json_int(rcp_json_get(rcp_request_result(r[i]),
+                                            "nonce"), &v) && v == i);
+        ck_assert_int_eq(rcp_request_http_status(r[i]), 200);
+    }
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->http_exchanges, 20);
+    ck_assert_uint_eq(rcp_client_exchanges(c), 0);
+    ck_assert_str_eq(rcp_client_base(c), "/rcp");
+    ck_assert_int_eq(rcp_client_pid(c), -1);
+    ck_assert_int_eq(rcp_client_close(c, 0), 0);
+    hpeer_stop(&HP);
+}
+END_TEST
+
+/* A batch is one POST to the base; the seed's batch metrics count it. */
+START_TEST(http_batch_posts_to_the_base_and_counts_the_seed_metrics)
+{
+    rcp_client *c;
+    rcp_request *a, *b;
+    const rcp_client_metrics *m;
+    peer_up(HP_LEGAL, NULL);
+    c = http_client(HP.url, NULL, 0);
+    ck_assert_int_eq(rcp_client_batch_begin(c), 0);
+    a = rcp_client_request(c, "ping", "{\"nonce\":\"a\"}", 5000);
+    ck_assert_int_eq(rcp_client_notify(c, "notifications/cancel",
+                                       "{\"id\":\"zz\"}"), 0);
+    b = rcp_client_request(c, "info", NULL, 5000);
+    ck_assert_int_eq(rcp_client_batch_end(c), 0);
+    ck_assert_uint_eq(rcp_client_wait_all(c, 5000), 0);
+    ck_assert(rcp_request_result(a) && rcp_request_result(b));
+    m = rcp_client_metrics_get(c);
+    ck_assert_uint_eq(m->batches, 1);
+    ck_assert_uint_eq(m->batch_size_sum, 3);
+    ck_assert_uint_eq(m->batch_response_count_mismatch, 0);
+    ck_assert_uint_eq(m->http_exchanges, 1);
+    /* a notification alone: an exchange with no body, nothing to pair */
+    ck_assert_int_eq(rcp_client_notify(c, "notifications/cancel",
+                                       "{\"id\":\"zz\"}"), 0);
+    while (rcp_client_exchanges(c) > 0)
+        ck_assert_int_ge(rcp_client_pump(c, 2000), 0);
+    ck_assert_uint_eq(m->batch_unknown_id_response, 0);
+    rcp_client_close(c, 0);
+    hpeer_stop(&HP);
+}
+END_TEST
+
+/* Chunked bodies, and a server that closes every connection after its
+** answer (the pool must notice and open a new one). */
+START_TEST(http_chunked_bodies_and_closed_connections)
+{
+    int modes[2] = { HP_CHUNKED, HP_CLOSE }, i, k;
+    for (k = 0; k < 2; k++) {
+        rcp_client *c;
+        peer_up(modes[k], NULL);
+        c = http_client(HP.url, NULL, 0);
+        for (i = 0; i < 5; i++) {
+            rcp_request *r = rcp_client_request(c, "info", NULL, 5000);
+            ck_assert_int_eq(rcp_client_wait(c, r, 5000), RCP_REQ_DONE);
+            ck_assert_ptr_nonnull(rcp_json_get(rcp_request_result(r),
+                                               "capabilities"));
+            rcp_request_free(c, r);
+        }
+        ck_assert_uint_eq(rcp_client_metrics_get(c)->http_failed, 0);
+        rcp_client_close(c, 0);
+        hpeer_stop(&HP);
+    }
+}
+END_TEST
+
+static int progress_seen;
+static void on_progress(void *ud, const rcp_json *m)
+{
+    (void)ud;
+    if (rcp_json_streq(rcp_json_get(m, "method"), "notifications/progress"))
+        progress_seen++;
+}
+
+/* SSE: data: events are frames; comments and CRLF are SSE's own. */
+START_TEST(http_sse_events_are_frames)
+{
+    rcp_client_opts o;
+    rcp_client *c;
+    rcp_request *r;
+    const rcp_client_metrics *m;
+    char err[200];
+    peer_up(HP_SSE_COMMENTS, NULL);
+    memset(&o, 0, sizeof o);
+    o.sse = 1;
+    o.on_notify = on_progress;
+    progress_seen = 0;
+    c = rcp_client_connect(HP.url, &o, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    r = rcp_client_request(c, "x-rcp/sleep", "{\"ms\":60,\"_meta\":"
+                           "{\"progressToken\":\"t\"}}", 5000);
+    ck_assert_int_eq(rcp_client_wait(c, r, 5000), RCP_REQ_DONE);
+    m = rcp_client_metrics_get(c);
+    ck_assert_int_gt(progress_seen, 0);
+    ck_assert_uint_gt(m->sse_events, 1);
+    ck_assert_uint_eq(m->sse_comments, 1);
+    ck_assert_uint_eq(m->sse_multiline + m->sse_after_final
+                      + m->sse_no_final + m->sse_unterminated, 0);
+    rcp_client_close(c, 0);
+    hpeer_stop(&HP);
+}
+END_TEST
+
+/* What a broken stream looks like to the client's counters. */
+START_TEST(http_sse_faults_are_counted)
+{
+    int modes[2] = { HB_SSE_TWO_FINALS, HB_SSE_NO_BLANK }, k;
+    for (k = 0; k < 2; k++) {
+        rcp_client *c;
+        rcp_request *r;
+        const rcp_client_metrics *m;
+        peer_up(modes[k], NULL);
+        c = http_client(HP.url, NULL, 1);
+        r = rcp_client_request(c, "x-rcp/sleep", "{\"ms\":30,\"_meta\":"
+                               "{\"progressToken\":\"t\"}}", 5000);
+        (void)rcp_client_wait(c, r, 5000);
+        while (rcp_client_exchanges(c) > 0)
+            ck_assert_int_ge(rcp_client_pump(c, 2000), 0);
+        m = rcp_client_metrics_get(c);
+        if (k == 0) {
+            ck_assert_uint_eq(m->sse_after_final, 1);
+            ck_assert_uint_eq(m->duplicate_response, 1);
+        } else {
+            ck_assert_uint_eq(m->sse_multiline, 1);
+        }
+        rcp_client_close(c, 0);
+        hpeer_stop(&HP);
+    }
+}
+END_TEST
+
+/* §5.2's table: a 400 without a JSON-RPC body is the -32700 it mirrors
+** (made by the client, and marked so); a 404 fails its request. */
+START_TEST(http_statuses_without_a_body)
+{
+    rcp_client *c;
+    rcp_request *r;
+    const rcp_frame *f;
+    char url[96];
+    peer_up(HP_PARSE_400, NULL);
+    c = http_client(HP.url, NULL, 0);
+    ck_assert_int_eq(rcp_client_send_raw(c, "not json\n", 9), 0);
+    while (rcp_client_exchanges(c) > 0)
+        ck_assert_int_ge(rcp_client_pump(c, 2000), 0);
+    ck_assert_uint_eq(rcp_client_frames(c, &f), 1);
+    ck_assert_int_eq(f[0].http_status, 400);
+    ck_assert(f[0].http_flags & RCP_FRAME_STANDIN);
+    ck_assert_int_eq(err_code(f[0].root), RCP_PARSE_ERROR);
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->batch_null_id_response, 1);
+    rcp_client_close(c, 0);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/elsewhere", HP.port);
+    c = http_client(url, NULL, 0);
+    r = rcp_client_request(c, "ping", NULL, 5000);
+    ck_assert_int_eq(rcp_client_wait(c, r, 5000), RCP_REQ_ABANDONED);
+    ck_assert_int_eq(rcp_request_http_status(r), 404);
+    rcp_client_close(c, 0);
+    hpeer_stop(&HP);
+}
+END_TEST
+
+START_TEST(http_connect_refuses_what_it_cannot_use)
+{
+    static const char *const crlf[] = { "X-A: b\r\nX-Evil: 1", NULL };
+    static const char *const bare[] = { "NoColon", NULL };
+    static const char *const sp[] = { "Bad Name: v", NULL };
+    rcp_client_opts o;
+    char err[256], url[96];
+    memset(&o, 0, sizeof o);
+    ck_assert_ptr_null(rcp_client_connect("https://127.0.0.1/rcp", NULL,
+                                          err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "TLS"));
+    ck_assert_ptr_null(rcp_client_connect("ftp://x/", NULL, err,
+                                          sizeof err));
+    ck_assert_ptr_null(rcp_client_connect("http://[::1/rcp", NULL, err,
+                                          sizeof err));
+    ck_assert_ptr_null(rcp_client_connect("http://h:99999/rcp", NULL, err,
+                                          sizeof err));
+    ck_assert_ptr_null(rcp_client_connect("http://h/rcp?x=1", NULL, err,
+                                          sizeof err));
+    ck_assert_ptr_null(rcp_client_connect(NULL, NULL, err, sizeof err));
+    peer_up(HP_LEGAL, NULL);
+    o.headers = crlf;
+    ck_assert_ptr_null(rcp_client_connect(HP.url, &o, err, sizeof err));
+    o.headers = bare;
+    ck_assert_ptr_null(rcp_client_connect(HP.url, &o, err, sizeof err));
+    o.headers = sp;
+    ck_assert_ptr_null(rcp_client_connect(HP.url, &o, err, sizeof err));
+    hpeer_stop(&HP);
+    /* nothing listens there any more */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/rcp", HP.port);
+    ck_assert_ptr_null(rcp_client_connect(url, NULL, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "cannot connect"));
+}
+END_TEST
+
+/* The raw exchange the oracle judges with; the client's headers go on
+** every request, the default base is /rcp. */
+START_TEST(http_raw_exchange_and_headers)
+{
+    static const char *const h[] = { "Authorization: Bearer s3cret", NULL };
+    rcp_client *c;
+    rcp_http_reply rep;
+    rcp_request *r;
+    char url[96];
+    size_t n;
+    const char *v;
+    peer_up(HP_LEGAL, "s3cret");
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", HP.port);
+    c = http_client(url, h, 0);
+    ck_assert_str_eq(rcp_client_base(c), "/rcp");
+    r = rcp_client_request(c, "ping", NULL, 5000);
+    ck_assert_int_eq(rcp_client_wait(c, r, 5000), RCP_REQ_DONE);
+    ck_assert_int_eq(rcp_client_http(c, "GET", "/rcp/ping", NULL, NULL, 0,
+                                     5000, &rep), 0);
+    ck_assert_int_eq(rep.status, 405);
+    v = rcp_http_header(&rep, "allow", &n);
+    ck_assert(v && n == 4 && memcmp(v, "POST", 4) == 0);
+    rcp_http_reply_free(&rep);
+    rcp_client_close(c, 0);
+    c = http_client(HP.url, NULL, 0);      /* no token */
+    ck_assert_int_eq(rcp_client_http(c, "POST", "/rcp/ping",
+                                     "Content-Type: application/json\r\n",
+                                     "{}", 2, 5000, &rep), 0);
+    ck_assert_int_eq(rep.status, 401);
+    ck_assert_ptr_nonnull(rcp_http_header(&rep, "WWW-Authenticate", NULL));
+    rcp_http_reply_free(&rep);
+    /* the peer's -32012 carries id null: it pairs with nothing, and the
+    ** request its exchange did not answer fails, with the status */
+    r = rcp_client_request(c, "ping", NULL, 5000);
+    ck_assert_int_eq(rcp_client_wait(c, r, 5000), RCP_REQ_ABANDONED);
+    ck_assert_int_eq(rcp_request_http_status(r), 401);
+    ck_assert_uint_eq(rcp_client_metrics_get(c)->batch_null_id_response, 1);
+    rcp_client_close(c, 0);
+    hpeer_stop(&HP);
+}
+END_TEST
+
+/* The suite over HTTP against a peer; the report, parsed. */
+static const rcp_json *http_suite(rcp_arena *a, rcp_buf *out, int mode,
+                                  const char *token, const char *only,
+                                  int *rc)
+{
+    char *argv[12], hdr[96];
+    rcp_conform_io io;
+    rcp_json_err err;
+    const rcp_json *j;
+    int argc = 0;
+    peer_up(mode, token);
+    argv[argc++] = "conform";
+    argv[argc++] = "--json";
+    argv[argc++] = "--timeout";
+    argv[argc++] = "1500";
+    argv[argc++] = "--http";
+    argv[argc++] = HP.url;
+    if (token) {
+        snprintf(hdr, sizeof hdr, "Authorization: Bearer %s", token);
+        argv[argc++] = "--header";
+        argv[argc++] = hdr;
+    }
+    if (only) {
+        argv[argc++] = "--only";
+        argv[argc++] = (char *)only;
+    }
+    argv[argc] = NULL;
+    memset(&io, 0, sizeof io);
+    io.out = out;
+    *rc = rcp_conform_run(argc, argv, &io);
+    hpeer_stop(&HP);
+    j = rcp_json_parse(a, out->data, out->len, 0, &err);
+    ck_assert_msg(j != NULL, "report is not JSON: %.*s", (int)out->len,
+                  out->data);
+    return j;
+}
+
+/* Every legal reading passes the whole suite over HTTP: notifications
+** answered 204, 202 or an empty 200; a 400 for a body that is not JSON;
+** chunked bodies; no keep-alive; no SSE (it MAY); SSE comments and CRLF;
+** 403 for a missing token. */
+START_TEST(suite_over_http_passes_the_legal_peers)
+{
+    static const int legal[] = { HP_LEGAL, HP_NOTE_202, HP_NOTE_200,
+        HP_PARSE_400, HP_CHUNKED, HP_CLOSE, HP_NO_SSE, HP_SSE_COMMENTS,
+        HP_AUTH_403 };
+    size_t i;
+    for (i = 0; i < sizeof legal / sizeof *legal; i++) {
+        rcp_arena a;
+        rcp_buf out;
+        const rcp_json *j;
+        int rc;
+        rcp_arena_init(&a, 0);
+        rcp_buf_init(&out);
+        j = http_suite(&a, &out, legal[i], legal[i] == HP_AUTH_403
+                       || legal[i] == HP_LEGAL ? "tok" : NULL,
+                       legal[i] == HP_LEGAL ? NULL : "5.2", &rc);
+        ck_assert_msg(rc == 0, "legal mode %d failed: %s", legal[i],
+                      failed_ids(j));
+        ck_assert_str_eq(status_of(j, "s05-http-method-mismatch"), "pass");
+        if (legal[i] == HP_LEGAL) {
+            ck_assert_str_eq(status_of(j, "s05-http-sse-framing"), "pass");
+            ck_assert_str_eq(status_of(j, "s05-http-auth-before-initialize"),
+                             "pass");
+            ck_assert_str_eq(status_of(j, "s05-blank-lines-ignored"),
+                             "skip");
+        }
+        rcp_buf_free(&out);
+        rcp_arena_free(&a);
+    }
+}
+END_TEST
+
+/* The legal readings the other sections must accept over HTTP. */
+START_TEST(suite_over_http_accepts_statuses_for_notifications_and_400)
+{
+    static const struct { int mode; const char *only; } cases[] = {
+        { HP_NOTE_202, "4" }, { HP_NOTE_200, "11" }, { HP_PARSE_400, "12" }
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rcp_arena a;
+        rcp_buf out;
+        const rcp_json *j;
+        int rc;
+        rcp_arena_init(&a, 0);
+        rcp_buf_init(&out);
+        j = http_suite(&a, &out, cases[i].mode, NULL, cases[i].only, &rc);
+        ck_assert_msg(rc == 0, "legal mode %d, --only %s: %s",
+                      cases[i].mode, cases[i].only, failed_ids(j));
+        rcp_buf_free(&out);
+        rcp_arena_free(&a);
+    }
+}
+END_TEST
+
+/* Each breach of §5.2 is caught by the check that names it. */
+START_TEST(suite_over_http_catches_each_breach)
+{
+    static const struct {
+        int mode;
+        const char *token, *check, *want;
+    } cases[] = {
+        { HB_ERROR_NOT_200, NULL, "s05-http-error-200", "fail" },
+        { HB_NO_MISMATCH, NULL, "s05-http-method-mismatch", "fail" },
+        { HB_ANY_BASE, NULL, "s05-http-unknown-base", "warn" },
+        { HB_GET_200, NULL, "s05-http-other-verbs", "warn" },
+        { HB_SSE_TWO_FINALS, NULL, "s05-http-sse-framing", "fail" },
+        { HB_SSE_NO_BLANK, NULL, "s05-http-sse-framing", "fail" },
+        { HB_SSE_ALWAYS, NULL, "s05-http-buffered", "fail" },
+        { HB_AUTH_AFTER_INIT, "tok", "s05-http-auth-before-initialize",
+          "fail" },
+        { HB_401_BARE, "tok", "s05-http-auth-before-initialize", "fail" },
+        { HB_INIT_ONCE, NULL, "s05-http-initialize-per-connection", "fail" },
+        { HB_ONE_AT_A_TIME, NULL, "s05-http-two-clients", "warn" },
+        { HB_NOTE_BODY, NULL, "s05-http-notification-no-body", "fail" }
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rcp_arena a;
+        rcp_buf out;
+        const rcp_json *j;
+        int rc;
+        rcp_arena_init(&a, 0);
+        rcp_buf_init(&out);
+        j = http_suite(&a, &out, cases[i].mode, cases[i].token,
+                       cases[i].check, &rc);
+        ck_assert_msg(strcmp(status_of(j, cases[i].check), cases[i].want)
+                      == 0, "mode %d: %s is %s, not %s", cases[i].mode,
+                      cases[i].check, status_of(j, cases[i].check),
+                      cases[i].want);
+        rcp_buf_free(&out);
+        rcp_arena_free(&a);
+    }
+}
+END_TEST
+
+/* The wire rules see every frame of the run: a JSON-RPC error with 400,
+** and SSE streams broken on the shared session. */
+START_TEST(suite_over_http_judges_every_frame)
+{
+    static const struct { int mode; const char *check; } cases[] = {
+        { HB_ERROR_NOT_200, "s05-http-status-200" },
+        { HB_SSE_TWO_FINALS, "s05-http-sse-wire" },
+        { HB_SSE_NO_BLANK, "s05-http-sse-wire" }
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rcp_arena a;
+        rcp_buf out;
+        const rcp_json *j;
+        int rc;
+        rcp_arena_init(&a, 0);
+        rcp_buf_init(&out);
+        j = http_suite(&a, &out, cases[i].mode, NULL, NULL, &rc);
+        ck_assert_msg(strcmp(status_of(j, cases[i].check), "fail") == 0,
+                      "mode %d: %s is %s", cases[i].mode, cases[i].check,
+                      status_of(j, cases[i].check));
+        rcp_buf_free(&out);
+        rcp_arena_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(suite_http_usage_errors)
+{
+    char *a1[] = { "conform", "--http", "http://x/", "--", "cmd", NULL };
+    char *a2[] = { "conform", "--header", "A: b", "--", "cmd", NULL };
+    char *a3[] = { "conform", "--http", "http://x/", "--header", "nocolon",
+                   NULL };
+    rcp_buf out;
+    rcp_conform_io io;
+    rcp_buf_init(&out);
+    memset(&io, 0, sizeof io);
+    io.out = &out;
+    ck_assert_int_eq(rcp_conform_run(5, a1, &io), 2);
+    ck_assert_int_eq(rcp_conform_run(5, a2, &io), 2);
+    ck_assert_int_eq(rcp_conform_run(5, a3, &io), 2);
+    rcp_buf_free(&out);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("client");
@@ -2333,11 +2804,26 @@ static Suite *make_suite(void)
     TCase *x = tcase_create("suite-proves-itself");
     TCase *l = tcase_create("legal-controls");
     TCase *r = tcase_create("results");
+    TCase *h = tcase_create("http");
     tcase_set_timeout(t, 60);
     tcase_set_timeout(b, 60);
     tcase_set_timeout(x, 120);
     tcase_set_timeout(l, 120);
     tcase_set_timeout(r, 180);
+    tcase_set_timeout(h, 180);
+    tcase_add_test(h, http_requests_pair_by_id_over_keepalive);
+    tcase_add_test(h, http_batch_posts_to_the_base_and_counts_the_seed_metrics);
+    tcase_add_test(h, http_chunked_bodies_and_closed_connections);
+    tcase_add_test(h, http_sse_events_are_frames);
+    tcase_add_test(h, http_sse_faults_are_counted);
+    tcase_add_test(h, http_statuses_without_a_body);
+    tcase_add_test(h, http_connect_refuses_what_it_cannot_use);
+    tcase_add_test(h, http_raw_exchange_and_headers);
+    tcase_add_test(h, suite_http_usage_errors);
+    tcase_add_test(h, suite_over_http_passes_the_legal_peers);
+    tcase_add_test(h, suite_over_http_accepts_statuses_for_notifications_and_400);
+    tcase_add_test(h, suite_over_http_catches_each_breach);
+    tcase_add_test(h, suite_over_http_judges_every_frame);
     tcase_add_test(t, pairs_out_of_order_responses_by_id);
     tcase_add_test(t, batch_reply_in_any_order_pairs_by_id);
     tcase_add_test(t, batch_notifications_shorten_the_reply_without_mismatch);
@@ -2425,6 +2911,7 @@ static Suite *make_suite(void)
     suite_add_tcase(s, x);
     suite_add_tcase(s, l);
     suite_add_tcase(s, r);
+    suite_add_tcase(s, h);
     return s;
 }
 
