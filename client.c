@@ -139,6 +139,7 @@ static void http_free(http *h);
 static void http_frame(const rcp_client *c, rcp_frame *f);
 static int  http_cur_status(const rcp_client *c);
 static int  http_broken(const rcp_client *c);
+static void http_session(rcp_client *c, const rcp_json *msg);
 
 /* MARK: - Time ----------------------------------------------------------- */
 
@@ -617,6 +618,8 @@ static void pair(rcp_client *c, const rcp_json *msg, rcp_buf *key,
     slot *s;
     rcp_request *r;
     c->m.responses++;
+    if (c->http)
+        http_session(c, msg);           /* raw-sent initialize too */
     if (id && id->type == RCP_JSON_NULL) {
         c->m.batch_null_id_response++;
         orphan(c, msg);
@@ -1727,6 +1730,7 @@ struct http {
     hconn           *conn;
     size_t           nconn;
     int              broken;     /* a connection was refused: gone */
+    char             session[256];   /* §5.2: RCP-Session, or "" */
     rcp_buf          raw;        /* raw bytes not yet a whole line */
     /* the exchange whose body is being handed over */
     uint64_t         cur_xid;
@@ -2070,6 +2074,11 @@ static void build_request(rcp_client *c, rcp_buf *b, const char *verb,
     if (extra)
         rcp_buf_puts(b, extra);
     rcp_buf_put(b, h->headers.data, h->headers.len);
+    if (h->session[0]) {
+        rcp_buf_puts(b, "RCP-Session: ");
+        rcp_buf_puts(b, h->session);
+        rcp_buf_puts(b, "\r\n");
+    }
     if (has_body) {
         sprintf(len, "%lu", (unsigned long)n);
         rcp_buf_puts(b, "Content-Length: ");
@@ -2793,4 +2802,29 @@ static int http_cur_status(const rcp_client *c)
 static int http_broken(const rcp_client *c)
 {
     return c->http->broken;
+}
+
+/* §5.2: "A stateful HTTP server MAY issue a session token in
+** initialize.result._meta.session and require it (e.g. header
+** RCP-Session) on subsequent requests": an initialize result carrying
+** one makes every later request carry it.  Only visible ASCII is taken:
+** the token goes into a header line. */
+static void http_session(rcp_client *c, const rcp_json *msg)
+{
+    const rcp_json *res = rcp_json_get(msg, "result"), *meta, *tok;
+    size_t i;
+    if (!res || res->type != RCP_JSON_OBJECT
+        || !rcp_json_get(res, "protocolVersion")
+        || !rcp_json_get(res, "capabilities")
+        || !(meta = rcp_json_get(res, "_meta"))
+        || meta->type != RCP_JSON_OBJECT
+        || !(tok = rcp_json_get(meta, "session"))
+        || tok->type != RCP_JSON_STRING || tok->n == 0
+        || tok->n >= sizeof c->http->session)
+        return;
+    for (i = 0; i < tok->n; i++)
+        if (tok->s[i] <= ' ' || tok->s[i] >= 127)
+            return;
+    memcpy(c->http->session, tok->s, tok->n);
+    c->http->session[tok->n] = '\0';
 }

@@ -40,6 +40,8 @@ enum {
     HP_NO_SSE,         /* never streams (it MAY not) */
     HP_SSE_COMMENTS,   /* ": ping" comments and CRLF line ends in SSE */
     HP_AUTH_403,       /* a missing token is 403 rather than 401 */
+    HP_SESSIONS,       /* stateful: initialize issues _meta.session, gated
+                          requests without RCP-Session are -32001 */
     /* broken: one §5.2 rule each */
     HB_ERROR_NOT_200,  /* a JSON-RPC error response comes with 400 */
     HB_NO_MISMATCH,    /* the path's method is not compared to the body's */
@@ -163,6 +165,25 @@ static inline void hp_dispatch(hp_state *h, const char *body, size_t n,
         if (one)
             rcp_server_handle(one, body, n, out);
         rcp_server_free(one);
+        rcp_buf_putc(out, '\0');        /* a C string for strstr */
+        out->len--;
+        if (h->mode == HP_SESSIONS && strstr(out->data ? out->data : "",
+                                             "\"result\":{")) {
+            /* the token goes first in result._meta (made if absent) */
+            rcp_buf t;
+            char *at = strstr(out->data, "\"_meta\":{");
+            size_t cut = at ? (size_t)(at - out->data) + 9
+                : (size_t)(strstr(out->data, "\"result\":{") - out->data)
+                  + 10;
+            rcp_buf_init(&t);
+            rcp_buf_put(&t, out->data, cut);
+            rcp_buf_puts(&t, at ? "\"session\":\"sess-42\","
+                         : "\"_meta\":{\"session\":\"sess-42\"},");
+            rcp_buf_put(&t, out->data + cut, out->len - cut);
+            out->len = 0;
+            rcp_buf_put(out, t.data, t.len);
+            rcp_buf_free(&t);
+        }
         return;
     }
     if (method && strcmp(method, "initialize") == 0) {
@@ -255,8 +276,22 @@ static inline int hp_request(hp_state *h, int fd, const char *head,
         rcp_arena_free(&a);
         return 0;
     }
+    if (h->mode == HP_SESSIONS && strcmp(mm, "initialize") != 0
+        && strcmp(mm, "info") != 0 && strcmp(mm, "ping") != 0
+        && strncmp(mm, "notifications/", 14) != 0) {
+        const char *sess = hp_header(head, "RCP-Session");
+        if (!sess || strncmp(sess, "sess-42\r", 8) != 0) {
+            static const char e[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
+                "\"error\":{\"code\":-32001,\"message\":\"no session\"}}";
+            rcp_arena_free(&a);
+            hp_respond(h, fd, 200, json, e, strlen(e));
+            return 0;
+        }
+    }
     rcp_arena_free(&a);
     hp_dispatch(h, body, n, mm[0] ? mm : NULL, &h->out);
+    rcp_buf_putc(&h->out, '\0');
+    h->out.len--;
     if (h->out.len == 0) {               /* a notification: no body */
         if (h->mode == HB_NOTE_BODY)
             hp_respond(h, fd, 200, json, "{\"jsonrpc\":\"2.0\",\"id\":null,"

@@ -2388,6 +2388,29 @@ START_TEST(http_requests_pair_by_id_over_keepalive)
 }
 END_TEST
 
+/* §5.2: a stateful server's session token, from initialize, goes on
+** every later request as RCP-Session. */
+START_TEST(http_session_token_is_carried)
+{
+    rcp_client *c;
+    rcp_request *r;
+    peer_up(HP_SESSIONS, NULL);
+    c = http_client(HP.url, NULL, 0);
+    r = rcp_client_request(c, "embed", "{\"inputs\":[\"a\"]}", 5000);
+    ck_assert_int_eq(rcp_client_wait(c, r, 5000), RCP_REQ_ABANDONED);
+    rcp_request_free(c, r);
+    r = rcp_client_request(c, "initialize", "{\"protocolVersion\":1,"
+                           "\"client\":{\"name\":\"t\"}}", 5000);
+    ck_assert_int_eq(rcp_client_wait(c, r, 5000), RCP_REQ_DONE);
+    rcp_request_free(c, r);
+    r = rcp_client_request(c, "embed", "{\"inputs\":[\"a\"]}", 5000);
+    ck_assert_int_eq(rcp_client_wait(c, r, 5000), RCP_REQ_DONE);
+    ck_assert_ptr_nonnull(rcp_request_result(r));
+    rcp_client_close(c, 0);
+    hpeer_stop(&HP);
+}
+END_TEST
+
 /* A batch is one POST to the base; the seed's batch metrics count it. */
 START_TEST(http_batch_posts_to_the_base_and_counts_the_seed_metrics)
 {
@@ -2659,7 +2682,7 @@ START_TEST(suite_over_http_passes_the_legal_peers)
 {
     static const int legal[] = { HP_LEGAL, HP_NOTE_202, HP_NOTE_200,
         HP_PARSE_400, HP_CHUNKED, HP_CLOSE, HP_NO_SSE, HP_SSE_COMMENTS,
-        HP_AUTH_403 };
+        HP_AUTH_403, HP_SESSIONS };
     size_t i;
     for (i = 0; i < sizeof legal / sizeof *legal; i++) {
         rcp_arena a;
@@ -2670,7 +2693,8 @@ START_TEST(suite_over_http_passes_the_legal_peers)
         rcp_buf_init(&out);
         j = http_suite(&a, &out, legal[i], legal[i] == HP_AUTH_403
                        || legal[i] == HP_LEGAL ? "tok" : NULL,
-                       legal[i] == HP_LEGAL ? NULL : "5.2", &rc);
+                       legal[i] == HP_LEGAL || legal[i] == HP_SESSIONS
+                       ? NULL : "5.2", &rc);
         ck_assert_msg(rc == 0, "legal mode %d failed: %s", legal[i],
                       failed_ids(j));
         ck_assert_str_eq(status_of(j, "s05-http-method-mismatch"), "pass");
@@ -2814,6 +2838,7 @@ static Suite *make_suite(void)
     tcase_add_test(h, http_requests_pair_by_id_over_keepalive);
     tcase_add_test(h, http_batch_posts_to_the_base_and_counts_the_seed_metrics);
     tcase_add_test(h, http_chunked_bodies_and_closed_connections);
+    tcase_add_test(h, http_session_token_is_carried);
     tcase_add_test(h, http_sse_events_are_frames);
     tcase_add_test(h, http_sse_faults_are_counted);
     tcase_add_test(h, http_statuses_without_a_body);
