@@ -12,6 +12,7 @@
 
 #include "../rcp.h"
 #include "testutil.h"
+#include "httppeer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -363,6 +364,46 @@ static int fake_server(const char *mode)
 }
 
 /* MARK: - rcp call -------------------------------------------------------- */
+
+/* rcp call --url: the same answers over HTTP (§5.2), the status of a
+** refused request said, the options that make no sense refused. */
+START_TEST(call_url_talks_http)
+{
+    proc p;
+    hpeer hp;
+    ck_assert_int_eq(hpeer_start(&hp, HP_LEGAL, "tok"), 0);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "--url", hp.url,
+                                  "--header", "Authorization: Bearer tok",
+                                  "ping", "nonce=5"), NULL, ON_PIPES, NULL),
+                     0);
+    ck_assert_str_eq(OUT(&p), "{\"nonce\":5}\n");
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "--url", hp.url,
+                                  "--header", "Authorization: Bearer tok",
+                                  "retrieve", "query=x", "k=0"), NULL,
+                         ON_PIPES, NULL), 1);
+    ck_assert_msg(strncmp(ERR(&p), "-32602 ", 7) == 0, "%s", ERR(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "--url", hp.url, "ping"),
+                         NULL, ON_PIPES, NULL), 3);
+    ck_assert_msg(strstr(ERR(&p), "HTTP 401") != NULL, "%s", ERR(&p));
+    proc_free(&p);
+    hpeer_stop(&hp);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "--url", hp.url, "ping"),
+                         NULL, ON_PIPES, NULL), 3);
+    ck_assert_msg(strstr(ERR(&p), "cannot reach the server") != NULL, "%s",
+                  ERR(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "--url", hp.url, "ping",
+                                  "--", bin(), "serve"), NULL, ON_PIPES,
+                         NULL), 2);
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "--header", "A: b", "ping",
+                                  "--", bin(), "serve"), NULL, ON_PIPES,
+                         NULL), 2);
+    proc_free(&p);
+}
+END_TEST
 
 START_TEST(call_prints_the_result_on_stdout_and_exits_0)
 {
@@ -1191,6 +1232,7 @@ static Suite *make_suite(void)
     tcase_set_timeout(shell, 60);
     tcase_set_timeout(cli, 60);
     tcase_add_test(call, call_prints_the_result_on_stdout_and_exits_0);
+    tcase_add_test(call, call_url_talks_http);
     tcase_add_test(call, call_error_is_code_message_and_data_on_stderr_exit_1);
     tcase_add_test(call, call_initializes_once_then_sends_the_request);
     tcase_add_test(call, call_key_value_params_are_typed_as_json);
