@@ -4401,22 +4401,34 @@ static int code_http_auth(runner *R, check *k, rcp_client *c)
         return ST_FAIL;
     rcp_buf_init(&path);
     expected_text(k, "without the --header lines: HTTP 401 with "
-                  "WWW-Authenticate, or 403, and no initialize result",
-                  NULL);
+                  "WWW-Authenticate, or 403, and a -32012 error body "
+                  "(§15.6), no initialize result", NULL);
     if (exchange(R, k, bare, "POST", at_base(&path, c, "initialize"),
                  json_hdr, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
                  "\"initialize\",\"params\":{\"protocolVersion\":1,"
                  "\"client\":{\"name\":\"rcp-conform\",\"version\":\"1\"},"
                  "\"capabilities\":{}}}", &rep) == 0) {
+        rcp_arena a;
+        const rcp_json *j;
+        int64_t code = 0;
+        rcp_arena_init(&a, 0);
+        j = reply_json(&a, &rep);
         if (rep.status == 401 && !rcp_http_header(&rep, "www-authenticate",
                                                   NULL))
             rcp_buf_puts(&k->why, "401 without WWW-Authenticate (RFC 9110 "
                          "§11.6.1: a 401 MUST carry one)");
+        else if ((rep.status == 401 || rep.status == 403)
+                 && !(j && rcp_json_int(jptr(j, "/error/code"), &code)
+                      && code == -32012))
+            rcp_buf_puts(&k->why, "the refusal carries no -32012 error "
+                         "(§15.6: a server that rejects a caller MUST answer "
+                         "-32012 rather than a bare transport error)");
         else if (rep.status == 401 || rep.status == 403)
             st = ST_PASS;
         else
             buf_printf(&k->why, "initialize without credentials got HTTP "
                        "%d", rep.status);
+        rcp_arena_free(&a);
     }
     rcp_http_reply_free(&rep);
     rcp_buf_free(&path);

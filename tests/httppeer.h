@@ -55,6 +55,7 @@ enum {
     HB_ONE_AT_A_TIME,  /* serves one connection until it closes */
     HB_NOTE_BODY,      /* a notification gets a JSON body */
     HB_401_BARE,       /* 401 without WWW-Authenticate */
+    HB_AUTH_NO_BODY,   /* 401 without the -32012 body (§15.6) */
     HP_MODES
 };
 
@@ -238,7 +239,8 @@ static inline int hp_request(hp_state *h, int fd, const char *head,
         hp_respond(h, fd, h->mode == HP_AUTH_403 ? 403 : 401,
                    h->mode == HB_401_BARE ? json
                    : "WWW-Authenticate: Bearer\r\n"
-                     "Content-Type: application/json\r\n", e, strlen(e));
+                     "Content-Type: application/json\r\n", e,
+                   h->mode == HB_AUTH_NO_BODY ? 0 : strlen(e));
         return 0;
     }
     rcp_arena_init(&a, 0);

@@ -2751,6 +2751,8 @@ START_TEST(suite_over_http_catches_each_breach)
         { HB_AUTH_AFTER_INIT, "tok", "s05-http-auth-before-initialize",
           "fail" },
         { HB_401_BARE, "tok", "s05-http-auth-before-initialize", "fail" },
+        { HB_AUTH_NO_BODY, "tok", "s05-http-auth-before-initialize",
+          "fail" },
         { HB_INIT_ONCE, NULL, "s05-http-initialize-per-connection", "fail" },
         { HB_ONE_AT_A_TIME, NULL, "s05-http-two-clients", "warn" },
         { HB_NOTE_BODY, NULL, "s05-http-notification-no-body", "fail" }
