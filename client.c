@@ -1962,13 +1962,10 @@ static hconn *take_conn(rcp_client *c)
             k = t;
     }
     if (!k) {
-        hconn *v;
+        /* the slots never move (they are made once, at connect): a
+        ** callback that sends while a body is handed over is safe */
         if (h->nconn == HTTP_MAX_CONNS)
             return NULL;
-        v = rcp_realloc(h->conn, (h->nconn + 1) * sizeof *v);
-        if (!v)
-            return NULL;
-        h->conn = v;
         k = &h->conn[h->nconn++];
         memset(k, 0, sizeof *k);
         k->fd = -1;
@@ -2661,6 +2658,11 @@ rcp_client *rcp_client_connect(const char *url, const rcp_client_opts *opts,
     rcp_buf_init(&h->headers);
     rcp_buf_init(&h->raw);
     c->http = h;
+    if (!(h->conn = rcp_malloc(HTTP_MAX_CONNS * sizeof *h->conn))) {
+        snprintf(err, errlen, "out of memory");
+        client_free(c);
+        return NULL;
+    }
     c->opts.headers = NULL;              /* not kept: copied into h */
     h->sse = opts ? opts->sse : 0;
     if (parse_url(h, url, err, errlen) != 0
