@@ -2674,6 +2674,27 @@ static const rcp_json *http_suite(rcp_arena *a, rcp_buf *out, int mode,
     return j;
 }
 
+/* One run over HTTP: check's status (and the failed ids, when failed is
+** not NULL), both in static buffers. */
+static const char *http_status(int mode, const char *token, const char *only,
+                               const char *check, int *rc,
+                               const char **failed)
+{
+    rcp_arena a;
+    rcp_buf out;
+    const rcp_json *j;
+    const char *st;
+    rcp_arena_init(&a, 0);
+    rcp_buf_init(&out);
+    j = http_suite(&a, &out, mode, token, only, rc);
+    st = status_of(j, check);
+    if (failed)
+        *failed = failed_ids(j);
+    rcp_buf_free(&out);
+    rcp_arena_free(&a);
+    return st;
+}
+
 /* Every legal reading passes the whole suite over HTTP: notifications
 ** answered 204, 202 or an empty 200; a 400 for a body that is not JSON;
 ** chunked bodies; no keep-alive; no SSE (it MAY); SSE comments and CRLF;
@@ -2719,17 +2740,12 @@ START_TEST(suite_over_http_accepts_statuses_for_notifications_and_400)
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof *cases; i++) {
-        rcp_arena a;
-        rcp_buf out;
-        const rcp_json *j;
+        const char *failed;
         int rc;
-        rcp_arena_init(&a, 0);
-        rcp_buf_init(&out);
-        j = http_suite(&a, &out, cases[i].mode, NULL, cases[i].only, &rc);
+        (void)http_status(cases[i].mode, NULL, cases[i].only, "", &rc,
+                          &failed);
         ck_assert_msg(rc == 0, "legal mode %d, --only %s: %s",
-                      cases[i].mode, cases[i].only, failed_ids(j));
-        rcp_buf_free(&out);
-        rcp_arena_free(&a);
+                      cases[i].mode, cases[i].only, failed);
     }
 }
 END_TEST
@@ -2759,20 +2775,13 @@ START_TEST(suite_over_http_catches_each_breach)
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof *cases; i++) {
-        rcp_arena a;
-        rcp_buf out;
-        const rcp_json *j;
         int rc;
-        rcp_arena_init(&a, 0);
-        rcp_buf_init(&out);
-        j = http_suite(&a, &out, cases[i].mode, cases[i].token,
-                       cases[i].check, &rc);
-        ck_assert_msg(strcmp(status_of(j, cases[i].check), cases[i].want)
-                      == 0, "mode %d: %s is %s, not %s", cases[i].mode,
-                      cases[i].check, status_of(j, cases[i].check),
+        const char *st = http_status(cases[i].mode, cases[i].token,
+                                     cases[i].check, cases[i].check, &rc,
+                                     NULL);
+        ck_assert_msg(strcmp(st, cases[i].want) == 0, "mode %d: %s is %s, "
+                      "not %s", cases[i].mode, cases[i].check, st,
                       cases[i].want);
-        rcp_buf_free(&out);
-        rcp_arena_free(&a);
     }
 }
 END_TEST
@@ -2788,18 +2797,12 @@ START_TEST(suite_over_http_judges_every_frame)
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof *cases; i++) {
-        rcp_arena a;
-        rcp_buf out;
-        const rcp_json *j;
         int rc;
-        rcp_arena_init(&a, 0);
-        rcp_buf_init(&out);
-        j = http_suite(&a, &out, cases[i].mode, NULL, NULL, &rc);
-        ck_assert_msg(strcmp(status_of(j, cases[i].check), "fail") == 0,
-                      "mode %d: %s is %s", cases[i].mode, cases[i].check,
-                      status_of(j, cases[i].check));
-        rcp_buf_free(&out);
-        rcp_arena_free(&a);
+        const char *st = http_status(cases[i].mode, NULL, NULL,
+                                     cases[i].check, &rc, NULL);
+        ck_assert_msg(strcmp(st, "fail") == 0, "mode %d: %s is %s",
+                      cases[i].mode, cases[i].check, st);
+        ck_assert_int_eq(rc, 1);
     }
 }
 END_TEST
