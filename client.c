@@ -1675,6 +1675,19 @@ void rcp_client_metrics_json(const rcp_client *c, rcp_buf *out)
     jw_count(&w, "client.frames", m->frames);
     jw_count(&w, "client.responses", m->responses);
     jw_count(&w, "client.notifications", m->notifications);
+    if (c->http) {                       /* §5.2 */
+        jw_count(&w, "http.exchanges", m->http_exchanges);
+        jw_count(&w, "http.not_200", m->http_not_200);
+        jw_count(&w, "http.failed", m->http_failed);
+        jw_count(&w, "http.reconnects", m->http_reconnects);
+        jw_count(&w, "http.connect_failures", m->http_connect_failures);
+        jw_count(&w, "http.standins", m->http_standins);
+        jw_count(&w, "sse.events", m->sse_events);
+        jw_count(&w, "sse.multiline", m->sse_multiline);
+        jw_count(&w, "sse.after_final", m->sse_after_final);
+        jw_count(&w, "sse.no_final", m->sse_no_final);
+        jw_count(&w, "sse.unterminated", m->sse_unterminated);
+    }
     rcp_jw_obj_end(&w);
 }
 

@@ -581,7 +581,8 @@ size_t rcp_client_pending(const rcp_client *c);
 
 const rcp_client_metrics *rcp_client_metrics_get(const rcp_client *c);
 /* The metrics as one compact JSON object under seed 002's names
-** ("batch.size": {...}, "batch.unknown_id_response": n, ...). */
+** ("batch.size": {...}, "batch.unknown_id_response": n, ...); over HTTP
+** also "http.*" and "sse.*" (the fields below by those names). */
 void rcp_client_metrics_json(const rcp_client *c, rcp_buf *out);
 
 /* --- A request and its response (all borrowed from the request) --- */

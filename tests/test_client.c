@@ -2380,6 +2380,15 @@ START_TEST(http_requests_pair_by_id_over_keepalive)
         ck_assert_int_eq(rcp_request_http_status(r[i]), 200);
     }
     ck_assert_uint_eq(rcp_client_metrics_get(c)->http_exchanges, 20);
+    {
+        rcp_buf mj;
+        rcp_buf_init(&mj);
+        rcp_client_metrics_json(c, &mj);
+        rcp_buf_putc(&mj, '\0');
+        ck_assert_ptr_nonnull(strstr(mj.data, "\"http.exchanges\":20"));
+        ck_assert_ptr_nonnull(strstr(mj.data, "\"batch.pair_latency\""));
+        rcp_buf_free(&mj);
+    }
     ck_assert_uint_eq(rcp_client_exchanges(c), 0);
     ck_assert_str_eq(rcp_client_base(c), "/rcp");
     ck_assert_int_eq(rcp_client_pid(c), -1);
