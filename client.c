@@ -139,6 +139,8 @@ static void http_free(http *h);
 static void http_frame(const rcp_client *c, rcp_frame *f);
 static int  http_cur_status(const rcp_client *c);
 static int  http_broken(const rcp_client *c);
+static nfds_t http_pollfds(const rcp_client *c, struct pollfd *p,
+                           nfds_t room);
 static void http_session(rcp_client *c, const rcp_json *msg);
 
 /* MARK: - Time ----------------------------------------------------------- */
@@ -1212,7 +1214,7 @@ size_t rcp_client_wait_all(rcp_client *c, int timeout_ms)
 #define PUMP_MANY_MAX 64
 int rcp_client_pump_many(rcp_client *const *cs, size_t n, int timeout_ms)
 {
-    struct pollfd p[2 * PUMP_MANY_MAX];
+    struct pollfd p[2 * PUMP_MANY_MAX + 64];
     nfds_t np = 0;
     size_t i;
     int t = timeout_ms, total = 0, rc;
@@ -1223,7 +1225,9 @@ int rcp_client_pump_many(rcp_client *const *cs, size_t n, int timeout_ms)
         if (!c)
             continue;
         t = min_timeout(t, ms_until(c->next_deadline));
-        if (!c->dead)
+        if (c->http)                     /* its exchanges in flight */
+            np += http_pollfds(c, p + np, sizeof p / sizeof *p - np);
+        else if (!c->dead)
             p[np].fd = c->out_fd, p[np++].events = POLLIN;
         if (c->err_fd >= 0)
             p[np].fd = c->err_fd, p[np++].events = POLLIN;
@@ -2842,4 +2846,20 @@ static void http_session(rcp_client *c, const rcp_json *msg)
             return;
     memcpy(c->http->session, tok->s, tok->n);
     c->http->session[tok->n] = '\0';
+}
+
+/* The sockets of c's exchanges in flight, for rcp_client_pump_many: at
+** most room of them (the others are read at the next pump). */
+static nfds_t http_pollfds(const rcp_client *c, struct pollfd *p,
+                           nfds_t room)
+{
+    nfds_t n = 0;
+    size_t i;
+    for (i = 0; i < c->http->nconn && n < room; i++)
+        if (c->http->conn[i].busy && c->http->conn[i].fd >= 0) {
+            p[n].fd = c->http->conn[i].fd;
+            p[n].events = POLLIN;
+            p[n++].revents = 0;
+        }
+    return n;
 }
