@@ -58,6 +58,9 @@ typedef struct builtin {
     store_idem       own_idem;  /* §7.10 keys, without a store */
     store_idem      *idem;      /* the store's (durable) or own_idem */
     uint64_t         voff;      /* §7.7.1 store version - model version */
+    graph           *graph;     /* §7.9 of the live index, NULL until used */
+    uint64_t         graph_ver; /* the model version it reflects */
+    int              graph_fresh;
 } builtin;
 
 /* MARK: - §6 Capability metadata ---------------------------------------- */
@@ -2621,6 +2624,713 @@ static int m_retrieve(void *ud, rcp_call *c)
 ** initialize (§13); fn NULL means "defined by RCP, not implemented here",
 ** which is only reachable if its capability were advertised -- never. */
 
+/* MARK: - §7.9 graph */
+
+#define GRAPH_MAX_K     1000     /* nodes, hits or communities per answer */
+#define GRAPH_MAX_HOPS  3        /* §15.5: hops on graph are capped */
+#define GRAPH_MAX_SEEDS 256
+#define GRAPH_ENTITIES  64       /* query terms that seed a walk */
+#define GRAPH_FOLLOWUPS 3        /* drift's followups */
+#define GRAPH_PROV      5        /* provenance nodes per hit */
+
+static const char *const graph_ops[] = {
+    "local", "global", "drift", "communities", "neighbors"
+};
+enum { OP_LOCAL, OP_GLOBAL, OP_DRIFT, OP_COMMUNITIES, OP_NEIGHBORS };
+
+/* The source of the live index's passages (graph.c): docno i. */
+typedef struct model_src {
+    const rcp_model *m;
+    rcp_call        *c;
+} model_src;
+
+static int model_passage(void *ud, size_t i, const char **id, size_t *idlen,
+                         const char **text, size_t *len)
+{
+    const model_src *ms = ud;
+    rcp_model_docview d;
+    if (rcp_model_doc(ms->m, (uint32_t)i, &d) != 0)
+        return 1;
+    *id = d.id;
+    *idlen = d.idlen;
+    *text = d.text;
+    *len = d.textlen;
+    return 0;
+}
+
+static int graph_wanted(void *ud)
+{
+    return call_still_wanted(((model_src *)ud)->c);
+}
+
+static int call_wanted(void *ud)
+{
+    return call_still_wanted(ud);
+}
+
+/* The graph of the live index, brought up to date when the index changed
+** since the last call (graph.c note 6: only changed passages are
+** tokenised again).  After a restart the first call builds it from the
+** replayed documents.  0, or the error recorded. */
+static int live_graph(builtin *b, rcp_call *c, const graph **out)
+{
+    rcp_model_stats st;
+    graph_src src;
+    model_src ms;
+    int rc;
+    if (!b->graph && !(b->graph = graph_new()))
+        return call_oom(c);
+    if (!b->graph_fresh || b->graph_ver != rcp_model_version(b->model)) {
+        rcp_model_stat(b->model, &st);
+        ms.m = b->model;
+        ms.c = c;
+        src.n = st.slots;
+        src.get = model_passage;
+        src.check = graph_wanted;
+        src.ud = &ms;
+        b->graph_fresh = 0;
+        if ((rc = graph_sync(b->graph, &src)) != 0)
+            return retrieve_failed(c, rc);
+        b->graph_fresh = 1;
+        b->graph_ver = rcp_model_version(b->model);
+    }
+    *out = b->graph;
+    return 0;
+}
+
+/* The parsed graph request. */
+typedef struct gq {
+    int             op;
+    const rcp_json *query, *seeds, *cursor;
+    int64_t         k, hops, level;
+    const char     *notes[4];
+    size_t          nnotes;
+} gq;
+
+static int get_graph(rcp_call *c, gq *q)
+{
+    const rcp_json *p = call_params(c), *op;
+    int rc;
+    size_t i;
+    memset(q, 0, sizeof *q);
+    if ((rc = call_need(c, p, "op", &op)) != 0
+        || (rc = call_enum(c, p, "op", graph_ops, 5, 1, &q->op)) != 0
+        || (rc = call_str(c, p, "query", &q->query)) != 0
+        || (rc = call_int(c, p, "k", 1, RCP_INT53_MAX, 10, &q->k)) != 0
+        || (rc = call_int(c, p, "hops", 1, GRAPH_MAX_HOPS, 1, &q->hops)) != 0
+        || (rc = call_int(c, p, "level", 0, RCP_INT53_MAX, 0, &q->level))
+        || (rc = call_str(c, p, "cursor", &q->cursor)) != 0)
+        return rc;
+    if (q->k > GRAPH_MAX_K)             /* §12: clamped, not an error */
+        q->k = GRAPH_MAX_K;
+    if ((q->seeds = proto_get(p, "seedIds")) != NULL) {
+        if (q->seeds->type != RCP_JSON_ARRAY)
+            return call_fail(c, RCP_INVALID_PARAMS, "seedIds", NULL,
+                             "seedIds must be an array of strings");
+        if (q->seeds->n > GRAPH_MAX_SEEDS)
+            return call_fail(c, RCP_INVALID_PARAMS, "seedIds", NULL,
+                             "at most %d seedIds", GRAPH_MAX_SEEDS);
+        for (i = 0; i < q->seeds->n; i++)
+            if (q->seeds->kids[i].type != RCP_JSON_STRING)
+                return call_fail(c, RCP_INVALID_PARAMS, "seedIds", NULL,
+                                 "seedIds[%lu] is not a string",
+                                 (unsigned long)i);
+    }
+    if (q->op == OP_NEIGHBORS && (!q->seeds || q->seeds->n == 0))
+        return call_fail(c, RCP_INVALID_PARAMS, "seedIds", NULL,
+                         "neighbors needs seedIds (the nodes to start from)");
+    if ((q->op == OP_LOCAL || q->op == OP_DRIFT) && !q->query
+        && (!q->seeds || q->seeds->n == 0))
+        return call_fail(c, RCP_INVALID_PARAMS, "query", NULL,
+                         "%s needs a query or seedIds", graph_ops[q->op]);
+    return 0;
+}
+
+static void graph_note(gq *q, const char *note)
+{
+    if (q->nnotes < sizeof q->notes / sizeof *q->notes)
+        q->notes[q->nnotes++] = note;
+}
+
+/* The walk's seeds: the query's terms and phrases that are nodes, then
+** the seedIds that name nodes (graph.c: a label, or a term's text). */
+static long graph_seeds(rcp_call *c, const graph *g, gq *q, uint32_t *out)
+{
+    long n = 0, nd;
+    size_t i, j;
+    if (q->query && (n = graph_entities(g, q->query->s, q->query->n, out,
+                                        GRAPH_ENTITIES)) < 0)
+        return call_oom(c), -1;
+    for (i = 0; q->seeds && i < q->seeds->n; i++) {
+        const rcp_json *v = &q->seeds->kids[i];
+        if ((nd = graph_node(g, v->s, v->n)) < 0) {
+            graph_note(q, "a seedId that is not a node of the graph was "
+                          "ignored");
+            continue;
+        }
+        for (j = 0; j < (size_t)n && out[j] != (uint32_t)nd; j++)
+            ;
+        if (j == (size_t)n)
+            out[n++] = (uint32_t)nd;
+    }
+    if (n == 0)
+        graph_note(q, "no query term or seedId is a node of the graph");
+    return n;
+}
+
+/* A node, passage or community with its score (h: the hop a neighbour
+** was reached at, else 0), in the order answers list them: score, then
+** nearest (a seed before a neighbour as strong), then index. */
+typedef struct gscored {
+    uint32_t i, h;
+    double   s;
+} gscored;
+
+static int by_gscore(const void *a, const void *b)
+{
+    const gscored *x = a, *y = b;
+    if (x->s != y->s)
+        return x->s > y->s ? -1 : 1;
+    if (x->h != y->h)
+        return x->h < y->h ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* §7.9 local: passages scored by the PageRank mass of their salient
+** nodes (HippoRAG), best first, ties by id; *n of them. */
+static gscored *rank_passages(rcp_call *c, const graph *g, const double *pr,
+                              size_t *n)
+{
+    size_t np = graph_npassages(g), p, i, m = 0, k;
+    gscored *v = rcp_arena_alloc(call_arena(c), (np + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (p = 0; p < np; p++) {
+        const uint32_t *nd;
+        double s = 0;
+        k = graph_passage_nodes(g, p, &nd);
+        for (i = 0; i < k; i++)
+            s += pr[nd[i]];
+        if (s > 0) {
+            v[m].i = (uint32_t)p;
+            v[m].h = 0;
+            v[m++].s = s;
+        }
+    }
+    qsort(v, m, sizeof *v, by_gscore);
+    *n = m;
+    return v;
+}
+
+/* A graph hit: the passage as retrieve writes it (§7.7 Hit: text, unit,
+** chunk, meta, citation, trust) with provenance.nodes, the passage's
+** salient nodes the walk reached, most visited first (§7.7.2). */
+static int write_graph_hit(rcp_call *c, const builtin *b, const graph *g,
+                           const gscored *h, const double *pr)
+{
+    rcp_jw *w = call_w(c);
+    const uint32_t *nd;
+    gscored prov[GRAPH_PROV + 1];
+    size_t idlen, k, i, j, np = 0;
+    const char *id = graph_passage_id(g, h->i, &idlen);
+    long docno = rcp_model_find(b->model, id, idlen);
+    hitview hv;
+    rq r;
+    int rc;
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.b = b;
+    r.unit = UNIT_CHUNK;
+    if (docno < 0)
+        return -1;          /* the graph is of this very version */
+    if ((rc = resolve_hit(&r, (uint32_t)docno, &hv)) != 0)
+        return rc;
+    k = graph_passage_nodes(g, h->i, &nd);
+    for (i = 0; i < k; i++) {           /* the GRAPH_PROV most visited */
+        gscored x;
+        if (pr[nd[i]] <= 0)
+            continue;
+        x.i = nd[i];
+        x.h = 0;
+        x.s = pr[nd[i]];
+        for (j = np; j > 0 && by_gscore(&prov[j - 1], &x) > 0; j--)
+            prov[j] = prov[j - 1];
+        prov[j] = x;
+        if (np < GRAPH_PROV)
+            np++;
+    }
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "id");
+    rcp_jw_str(w, hv.id, hv.idlen);
+    rcp_jw_key(w, "score");
+    rcp_jw_double(w, h->s);
+    rcp_jw_key(w, "text");
+    rcp_jw_str(w, hv.text, hv.textlen);
+    write_unit(c, &r, &hv);
+    if (hv.meta && hv.meta->type == RCP_JSON_OBJECT) {
+        rcp_jw_key(w, "meta");
+        rcp_jw_value(w, hv.meta);
+    }
+    write_citation(c, &r, &hv);
+    rcp_jw_key(w, "provenance");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "nodes");
+    rcp_jw_arr(w);
+    for (i = 0; i < np; i++) {
+        size_t ln;
+        const char *l = graph_label(g, prov[i].i, &ln);
+        rcp_jw_str(w, l, ln);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+static int write_graph_hits(rcp_call *c, const builtin *b, const graph *g,
+                            const double *pr, const gq *q, size_t *scored)
+{
+    rcp_jw *w = call_w(c);
+    size_t n = 0, i;
+    gscored *v = pr ? rank_passages(c, g, pr, &n) : NULL;
+    int rc;
+    if (pr && !v)
+        return call_oom(c);
+    *scored = n;
+    rcp_jw_key(w, "hits");
+    rcp_jw_arr(w);
+    for (i = 0; i < n && i < (size_t)q->k; i++)
+        if ((rc = write_graph_hit(c, b, g, &v[i], pr)) != 0)
+            return retrieve_failed(c, rc);
+    rcp_jw_arr_end(w);
+    return 0;
+}
+
+/* 1 when every word of label[0..n) is a word of text: a followup that
+** adds nothing. */
+static int words_in(const char *label, size_t n, const rcp_json *text)
+{
+    size_t i = 0, j;
+    while (i < n) {
+        const char *hit;
+        size_t wl, at;
+        for (j = i; j < n && label[j] != ' '; j++)
+            ;
+        wl = j - i;
+        for (at = 0, hit = NULL; text && at + wl <= text->n; at++)
+            if (memcmp(text->s + at, label + i, wl) == 0
+                && (at == 0 || text->s[at - 1] == ' ')
+                && (at + wl == text->n || text->s[at + wl] == ' ')) {
+                hit = text->s + at;
+                break;
+            }
+        if (!hit)
+            return 0;
+        i = j + 1;
+    }
+    return 1;
+}
+
+/* DRIFT's followups (§7.9 drift): the frontier -- the nodes the walk
+** reached most that are neither seeds nor words of the query -- each as
+** a refinement of the query (the query, or without one the seed it is
+** most strongly linked to, followed by the frontier node). */
+static int write_followups(rcp_call *c, const graph *g, const double *pr,
+                           const gq *q, const uint32_t *seeds, size_t ns)
+{
+    rcp_jw *w = call_w(c);
+    gscored best[GRAPH_FOLLOWUPS + 1];
+    size_t n = graph_nnodes(g), i, j, nb = 0, ln;
+    rcp_jw_key(w, "followups");
+    rcp_jw_arr(w);
+    for (i = 0; pr && ns && i < n; i++) {
+        gscored x;
+        const char *l;
+        if (pr[i] <= 0)
+            continue;
+        for (j = 0; j < ns && seeds[j] != i; j++)
+            ;
+        l = graph_label(g, (uint32_t)i, &ln);
+        if (j < ns || (q->query && words_in(l, ln, q->query)))
+            continue;
+        x.i = (uint32_t)i;
+        x.h = 0;
+        x.s = pr[i];
+        for (j = nb; j > 0 && by_gscore(&best[j - 1], &x) > 0; j--)
+            best[j] = best[j - 1];
+        best[j] = x;
+        if (nb < GRAPH_FOLLOWUPS)
+            nb++;
+    }
+    for (i = 0; i < nb; i++) {
+        const uint32_t *nbr;
+        const double *ew;
+        size_t k = graph_adj(g, best[i].i, &nbr, &ew), e, sn;
+        uint32_t seed = seeds[0];
+        double sw = 0;
+        const char *l = graph_label(g, best[i].i, &ln), *sl;
+        char *buf;
+        for (e = 0; e < k; e++)
+            for (j = 0; j < ns; j++)
+                if (nbr[e] == seeds[j] && ew[e] > sw) {
+                    sw = ew[e];
+                    seed = seeds[j];
+                }
+        if (q->query) {
+            sl = q->query->s;
+            sn = q->query->n;
+        } else {
+            sl = graph_label(g, seed, &sn);
+        }
+        if (!(buf = rcp_arena_alloc(call_arena(c), sn + ln + 2)))
+            return call_oom(c);
+        memcpy(buf, sl, sn);
+        buf[sn] = ' ';
+        memcpy(buf + sn + 1, l, ln);
+        rcp_jw_str(w, buf, sn + 1 + ln);
+    }
+    rcp_jw_arr_end(w);
+    return 0;
+}
+
+static void write_comm_id(rcp_jw *w, const graph_comm *cm)
+{
+    char id[48];
+    rcp_jw_key(w, "id");
+    rcp_jw_str(w, id, (size_t)sprintf(id, "c%lu.%lu",
+               (unsigned long)cm->level, (unsigned long)cm->index));
+}
+
+/* A community: id, level, summary, score, and its top nodes. */
+static void write_community(rcp_jw *w, const graph *g, const graph_comm *cm,
+                            double score)
+{
+    size_t i, ln;
+    write_comm_id(w, cm);
+    rcp_jw_key(w, "level");
+    rcp_jw_int(w, cm->level);
+    rcp_jw_key(w, "summary");
+    rcp_jw_str(w, cm->summary, cm->sumlen);
+    rcp_jw_key(w, "score");
+    rcp_jw_double(w, score);
+    rcp_jw_key(w, "size");
+    rcp_jw_int(w, (int64_t)cm->nnodes);
+    rcp_jw_key(w, "nodes");
+    rcp_jw_arr(w);
+    for (i = 0; i < cm->nnodes && i < 8; i++) {
+        const char *l = graph_label(g, cm->nodes[i], &ln);
+        rcp_jw_str(w, l, ln);
+    }
+    rcp_jw_arr_end(w);
+}
+
+static size_t graph_level(const graph *g, gq *q)
+{
+    size_t levels = graph_levels(g);
+    if (levels && (size_t)q->level >= levels) {
+        graph_note(q, "level past the graph's top level: the top level "
+                      "was used");
+        return levels - 1;
+    }
+    return (size_t)q->level;
+}
+
+/* §7.9 global: the communities of a level ranked for the query by the
+** PageRank mass of their nodes (no query: by their internal weight), with
+** a summary of the best three. */
+static int graph_global(rcp_call *c, const graph *g, gq *q, const double *pr)
+{
+    rcp_jw *w = call_w(c);
+    size_t lev = graph_level(g, q), n = graph_ncomms(g, lev), i, j, m = 0;
+    gscored *v = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *v);
+    double total = 0;
+    if (!v)
+        return call_oom(c);
+    for (i = 0; i < n; i++)
+        total += graph_comm_at(g, lev, i)->weight;
+    for (i = 0; i < n; i++) {
+        const graph_comm *cm = graph_comm_at(g, lev, i);
+        double s = 0;
+        if (pr)
+            for (j = 0; j < cm->nnodes; j++)
+                s += pr[cm->nodes[j]];
+        else if (!q->query && total > 0)
+            s = cm->weight / total;
+        if (s > 0) {
+            v[m].i = (uint32_t)i;
+            v[m].h = 0;
+            v[m++].s = s;
+        }
+    }
+    qsort(v, m, sizeof *v, by_gscore);
+    if (m > (size_t)q->k)
+        m = (size_t)q->k;
+    rcp_jw_key(w, "summary");
+    {
+        size_t len = 0;
+        char *sum;
+        for (i = 0; i < m && i < 3; i++)
+            len += graph_comm_at(g, lev, v[i].i)->sumlen + 1;
+        if (!(sum = rcp_arena_alloc(call_arena(c), len + 1)))
+            return call_oom(c);
+        for (i = 0, len = 0; i < m && i < 3; i++) {
+            const graph_comm *cm = graph_comm_at(g, lev, v[i].i);
+            if (i)
+                sum[len++] = ' ';
+            memcpy(sum + len, cm->summary, cm->sumlen);
+            len += cm->sumlen;
+        }
+        rcp_jw_str(w, sum, len);
+    }
+    rcp_jw_key(w, "communities");
+    rcp_jw_arr(w);
+    for (i = 0; i < m; i++) {
+        rcp_jw_obj(w);
+        write_community(w, g, graph_comm_at(g, lev, v[i].i), v[i].s);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+    return 0;
+}
+
+/* §7.9 communities, a page (§10) at a time: cursor "g1.v<version>.l<level>
+** .o<offset>" pages the graph of the version it was issued on; once the
+** index changed it is gone (-32015, §12). */
+static int graph_communities(rcp_call *c, const builtin *b, const graph *g,
+                             gq *q)
+{
+    rcp_jw *w = call_w(c);
+    size_t lev = graph_level(g, q), n, i, off = 0;
+    double total = 0;
+    if (q->cursor) {
+        unsigned long long v;
+        unsigned long l, o;
+        char tail;
+        char buf[96];
+        if (q->cursor->n >= sizeof buf)
+            return call_fail(c, RCP_INVALID_PARAMS, "cursor", NULL,
+                             "not a cursor this server issued");
+        memcpy(buf, q->cursor->s, q->cursor->n);
+        buf[q->cursor->n] = 0;
+        if (sscanf(buf, "g1.v%llu.l%lu.o%lu%c", &v, &l, &o, &tail) != 3)
+            return call_fail(c, RCP_INVALID_PARAMS, "cursor", NULL,
+                             "not a cursor this server issued");
+        if (v != index_version(b))
+            return call_fail(c, RCP_NOT_FOUND, "cursor", NULL, "the index "
+                             "changed since this cursor was issued; start "
+                             "again without it (§10)");
+        lev = l < graph_levels(g) ? l : 0;
+        off = o;
+    }
+    n = graph_ncomms(g, lev);
+    for (i = 0; i < n; i++)
+        total += graph_comm_at(g, lev, i)->weight;
+    rcp_jw_key(w, "communities");
+    rcp_jw_arr(w);
+    for (i = off; i < n && i < off + (size_t)q->k; i++) {
+        const graph_comm *cm = graph_comm_at(g, lev, i);
+        rcp_jw_obj(w);
+        write_community(w, g, cm, total > 0 ? cm->weight / total : 0);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+    if (off + (size_t)q->k < n && call_offers(c, PROTO_CAP_PAGINATION)) {
+        char cur[96];
+        rcp_jw_key(w, "nextCursor");
+        rcp_jw_str(w, cur, (size_t)sprintf(cur, "g1.v%llu.l%lu.o%lu",
+                   (unsigned long long)index_version(b), (unsigned long)lev,
+                   (unsigned long)(off + (size_t)q->k)));
+    }
+    return 0;
+}
+
+/* §7.9 neighbors: the nodes within hops of the seeds.  A seed scores 1;
+** a node reached at hop h scores the best, over its neighbours u at hop
+** h - 1, of score(u) x w(u, v) / (u's strongest edge).  The k best, and
+** the edges among them. */
+static int graph_neighbors(rcp_call *c, const graph *g, gq *q,
+                           const uint32_t *seeds, size_t ns)
+{
+    rcp_jw *w = call_w(c);
+    size_t n = graph_nnodes(g), i, j, h, m = 0;
+    double *sc = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *sc);
+    uint8_t *hop = rcp_arena_alloc(call_arena(c), n + 1);
+    gscored *v = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *v);
+    int32_t *pos = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *pos);
+    int rc;
+    if (!sc || !hop || !v || !pos)
+        return call_oom(c);
+    for (i = 0; i < n; i++) {
+        sc[i] = 0;
+        hop[i] = 0xFF;
+        pos[i] = -1;
+    }
+    for (i = 0; i < ns; i++) {
+        sc[seeds[i]] = 1;
+        hop[seeds[i]] = 0;
+    }
+    for (h = 1; h <= (size_t)q->hops; h++) {
+        if ((rc = call_still_wanted(c)) != 0)
+            return retrieve_failed(c, rc);
+        for (i = 0; i < n; i++) {
+            const uint32_t *nbr;
+            const double *ew;
+            size_t k;
+            double top = 0;
+            if (hop[i] != h - 1)
+                continue;
+            k = graph_adj(g, (uint32_t)i, &nbr, &ew);
+            for (j = 0; j < k; j++)
+                if (ew[j] > top)
+                    top = ew[j];
+            for (j = 0; j < k; j++) {
+                double s = sc[i] * ew[j] / top;
+                if (hop[nbr[j]] < h)
+                    continue;
+                hop[nbr[j]] = (uint8_t)h;
+                if (s > sc[nbr[j]])
+                    sc[nbr[j]] = s;
+            }
+        }
+    }
+    for (i = 0; i < n; i++)
+        if (hop[i] != 0xFF) {
+            v[m].i = (uint32_t)i;
+            v[m].h = hop[i];
+            v[m++].s = sc[i];
+        }
+    qsort(v, m, sizeof *v, by_gscore);
+    if (m > (size_t)q->k)
+        m = (size_t)q->k;
+    for (i = 0; i < m; i++)
+        pos[v[i].i] = (int32_t)i;
+    rcp_jw_key(w, "nodes");
+    rcp_jw_arr(w);
+    for (i = 0; i < m; i++) {
+        size_t ln;
+        const char *l = graph_label(g, v[i].i, &ln);
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "id");
+        rcp_jw_str(w, l, ln);
+        rcp_jw_key(w, "score");
+        rcp_jw_double(w, v[i].s);
+        rcp_jw_key(w, "hop");
+        rcp_jw_int(w, hop[v[i].i]);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_key(w, "edges");
+    rcp_jw_arr(w);
+    for (i = 0; i < m; i++) {           /* each edge once: from the smaller */
+        const uint32_t *nbr;
+        const double *ew;
+        size_t k = graph_adj(g, v[i].i, &nbr, &ew);
+        for (j = 0; j < k; j++) {
+            size_t ln;
+            const char *l;
+            if (nbr[j] <= v[i].i || pos[nbr[j]] < 0)
+                continue;
+            rcp_jw_obj(w);
+            rcp_jw_key(w, "src");
+            l = graph_label(g, v[i].i, &ln);
+            rcp_jw_str(w, l, ln);
+            rcp_jw_key(w, "dst");
+            l = graph_label(g, nbr[j], &ln);
+            rcp_jw_str(w, l, ln);
+            rcp_jw_key(w, "weight");
+            rcp_jw_double(w, ew[j]);
+            rcp_jw_obj_end(w);
+        }
+    }
+    rcp_jw_arr_end(w);
+    return 0;
+}
+
+/* §17.2 usage: latency, what was scored, the graph's size, notes. */
+static void write_graph_usage(rcp_call *c, const graph *g, const gq *q,
+                              double t0, size_t candidates)
+{
+    rcp_jw *w = call_w(c);
+    size_t i;
+    rcp_jw_key(w, "usage");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "candidates");
+    rcp_jw_int(w, (int64_t)candidates);
+    rcp_jw_key(w, "latencyMs");
+    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+    rcp_jw_key(w, "passages");
+    rcp_jw_int(w, (int64_t)graph_npassages(g));
+    rcp_jw_key(w, "graphNodes");
+    rcp_jw_int(w, (int64_t)graph_nnodes(g));
+    rcp_jw_key(w, "graphEdges");
+    rcp_jw_int(w, (int64_t)graph_nedges(g));
+    if (q->nnotes || graph_truncated(g)) {
+        rcp_jw_key(w, "notes");
+        rcp_jw_arr(w);
+        for (i = 0; i < q->nnotes; i++)
+            rcp_jw_cstr(w, q->notes[i]);
+        if (graph_truncated(g))
+            rcp_jw_cstr(w, "the graph was capped (passages, nodes or edges)");
+        rcp_jw_arr_end(w);
+    }
+    rcp_jw_obj_end(w);
+}
+
+static int m_graph(void *ud, rcp_call *c)
+{
+    builtin *b = ud;
+    rcp_jw *w = call_w(c);
+    double t0 = proto_now_ms(), *pr = NULL;
+    const graph *g = NULL;
+    uint32_t *seeds;
+    long ns = 0;
+    size_t scored = 0;
+    gq q;
+    int rc;
+    if ((rc = get_graph(c, &q)) != 0 || (rc = live_graph(b, c, &g)) != 0)
+        return rc;
+    seeds = rcp_arena_alloc(call_arena(c), (GRAPH_ENTITIES + GRAPH_MAX_SEEDS)
+                            * sizeof *seeds);
+    if (!seeds)
+        return call_oom(c);
+    if (q.op != OP_COMMUNITIES && (q.query || q.seeds)
+        && (ns = graph_seeds(c, g, &q, seeds)) < 0)
+        return RCP_INTERNAL_ERROR;
+    if (ns > 0 && q.op != OP_NEIGHBORS) {
+        if (!(pr = rcp_arena_alloc(call_arena(c), (graph_nnodes(g) + 1)
+                                   * sizeof *pr)))
+            return call_oom(c);
+        if ((rc = graph_ppr(g, seeds, (size_t)ns, pr, call_wanted, c)) != 0)
+            return retrieve_failed(c, rc);
+    }
+    rcp_jw_obj(w);
+    switch (q.op) {
+    case OP_LOCAL:
+    case OP_DRIFT:
+        if ((rc = write_graph_hits(c, b, g, pr, &q, &scored)) != 0)
+            return rc;
+        if (q.op == OP_DRIFT
+            && (rc = write_followups(c, g, pr, &q, seeds, (size_t)ns)) != 0)
+            return rc;
+        break;
+    case OP_GLOBAL:
+        if ((rc = graph_global(c, g, &q, (q.query || q.seeds) ? pr
+                               : NULL)) != 0)
+            return rc;
+        break;
+    case OP_COMMUNITIES:
+        if ((rc = graph_communities(c, b, g, &q)) != 0)
+            return rc;
+        break;
+    default:
+        if ((rc = graph_neighbors(c, g, &q, seeds, (size_t)ns)) != 0)
+            return rc;
+    }
+    write_graph_usage(c, g, &q, t0, scored);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
 /* MARK: - The backend table --------------------------------------------- */
 
 /* §6: what the built-in engine offers.  Everything but filter, which
@@ -2632,7 +3342,8 @@ static unsigned long builtin_offers(const void *ud)
         | PROTO_CAP(PROTO_CAP_SPARSE) | PROTO_CAP(PROTO_CAP_MULTI)
         | PROTO_CAP(PROTO_CAP_RERANK) | PROTO_CAP(PROTO_CAP_RETRIEVE)
         | PROTO_CAP(PROTO_CAP_CITATIONS) | PROTO_CAP(PROTO_CAP_STREAMING)
-        | PROTO_CAP(PROTO_CAP_PAGINATION) | PROTO_CAP(PROTO_CAP_INDEX);
+        | PROTO_CAP(PROTO_CAP_PAGINATION) | PROTO_CAP(PROTO_CAP_INDEX)
+        | PROTO_CAP(PROTO_CAP_GRAPH);
     return b->nfields ? caps | PROTO_CAP(PROTO_CAP_FILTER) : caps;
 }
 
@@ -2670,6 +3381,11 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
     case PROTO_CAP_FILTER:
         write_filter_cap(w, b);
         break;
+    case PROTO_CAP_GRAPH:       /* §7.9: exactly the ops m_graph serves */
+        rcp_jw_obj(w);
+        write_strings(w, "ops", graph_ops, 5);
+        rcp_jw_obj_end(w);
+        break;
     case PROTO_CAP_INDEX:
         rcp_jw_obj(w);
         rcp_jw_key(w, "writable");
@@ -2691,6 +3407,7 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
 static void builtin_close(void *ud)
 {
     builtin *b = ud;
+    graph_free(b->graph);
     store_idem_free(&b->own_idem);
     rcp_free(b->screen);
     rcp_free(b);
@@ -2708,6 +3425,7 @@ static const proto_backend builtin_backend = {
         [PROTO_M_MULTI]        = m_embed_multi,
         [PROTO_M_RERANK]       = m_rerank,
         [PROTO_M_RETRIEVE]     = m_retrieve,
+        [PROTO_M_GRAPH]        = m_graph,
         [PROTO_M_INDEX_ADD]    = m_index_add,
         [PROTO_M_INDEX_DELETE] = m_index_delete
     },

@@ -1367,6 +1367,18 @@ typedef struct rcp_store_info {
 } rcp_store_info;
 void rcp_store_stat(const rcp_store *st, rcp_store_info *out);
 
+/* Side files: state kept beside the log, not in it (the §7.17 memories):
+** DIR/name replaced whole and atomically by data[0..n) (name.new, fsync,
+** rename, fsync the directory), at most 64 MiB; a name is a lower-case
+** letter, then a-z, 0-9, '-', '.' (never the log's, the lock's or one
+** ending ".new").  0, or -1 with rcp_store_error(st).  get: *data
+** (rcp_free; NUL-terminated) and *n: 0, 1 when there is no such file,
+** -1 with rcp_store_error(st). */
+int rcp_store_put_file(rcp_store *st, const char *name, const char *data,
+                       size_t n);
+int rcp_store_get_file(rcp_store *st, const char *name, char **data,
+                       size_t *n);
+
 /* Test hook (like rcp_set_allocator, process-wide): fn(ud, op) is called
 ** before every write, fsync and truncate a store makes, op being "write",
 ** "fsync" or "truncate"; a non-zero return makes that call fail with that
@@ -1601,6 +1613,78 @@ int call_still_wanted(rcp_call *c);
 int call_reserve(rcp_call *c, size_t n);
 size_t call_mark(const rcp_call *c);
 const char *call_since(const rcp_call *c, size_t mark, size_t *len);
+
+/* MARK: - The term graph (graph.c), for graph and memory (methods.c) --- */
+
+/* §7.9 the term graph of a set of passages: nodes are salient terms and
+** phrases, edges their co-occurrence in passages, Louvain communities
+** with extractive summaries (the design notes at the top of graph.c).
+** Owned by its caller; nothing in it points into the source's texts. */
+typedef struct graph graph;
+
+/* Where a sync reads its passages: get(ud, i, ...) for i in [0, n) fills
+** the passage's id and text (borrowed until the next get) and returns 0,
+** 1 when there is none at i, -1 on failure.  check (NULL: none) is called
+** between passages and sweeps; a nonzero return stops the work with it. */
+typedef struct graph_src {
+    size_t n;
+    int  (*get)(void *ud, size_t i, const char **id, size_t *idlen,
+                const char **text, size_t *len);
+    int  (*check)(void *ud);
+    void  *ud;
+} graph_src;
+
+/* A listed community (of two nodes or more) at a level: its nodes, most
+** central first; its representative passages (indices, best first); its
+** extractive summary.  Borrowed from the graph until the next sync. */
+typedef struct graph_comm {
+    uint32_t        level, index;
+    const uint32_t *nodes;
+    size_t          nnodes;
+    const uint32_t *reps;
+    size_t          nreps;
+    double          weight;     /* the weight of its internal edges */
+    const char     *summary;
+    size_t          sumlen;
+} graph_comm;
+
+graph *graph_new(void);                         /* NULL: out of memory */
+void   graph_free(graph *g);                    /* NULL is a no-op */
+/* Make g the graph of src's passages, tokenising only those whose text
+** changed since the last sync (by id).  0; -1 out of memory or a failed
+** get; or check's code.  After a failure g is the empty graph. */
+int    graph_sync(graph *g, const graph_src *src);
+/* 1 when the last sync left passages, nodes or edges past the caps out. */
+int    graph_truncated(const graph *g);
+size_t graph_npassages(const graph *g);
+size_t graph_nnodes(const graph *g);
+size_t graph_nedges(const graph *g);
+/* Passage p's id (by id order); node i's label (its id on the wire). */
+const char *graph_passage_id(const graph *g, size_t p, size_t *len);
+const char *graph_label(const graph *g, uint32_t node, size_t *len);
+/* The node named s[0..n): a label, or else text whose one term (or
+** phrase) is a node.  -1 when none. */
+long   graph_node(const graph *g, const char *s, size_t n);
+/* The nodes among text's terms and phrases, each once, in text order,
+** at most cap in out: their count, or -1 out of memory. */
+long   graph_entities(const graph *g, const char *text, size_t len,
+                      uint32_t *out, size_t cap);
+/* Node i's neighbours and edge weights (sorted by neighbour): count. */
+size_t graph_adj(const graph *g, uint32_t node, const uint32_t **nbr,
+                 const double **w);
+/* Passage p's salient nodes: count. */
+size_t graph_passage_nodes(const graph *g, size_t p, const uint32_t **nodes);
+/* Personalised PageRank from seeds (each weighed by its idf) into
+** out[0..nnodes): 0, -1 out of memory, or check's code. */
+int    graph_ppr(const graph *g, const uint32_t *seeds, size_t nseeds,
+                 double *out, int (*check)(void *), void *ud);
+/* Levels computed (0 when the graph has no node); listed communities at
+** a level; the i-th of them; the listed community of a node at a level
+** (-1 when its community is not listed). */
+size_t graph_levels(const graph *g);
+size_t graph_ncomms(const graph *g, size_t level);
+const graph_comm *graph_comm_at(const graph *g, size_t level, size_t i);
+long   graph_comm_of(const graph *g, size_t level, uint32_t node);
 
 /* MARK: - The transport seam (transport.c -> rcp.c) -------------------- */
 
