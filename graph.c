@@ -1578,6 +1578,12 @@ size_t graph_passage_nodes(const graph *g, size_t p, const uint32_t **nodes)
     return g->selx[p + 1] - g->selx[p];
 }
 
+double graph_idf(const graph *g, uint32_t node)
+{
+    return log(1.0 + (double)g->npass
+                     / (g->node_df[node] ? g->node_df[node] : 1));
+}
+
 size_t graph_ncomms(const graph *g, size_t level)
 {
     return level < g->nlevels ? g->ncomms[level] : 0;
@@ -1679,7 +1685,7 @@ int graph_ppr(const graph *g, const uint32_t *seeds, size_t nseeds,
               double *out, int (*ck)(void *), void *ud)
 {
     size_t n = g->nnodes, i, j, it;
-    double *s, *next, sum = 0, N = (double)(g->npass ? g->npass : 1);
+    double *s, *next, sum = 0;
     int rc;
     if (!n)
         return 0;
@@ -1690,8 +1696,7 @@ int graph_ppr(const graph *g, const uint32_t *seeds, size_t nseeds,
     for (i = 0; i < n; i++)
         s[i] = 0;
     for (i = 0; i < nseeds; i++) {
-        double idf = log(1.0 + N / (g->node_df[seeds[i]] ? g->node_df[seeds[i]]
-                                                         : 1));
+        double idf = graph_idf(g, seeds[i]);
         s[seeds[i]] += idf;
         sum += idf;
     }
@@ -1727,5 +1732,212 @@ int graph_ppr(const graph *g, const uint32_t *seeds, size_t nseeds,
     }
     rcp_free(s);
     rcp_free(next);
+    return 0;
+}
+
+/* MARK: - A graph as a memory (§7.17) ------------------------------------- */
+
+static int by_weight_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* Each node's `per`-th strongest edge weight (0: fewer edges): an edge is
+** kept in a memory when it is among the strongest of either end (ties
+** kept), so a memory stays a small multiple of its nodes.  NULL: OOM. */
+static double *edge_floor(const graph *g, size_t per)
+{
+    double *thr = rcp_malloc((g->nnodes + 1) * sizeof *thr), *tmp;
+    size_t i, d, maxd = 0;
+    if (!thr)
+        return NULL;
+    for (i = 0; i < g->nnodes; i++)
+        if (g->adjx[i + 1] - g->adjx[i] > maxd)
+            maxd = g->adjx[i + 1] - g->adjx[i];
+    if (!(tmp = rcp_malloc((maxd + 1) * sizeof *tmp))) {
+        rcp_free(thr);
+        return NULL;
+    }
+    for (i = 0; i < g->nnodes; i++) {
+        d = g->adjx[i + 1] - g->adjx[i];
+        memcpy(tmp, g->adjw + g->adjx[i], d * sizeof *tmp);
+        qsort(tmp, d, sizeof *tmp, by_weight_desc);
+        thr[i] = d >= per && per ? tmp[per - 1] : 0;
+    }
+    rcp_free(tmp);
+    return thr;
+}
+
+int graph_write(const graph *g, rcp_jw *w, size_t per, size_t *tokens)
+{
+    size_t i, j, e, n;
+    double *thr = edge_floor(g, per);
+    *tokens = 0;
+    if (!thr)
+        return -1;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "passages");
+    rcp_jw_int(w, (int64_t)g->npass);
+    rcp_jw_key(w, "nodes");             /* [label, term, df] */
+    rcp_jw_arr(w);
+    for (i = 0; i < g->nnodes; i++) {
+        const char *s = str_at(&g->str, g->node_label[i], &n);
+        rcp_jw_arr(w);
+        rcp_jw_str(w, s, n);
+        *tokens += memchr(s, ' ', n) ? 2 : 1;
+        s = str_at(&g->str, g->node_term[i], &n);
+        rcp_jw_str(w, s, n);
+        rcp_jw_int(w, g->node_df[i]);
+        rcp_jw_arr_end(w);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_key(w, "edges");             /* a, b, weight, ... with a < b */
+    rcp_jw_arr(w);
+    for (i = 0; i < g->nnodes; i++)
+        for (e = g->adjx[i]; e < g->adjx[i + 1]; e++) {
+            j = g->adj[e];
+            if (j <= i || (g->adjw[e] < thr[i] && g->adjw[e] < thr[j]))
+                continue;
+            rcp_jw_int(w, (int64_t)i);
+            rcp_jw_int(w, (int64_t)j);
+            rcp_jw_int(w, (int64_t)g->adjw[e]);
+        }
+    rcp_jw_arr_end(w);
+    rcp_jw_key(w, "clusters");          /* level 0: key terms, passages */
+    rcp_jw_arr(w);
+    for (i = 0; g->nlevels && i < g->ncomms[0]; i++) {
+        const graph_comm *c = &g->comms[0][i];
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "nodes");
+        rcp_jw_arr(w);
+        for (j = 0; j < c->nnodes && j < GRAPH_TOP_TERMS; j++)
+            rcp_jw_int(w, c->nodes[j]);
+        rcp_jw_arr_end(w);
+        rcp_jw_key(w, "passages");
+        rcp_jw_arr(w);
+        for (j = 0; j < c->nreps; j++) {
+            const bag *b = g->pass[c->reps[j]];
+            rcp_jw_str(w, b->id, b->idlen);
+        }
+        rcp_jw_arr_end(w);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+    rcp_free(thr);
+    return 0;
+}
+
+static int json_uint(const rcp_json *v, uint64_t lim, uint64_t *out)
+{
+    int64_t x;
+    if (!v || !rcp_json_int(v, &x) || x < 0 || (uint64_t)x >= lim)
+        return -1;
+    *out = (uint64_t)x;
+    return 0;
+}
+
+/* The node arrays and the CSR of a graph read back. */
+static int read_nodes(graph *g, const rcp_json *nodes)
+{
+    size_t i;
+    g->nnodes = nodes->n;
+    if (!(g->node_term = rcp_malloc((g->nnodes + 1) * sizeof *g->node_term))
+        || !(g->node_label = rcp_malloc((g->nnodes + 1)
+                                        * sizeof *g->node_label))
+        || !(g->node_df = rcp_malloc((g->nnodes + 1) * sizeof *g->node_df)))
+        return -1;
+    for (i = 0; i < nodes->n; i++) {
+        const rcp_json *v = &nodes->kids[i];
+        uint64_t df;
+        if (v->type != RCP_JSON_ARRAY || v->n != 3
+            || v->kids[0].type != RCP_JSON_STRING
+            || v->kids[1].type != RCP_JSON_STRING
+            || json_uint(&v->kids[2], NONE, &df)
+            || str_intern(&g->str, v->kids[0].s, v->kids[0].n,
+                          &g->node_label[i])
+            || str_intern(&g->str, v->kids[1].s, v->kids[1].n,
+                          &g->node_term[i]))
+            return -1;
+        g->node_df[i] = (uint32_t)df;
+    }
+    g->nstr_mapped = g->str.n;
+    if (!(g->node_of = rcp_malloc((g->str.n + 1) * sizeof *g->node_of))
+        || !(g->label_node = rcp_malloc((g->str.n + 1)
+                                        * sizeof *g->label_node)))
+        return -1;
+    for (i = 0; i < g->str.n; i++)
+        g->node_of[i] = g->label_node[i] = NONE;
+    for (i = 0; i < g->nnodes; i++) {
+        g->node_of[g->node_term[i]] = (uint32_t)i;
+        g->label_node[g->node_label[i]] = (uint32_t)i;
+    }
+    return 0;
+}
+
+static int read_edges(graph *g, const rcp_json *edges)
+{
+    size_t ne = edges->n / 3, i, *fill;
+    uint64_t a = 0, b = 0, wt = 0;
+    if (edges->n % 3)
+        return -1;
+    if (!(g->adjx = rcp_malloc((g->nnodes + 1) * sizeof *g->adjx))
+        || !(g->adj = rcp_malloc((2 * ne + 1) * sizeof *g->adj))
+        || !(g->adjw = rcp_malloc((2 * ne + 1) * sizeof *g->adjw))
+        || !(g->deg = rcp_malloc((g->nnodes + 1) * sizeof *g->deg))
+        || !(fill = rcp_malloc((g->nnodes + 1) * sizeof *fill)))
+        return -1;
+    memset(g->adjx, 0, (g->nnodes + 1) * sizeof *g->adjx);
+    memset(g->deg, 0, (g->nnodes + 1) * sizeof *g->deg);
+    for (i = 0; i < ne; i++) {
+        if (json_uint(&edges->kids[3 * i], g->nnodes, &a)
+            || json_uint(&edges->kids[3 * i + 1], g->nnodes, &b)
+            || json_uint(&edges->kids[3 * i + 2], UINT32_MAX, &wt) || a >= b) {
+            rcp_free(fill);
+            return -1;
+        }
+        g->adjx[a + 1]++;
+        g->adjx[b + 1]++;
+        g->deg[a] += (double)wt;
+        g->deg[b] += (double)wt;
+    }
+    for (i = 0; i < g->nnodes; i++)
+        g->adjx[i + 1] += g->adjx[i];
+    memcpy(fill, g->adjx, g->nnodes * sizeof *fill);
+    for (i = 0; i < ne; i++) {          /* written in (a, b) order: sorted */
+        (void)json_uint(&edges->kids[3 * i], g->nnodes, &a);
+        (void)json_uint(&edges->kids[3 * i + 1], g->nnodes, &b);
+        (void)json_uint(&edges->kids[3 * i + 2], UINT32_MAX, &wt);
+        g->adj[fill[b]] = (uint32_t)a;
+        g->adjw[fill[b]++] = (double)wt;
+    }
+    for (i = 0; i < ne; i++) {
+        (void)json_uint(&edges->kids[3 * i], g->nnodes, &a);
+        (void)json_uint(&edges->kids[3 * i + 1], g->nnodes, &b);
+        (void)json_uint(&edges->kids[3 * i + 2], UINT32_MAX, &wt);
+        g->adj[fill[a]] = (uint32_t)b;
+        g->adjw[fill[a]++] = (double)wt;
+    }
+    rcp_free(fill);
+    g->nedges = ne;
+    return 0;
+}
+
+int graph_read(graph *g, const rcp_json *v)
+{
+    const rcp_json *nodes = rcp_json_get(v, "nodes");
+    const rcp_json *edges = rcp_json_get(v, "edges");
+    uint64_t np;
+    derived_free(g);
+    if (json_uint(rcp_json_get(v, "passages"), UINT32_MAX, &np)
+        || !nodes || nodes->type != RCP_JSON_ARRAY || nodes->n >= NONE
+        || !edges || edges->type != RCP_JSON_ARRAY)
+        return -1;
+    g->npass = (size_t)np;
+    if (read_nodes(g, nodes) || read_edges(g, edges)) {
+        derived_free(g);
+        return -1;
+    }
     return 0;
 }

@@ -43,6 +43,7 @@
 #define RERANK_MAX      1000     /* §6 rerank.maxCandidates */
 #define RERANK_CHUNK    64       /* passages scored between checkpoints */
 #define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
+#define MEMORY_MAX      16       /* §7.17 memories kept */
 
 /* The built-in backend's state: the engine it serves (borrowed from the
 ** server's options) and what the write methods remember between calls. */
@@ -61,6 +62,17 @@ typedef struct builtin {
     graph           *graph;     /* §7.9 of the live index, NULL until used */
     uint64_t         graph_ver; /* the model version it reflects */
     int              graph_fresh;
+    struct memory {             /* §7.17 the memories built */
+        char    id[32];         /* "mem-<n>"; "" = free slot */
+        char   *json;           /* the memory, serialised (rcp_malloc'd) */
+        size_t  len, tokens;
+        int     scope;          /* SCOPE_* */
+        char   *session;        /* the sessionId it was built for, or NULL */
+        graph  *g;              /* json read back (recall), or NULL */
+        uint64_t used;          /* the last build or recall (eviction) */
+    } mem[MEMORY_MAX];
+    size_t           nmem;
+    uint64_t         mem_next, mem_tick;
 } builtin;
 
 /* MARK: - §6 Capability metadata ---------------------------------------- */
@@ -2931,18 +2943,14 @@ static int words_in(const char *label, size_t n, const rcp_json *text)
     return 1;
 }
 
-/* DRIFT's followups (§7.9 drift): the frontier -- the nodes the walk
-** reached most that are neither seeds nor words of the query -- each as
-** a refinement of the query (the query, or without one the seed it is
-** most strongly linked to, followed by the frontier node). */
-static int write_followups(rcp_call *c, const graph *g, const double *pr,
-                           const gq *q, const uint32_t *seeds, size_t ns)
+/* The frontier of a walk (DRIFT's followups, §7.9 drift; memory clues,
+** §7.17): the nodes the walk reached most that are neither seeds nor
+** words of the query, best first, at most cap in out; their count. */
+static size_t frontier(const graph *g, const double *pr, const rcp_json *query,
+                       const uint32_t *seeds, size_t ns, gscored *out,
+                       size_t cap)
 {
-    rcp_jw *w = call_w(c);
-    gscored best[GRAPH_FOLLOWUPS + 1];
     size_t n = graph_nnodes(g), i, j, nb = 0, ln;
-    rcp_jw_key(w, "followups");
-    rcp_jw_arr(w);
     for (i = 0; pr && ns && i < n; i++) {
         gscored x;
         const char *l;
@@ -2951,43 +2959,79 @@ static int write_followups(rcp_call *c, const graph *g, const double *pr,
         for (j = 0; j < ns && seeds[j] != i; j++)
             ;
         l = graph_label(g, (uint32_t)i, &ln);
-        if (j < ns || (q->query && words_in(l, ln, q->query)))
+        if (j < ns || (query && words_in(l, ln, query)))
             continue;
         x.i = (uint32_t)i;
         x.h = 0;
         x.s = pr[i];
-        for (j = nb; j > 0 && by_gscore(&best[j - 1], &x) > 0; j--)
-            best[j] = best[j - 1];
-        best[j] = x;
-        if (nb < GRAPH_FOLLOWUPS)
+        for (j = nb; j > 0 && by_gscore(&out[j - 1], &x) > 0; j--)
+            if (j < cap)
+                out[j] = out[j - 1];
+        if (j < cap)
+            out[j] = x;
+        if (nb < cap)
             nb++;
     }
+    return nb;
+}
+
+/* The seed a frontier node is most strongly linked to (the first seed
+** when it touches none). */
+static uint32_t linked_seed(const graph *g, uint32_t node,
+                            const uint32_t *seeds, size_t ns)
+{
+    const uint32_t *nbr;
+    const double *ew;
+    size_t k = graph_adj(g, node, &nbr, &ew), e, j;
+    uint32_t seed = seeds[0];
+    double sw = 0;
+    for (e = 0; e < k; e++)
+        for (j = 0; j < ns; j++)
+            if (nbr[e] == seeds[j] && ew[e] > sw) {
+                sw = ew[e];
+                seed = seeds[j];
+            }
+    return seed;
+}
+
+/* A followup: the query (without one: the frontier node's linked seed)
+** refined by the frontier node; in the arena, its length in *n. */
+static const char *refine(rcp_call *c, const graph *g, const rcp_json *query,
+                          uint32_t node, const uint32_t *seeds, size_t ns,
+                          size_t *n)
+{
+    size_t ln, sn;
+    const char *l = graph_label(g, node, &ln), *sl;
+    char *buf;
+    if (query) {
+        sl = query->s;
+        sn = query->n;
+    } else {
+        sl = graph_label(g, linked_seed(g, node, seeds, ns), &sn);
+    }
+    if (!(buf = rcp_arena_alloc(call_arena(c), sn + ln + 2)))
+        return NULL;
+    memcpy(buf, sl, sn);
+    buf[sn] = ' ';
+    memcpy(buf + sn + 1, l, ln);
+    *n = sn + 1 + ln;
+    return buf;
+}
+
+static int write_followups(rcp_call *c, const graph *g, const double *pr,
+                           const gq *q, const uint32_t *seeds, size_t ns)
+{
+    rcp_jw *w = call_w(c);
+    gscored best[GRAPH_FOLLOWUPS];
+    size_t nb = frontier(g, pr, q->query, seeds, ns, best, GRAPH_FOLLOWUPS);
+    size_t i, n;
+    rcp_jw_key(w, "followups");
+    rcp_jw_arr(w);
     for (i = 0; i < nb; i++) {
-        const uint32_t *nbr;
-        const double *ew;
-        size_t k = graph_adj(g, best[i].i, &nbr, &ew), e, sn;
-        uint32_t seed = seeds[0];
-        double sw = 0;
-        const char *l = graph_label(g, best[i].i, &ln), *sl;
-        char *buf;
-        for (e = 0; e < k; e++)
-            for (j = 0; j < ns; j++)
-                if (nbr[e] == seeds[j] && ew[e] > sw) {
-                    sw = ew[e];
-                    seed = seeds[j];
-                }
-        if (q->query) {
-            sl = q->query->s;
-            sn = q->query->n;
-        } else {
-            sl = graph_label(g, seed, &sn);
-        }
-        if (!(buf = rcp_arena_alloc(call_arena(c), sn + ln + 2)))
+        const char *f = refine(c, g, q->query, best[i].i, seeds, ns, &n);
+        if (!f)
             return call_oom(c);
-        memcpy(buf, sl, sn);
-        buf[sn] = ' ';
-        memcpy(buf + sn + 1, l, ln);
-        rcp_jw_str(w, buf, sn + 1 + ln);
+        rcp_jw_str(w, f, n);
     }
     rcp_jw_arr_end(w);
     return 0;
@@ -3331,6 +3375,438 @@ static int m_graph(void *ud, rcp_call *c)
     return 0;
 }
 
+/* MARK: - §7.17 memory/build and memory/recall */
+
+/* A memory is a snapshot of a corpus's term graph (graph.c): its nodes,
+** each node's MEMORY_EDGES strongest edges, and its topic clusters (the
+** level-0 communities: key terms, representative passages), as JSON
+** (graph_write).  Recall walks it as HippoRAG does -- personalised
+** PageRank from the query's terms -- and returns the frontier, the terms
+** the walk reached most beyond the query, as clues: the query refined by
+** one of them (a surrogate query for retrieve), the term and the query
+** term it hangs on as seedIds (graph node ids).  Measured on Cranfield
+** (README, Measured).  A global memory of a --data server is durable:
+** the memories live in the store's side file MEMORY_FILE, rewritten
+** whole (atomically) by every memory/build; a session memory lives in
+** the process only. */
+#define MEMORY_EDGES     8       /* strongest edges kept per node */
+#define MEMORY_MAX_N     50      /* clues per recall (§15.5 fan-out) */
+#define MEMORY_FILE      "memories.json"
+
+static const char *const memory_scopes[] = { "global", "session" };
+enum { SCOPE_GLOBAL, SCOPE_SESSION };
+
+/* A memory (struct memory in builtin): its id, scope, owner session. */
+static struct memory *find_memory(builtin *b, const char *id, size_t n)
+{
+    size_t i;
+    for (i = 0; i < b->nmem; i++)
+        if (strlen(b->mem[i].id) == n && memcmp(b->mem[i].id, id, n) == 0)
+            return &b->mem[i];
+    return NULL;
+}
+
+static void memory_free(struct memory *m)
+{
+    graph_free(m->g);
+    rcp_free(m->json);
+    rcp_free(m->session);
+    memset(m, 0, sizeof *m);
+}
+
+/* The side file: every global memory, and the next id to mint. */
+static int save_memories(const builtin *b)
+{
+    rcp_buf buf;
+    rcp_jw w;
+    size_t i;
+    int rc;
+    if (!b->store)
+        return 0;
+    rcp_buf_init(&buf);
+    rcp_jw_init(&w, &buf);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "format");
+    rcp_jw_int(&w, 1);
+    rcp_jw_key(&w, "next");
+    rcp_jw_int(&w, (int64_t)b->mem_next);
+    rcp_jw_key(&w, "memories");
+    rcp_jw_arr(&w);
+    for (i = 0; i < b->nmem; i++) {
+        const struct memory *m = &b->mem[i];
+        if (m->scope != SCOPE_GLOBAL)
+            continue;
+        rcp_jw_obj(&w);
+        rcp_jw_key(&w, "id");
+        rcp_jw_cstr(&w, m->id);
+        rcp_jw_key(&w, "tokens");
+        rcp_jw_int(&w, (int64_t)m->tokens);
+        rcp_jw_key(&w, "memory");
+        rcp_jw_raw(&w, m->json, m->len);
+        rcp_jw_obj_end(&w);
+    }
+    rcp_jw_arr_end(&w);
+    rcp_jw_obj_end(&w);
+    rc = buf.oom ? -1 : rcp_store_put_file(b->store, MEMORY_FILE, buf.data,
+                                           buf.len);
+    rcp_buf_free(&buf);
+    return rc;
+}
+
+/* At open: the global memories a --data server kept.  A side file that
+** cannot be read as one is left alone (its memoryIds answer -32015,
+** whose remedy is to build again, §12.2); -1 only for lack of memory. */
+static int load_memories(builtin *b)
+{
+    rcp_arena a;
+    rcp_buf buf;
+    rcp_jw w;
+    const rcp_json *root, *list, *v;
+    char *data;
+    size_t n, i;
+    int64_t next;
+    int rc = rcp_store_get_file(b->store, MEMORY_FILE, &data, &n);
+    if (rc != 0)
+        return 0;
+    rcp_arena_init(&a, 0);
+    rcp_buf_init(&buf);
+    root = rcp_json_parse(&a, data, n, 0, NULL);
+    list = rcp_json_get(root, "memories");
+    if (root && rcp_json_int(rcp_json_get(root, "next"), &next) && next > 0)
+        b->mem_next = (uint64_t)next;
+    for (i = 0; list && list->type == RCP_JSON_ARRAY && i < list->n
+                && b->nmem < MEMORY_MAX; i++) {
+        const rcp_json *id = rcp_json_get(&list->kids[i], "id");
+        int64_t tokens = 0;
+        struct memory *m = &b->mem[b->nmem];
+        v = rcp_json_get(&list->kids[i], "memory");
+        if (!id || id->type != RCP_JSON_STRING || id->n >= sizeof m->id
+            || !v || v->type != RCP_JSON_OBJECT)
+            continue;
+        (void)rcp_json_int(rcp_json_get(&list->kids[i], "tokens"), &tokens);
+        rcp_buf_clear(&buf);
+        rcp_jw_init(&w, &buf);
+        rcp_jw_value(&w, v);
+        if (buf.oom || !(m->json = rcp_malloc(buf.len)))
+            goto oom;
+        memcpy(m->json, buf.data, buf.len);
+        m->len = buf.len;
+        memcpy(m->id, id->s, id->n);
+        m->id[id->n] = 0;
+        m->scope = SCOPE_GLOBAL;
+        m->tokens = tokens > 0 ? (size_t)tokens : 0;
+        b->nmem++;
+    }
+    rc = 0;
+    if (0) {
+oom:
+        rc = -1;
+    }
+    rcp_buf_free(&buf);
+    rcp_arena_free(&a);
+    rcp_free(data);
+    return rc;
+}
+
+/* An inline memory/build's documents as a graph source. */
+typedef struct inline_src {
+    const rcp_json *docs;
+    rcp_call       *c;
+    char            idbuf[32];
+} inline_src;
+
+static int inline_passage(void *ud, size_t i, const char **id, size_t *idlen,
+                          const char **text, size_t *len)
+{
+    inline_src *s = ud;
+    const rcp_json *d = &s->docs->kids[i], *v = proto_get(d, "id");
+    const rcp_json *t = proto_get(d, "text");
+    if (v) {
+        *id = v->s;
+        *idlen = v->n;
+    } else {                    /* no id: its place in documents */
+        *id = s->idbuf;
+        *idlen = (size_t)sprintf(s->idbuf, "#%lu", (unsigned long)i);
+    }
+    *text = t->s;
+    *len = t->n;
+    return 0;
+}
+
+static int inline_wanted(void *ud)
+{
+    return call_still_wanted(((inline_src *)ud)->c);
+}
+
+static int check_memory_docs(rcp_call *c, const rcp_json *docs)
+{
+    size_t i;
+    char field[48];
+    if (docs->type != RCP_JSON_ARRAY)
+        return call_fail(c, RCP_INVALID_PARAMS, "documents", NULL,
+                         "documents must be an array of {id?, text}");
+    if (docs->n > INDEX_BATCH_LIMIT)
+        return call_fail(c, RCP_INVALID_PARAMS, "documents", NULL, "%lu "
+                         "documents exceed the limit of %d per call",
+                         (unsigned long)docs->n, INDEX_BATCH_LIMIT);
+    for (i = 0; i < docs->n; i++) {
+        const rcp_json *d = &docs->kids[i], *v;
+        if (d->type != RCP_JSON_OBJECT) {
+            sprintf(field, "documents[%lu]", (unsigned long)i);
+            return call_fail(c, RCP_INVALID_PARAMS, field, NULL,
+                             "%s must be an object {id?, text}", field);
+        }
+        v = proto_get(d, "text");
+        if (!v || v->type != RCP_JSON_STRING) {
+            sprintf(field, "documents[%lu].text", (unsigned long)i);
+            return call_fail(c, RCP_INVALID_PARAMS, field, NULL,
+                             "%s must be a string", field);
+        }
+        v = proto_get(d, "id");
+        if (v && v->type != RCP_JSON_STRING) {
+            sprintf(field, "documents[%lu].id", (unsigned long)i);
+            return call_fail(c, RCP_INVALID_PARAMS, field, NULL,
+                             "%s must be a string", field);
+        }
+    }
+    return 0;
+}
+
+/* The slot a new memory takes: a free one, else the least recently used
+** session memory, else the least recently used global one (its id then
+** answers -32015: re-create it, §12.2). */
+static struct memory *memory_slot(builtin *b)
+{
+    size_t i, pick = 0;
+    if (b->nmem < MEMORY_MAX)
+        return &b->mem[b->nmem++];
+    for (i = 1; i < b->nmem; i++) {
+        const struct memory *x = &b->mem[i], *y = &b->mem[pick];
+        if (x->scope != y->scope ? x->scope == SCOPE_SESSION
+                                 : x->used < y->used)
+            pick = i;
+    }
+    memory_free(&b->mem[pick]);
+    return &b->mem[pick];
+}
+
+/* §7.17 memory/build: a memory over the inline documents or the live
+** index, new (a minted memoryId) or replacing the one named. */
+static int m_memory_build(void *ud, rcp_call *c)
+{
+    builtin *b = ud;
+    const rcp_json *p = call_params(c), *docs = proto_get(p, "documents");
+    const rcp_json *mid, *sid;
+    struct memory *m = NULL, old;
+    rcp_buf buf;
+    rcp_jw w, *out = call_w(c);
+    graph *own = NULL;
+    const graph *g;
+    size_t tokens;
+    int rc, scope = SCOPE_GLOBAL;
+    char *json, *session = NULL;
+    if ((rc = call_str(c, p, "memoryId", &mid)) != 0
+        || (rc = call_str(c, p, "sessionId", &sid)) != 0
+        || (rc = call_enum(c, p, "scope", memory_scopes, 2, 1, &scope)) != 0
+        || (docs && (rc = check_memory_docs(c, docs)) != 0))
+        return rc;
+    if (mid && !(m = find_memory(b, mid->s, mid->n)))
+        return call_fail(c, RCP_NOT_FOUND, "memoryId", NULL, "no memory "
+                         "has this memoryId (never built, or evicted): "
+                         "build one without memoryId");
+    if (docs) {
+        inline_src is;
+        graph_src src;
+        memset(&is, 0, sizeof is);
+        is.docs = docs;
+        is.c = c;
+        src.n = docs->n;
+        src.get = inline_passage;
+        src.check = inline_wanted;
+        src.ud = &is;
+        if (!(own = graph_new()))
+            return call_oom(c);
+        if ((rc = graph_sync(own, &src)) != 0) {
+            graph_free(own);
+            return retrieve_failed(c, rc);
+        }
+        g = own;
+    } else if ((rc = live_graph(b, c, &g)) != 0) {
+        return rc;
+    }
+    rcp_buf_init(&buf);
+    rcp_jw_init(&w, &buf);
+    rc = graph_write(g, &w, MEMORY_EDGES, &tokens);
+    graph_free(own);
+    if (rc || buf.oom || (sid && !(session = rcp_malloc(sid->n + 1)))
+        || (rc = call_reserve(c, 128)) != 0) {
+        rcp_buf_free(&buf);
+        rcp_free(session);
+        return call_oom(c);
+    }
+    json = buf.data;                    /* the memory owns the bytes now */
+    if (session) {
+        memcpy(session, sid->s, sid->n);
+        session[sid->n] = 0;
+    }
+    if (!mid) {
+        m = memory_slot(b);
+        sprintf(m->id, "mem-%llu", (unsigned long long)++b->mem_next);
+    }
+    old = *m;
+    m->g = NULL;                        /* read again at the next recall */
+    m->json = json;
+    m->len = buf.len;
+    m->tokens = tokens;
+    m->scope = scope;
+    m->session = session;
+    m->used = ++b->mem_tick;
+    if (scope == SCOPE_GLOBAL || old.scope == SCOPE_GLOBAL) {
+        if (save_memories(b) != 0) {    /* not durable: not made */
+            rcp_free(m->json);
+            rcp_free(m->session);
+            if (mid) {
+                *m = old;
+            } else {
+                memset(m, 0, sizeof *m);
+                if (m == &b->mem[b->nmem - 1])
+                    b->nmem--;
+            }
+            return call_fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "the memory "
+                             "could not be stored: %s",
+                             rcp_store_error(b->store));
+        }
+    }
+    graph_free(old.g);
+    rcp_free(old.json);
+    rcp_free(old.session);
+    rcp_jw_obj(out);
+    rcp_jw_key(out, "memoryId");
+    rcp_jw_cstr(out, m->id);
+    rcp_jw_key(out, "tokens");
+    rcp_jw_int(out, (int64_t)tokens);
+    rcp_jw_obj_end(out);
+    return 0;
+}
+
+/* The memory a recall reads: the one named, else the newest built for its
+** session, else (NULL) none -- the live index's own graph. */
+static int recall_memory(builtin *b, rcp_call *c, struct memory **out)
+{
+    const rcp_json *p = call_params(c), *mid, *sid;
+    struct memory *m = NULL;
+    size_t i;
+    int rc;
+    *out = NULL;
+    if ((rc = call_str(c, p, "memoryId", &mid)) != 0
+        || (rc = call_str(c, p, "sessionId", &sid)) != 0)
+        return rc;
+    if (mid && !(m = find_memory(b, mid->s, mid->n)))
+        return call_fail(c, RCP_NOT_FOUND, "memoryId", NULL, "no memory "
+                         "has this memoryId (never built, or evicted): "
+                         "build one with memory/build");
+    for (i = 0; !mid && sid && i < b->nmem; i++) {
+        struct memory *x = &b->mem[i];
+        if (x->session && strlen(x->session) == sid->n
+            && memcmp(x->session, sid->s, sid->n) == 0
+            && (!m || x->used > m->used))
+            m = x;
+    }
+    if (m)
+        m->used = ++b->mem_tick;
+    *out = m;
+    return 0;
+}
+
+/* The graph a recall walks: the memory's (read once, then kept with
+** it), or the live index's. */
+static int recall_graph(builtin *b, rcp_call *c, const graph **out)
+{
+    struct memory *m;
+    rcp_json_err err;
+    const rcp_json *v;
+    int rc;
+    if ((rc = recall_memory(b, c, &m)) != 0)
+        return rc;
+    if (!m)
+        return live_graph(b, c, out);
+    if (!m->g) {
+        if (!(m->g = graph_new()))
+            return call_oom(c);
+        v = rcp_json_parse(call_scratch(c), m->json, m->len, 0, &err);
+        rc = v ? graph_read(m->g, v) : -1;
+        rcp_arena_reset(call_scratch(c));
+        if (rc) {
+            graph_free(m->g);
+            m->g = NULL;
+            return call_fail(c, RCP_INTERNAL_ERROR, "memoryId", NULL, "the "
+                             "memory could not be read (out of memory, or "
+                             "damaged): build it again");
+        }
+    }
+    *out = m->g;
+    return 0;
+}
+
+/* §7.17 memory/recall: clues from a walk of the memory. */
+static int m_memory_recall(void *ud, rcp_call *c)
+{
+    builtin *b = ud;
+    const rcp_json *p = call_params(c), *query;
+    rcp_jw *w = call_w(c);
+    const graph *g = NULL;
+    uint32_t seeds[GRAPH_ENTITIES];
+    gscored best[MEMORY_MAX_N];
+    double *pr = NULL;
+    long ns;
+    size_t nb = 0, i, n, ln;
+    int64_t want;
+    int rc;
+    if ((rc = call_need(c, p, "query", &query)) != 0
+        || (rc = call_str(c, p, "query", &query)) != 0
+        || (rc = call_int(c, p, "n", 1, RCP_INT53_MAX, 5, &want)) != 0
+        || (rc = recall_graph(b, c, &g)) != 0)
+        return rc;
+    if (want > MEMORY_MAX_N)
+        want = MEMORY_MAX_N;            /* §12: clamped */
+    if ((ns = graph_entities(g, query->s, query->n, seeds,
+                             GRAPH_ENTITIES)) < 0)
+        return call_oom(c);
+    if (ns > 0) {
+        if (!(pr = rcp_arena_alloc(call_arena(c), (graph_nnodes(g) + 1)
+                                   * sizeof *pr)))
+            return call_oom(c);
+        if ((rc = graph_ppr(g, seeds, (size_t)ns, pr, call_wanted, c)) != 0)
+            return retrieve_failed(c, rc);
+        nb = frontier(g, pr, query, seeds, (size_t)ns, best, (size_t)want);
+    }
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "clues");
+    rcp_jw_arr(w);
+    for (i = 0; i < nb; i++) {
+        const char *q = refine(c, g, query, best[i].i, seeds, (size_t)ns, &n);
+        const char *l;
+        if (!q)
+            return call_oom(c);
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "query");
+        rcp_jw_str(w, q, n);
+        rcp_jw_key(w, "seedIds");
+        rcp_jw_arr(w);
+        l = graph_label(g, best[i].i, &ln);
+        rcp_jw_str(w, l, ln);
+        l = graph_label(g, linked_seed(g, best[i].i, seeds, (size_t)ns), &ln);
+        rcp_jw_str(w, l, ln);
+        rcp_jw_arr_end(w);
+        rcp_jw_key(w, "weight");        /* (0, 1]: relative to the best */
+        rcp_jw_double(w, best[i].s / best[0].s);
+        rcp_jw_obj_end(w);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
 /* MARK: - The backend table --------------------------------------------- */
 
 /* §6: what the built-in engine offers.  Everything but filter, which
@@ -3343,7 +3819,7 @@ static unsigned long builtin_offers(const void *ud)
         | PROTO_CAP(PROTO_CAP_RERANK) | PROTO_CAP(PROTO_CAP_RETRIEVE)
         | PROTO_CAP(PROTO_CAP_CITATIONS) | PROTO_CAP(PROTO_CAP_STREAMING)
         | PROTO_CAP(PROTO_CAP_PAGINATION) | PROTO_CAP(PROTO_CAP_INDEX)
-        | PROTO_CAP(PROTO_CAP_GRAPH);
+        | PROTO_CAP(PROTO_CAP_GRAPH) | PROTO_CAP(PROTO_CAP_MEMORY);
     return b->nfields ? caps | PROTO_CAP(PROTO_CAP_FILTER) : caps;
 }
 
@@ -3386,6 +3862,13 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
         write_strings(w, "ops", graph_ops, 5);
         rcp_jw_obj_end(w);
         break;
+    case PROTO_CAP_MEMORY:      /* §7.17: both scopes, and recall's clues */
+        rcp_jw_obj(w);
+        write_strings(w, "scopes", memory_scopes, 2);
+        rcp_jw_key(w, "clues");
+        rcp_jw_bool(w, 1);
+        rcp_jw_obj_end(w);
+        break;
     case PROTO_CAP_INDEX:
         rcp_jw_obj(w);
         rcp_jw_key(w, "writable");
@@ -3407,9 +3890,12 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
 static void builtin_close(void *ud)
 {
     builtin *b = ud;
+    size_t i;
     graph_free(b->graph);
     store_idem_free(&b->own_idem);
     rcp_free(b->screen);
+    for (i = 0; i < b->nmem; i++)
+        memory_free(&b->mem[i]);
     rcp_free(b);
 }
 
@@ -3427,7 +3913,9 @@ static const proto_backend builtin_backend = {
         [PROTO_M_RETRIEVE]     = m_retrieve,
         [PROTO_M_GRAPH]        = m_graph,
         [PROTO_M_INDEX_ADD]    = m_index_add,
-        [PROTO_M_INDEX_DELETE] = m_index_delete
+        [PROTO_M_INDEX_DELETE] = m_index_delete,
+        [PROTO_M_MEMORY_BUILD] = m_memory_build,
+        [PROTO_M_MEMORY_RECALL] = m_memory_recall
     },
     builtin_close
 };
@@ -3463,6 +3951,10 @@ int methods_open(const rcp_server_opts *o, const proto_backend **be,
     b->idem = b->store ? store_idem_table(b->store) : &b->own_idem;
     if (b->store)
         b->voff = rcp_store_version(b->store) - rcp_model_version(b->model);
+    if (b->store && load_memories(b) != 0) {
+        builtin_close(b);
+        return -1;
+    }
     *be = &builtin_backend;
     *ud = b;
     return 0;

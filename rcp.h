@@ -1672,12 +1672,24 @@ long   graph_entities(const graph *g, const char *text, size_t len,
 /* Node i's neighbours and edge weights (sorted by neighbour): count. */
 size_t graph_adj(const graph *g, uint32_t node, const uint32_t **nbr,
                  const double **w);
+/* Node i's idf over the passages: ln(1 + N / df). */
+double graph_idf(const graph *g, uint32_t node);
 /* Passage p's salient nodes: count. */
 size_t graph_passage_nodes(const graph *g, size_t p, const uint32_t **nodes);
 /* Personalised PageRank from seeds (each weighed by its idf) into
 ** out[0..nnodes): 0, -1 out of memory, or check's code. */
 int    graph_ppr(const graph *g, const uint32_t *seeds, size_t nseeds,
                  double *out, int (*check)(void *), void *ud);
+/* §7.17 a graph kept as a memory: g as JSON into w -- its nodes
+** [label, term, df], for each node its `per` strongest edges (a, b,
+** weight, ...), its level-0 communities (nodes, representative passage
+** ids) -- with the words of its labels in *tokens; and back: g becomes
+** the graph v describes (its nodes, edges and idf; no passages, no
+** communities: entities, PageRank, labels and adjacency work).  Both:
+** 0, or -1 out of memory (read: or v is not such a graph; g is then
+** empty). */
+int    graph_write(const graph *g, rcp_jw *w, size_t per, size_t *tokens);
+int    graph_read(graph *g, const rcp_json *v);
 /* Levels computed (0 when the graph has no node); listed communities at
 ** a level; the i-th of them; the listed community of a node at a level
 ** (-1 when its community is not listed). */

@@ -2513,3 +2513,133 @@ long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
     loader_close(&ld);
     return n;
 }
+
+/* MARK: - Side files (§7.17 memories) ------------------------------------ */
+
+/* A side file is state that is not documents -- today the §7.17 memories
+** (methods.c) -- kept whole in DIR/NAME beside the log, never in it: the
+** log's format and its readers stay as they are (an older server ignores
+** the file), and a side file is small and rewritten whole.  Written as
+** the log is created (case D): NAME.new, fsync, rename, fsync DIR, so
+** DIR/NAME is the old bytes or the new, never a mix.  Names are a
+** letter then letters, digits, '-' and '.', not ending ".new" -- never
+** the log's or the lock's. */
+#define SIDE_MAX ((size_t)64 << 20)
+
+static int side_name_ok(const char *name)
+{
+    size_t i, n = strlen(name);
+    if (n == 0 || n > 64 || !((name[0] >= 'a' && name[0] <= 'z')))
+        return 0;
+    for (i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'
+              || c == '.'))
+            return 0;
+    }
+    if (n >= 4 && strcmp(name + n - 4, ".new") == 0)
+        return 0;
+    return strcmp(name, "lock") != 0 && strncmp(name, "rcp.log", 7) != 0;
+}
+
+int rcp_store_put_file(rcp_store *st, const char *name, const char *data,
+                       size_t n)
+{
+    char *path, *tmp = NULL;
+    int fd = -1, e, rc = -1;
+    size_t len;
+    if (!side_name_ok(name))
+        return st_fail(st, "%s: not a side file name", name);
+    if (st->failed)
+        return st_fail(st, "the store has failed; reopen it");
+    if (n > SIDE_MAX)
+        return st_fail(st, "%s: %lu bytes, over the side file limit", name,
+                       (unsigned long)n);
+    if (!(path = join(st->dir, name)))
+        return st_fail(st, "out of memory");
+    len = strlen(path);
+    if (!(tmp = rcp_malloc(len + 5))) {
+        rcp_free(path);
+        return st_fail(st, "out of memory");
+    }
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".new", 5);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        st_sys(st, "create", tmp);
+        goto out;
+    }
+    if ((n && write_at(fd, data, n, 0)) || sync_fd(fd)) {
+        e = errno;
+        close(fd);
+        (void)unlink(tmp);
+        errno = e;
+        st_sys(st, "write", tmp);
+        goto out;
+    }
+    close(fd);
+    if (rename(tmp, path)) {
+        e = errno;
+        (void)unlink(tmp);
+        errno = e;
+        st_sys(st, "rename", tmp);
+        goto out;
+    }
+    rc = sync_dir(st);
+out:
+    rcp_free(path);
+    rcp_free(tmp);
+    return rc;
+}
+
+int rcp_store_get_file(rcp_store *st, const char *name, char **data,
+                       size_t *n)
+{
+    struct stat sb;
+    char *path, *buf;
+    size_t got;
+    int fd;
+    *data = NULL;
+    *n = 0;
+    if (!side_name_ok(name))
+        return st_fail(st, "%s: not a side file name", name);
+    if (!(path = join(st->dir, name)))
+        return st_fail(st, "out of memory");
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int absent = errno == ENOENT;
+        if (!absent)
+            st_sys(st, "open", path);
+        rcp_free(path);
+        return absent ? 1 : -1;
+    }
+    if (fstat(fd, &sb) || sb.st_size < 0
+        || (uint64_t)sb.st_size > (uint64_t)SIDE_MAX) {
+        if (sb.st_size >= 0)
+            st_fail(st, "%s: too large for a side file", path);
+        else
+            st_sys(st, "stat", path);
+        close(fd);
+        rcp_free(path);
+        return -1;
+    }
+    if (!(buf = rcp_malloc((size_t)sb.st_size + 1))) {
+        close(fd);
+        rcp_free(path);
+        return st_fail(st, "out of memory");
+    }
+    if (read_at(fd, buf, (size_t)sb.st_size, 0, &got)
+        || got != (size_t)sb.st_size) {
+        st_sys(st, "read", path);
+        close(fd);
+        rcp_free(path);
+        rcp_free(buf);
+        return -1;
+    }
+    close(fd);
+    rcp_free(path);
+    buf[got] = 0;
+    *data = buf;
+    *n = got;
+    return 0;
+}

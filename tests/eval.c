@@ -853,7 +853,7 @@ static size_t ql_search(const ql *x, const coll *c, const topic *tp,
 
 enum { P_BM25, P_DENSE, P_LEXLEG, P_DENSELEG, P_RRF, P_CONVEX, P_WEIGHTED,
        P_BM25_CE, P_RRF_CE, P_CONVEX_CE, P_RRF_COLBERT, P_RRF_NOFB,
-       P_CONVEX_NOFB, P_QL, NPIPE };
+       P_CONVEX_NOFB, P_RRF_CLUE, P_RRF_MEMORY, P_QL, NPIPE };
 
 typedef struct pipeline {
     const char *label, *tag;    /* tag: the run file's name and column */
@@ -896,6 +896,10 @@ static const pipeline pipes[NPIPE] = {
      RCP_RERANK_NONE, 0, 0, 1, {P_BM25, P_DENSE}},
     {"hybrid convex, no feedback", "convex-nofb", RCP_MODE_HYBRID,
      RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 1, {P_BM25, P_DENSE}},
+    {"hybrid rrf, top memory clue", "rrf-clue", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, {P_RRF, -1}},
+    {"hybrid rrf + memory clues", "rrf-memory", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, {P_RRF, -1}},
     {"reference: query likelihood", "ql", 0, 0, 0, 0, 0, 0, {-1, -1}},
 };
 
@@ -1010,6 +1014,156 @@ static size_t engine_search(const rcp_model *m, const size_t *docs,
     return n;
 }
 
+/* ---- §7.17 memory clues, fed back into retrieval ---------------------- */
+
+/* A server in-process over the collection's model: memory/build once over
+** the live index, then memory/recall per query; the clues' queries are run
+** as retrieves (the hybrid rrf pipeline) and either the top clue replaces
+** the query (rrf-clue) or every list is fused by RRF, the query's with
+** weight 1 and each clue's with MEMORY_FUSE x its weight (rrf-memory) --
+** what a client does with clues (§7.17: "a client fans them out over
+** retrieve"). */
+#define MEMORY_CLUES 3
+#define MEMORY_FUSE  0.5
+
+typedef struct memsrv {
+    rcp_server *s;
+    rcp_buf     out;
+    rcp_arena   a;
+    char        id[64];
+} memsrv;
+
+static const rcp_json *mem_ask(memsrv *x, const char *frame, size_t n)
+{
+    const rcp_json *v;
+    x->out.len = 0;
+    rcp_arena_reset(&x->a);
+    rcp_server_handle(x->s, frame, n, &x->out);
+    v = rcp_json_parse(&x->a, x->out.data, x->out.len ? x->out.len - 1 : 0,
+                       0, NULL);
+    if (!v || !rcp_json_get(v, "result")) {
+        fprintf(stderr, "eval: memory: %.*s\n", (int)x->out.len,
+                x->out.data ? x->out.data : "");
+        exit(1);
+    }
+    return rcp_json_get(v, "result");
+}
+
+static void memsrv_open(memsrv *x, rcp_model *m)
+{
+    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+        "\"initialize\",\"params\":{\"protocolVersion\":1}}";
+    static const char build[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+        "\"memory/build\",\"params\":{}}";
+    rcp_server_opts o;
+    const rcp_json *id;
+    memset(&o, 0, sizeof o);
+    o.model = m;
+    o.deadline_ms = 0;
+    memset(x, 0, sizeof *x);
+    rcp_buf_init(&x->out);
+    rcp_arena_init(&x->a, 0);
+    if (!(x->s = rcp_server_new(&o))) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    (void)mem_ask(x, init, sizeof init - 1);
+    id = rcp_json_get(mem_ask(x, build, sizeof build - 1), "memoryId");
+    if (!id || id->type != RCP_JSON_STRING || id->n >= sizeof x->id) {
+        fprintf(stderr, "eval: memory/build gave no memoryId\n");
+        exit(1);
+    }
+    memcpy(x->id, id->s, id->n);
+}
+
+static void memsrv_close(memsrv *x)
+{
+    rcp_server_free(x->s);
+    rcp_buf_free(&x->out);
+    rcp_arena_free(&x->a);
+}
+
+static size_t memory_search(memsrv *x, const rcp_model *m, const size_t *docs,
+                            const coll *c, const topic *t, int top_only,
+                            ranked *out)
+{
+    static ranked lists[MEMORY_CLUES + 1][DEPTH];
+    static rcp_fuse_item items[MEMORY_CLUES + 1][DEPTH];
+    rcp_fuse_list fl[MEMORY_CLUES + 1];
+    rcp_buf f;
+    rcp_jw w;
+    const rcp_json *clues;
+    rcp_fused *fused;
+    size_t nl = 0, i, j, n;
+    long nf;
+    rcp_buf_init(&f);
+    rcp_jw_init(&w, &f);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "jsonrpc");
+    rcp_jw_cstr(&w, "2.0");
+    rcp_jw_key(&w, "id");
+    rcp_jw_int(&w, 2);
+    rcp_jw_key(&w, "method");
+    rcp_jw_cstr(&w, "memory/recall");
+    rcp_jw_key(&w, "params");
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "query");
+    rcp_jw_str(&w, t->text, t->len);
+    rcp_jw_key(&w, "memoryId");
+    rcp_jw_cstr(&w, x->id);
+    rcp_jw_key(&w, "n");
+    rcp_jw_int(&w, MEMORY_CLUES);
+    rcp_jw_obj_end(&w);
+    rcp_jw_obj_end(&w);
+    clues = rcp_json_get(mem_ask(x, f.data, f.len), "clues");
+    rcp_buf_free(&f);
+    if (!top_only) {
+        n = engine_search(m, docs, &pipes[P_RRF], t, lists[nl]);
+        fl[nl].weight = 1;
+        fl[nl++].n = n;
+    }
+    for (i = 0; clues && i < clues->n && nl <= MEMORY_CLUES; i++) {
+        const rcp_json *q = rcp_json_get(&clues->kids[i], "query");
+        topic ct = *t;
+        ct.text = (char *)q->s;
+        ct.len = q->n;
+        n = engine_search(m, docs, &pipes[P_RRF], &ct, lists[nl]);
+        fl[nl].weight = MEMORY_FUSE
+                        * rcp_json_num(rcp_json_get(&clues->kids[i], "weight"));
+        fl[nl++].n = n;
+        if (top_only)
+            break;
+    }
+    if (nl == 0)                /* no clue: the query as it is */
+        return engine_search(m, docs, &pipes[P_RRF], t, out);
+    if (top_only) {
+        memcpy(out, lists[0], fl[0].n * sizeof *out);
+        return fl[0].n;
+    }
+    for (i = 0; i < nl; i++) {
+        for (j = 0; j < fl[i].n; j++) {
+            items[i][j].id = c->d[lists[i][j].doc].id;
+            items[i][j].idlen = strlen(items[i][j].id);
+            items[i][j].score = lists[i][j].score;
+        }
+        fl[i].items = items[i];
+        fl[i].floor = 0;
+    }
+    if ((nf = rcp_fuse(RCP_FUSE_RRF, fl, nl, 60, &fused)) < 0) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    for (i = 0, n = 0; i < (size_t)nf && n < DEPTH; i++) {
+        long dn = rcp_model_find(m, fused[i].id, fused[i].idlen);
+        if (dn < 0)
+            continue;
+        out[n].doc = docs[dn];
+        out[n++].score = fused[i].score;
+    }
+    rcp_free(fused);
+    return n;
+}
+
 static void run_coll(const coll *c, const rcp_model_opts *o,
                      const run_opts *ro, results *r)
 {
@@ -1020,8 +1174,10 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     rcp_model *m = build_model(c, *o, &docs), *m0;
     ql x;
     int p;
+    memsrv ms;
     nofb.prf_docs = 0;
     m0 = build_model(c, nofb, &docs0);
+    memsrv_open(&ms, m);
     ql_build(&x, c);
     r->v = xmalloc((size_t)NPIPE * (c->nt + 1) * NMETRIC * sizeof *r->v);
     r->top = calloc((size_t)NPIPE * (c->nt + 1) * (ro->pool + 1),
@@ -1044,6 +1200,9 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
         }
         for (t = 0; t < c->nt; t++) {
             n = p == P_QL ? ql_search(&x, c, &c->t[t], rk, DEPTH)
+                : p == P_RRF_CLUE || p == P_RRF_MEMORY
+                          ? memory_search(&ms, m, docs, c, &c->t[t],
+                                          p == P_RRF_CLUE, rk)
                           : pipes[p].nofb
                           ? engine_search(m0, docs0, &pipes[p], &c->t[t], rk)
                           : engine_search(m, docs, &pipes[p], &c->t[t], rk);
@@ -1061,6 +1220,7 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
             fclose(f);
     }
     ql_free(&x);
+    memsrv_close(&ms);
     rcp_model_free(m0);
     rcp_model_free(m);
     free(docs0);
