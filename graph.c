@@ -1395,7 +1395,7 @@ static int communities(graph *g, const graph_src *src)
     uint8_t *top = NULL;
     size_t *offs[GRAPH_MAX_LEVELS], *roffs[GRAPH_MAX_LEVELS];
     size_t *soffs[GRAPH_MAX_LEVELS], *slens[GRAPH_MAX_LEVELS];
-    size_t i, lev, nc;
+    size_t i, lev, nc = 0;
     rcp_tokens t;
     arr a;
     int rc = -1;
