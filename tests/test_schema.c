@@ -1096,6 +1096,30 @@ static const struct { const char *frame; int bad; } session[] = {
     { "{'jsonrpc':'2.0','id':17,'method':'retrieve','params':{'query':"
       "'shock','k':1,'fusion':{'method':'weighted','weights':{'dense':0.5,"
       "'sparse':0.5}},'_meta':{'progressToken':17}}}", 0 },
+    { "{'jsonrpc':'2.0','id':39,'method':'index/add','params':{"
+      "'documents':[{'id':'g1','text':'boundary layer skin friction on a "
+      "swept wing'},{'id':'g2','text':'skin friction of the boundary layer"
+      " near the wing root'},{'id':'g3','text':'boundary layer transition"
+      " and skin friction on the wing'},{'id':'g4','text':'shock waves and"
+      " the boundary layer on the wing'}]}}", 0 },
+    { "{'jsonrpc':'2.0','id':40,'method':'graph','params':{'op':'local',"
+      "'query':'shock waves','k':2}}", 0 },
+    { "{'jsonrpc':'2.0','id':41,'method':'graph','params':{'op':'global',"
+      "'query':'shock'}}", 0 },
+    { "{'jsonrpc':'2.0','id':42,'method':'graph','params':{'op':'drift',"
+      "'query':'shock','k':1}}", 0 },
+    { "{'jsonrpc':'2.0','id':43,'method':'graph','params':{'op':"
+      "'communities','k':1}}", 0 },
+    { "{'jsonrpc':'2.0','id':44,'method':'graph','params':{'op':"
+      "'neighbors','seedIds':['skin friction','shock'],'hops':2}}", 0 },
+    { "{'jsonrpc':'2.0','id':45,'method':'memory/build','params':{}}", 0 },
+    { "{'jsonrpc':'2.0','id':46,'method':'memory/build','params':{"
+      "'documents':[{'id':'m1','text':'shock waves and shock tubes'},{"
+      "'text':'shock waves in tubes'}],'scope':'session'}}", 0 },
+    { "{'jsonrpc':'2.0','id':47,'method':'memory/recall','params':{"
+      "'query':'shock on the wing','memoryId':'mem-1','n':2}}", 0 },
+    { "{'jsonrpc':'2.0','id':48,'method':'memory/recall','params':{"
+      "'query':'shock','memoryId':'gone'}}", 0 },
     { "{'jsonrpc':'2.0','id':18,'method':'retrieve','params':{'query':{"
       "'type':'text','text':'shock'},'k':1,'mode':'sparse','minScore':0,"
       "'rerank':false,'includeText':false}}", 0 },
@@ -1146,6 +1170,9 @@ static const char *result_def(const char *method)
         { "retrieve", "#/$defs/RetrieveResult" },
         { "index/add", "#/$defs/IndexAddResult" },
         { "index/delete", "#/$defs/IndexDeleteResult" },
+        { "graph", "#/$defs/GraphResult" },
+        { "memory/build", "#/$defs/MemoryBuildResult" },
+        { "memory/recall", "#/$defs/MemoryRecallResult" },
     };
     size_t i;
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -1155,8 +1182,8 @@ static const char *result_def(const char *method)
 }
 
 typedef struct sent {           /* the methods of the requests sent */
-    char method[40][32];
-    const rcp_json *id[40];
+    char method[64][32];
+    const rcp_json *id[64];
     size_t n;
 } sent;
 
@@ -1164,7 +1191,7 @@ static void note_request(sent *S, const rcp_json *r)
 {
     const rcp_json *m = rcp_json_get(r, "method");
     const rcp_json *id = rcp_json_get(r, "id");
-    if (!m || !id || S->n == 40)
+    if (!m || !id || S->n == 64)
         return;
     snprintf(S->method[S->n], sizeof S->method[0], "%.*s", (int)m->n, m->s);
     S->id[S->n++] = id;
@@ -1304,8 +1331,8 @@ START_TEST(server_session_is_valid_against_the_schema)
         judge_output(&S, exchange(srv, &out, frame), &t);
     }
     /* the session cannot pass empty: every kind of frame was judged */
-    ck_assert_uint_ge(t.results, 24);
-    ck_assert_uint_ge(t.errors, 10);
+    ck_assert_uint_ge(t.results, 32);
+    ck_assert_uint_ge(t.errors, 11);
     ck_assert_uint_ge(t.progress, 4);
     ck_assert_uint_eq(t.messages, t.results + t.errors + t.progress);
     ck_assert_uint_lt(t.frames, t.messages);            /* batches too */
