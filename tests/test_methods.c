@@ -1589,6 +1589,310 @@ START_TEST(no_progress_without_a_token)
 }
 END_TEST
 
+/* MARK: - §7.9 graph, §7.17 memory ------------------------------------- */
+
+#define GRAPH(id, p) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"graph\"," \
+                     "\"params\":" p "}"
+#define MEMORY(id, m, p) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":" \
+                         "\"memory/" m "\",\"params\":" p "}"
+
+/* Two topics, three passages each (graph.c's nodes need two passages). */
+static const char GRAPH_DOCS[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+    "\"index/add\",\"params\":{\"documents\":["
+    "{\"id\":\"a1\",\"text\":\"The boundary layer separates near the wing."
+    " Skin friction grows.\"},"
+    "{\"id\":\"a2\",\"text\":\"Laminar boundary layer flow over a flat "
+    "wing and its skin friction.\"},"
+    "{\"id\":\"a3\",\"text\":\"Turbulent boundary layers: skin friction on "
+    "the wing surface.\"},"
+    "{\"id\":\"b1\",\"text\":\"Panel flutter of clamped plates at "
+    "supersonic speed.\",\"meta\":{\"year\":1960}},"
+    "{\"id\":\"b2\",\"text\":\"Supersonic panel flutter: clamped plates and"
+    " piston theory.\"},"
+    "{\"id\":\"b3\",\"text\":\"Piston theory predicts the flutter of "
+    "clamped plates.\"}]}}";
+
+static void graph_corpus(void)
+{
+    init_session();
+    ck_assert_msg(at(reply(GRAPH_DOCS), "result") != NULL, "%s", OUT.data);
+}
+
+/* The answer to frame as a string (malloc'd), its latencyMs made 0. */
+static char *answer(const char *frame)
+{
+    char *a, *p, *q;
+    ask(frame);
+    a = strdup(OUT.data);
+    ck_assert_ptr_nonnull(a);
+    if ((p = strstr(a, "\"latencyMs\":")) != NULL) {
+        p += 12;
+        for (q = p; *q && *q != ',' && *q != '}'; q++)
+            ;
+        *p++ = '0';
+        memmove(p, q, strlen(q) + 1);
+    }
+    return a;
+}
+
+START_TEST(graph_and_memory_advertise_exactly_what_they_serve)
+{
+    const rcp_json *v, *ops;
+    static const char *const want[] = { "local", "global", "drift",
+                                        "communities", "neighbors" };
+    size_t i;
+    init_session();
+    v = reply("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"info\"}");
+    ops = at(v, "result.capabilities.graph.ops");
+    ck_assert_ptr_nonnull(ops);
+    ck_assert_uint_eq(ops->n, 5);
+    for (i = 0; i < 5; i++)
+        ck_assert(rcp_json_streq(&ops->kids[i], want[i]));
+    ck_assert(is_str(v, "result.capabilities.memory.scopes.0", "global"));
+    ck_assert(is_str(v, "result.capabilities.memory.scopes.1", "session"));
+    ck_assert(at(v, "result.capabilities.memory.clues")->type
+              == RCP_JSON_TRUE);
+    /* every advertised op answers a result, never -32005 */
+    ck_assert(at(reply(GRAPH_DOCS), "result") != NULL);
+    for (i = 0; i < 5; i++) {
+        char frame[160];
+        snprintf(frame, sizeof frame, "{\"jsonrpc\":\"2.0\",\"id\":3,"
+                 "\"method\":\"graph\",\"params\":{\"op\":\"%s\",\"query\":"
+                 "\"flutter\",\"seedIds\":[\"flutter\"]}}", want[i]);
+        ck_assert_msg(at(reply(frame), "result") != NULL, "%s: %s", want[i],
+                      OUT.data);
+    }
+}
+END_TEST
+
+START_TEST(graph_op_not_in_graph_ops_is_32005_and_bad_params_32602)
+{
+    graph_corpus();
+    expect_field(GRAPH(2, "{\"op\":\"summarise\"}"), -32005, "error.data."
+                 "option", "op");
+    expect_field(GRAPH(3, "{}"), -32602, "error.data.field", "op");
+    expect_field(GRAPH(4, "{\"op\":7}"), -32602, "error.data.field", "op");
+    expect_field(GRAPH(5, "{\"op\":\"local\"}"), -32602, "error.data.field",
+                 "query");
+    expect_field(GRAPH(6, "{\"op\":\"neighbors\"}"), -32602,
+                 "error.data.field", "seedIds");
+    expect_field(GRAPH(7, "{\"op\":\"neighbors\",\"seedIds\":[1]}"), -32602,
+                 "error.data.field", "seedIds");
+    /* §15.5: hops on graph are capped */
+    expect_field(GRAPH(8, "{\"op\":\"neighbors\",\"seedIds\":[\"wing\"],"
+                 "\"hops\":4}"), -32602, "error.data.field", "hops");
+    expect_field(GRAPH(9, "{\"op\":\"neighbors\",\"seedIds\":[\"wing\"],"
+                 "\"hops\":0}"), -32602, "error.data.field", "hops");
+    expect_field(GRAPH(10, "{\"op\":\"local\",\"query\":\"x\",\"k\":0}"),
+                 -32602, "error.data.field", "k");
+    expect_field(GRAPH(11, "{\"op\":\"communities\",\"cursor\":\"zz\"}"),
+                 -32602, "error.data.field", "cursor");
+    /* the server goes on serving */
+    ck_assert(at(reply(GRAPH(12, "{\"op\":\"communities\"}")), "result"));
+}
+END_TEST
+
+START_TEST(graph_local_walks_from_the_query_terms_to_their_passages)
+{
+    const rcp_json *v, *hits;
+    size_t i;
+    graph_corpus();
+    v = reply(GRAPH(2, "{\"op\":\"local\",\"query\":\"clamped panel "
+                    "flutter\",\"k\":10}"));
+    hits = at(v, "result.hits");
+    ck_assert_msg(hits && hits->n == 3, "%s", OUT.data);
+    for (i = 0; i < 3; i++) {     /* the flutter passages, none of the wing */
+        const rcp_json *id = rcp_json_get(&hits->kids[i], "id");
+        ck_assert(id && id->n == 2 && id->s[0] == 'b');
+        ck_assert_ptr_nonnull(rcp_json_get(&hits->kids[i], "text"));
+        ck_assert_ptr_nonnull(rcp_json_get(rcp_json_get(&hits->kids[i],
+                              "provenance"), "nodes"));
+    }
+    ck_assert(rcp_json_num(rcp_json_get(&hits->kids[0], "score"))
+              >= rcp_json_num(rcp_json_get(&hits->kids[2], "score")));
+    ck_assert(is_str(v, "result.hits.0.unit", "chunk"));
+    ck_assert(is_str(v, "result.hits.0.trust.level", "untrusted"));
+    /* k bounds the hits; a query with no node of the graph: none, a note */
+    v = reply(GRAPH(3, "{\"op\":\"local\",\"query\":\"flutter\",\"k\":1}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 1);
+    v = reply(GRAPH(4, "{\"op\":\"local\",\"query\":\"pasta\"}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 0);
+    ck_assert_ptr_nonnull(at(v, "result.usage.notes.0"));
+}
+END_TEST
+
+START_TEST(graph_answers_are_deterministic)
+{
+    static const char *const frames[] = {
+        GRAPH(2, "{\"op\":\"local\",\"query\":\"boundary layer wing\"}"),
+        GRAPH(3, "{\"op\":\"global\",\"query\":\"flutter\"}"),
+        GRAPH(4, "{\"op\":\"drift\",\"query\":\"flutter\"}"),
+        GRAPH(5, "{\"op\":\"communities\",\"level\":0}"),
+        GRAPH(6, "{\"op\":\"neighbors\",\"seedIds\":[\"wing\"],\"hops\":2}")
+    };
+    char *first[5];
+    size_t i;
+    graph_corpus();
+    for (i = 0; i < 5; i++)
+        first[i] = answer(frames[i]);
+    /* a second server over the same documents, added in another order */
+    rcp_server_free(S);
+    rcp_model_free(M);
+    {
+        char err[128];
+        ck_assert_ptr_nonnull(M = rcp_model_new(NULL, err, sizeof err));
+    }
+    make_server(0, 0);
+    init_session();
+    ck_assert(at(reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"index/add\","
+              "\"params\":{\"documents\":[{\"id\":\"b3\",\"text\":\"Piston "
+              "theory predicts the flutter of clamped plates.\"},{\"id\":\"a3\","
+              "\"text\":\"Turbulent boundary layers: skin friction on the wing"
+              " surface.\"}]}}"), "result"));
+    ck_assert(at(reply(GRAPH_DOCS), "result"));
+    for (i = 0; i < 5; i++) {
+        char *again = answer(frames[i]);
+        ck_assert_str_eq(again, first[i]);
+        free(again);
+        free(first[i]);
+    }
+}
+END_TEST
+
+START_TEST(graph_follows_index_add_and_delete)
+{
+    const rcp_json *v;
+    graph_corpus();
+    v = reply(GRAPH(2, "{\"op\":\"neighbors\",\"seedIds\":[\"piston\"]}"));
+    ck_assert_msg(at(v, "result.nodes.0") != NULL, "%s", OUT.data);
+    ck_assert(is_str(v, "result.nodes.0.id", "piston"));
+    /* delete two of the three passages with piston: no longer a node */
+    ck_assert(at(reply("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+              "\"index/delete\",\"params\":{\"ids\":[\"b2\",\"b3\"]}}"),
+              "result"));
+    v = reply(GRAPH(4, "{\"op\":\"neighbors\",\"seedIds\":[\"piston\"]}"));
+    ck_assert_uint_eq(at(v, "result.nodes")->n, 0);
+    ck_assert_ptr_nonnull(at(v, "result.usage.notes.0"));
+    /* add passages with a new pair: a node, and linked */
+    ck_assert(at(reply("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"index/add\","
+              "\"params\":{\"documents\":[{\"id\":\"c1\",\"text\":\"piston "
+              "engines and turbine blades\"},{\"id\":\"c2\",\"text\":\"turbine "
+              "blades beside piston engines\"}]}}"), "result"));
+    v = reply(GRAPH(6, "{\"op\":\"neighbors\",\"seedIds\":[\"piston\"],"
+                    "\"k\":20}"));
+    ck_assert(is_str(v, "result.nodes.0.id", "piston"));
+    ck_assert_msg(strstr(OUT.data, "\"turbine\"") != NULL, "%s", OUT.data);
+    ck_assert_msg(strstr(OUT.data, "\"dst\"") != NULL, "%s", OUT.data);
+}
+END_TEST
+
+START_TEST(graph_communities_page_by_cursor_until_the_index_changes)
+{
+    const rcp_json *v, *cur;
+    char frame[256], *c1;
+    graph_corpus();
+    v = reply(GRAPH(2, "{\"op\":\"communities\",\"k\":1}"));
+    ck_assert_uint_eq(at(v, "result.communities")->n, 1);
+    ck_assert(num(v, "result.communities.0.level") == 0);
+    ck_assert_ptr_nonnull(at(v, "result.communities.0.summary"));
+    cur = at(v, "result.nextCursor");
+    ck_assert_ptr_nonnull(cur);
+    c1 = strndup(cur->s, cur->n);
+    snprintf(frame, sizeof frame, GRAPH(3, "{\"op\":\"communities\",\"k\":1,"
+             "\"cursor\":\"%s\"}"), c1);
+    v = reply(frame);
+    ck_assert_uint_eq(at(v, "result.communities")->n, 1);
+    ck_assert(is_str(v, "result.communities.0.id", "c0.1"));
+    ck_assert_ptr_null(at(v, "result.nextCursor"));     /* the last page */
+    ck_assert(at(reply("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"index/add\","
+              "\"params\":{\"documents\":[{\"id\":\"z\",\"text\":\"new\"}]}}"),
+              "result"));
+    snprintf(frame, sizeof frame, GRAPH(5, "{\"op\":\"communities\",\"k\":1,"
+             "\"cursor\":\"%s\"}"), c1);
+    expect_field(frame, -32015, "error.data.field", "cursor");
+    free(c1);
+}
+END_TEST
+
+START_TEST(graph_global_ranks_communities_and_drift_refines_the_query)
+{
+    const rcp_json *v;
+    graph_corpus();
+    v = reply(GRAPH(2, "{\"op\":\"global\",\"query\":\"flutter\"}"));
+    ck_assert_msg(at(v, "result.communities.0") != NULL, "%s", OUT.data);
+    ck_assert_ptr_null(at(v, "result.communities.1")); /* the wing: no mass */
+    ck_assert(at(v, "result.summary")->type == RCP_JSON_STRING);
+    ck_assert_msg(strstr(OUT.data, "flutter") != NULL, "%s", OUT.data);
+    v = reply(GRAPH(3, "{\"op\":\"drift\",\"query\":\"flutter\"}"));
+    ck_assert_ptr_nonnull(at(v, "result.hits.0"));
+    ck_assert_msg(at(v, "result.followups.0") != NULL, "%s", OUT.data);
+    ck_assert_msg(strncmp(at(v, "result.followups.0")->s, "flutter ", 8) == 0,
+                  "%s", OUT.data);
+}
+END_TEST
+
+START_TEST(memory_recall_returns_clues_from_the_memory_built)
+{
+    const rcp_json *v;
+    graph_corpus();
+    v = reply(MEMORY(2, "build", "{}"));
+    ck_assert(is_str(v, "result.memoryId", "mem-1"));
+    ck_assert(num(v, "result.tokens") > 0);
+    v = reply(MEMORY(3, "recall", "{\"query\":\"flutter\",\"memoryId\":"
+                     "\"mem-1\",\"n\":2}"));
+    ck_assert_msg(at(v, "result.clues.1") != NULL, "%s", OUT.data);
+    ck_assert_ptr_null(at(v, "result.clues.2"));            /* n bounds */
+    ck_assert(num(v, "result.clues.0.weight") == 1);
+    ck_assert(strncmp(at(v, "result.clues.0.query")->s, "flutter ", 8) == 0);
+    ck_assert_ptr_nonnull(at(v, "result.clues.0.seedIds.0"));
+    /* the memory is a snapshot: deleting the index leaves it as built */
+    ck_assert(at(reply("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+              "\"index/delete\",\"params\":{\"ids\":[\"b1\",\"b2\",\"b3\"]}}"),
+              "result"));
+    v = reply(MEMORY(5, "recall", "{\"query\":\"flutter\",\"memoryId\":"
+                     "\"mem-1\"}"));
+    ck_assert_ptr_nonnull(at(v, "result.clues.0"));
+    v = reply(MEMORY(6, "recall", "{\"query\":\"flutter\"}"));  /* live */
+    ck_assert_uint_eq(at(v, "result.clues")->n, 0);
+    /* inline documents, a session memory found by its sessionId */
+    v = reply(MEMORY(7, "build", "{\"documents\":[{\"text\":\"red apples "
+                     "and green pears\"},{\"text\":\"green pears, red "
+                     "apples\"},{\"text\":\"pears\"}],\"scope\":\"session\","
+                     "\"sessionId\":\"s1\"}"));
+    ck_assert(is_str(v, "result.memoryId", "mem-2"));
+    v = reply(MEMORY(8, "recall", "{\"query\":\"red apples\",\"sessionId\":"
+                     "\"s1\"}"));
+    ck_assert_msg(strstr(OUT.data, "green") != NULL, "%s", OUT.data);
+    /* update in place keeps the id */
+    v = reply(MEMORY(9, "build", "{\"memoryId\":\"mem-1\"}"));
+    ck_assert(is_str(v, "result.memoryId", "mem-1"));
+}
+END_TEST
+
+START_TEST(memory_unknown_id_is_32015_and_bad_params_are_refused)
+{
+    graph_corpus();
+    expect_field(MEMORY(2, "recall", "{\"query\":\"x\",\"memoryId\":"
+                 "\"mem-9\"}"), -32015, "error.data.field", "memoryId");
+    expect_field(MEMORY(3, "build", "{\"memoryId\":\"mem-9\"}"), -32015,
+                 "error.data.field", "memoryId");
+    expect_field(MEMORY(4, "recall", "{}"), -32602, "error.data.field",
+                 "query");
+    expect_field(MEMORY(5, "recall", "{\"query\":\"x\",\"n\":0}"), -32602,
+                 "error.data.field", "n");
+    expect_field(MEMORY(6, "build", "{\"scope\":\"forever\"}"), -32005,
+                 "error.data.option", "scope");
+    expect_field(MEMORY(7, "build", "{\"documents\":{}}"), -32602,
+                 "error.data.field", "documents");
+    expect_field(MEMORY(8, "build", "{\"documents\":[{\"id\":\"a\"}]}"),
+                 -32602, "error.data.field", "documents[0].text");
+    expect_field(MEMORY(9, "build", "{\"documents\":[{\"text\":\"a\","
+                 "\"id\":3}]}"), -32602, "error.data.field",
+                 "documents[0].id");
+    ck_assert(at(reply(MEMORY(10, "build", "{}")), "result"));
+}
+END_TEST
+
 /* MARK: - durable storage through the server (--data, --corpus) ---------- */
 
 static char *temp_dir(char *buf, size_t n)
@@ -2119,10 +2423,52 @@ START_TEST(corpus_bad_line_is_reported_and_nothing_loads)
 }
 END_TEST
 
+/* §7.17: a global memory's id survives a restart with --data, and recalls
+** the same clues; a session memory does not (-32015: build it again). */
+START_TEST(storage_global_memory_survives_a_restart_session_memory_does_not)
+{
+    char dir[64], data[80], *before;
+    rcp_model *m;
+    rcp_store *st;
+    const rcp_json *v;
+    snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
+    store_server(&m, &st, data);
+    ck_assert(at(reply(GRAPH_DOCS), "result"));
+    ck_assert(is_str(reply(MEMORY(2, "build", "{}")), "result.memoryId",
+                     "mem-1"));
+    ck_assert(is_str(reply(MEMORY(3, "build", "{\"scope\":\"session\"}")),
+                     "result.memoryId", "mem-2"));
+    before = answer(MEMORY(4, "recall", "{\"query\":\"clamped plates\","
+                           "\"memoryId\":\"mem-1\"}"));
+    ck_assert_msg(strstr(before, "\"clues\":[{") != NULL, "%s", before);
+    rcp_server_free(S);
+    S = NULL;
+    rcp_store_close(st);
+    rcp_model_free(m);
+    store_server(&m, &st, data);
+    {
+        char *after = answer(MEMORY(4, "recall", "{\"query\":\"clamped "
+                                    "plates\",\"memoryId\":\"mem-1\"}"));
+        ck_assert_str_eq(after, before);
+        free(after);
+    }
+    expect_field(MEMORY(5, "recall", "{\"query\":\"x\",\"memoryId\":"
+                 "\"mem-2\"}"), -32015, "error.data.field", "memoryId");
+    v = reply(MEMORY(6, "build", "{}"));        /* ids are never reused */
+    ck_assert(is_str(v, "result.memoryId", "mem-3"));
+    free(before);
+    rcp_server_free(S);
+    S = NULL;
+    rcp_store_close(st);
+    rcp_model_free(m);
+    remove_dir(dir);
+}
+END_TEST
+
 /* MARK: - a whole session under a failing allocator ---------------------- */
 
 /* Issue 9: the Nth allocation fails, for every N, across a recorded
-** session of 35 requests through rcp_server_handle -- every method, two
+** session of 38 requests through rcp_server_handle -- every method, two
 ** batches (one with a cancel), §8 filters, writes to a durable store in a
 ** temporary directory (chunked, idempotent, replayed, conflicting),
 ** deletes, malformed frames and errors.  After every run: each line
@@ -2184,6 +2530,9 @@ static const char *const SESSION[] = {
       "\"filter\":{\"field\":\"year\",\"op\":\"eq\",\"value\":2024}}"),
     Q(20, "retrieve", "{\"query\":\"seven eight\",\"k\":2,\"unit\":"
       "\"chunk\"}"),
+    Q(36, "graph", "{\"op\":\"drift\",\"query\":\"a fox note\",\"k\":2}"),
+    Q(37, "memory/build", "{}"),
+    Q(38, "memory/recall", "{\"query\":\"fox\",\"n\":2}"),
     "[" Q(21, "ping", "{}") "," Q(22, "embed", "{\"inputs\":[\"x\"]}") ","
     Q(23, "index/add", "{\"documents\":[{\"id\":\"b1\",\"text\":\"a batched"
       " fox\"}]}") ",{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"},"
@@ -2361,8 +2710,10 @@ static int is_write(const rcp_json *req)
 
 static int reads_the_index(const rcp_json *req)
 {
-    return is_write(req) || rcp_json_streq(rcp_json_get(req, "method"),
-                                           "retrieve");
+    const rcp_json *m = rcp_json_get(req, "method");
+    return is_write(req) || rcp_json_streq(m, "retrieve")
+        || rcp_json_streq(m, "graph") || rcp_json_streq(m, "memory/build")
+        || rcp_json_streq(m, "memory/recall");
 }
 
 /* One answer to request req: the reference's, or a refusal this run could
@@ -2550,6 +2901,7 @@ static Suite *make_suite(void)
     TCase *st = tcase_create("store");
     TCase *nd = tcase_create("no-dense-index");
     TCase *oom = tcase_create("oom");
+    TCase *gr = tcase_create("graph");
     tcase_add_checked_fixture(e, setup_model, teardown);
     tcase_add_test(e, embed_one_normalized_vector_per_input_in_order);
     tcase_add_test(e, embed_accepts_legacy_texts_and_text_blocks);
@@ -2616,6 +2968,17 @@ static Suite *make_suite(void)
     tcase_add_test(f, recency_decays_by_half_life_from_the_newest_candidate);
     tcase_add_test(f, recency_with_an_undated_candidate_overflows_nothing);
     tcase_add_test(f, conformance_level_l2_with_filter_and_citations);
+    tcase_add_checked_fixture(gr, setup_model, teardown);
+    tcase_add_test(gr, graph_and_memory_advertise_exactly_what_they_serve);
+    tcase_add_test(gr, graph_op_not_in_graph_ops_is_32005_and_bad_params_32602);
+    tcase_add_test(gr, graph_local_walks_from_the_query_terms_to_their_passages);
+    tcase_add_test(gr, graph_answers_are_deterministic);
+    tcase_add_test(gr, graph_follows_index_add_and_delete);
+    tcase_add_test(gr, graph_communities_page_by_cursor_until_the_index_changes);
+    tcase_add_test(gr,
+        graph_global_ranks_communities_and_drift_refines_the_query);
+    tcase_add_test(gr, memory_recall_returns_clues_from_the_memory_built);
+    tcase_add_test(gr, memory_unknown_id_is_32015_and_bad_params_are_refused);
     tcase_add_checked_fixture(oom, setup, teardown);
     tcase_add_test(oom,
         oom_at_every_allocation_of_a_whole_session_answers_each_once);
@@ -2633,12 +2996,15 @@ static Suite *make_suite(void)
                    storage_failed_write_is_never_visible_and_no_room_recovers);
     tcase_add_test(st, trust_is_each_documents_recorded_provenance);
     tcase_add_test(st, idempotency_key_survives_a_restart);
+    tcase_add_test(st,
+        storage_global_memory_survives_a_restart_session_memory_does_not);
     tcase_set_timeout(st, 60);
     suite_add_tcase(s, e);
     suite_add_tcase(s, f);
     suite_add_tcase(s, st);
     suite_add_tcase(s, nd);
     suite_add_tcase(s, oom);
+    suite_add_tcase(s, gr);
     return s;
 }
 
