@@ -707,7 +707,13 @@ enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        L_NOT_DETERMINISTIC_NOTED, L_NO_MMR, L_NO_CONVEX,
        L_NO_INLINE_RERANK, L_FUNNEL_NORMALISES, L_NO_FIELDS,
        /* broken, outside the rewrites */
-       B_CANCEL_DOUBLE, B_DEADLINE_DOUBLE, B_SERVER_NAME_NUMBER };
+       B_CANCEL_DOUBLE, B_DEADLINE_DOUBLE, B_SERVER_NAME_NUMBER,
+       /* §7.9, §7.17 (rewrites too): an advertised op refused, an unknown
+       ** op answered, a
+       ** result without its member, NotFound as InvalidParams; legal: an
+       ** unknown op refused as -32602 (outside GraphParams' enum) */
+       B_GRAPH_OP_REFUSED, B_GRAPH_ANY_OP, B_NO_FOLLOWUPS,
+       B_MEMORY_NOTFOUND_INVALID, B_NO_MEMORY_ID, L_GRAPH_OP_INVALID };
 
 static int is_notification(const rcp_json *m)
 {
@@ -852,9 +858,15 @@ static void mutate(int mode, const char *line, size_t len, rcp_buf *out,
     rcp_arena_free(&a);
 }
 
-/* B_OVERCLAIM: the core with one capability faked and L2 declared. */
+static void replace_all(rcp_buf *b, const char *from, const char *to);
+
+/* B_OVERCLAIM: the core with one capability faked -- graph ops ["local"]
+** (added, or the core's five narrowed to it while drift is still served)
+** -- and L2 declared. */
 static void overclaim(rcp_buf *b)
 {
+    static const char graph_ops[] = "\"graph\":{\"ops\":[\"local\",\"global\","
+        "\"drift\",\"communities\",\"neighbors\"]}";
     const char *caps = "\"capabilities\":{";
     char *p;
     rcp_buf t;
@@ -866,8 +878,10 @@ static void overclaim(rcp_buf *b)
     rcp_buf_init(&t);
     at = (size_t)(p - b->data) + strlen(caps);
     rcp_buf_put(&t, b->data, at);
-    rcp_buf_puts(&t, "\"graph\":{\"ops\":[\"local\"]},");
+    if (!strstr(b->data, graph_ops))     /* the core serves no graph */
+        rcp_buf_puts(&t, "\"graph\":{\"ops\":[\"local\"]},");
     rcp_buf_put(&t, b->data + at, b->len - at);
+    replace_all(&t, graph_ops, "\"graph\":{\"ops\":[\"local\"]}");
     rcp_buf_putc(&t, '\0');
     t.len--;
     if ((p = strstr(t.data, "\"_meta\":{\"conformance\":\"")) != NULL)
@@ -1014,6 +1028,13 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
             || (x->f->drop_sizes && (key_is(k, n, "candidateK")
                                      || key_is(k, n, "topN"))))
             return DROP;
+        if (m == B_GRAPH_ANY_OP && key_is(k, n, "op")
+            && rcp_json_streq(x->method, "graph")
+            && rcp_json_streq(v, "x-conform-none")) {
+            rcp_jw_keyn(w, k, n);
+            rcp_jw_cstr(w, "communities");
+            return SWAP;
+        }
         if (m == B_DELETE_NOOP && key_is(k, n, "ids")
             && rcp_json_streq(x->method, "index/delete")) {
             rcp_jw_keyn(w, k, n);
@@ -1041,9 +1062,16 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
         || (m == B_NO_ERROR_FIELD && x->is_error && key_is(k, n, "field"))
         || (m == B_EMBED_NO_IDENTITY && key_is(k, n, "identity"))
         || (m == B_NO_MAXK && key_is(k, n, "maxK"))
-        || (m == B_NO_SIMILARITY && key_is(k, n, "similarity")))
+        || (m == B_NO_SIMILARITY && key_is(k, n, "similarity"))
+        || (m == B_NO_FOLLOWUPS && key_is(k, n, "followups"))
+        || (m == B_NO_MEMORY_ID && key_is(k, n, "memoryId")))
         return DROP;
     rcp_jw_keyn(w, k, n);
+    if (m == B_MEMORY_NOTFOUND_INVALID && x->is_error && key_is(k, n, "code")
+        && rcp_json_num(v) == RCP_NOT_FOUND) {
+        rcp_jw_int(w, RCP_INVALID_PARAMS);
+        return SWAP;
+    }
     if (m == B_FIELDS_LIST && key_is(k, n, "fields")
         && v->type == RCP_JSON_OBJECT) {
         rcp_jw_arr(w);
@@ -1121,7 +1149,8 @@ static void rewrite_lines(fake_state *f, int input, rcp_buf *b,
 {
     rcp_buf t;
     size_t pos = 0;
-    if (f->mode < B_MODE_IGNORED || f->mode > L_NO_FIELDS || !b->len)
+    if (((f->mode < B_MODE_IGNORED || f->mode > L_NO_FIELDS)
+         && f->mode < B_GRAPH_OP_REFUSED) || !b->len)
         return;
     rcp_buf_init(&t);
     while (pos < b->len) {
@@ -1173,6 +1202,13 @@ static int breaks_funnel(const rcp_json *m)
 static int refuses(int mode, const rcp_json *m)
 {
     const rcp_json *p = member(m, "params");
+    if (p && rcp_json_streq(member(m, "method"), "graph"))
+        return (mode == B_GRAPH_OP_REFUSED
+                && rcp_json_streq(member(p, "op"), "drift"))
+               ? RCP_OPTION_UNSUPPORTED
+               : mode == L_GRAPH_OP_INVALID
+                 && rcp_json_streq(member(p, "op"), "x-conform-none")
+               ? RCP_INVALID_PARAMS : 0;
     if (!rcp_json_streq(member(m, "method"), "retrieve") || !p)
         return 0;
     return (mode == L_NO_MMR && member(p, "mmr"))
@@ -1180,7 +1216,8 @@ static int refuses(int mode, const rcp_json *m)
             && rcp_json_streq(member(member(p, "fusion"), "method"),
                               "convex"))
         || (mode == L_NO_INLINE_RERANK && member(p, "rerank")
-            && member(p, "rerank")->type == RCP_JSON_OBJECT);
+            && member(p, "rerank")->type == RCP_JSON_OBJECT)
+        ? RCP_OPTION_UNSUPPORTED : 0;
 }
 
 /* An error response for the request m (or for id), appended to dst. */
@@ -1442,7 +1479,7 @@ static int fake_line(fake_state *f, rcp_server *s, const char *p, size_t n,
     rcp_arena a;
     rcp_json_err err;
     const rcp_json *m;
-    int done;
+    int done, code;
     out->len = dst->len = in2->len = 0;
     if (f->mode == B_WEDGE && ++f->counter > 3)
         for (;;)
@@ -1460,8 +1497,8 @@ static int fake_line(fake_state *f, rcp_server *s, const char *p, size_t n,
         return 0;
     rcp_arena_init(&a, 0);
     m = rcp_json_parse(&a, p, n, 0, &err);
-    if (refuses(f->mode, m)) {
-        error_for(member(m, "id"), RCP_OPTION_UNSUPPORTED, dst);
+    if ((code = refuses(f->mode, m)) != 0) {
+        error_for(member(m, "id"), code, dst);
         write_all(dst->data, dst->len);
         rcp_arena_free(&a);
         return 0;
@@ -2055,6 +2092,28 @@ START_TEST(suite_catches_rerank_scores_not_per_passage)
 {
     caught(B_RERANK_SORTED, "s07-rerank-scores-follow-passages",
            "s07-rerank-scores-follow-passages");
+}
+END_TEST
+
+/* §7.9: an op graph.ops advertises is served in its shape; one in no
+** graph.ops is refused (-32005, or -32602 outside the enum). */
+START_TEST(suite_catches_graph_ops_advertised_but_not_served)
+{
+    caught(B_GRAPH_OP_REFUSED, "s07-graph-drift-served",
+           "s07-graph-drift-served");
+    caught(B_NO_FOLLOWUPS, "s07-graph-drift-served", "s07-graph-drift-served");
+    caught_on(B_GRAPH_ANY_OP, L_GRAPH_OP_INVALID, "s07-graph-op-not-in-ops",
+              "s07-graph-op-not-in-ops", "fail");
+}
+END_TEST
+
+/* §7.17: build answers a memoryId, recall of one never built -32015. */
+START_TEST(suite_catches_memory_results_and_codes_that_are_wrong)
+{
+    caught(B_NO_MEMORY_ID, "s07-memory-build-recall",
+           "s07-memory-build-recall");
+    caught(B_MEMORY_NOTFOUND_INVALID, "s07-memory-unknown-id",
+           "s07-memory-unknown-id");
 }
 END_TEST
 
@@ -2959,6 +3018,8 @@ static Suite *make_suite(void)
     tcase_add_test(r, suite_warns_of_missing_usage_citations_and_similarity);
     tcase_add_test(r, suite_catches_rerank_scores_not_per_passage);
     tcase_add_test(r, suite_catches_a_delete_that_removes_nothing);
+    tcase_add_test(r, suite_catches_graph_ops_advertised_but_not_served);
+    tcase_add_test(r, suite_catches_memory_results_and_codes_that_are_wrong);
     tcase_add_test(r, suite_catches_an_upsert_that_keeps_the_old_document);
     tcase_add_test(r, suite_catches_a_cancelled_request_answered_twice);
     tcase_add_test(r, suite_catches_a_filter_that_is_ignored);
