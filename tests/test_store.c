@@ -1811,6 +1811,69 @@ END_TEST
 
 /* MARK: - suite ---------------------------------------------------------- */
 
+/* MARK: - side files (the §7.17 memories) ------------------------------- */
+
+/* A side file is replaced whole: the new bytes, or (after a failed write
+** or fsync) the old ones, never a mix; it survives a reopen; names that
+** could touch the log or the lock are refused; the log is untouched. */
+START_TEST(side_file_is_replaced_whole_or_not_at_all_and_survives_reopen)
+{
+    rcp_model *m;
+    rcp_store *st = open_ok(DB, &m);
+    char *data, path[256];
+    size_t n;
+    uint64_t log0;
+    add(st, "a", "a document", NULL);
+    commit(st);
+    log0 = log_bytes(st);
+    ck_assert_int_eq(rcp_store_get_file(st, "memories.json", &data, &n), 1);
+    ck_assert_ptr_null(data);
+    ck_assert_int_eq(rcp_store_put_file(st, "memories.json", "{\"v\":1}", 7),
+                     0);
+    ck_assert_int_eq(rcp_store_get_file(st, "memories.json", &data, &n), 0);
+    ck_assert_uint_eq(n, 7);
+    ck_assert_str_eq(data, "{\"v\":1}");
+    rcp_free(data);
+    /* a failed write, then a failed fsync: the old bytes stay */
+    FAULT_OP = "write";
+    FAULT_ERRNO = ENOSPC;
+    rcp_store_set_fault(fault, NULL);
+    ck_assert_int_eq(rcp_store_put_file(st, "memories.json", "{\"v\":22}", 8),
+                     -1);
+    FAULT_OP = "fsync";
+    FAULT_ERRNO = EIO;
+    ck_assert_int_eq(rcp_store_put_file(st, "memories.json", "{\"v\":33}", 8),
+                     -1);
+    rcp_store_set_fault(NULL, NULL);
+    ck_assert_msg(strstr(rcp_store_error(st), "memories.json") != NULL, "%s",
+                  rcp_store_error(st));
+    ck_assert_int_eq(rcp_store_get_file(st, "memories.json", &data, &n), 0);
+    ck_assert_str_eq(data, "{\"v\":1}");
+    rcp_free(data);
+    snprintf(path, sizeof path, "%s/memories.json.new", DB);
+    ck_assert_int_ne(access(path, F_OK), 0);        /* no leftover */
+    /* names that are not side files */
+    ck_assert_int_eq(rcp_store_put_file(st, "rcp.log", "x", 1), -1);
+    ck_assert_int_eq(rcp_store_put_file(st, "lock", "x", 1), -1);
+    ck_assert_int_eq(rcp_store_put_file(st, "../x", "x", 1), -1);
+    ck_assert_int_eq(rcp_store_put_file(st, "a.new", "x", 1), -1);
+    ck_assert_int_eq(rcp_store_put_file(st, "", "x", 1), -1);
+    ck_assert_int_eq(rcp_store_get_file(st, "a/b", &data, &n), -1);
+    ck_assert_uint_eq(log_bytes(st), log0);         /* the log untouched */
+    ck_assert_int_eq(rcp_store_put_file(st, "memories.json", "{\"v\":4}", 7),
+                     0);
+    rcp_store_close(st);
+    rcp_model_free(m);
+    st = open_ok(DB, &m);
+    ck_assert_uint_eq(rcp_model_count(m), 1);
+    ck_assert_int_eq(rcp_store_get_file(st, "memories.json", &data, &n), 0);
+    ck_assert_str_eq(data, "{\"v\":4}");
+    rcp_free(data);
+    rcp_store_close(st);
+    rcp_model_free(m);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("store");
@@ -1835,6 +1898,8 @@ static Suite *make_suite(void)
     tcase_add_test(rt,
         restart_serves_same_results_before_and_after_compaction);
     tcase_add_test(rt, model_changed_behind_the_store_is_refused);
+    tcase_add_test(rt,
+        side_file_is_replaced_whole_or_not_at_all_and_survives_reopen);
     tcase_add_test(rt,
         open_rejects_a_non_empty_model_and_a_file_for_a_directory);
     tcase_add_test(dmg,
