@@ -551,6 +551,8 @@ static int read_passages(graph *g, const graph_src *src)
     rcp_free(m.slot);
     rcp_free(bg.mark);
     rcp_tokens_free(&t);
+    if (rc != 0)
+        return rc;      /* stopped: the passages not read yet keep theirs */
     for (i = j = 0; i < g->nbags; i++) {
         if (g->bags[i]->seen)
             g->bags[j++] = g->bags[i];

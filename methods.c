@@ -2918,6 +2918,23 @@ static int write_graph_hits(rcp_call *c, const builtin *b, const graph *g,
     return 0;
 }
 
+/* Bytes equal but for ASCII case (labels are folded, a query need not
+** be). */
+static int same_folded(const char *a, const char *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z')
+            x = (char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z')
+            y = (char)(y - 'A' + 'a');
+        if (x != y)
+            return 0;
+    }
+    return 1;
+}
+
 /* 1 when every word of label[0..n) is a word of text: a followup that
 ** adds nothing. */
 static int words_in(const char *label, size_t n, const rcp_json *text)
@@ -2930,7 +2947,7 @@ static int words_in(const char *label, size_t n, const rcp_json *text)
             ;
         wl = j - i;
         for (at = 0, hit = NULL; text && at + wl <= text->n; at++)
-            if (memcmp(text->s + at, label + i, wl) == 0
+            if (same_folded(text->s + at, label + i, wl)
                 && (at == 0 || text->s[at - 1] == ' ')
                 && (at + wl == text->n || text->s[at + wl] == ' ')) {
                 hit = text->s + at;
@@ -3400,8 +3417,9 @@ enum { SCOPE_GLOBAL, SCOPE_SESSION };
 static struct memory *find_memory(builtin *b, const char *id, size_t n)
 {
     size_t i;
-    for (i = 0; i < b->nmem; i++)
-        if (strlen(b->mem[i].id) == n && memcmp(b->mem[i].id, id, n) == 0)
+    for (i = 0; i < b->nmem; i++)       /* "" is a free slot, never an id */
+        if (b->mem[i].id[0] && strlen(b->mem[i].id) == n
+            && memcmp(b->mem[i].id, id, n) == 0)
             return &b->mem[i];
     return NULL;
 }
@@ -3495,6 +3513,12 @@ static int load_memories(builtin *b)
         m->id[id->n] = 0;
         m->scope = SCOPE_GLOBAL;
         m->tokens = tokens > 0 ? (size_t)tokens : 0;
+        {                           /* ids are never reused, whatever the
+                                    ** file says its counter is */
+            unsigned long long k;
+            if (sscanf(m->id, "mem-%llu", &k) == 1 && k > b->mem_next)
+                b->mem_next = k;
+        }
         b->nmem++;
     }
     rc = 0;

@@ -323,12 +323,29 @@ END_TEST
 
 /* MARK: - memories */
 
-START_TEST(a_graph_written_and_read_back_walks_the_same)
+/* g written as a memory keeping `per` edges a node, read back into h. */
+static void write_read(const graph *g, size_t per, graph *h, size_t *tokens)
 {
-    graph *g = graph_new(), *h = graph_new();
-    psrc p = corpus();
     rcp_buf b;
     rcp_jw w;
+    rcp_arena a;
+    const rcp_json *v;
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    ck_assert_int_eq(graph_write(g, &w, per, tokens), 0);
+    rcp_arena_init(&a, 0);
+    ck_assert_ptr_nonnull(v = rcp_json_parse(&a, b.data, b.len, 0, NULL));
+    ck_assert_int_eq(graph_read(h, v), 0);
+    rcp_arena_free(&a);             /* h holds copies of its strings */
+    rcp_buf_free(&b);
+}
+
+START_TEST(a_graph_written_and_read_back_walks_the_same)
+{
+    static const char bad[] = "{\"passages\":3,\"nodes\":[[\"a\",\"a\",1]],"
+                              "\"edges\":[0,5,1]}";
+    graph *g = graph_new(), *h = graph_new();
+    psrc p = corpus();
     rcp_arena a;
     const rcp_json *v;
     uint32_t s1[8], s2[8];
@@ -336,13 +353,8 @@ START_TEST(a_graph_written_and_read_back_walks_the_same)
     size_t tokens, i;
     long n1, n2;
     ck_assert_int_eq(sync_of(g, &p), 0);
-    rcp_buf_init(&b);
-    rcp_jw_init(&w, &b);
-    ck_assert_int_eq(graph_write(g, &w, 1000, &tokens), 0);
+    write_read(g, 1000, h, &tokens);
     ck_assert_uint_ge(tokens, graph_nnodes(g));
-    rcp_arena_init(&a, 0);
-    ck_assert_ptr_nonnull(v = rcp_json_parse(&a, b.data, b.len, 0, NULL));
-    ck_assert_int_eq(graph_read(h, v), 0);
     ck_assert_uint_eq(graph_nnodes(h), graph_nnodes(g));
     ck_assert_uint_eq(graph_nedges(h), graph_nedges(g));
     n1 = graph_entities(g, "supersonic panel flutter", 24, s1, 8);
@@ -353,16 +365,12 @@ START_TEST(a_graph_written_and_read_back_walks_the_same)
     for (i = 0; i < graph_nnodes(g); i++)
         ck_assert(p1[i] == p2[i]);
     /* a damaged memory is refused, never half read */
-    {
-        static const char bad[] = "{\"passages\":3,\"nodes\":[[\"a\",\"a\","
-                                  "1]],\"edges\":[0,5,1]}";
-        v = rcp_json_parse(&a, bad, sizeof bad - 1, 0, NULL);
-    }
-    ck_assert_ptr_nonnull(v);
+    rcp_arena_init(&a, 0);
+    ck_assert_ptr_nonnull(v = rcp_json_parse(&a, bad, sizeof bad - 1, 0,
+                                             NULL));
     ck_assert_int_eq(graph_read(h, v), -1);
     ck_assert_uint_eq(graph_nnodes(h), 0);
     rcp_arena_free(&a);
-    rcp_buf_free(&b);
     graph_free(g);
     graph_free(h);
 }
@@ -372,22 +380,11 @@ START_TEST(a_memory_keeps_each_nodes_strongest_edges)
 {
     graph *g = graph_new(), *h = graph_new();
     psrc p = corpus();
-    rcp_buf b;
-    rcp_jw w;
-    rcp_arena a;
-    const rcp_json *v;
     size_t tokens;
     ck_assert_int_eq(sync_of(g, &p), 0);
-    rcp_buf_init(&b);
-    rcp_jw_init(&w, &b);
-    ck_assert_int_eq(graph_write(g, &w, 1, &tokens), 0);
-    rcp_arena_init(&a, 0);
-    ck_assert_ptr_nonnull(v = rcp_json_parse(&a, b.data, b.len, 0, NULL));
-    ck_assert_int_eq(graph_read(h, v), 0);
+    write_read(g, 1, h, &tokens);
     ck_assert_uint_lt(graph_nedges(h), graph_nedges(g));
     ck_assert(weight(h, "clamped", "clamped plates") == 3);  /* strongest */
-    rcp_arena_free(&a);
-    rcp_buf_free(&b);
     graph_free(g);
     graph_free(h);
 }

@@ -1876,6 +1876,8 @@ START_TEST(memory_unknown_id_is_32015_and_bad_params_are_refused)
                  "\"mem-9\"}"), -32015, "error.data.field", "memoryId");
     expect_field(MEMORY(3, "build", "{\"memoryId\":\"mem-9\"}"), -32015,
                  "error.data.field", "memoryId");
+    expect_field(MEMORY(3, "recall", "{\"query\":\"x\",\"memoryId\":\"\"}"),
+                 -32015, "error.data.field", "memoryId");   /* no free slot */
     expect_field(MEMORY(4, "recall", "{}"), -32602, "error.data.field",
                  "query");
     expect_field(MEMORY(5, "recall", "{\"query\":\"x\",\"n\":0}"), -32602,
