@@ -77,7 +77,7 @@ typedef struct strtab {
     size_t    len, cap;
     size_t   *off;          /* string i is pool[off[i] .. off[i] + slen[i]) */
     uint32_t *slen;
-    size_t    n, ncap;
+    size_t    n, offcap, slencap;
     uint32_t *slot;         /* open addressing, NONE = free */
     size_t    nslot;
 } strtab;
@@ -162,7 +162,6 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 /* Intern p[0..n): its index in *out.  0, -1 out of memory. */
 static int str_intern(strtab *t, const char *p, size_t n, uint32_t *out)
 {
-    size_t ncap = t->ncap;
     uint32_t i = str_find(t, p, n);
     if (i != NONE) {
         *out = i;
@@ -174,13 +173,8 @@ static int str_intern(strtab *t, const char *p, size_t n, uint32_t *out)
     }
     if (grow((void **)&t->pool, &t->cap, t->len + n + 1, 1))
         return -1;
-    if (grow((void **)&t->off, &ncap, t->n + 1, sizeof *t->off))
-        return -1;
-    ncap = t->ncap;
-    if (grow((void **)&t->slen, &t->ncap, t->n + 1, sizeof *t->slen))
-        return -1;
-    if (t->ncap != ncap && grow((void **)&t->off, &ncap, t->ncap,
-                                sizeof *t->off))
+    if (grow((void **)&t->off, &t->offcap, t->n + 1, sizeof *t->off)
+        || grow((void **)&t->slen, &t->slencap, t->n + 1, sizeof *t->slen))
         return -1;
     memcpy(t->pool + t->len, p, n);
     t->off[t->n] = t->len;
