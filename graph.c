@@ -838,7 +838,8 @@ static int make_edges(graph *g, const graph_src *src)
     /* CSR, both directions, sorted by neighbour */
     {
         size_t *fill;
-        qsort(e, n, sizeof *e, by_ends);
+        if (n)                          /* e is NULL without edges */
+            qsort(e, n, sizeof *e, by_ends);
         if (!(g->adjx = rcp_malloc((g->nnodes + 1) * sizeof *g->adjx))
             || !(g->adj = rcp_malloc((2 * n + 1) * sizeof *g->adj))
             || !(g->adjw = rcp_malloc((2 * n + 1) * sizeof *g->adjw))

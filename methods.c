@@ -3,8 +3,9 @@
 ** the engine (model.c) and its store (store.c) -- embed, embed/sparse and
 ** embed/multi (§7.3-§7.5), rerank (§7.6), retrieve (§7.7, with §8
 ** filters, §10 cursors, packing, citations and the §15.2 screen),
-** index/add and index/delete (§7.10, §7.11, with chunking and
-** idempotency keys) -- and the engine's capability metadata (§6).
+** graph (§7.9, over graph.c), index/add and index/delete (§7.10, §7.11,
+** with chunking and idempotency keys), memory/build and memory/recall
+** (§7.17) -- and the engine's capability metadata (§6).
 **
 ** NOTES ON THE DESIGN
 **

@@ -1445,8 +1445,8 @@ long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
 ** rcp_* symbols are).  Each name carries the prefix of its file or of the
 ** object it works on: proto_ (rcp.c, the protocol's seams), call_ (rcp.c,
 ** what a method body uses of the request it serves), methods_
-** (methods.c), transport_ (transport.c), json_, text_ and TEXT_; what
-** only one file needs stays static there.
+** (methods.c), graph_ (graph.c), transport_ (transport.c), json_, text_
+** and TEXT_; what only one file needs stays static there.
 **
 ** A request changes hands four times, each at one seam:
 **   bytes -> frame       transport.c  transport_framer (server and client)

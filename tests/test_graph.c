@@ -130,6 +130,23 @@ static double weight(const graph *g, const char *a, const char *b)
     return 0;
 }
 
+/* g written as a memory keeping `per` edges a node, read back into h. */
+static void write_read(const graph *g, size_t per, graph *h, size_t *tokens)
+{
+    rcp_buf b;
+    rcp_jw w;
+    rcp_arena a;
+    const rcp_json *v;
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    ck_assert_int_eq(graph_write(g, &w, per, tokens), 0);
+    rcp_arena_init(&a, 0);
+    ck_assert_ptr_nonnull(v = rcp_json_parse(&a, b.data, b.len, 0, NULL));
+    ck_assert_int_eq(graph_read(h, v), 0);
+    rcp_arena_free(&a);             /* h holds copies of its strings */
+    rcp_buf_free(&b);
+}
+
 /* MARK: - nodes and edges */
 
 START_TEST(nodes_are_terms_and_phrases_salient_in_two_passages_or_more)
@@ -172,6 +189,33 @@ START_TEST(edge_weight_counts_the_passages_where_both_are_salient)
     ck_assert(weight(g, "wing", "skin friction")
               == weight(g, "skin friction", "wing"));  /* undirected */
     graph_free(g);
+}
+END_TEST
+
+START_TEST(no_passages_or_one_give_a_graph_without_nodes)
+{
+    graph *g = graph_new(), *h = graph_new();
+    psrc p = corpus();
+    uint32_t seeds[4];
+    double pr[4];
+    size_t tokens;
+    p.n = 0;
+    ck_assert_int_eq(sync_of(g, &p), 0);
+    ck_assert_uint_eq(graph_npassages(g), 0);
+    ck_assert_uint_eq(graph_nnodes(g), 0);
+    ck_assert_uint_eq(graph_levels(g), 0);
+    ck_assert_int_eq(graph_entities(g, "wing", 4, seeds, 4), 0);
+    ck_assert_int_lt(node(g, "wing"), 0);
+    ck_assert_int_eq(graph_ppr(g, seeds, 0, pr, NULL, NULL), 0);
+    write_read(g, 8, h, &tokens);
+    ck_assert_uint_eq(graph_nnodes(h), 0);
+    p.n = 1;                    /* one passage: no term is in two */
+    ck_assert_int_eq(sync_of(g, &p), 0);
+    ck_assert_uint_eq(graph_npassages(g), 1);
+    ck_assert_uint_eq(graph_nnodes(g), 0);
+    ck_assert_uint_eq(graph_nedges(g), 0);
+    graph_free(g);
+    graph_free(h);
 }
 END_TEST
 
@@ -323,23 +367,6 @@ END_TEST
 
 /* MARK: - memories */
 
-/* g written as a memory keeping `per` edges a node, read back into h. */
-static void write_read(const graph *g, size_t per, graph *h, size_t *tokens)
-{
-    rcp_buf b;
-    rcp_jw w;
-    rcp_arena a;
-    const rcp_json *v;
-    rcp_buf_init(&b);
-    rcp_jw_init(&w, &b);
-    ck_assert_int_eq(graph_write(g, &w, per, tokens), 0);
-    rcp_arena_init(&a, 0);
-    ck_assert_ptr_nonnull(v = rcp_json_parse(&a, b.data, b.len, 0, NULL));
-    ck_assert_int_eq(graph_read(h, v), 0);
-    rcp_arena_free(&a);             /* h holds copies of its strings */
-    rcp_buf_free(&b);
-}
-
 START_TEST(a_graph_written_and_read_back_walks_the_same)
 {
     static const char bad[] = "{\"passages\":3,\"nodes\":[[\"a\",\"a\",1]],"
@@ -446,6 +473,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc,
         nodes_are_terms_and_phrases_salient_in_two_passages_or_more);
     tcase_add_test(tc, edge_weight_counts_the_passages_where_both_are_salient);
+    tcase_add_test(tc, no_passages_or_one_give_a_graph_without_nodes);
     tcase_add_test(tc, communities_split_the_topics_with_extractive_summaries);
     tcase_add_test(tc, graph_depends_on_the_passages_not_their_order);
     tcase_add_test(tc,
