@@ -265,7 +265,40 @@ static const char usage_serve[] =
     "                      engine (\"local\")\n"
     "  --expose-endpoints  with --registry: catalog/list gives each\n"
     "                      engine's endpoint (command or url)\n"
-    "  -h, --help          show this help and exit\n"
+    "  -h, --help          show this help and exit\n";
+
+/* (two strings: C99 promises literals of 4095 bytes, no more) */
+static const char usage_serve_http[] =
+    "\n"
+    "HTTP (§5.2), instead of stdio:\n"
+    "  --http [ADDR:]PORT  serve POST BASE/METHOD (a batch: POST BASE) on\n"
+    "                      ADDR (default 127.0.0.1; IPv6 in brackets,\n"
+    "                      [::1]:8080); PORT 0 picks a free one; prints\n"
+    "                      'rcp: listening on http://HOST:PORT/BASE' on\n"
+    "                      stderr; SIGTERM or SIGINT stops it\n"
+    "  --base PATH         the endpoint's path (default /rcp)\n"
+    "  --sessions          stateful: initialize returns _meta.session, sent\n"
+    "                      back as the RCP-Session header (default:\n"
+    "                      stateless, every request implicitly initialized)\n"
+    "  --session-idle-ms MS  a session unused this long expires\n"
+    "                      (default 1800000)\n"
+    "  --auth-token-file FILE  require Authorization: Bearer TOKEN, one\n"
+    "                      'TOKEN [read|write]' per line (default scope:\n"
+    "                      both); read tokens cannot index/add or delete\n"
+    "  --allow-remote      serve a non-loopback ADDR without auth\n"
+    "  --cors ORIGIN       allow browser requests from ORIGIN ('*': any),\n"
+    "                      preflight included; repeatable\n"
+    "  --rate N[/s]        requests per second per client (token bucket);\n"
+    "                      over it: 429, Retry-After and -32011\n"
+    "  --log-requests      one access-log line per request on stderr:\n"
+    "                      peer, verb, path, status, bytes, ms (no bodies)\n"
+    "  --max-conns N       connections held at once; past it 503\n"
+    "                      (default 4096)\n"
+    "  --idle-timeout-ms MS  close a keep-alive connection idle this long\n"
+    "                      (default 60000)\n"
+    "  --header-timeout-ms MS  a request's head must arrive within MS of\n"
+    "                      its first byte, its body within 3 x MS of the\n"
+    "                      head; else 408 (default 10000)\n"
     "\n"
     "environment:\n"
     "  RCP_SIMD=scalar|sse2|avx2|avx512|neon  force a vector path\n";
@@ -279,6 +312,7 @@ typedef struct serve_args {
     int         expose;             /* --expose-endpoints */
     int         chunk;              /* --chunk */
     rcp_store_config *stored;       /* what --data records (rcp_free) */
+    rcp_http_opts http;             /* --http (§5.2): listen set, or NULL */
 } serve_args;
 
 /* §8, §15.7: the fields the server runs with are the declared ones, or
@@ -381,6 +415,38 @@ static rcp_server *open_federation(const rcp_server_opts *o,
     return s;
 }
 
+/* SIGTERM and SIGINT stop the HTTP server: the handler writes to a
+** pipe the loop polls (rcp_http_opts.stop_fd). */
+static int stop_pipe[2] = { -1, -1 };
+
+static void on_stop(int sig)
+{
+    char b = 1;
+    (void)sig;
+    if (write(stop_pipe[1], &b, 1) < 0)
+        return;
+}
+
+static int serve_http(rcp_server *s, rcp_http_opts *ho)
+{
+    struct sigaction sa;
+    int rc;
+    if (pipe(stop_pipe) != 0) {
+        perror("rcp serve: pipe");
+        return 1;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    ho->stop_fd = stop_pipe[0];
+    rc = rcp_server_run_http(s, ho) == 0 ? 0 : 1;
+    close(stop_pipe[0]);
+    close(stop_pipe[1]);
+    return rc;
+}
+
 static int serve(rcp_server_opts *o, rcp_model_opts *mo, serve_args *a)
 {
     const char *verr;
@@ -396,7 +462,8 @@ static int serve(rcp_server_opts *o, rcp_model_opts *mo, serve_args *a)
         else if ((s = rcp_server_new(o)) == NULL)
             fputs("rcp serve: out of memory\n", stderr);
         if (s)
-            rc = rcp_server_run(s, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
+            rc = a->http.listen ? serve_http(s, &a->http)
+                : rcp_server_run(s, STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1;
     }
     rcp_server_free(s);
     rcp_store_close(o->store);
@@ -413,11 +480,19 @@ static const optspec serve_opts[] = {
     { "--vectors", 1 }, { "--field", 1 }, { "--trust", 1 }, { "--debug", 0 },
     { "--salvage", 0 }, { "--registry", 1 }, { "--expose-endpoints", 0 },
     { "--source", 1 }, { "--write-trust", 1 }, { "--read-only", 0 },
-    { "--chunk", 0 }, { NULL, 0 }
+    { "--chunk", 0 },
+    { "--http", 1 }, { "--base", 1 }, { "--sessions", 0 },
+    { "--session-idle-ms", 1 }, { "--auth-token-file", 1 },
+    { "--allow-remote", 0 }, { "--cors", 1 }, { "--rate", 1 },
+    { "--log-requests", 0 }, { "--max-conns", 1 },
+    { "--idle-timeout-ms", 1 }, { "--header-timeout-ms", 1 }, { NULL, 0 }
 };
 enum { S_DATA, S_CORPUS, S_MAX_LINE, S_MAX_BATCH, S_DEADLINE, S_DIM,
        S_VECTORS, S_FIELD, S_TRUST, S_DEBUG, S_SALVAGE, S_REGISTRY,
-       S_EXPOSE, S_SOURCE, S_WRITE_TRUST, S_READ_ONLY, S_CHUNK };
+       S_EXPOSE, S_SOURCE, S_WRITE_TRUST, S_READ_ONLY, S_CHUNK,
+       S_HTTP, S_BASE, S_SESSIONS, S_SESSION_IDLE, S_AUTH, S_REMOTE, S_CORS,
+       S_RATE, S_LOG, S_MAX_CONNS, S_IDLE, S_HEADER_TIMEOUT };
+#define MAX_CORS 64
 
 static int trust_opt(const char *opt, const char *v, int *out)
 {
@@ -485,9 +560,69 @@ static int serve_opt(int k, const char *v, rcp_server_opts *o,
     return RC_OK;
 }
 
+/* One --http option's value into ho; RC_OK or the usage error. */
+static int http_opt(int k, const char *v, rcp_http_opts *ho,
+                    const char **cors)
+{
+    long n;
+    char *end;
+    double r;
+    switch (k) {
+    case S_HTTP:     ho->listen = v; break;
+    case S_BASE:
+        if (v[0] != '/')
+            return usage_error("serve", "--base needs a path starting "
+                               "with '/', not '%s'", v);
+        ho->base = v;
+        break;
+    case S_SESSIONS: ho->sessions = 1; break;
+    case S_AUTH:     ho->auth_token_file = v; break;
+    case S_REMOTE:   ho->allow_remote = 1; break;
+    case S_LOG:      ho->log_requests = 1; break;
+    case S_CORS:
+        if (ho->ncors == MAX_CORS || !*v)
+            return usage_error("serve", "--cors needs an origin (at most "
+                               "64 of them)");
+        cors[ho->ncors++] = v;
+        ho->cors = cors;
+        break;
+    case S_RATE:
+        r = strtod(v, &end);
+        if (end == v || (*end && strcmp(end, "/s") != 0) || !(r > 0)
+            || r > 1e9)
+            return usage_error("serve", "--rate needs requests per second "
+                               "N or N/s, N > 0, not '%s'", v);
+        ho->rate = r;
+        break;
+    case S_MAX_CONNS:
+        if ((n = parse_count(v, 1, 1L << 20)) < 0)
+            return usage_error("serve", "--max-conns needs a count from 1 "
+                               "to 1048576, not '%s'", v);
+        ho->max_conns = (size_t)n;
+        break;
+    case S_SESSION_IDLE: case S_IDLE: case S_HEADER_TIMEOUT:
+        if ((n = parse_count(v, 1, 86400000L)) < 0)
+            return usage_error("serve", "%s needs milliseconds from 1 to "
+                               "86400000, not '%s'", k == S_IDLE
+                               ? "--idle-timeout-ms" : k == S_SESSION_IDLE
+                               ? "--session-idle-ms" : "--header-timeout-ms",
+                               v);
+        if (k == S_IDLE)
+            ho->idle_ms = n;
+        else if (k == S_SESSION_IDLE)
+            ho->session_idle_ms = n;
+        else
+            ho->header_ms = n, ho->body_ms = 3 * n;
+        break;
+    }
+    return RC_OK;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     static rcp_field fields[MAX_FIELDS];
+    static const char *cors[MAX_CORS];
+    int http_only = 0;
     rcp_server_opts o;
     rcp_model_opts mo;
     serve_args a;
@@ -495,6 +630,7 @@ static int cmd_serve(int argc, char **argv)
     int k, rc;
     memset(&a, 0, sizeof a);
     a.trust = -1;
+    rcp_http_opts_init(&a.http);
     memset(&o, 0, sizeof o);
     o.deadline_ms = -1;
     rcp_model_opts_init(&mo);
@@ -505,6 +641,7 @@ static int cmd_serve(int argc, char **argv)
             return RC_USAGE;
         if (k == OPT_HELP) {
             fputs(usage_serve, stdout);
+            fputs(usage_serve_http, stdout);
             return RC_OK;
         }
         if (k == OPT_OPERAND)
@@ -526,6 +663,10 @@ static int cmd_serve(int argc, char **argv)
         else if (k == S_TRUST) {
             if ((rc = trust_opt("--trust", it.val, &a.trust)) != RC_OK)
                 return rc;
+        } else if (k >= S_HTTP) {
+            if ((rc = http_opt(k, it.val, &a.http, cors)) != RC_OK)
+                return rc;
+            http_only |= k != S_HTTP;
         } else if ((rc = serve_opt(k, it.val, &o, &mo, fields)) != RC_OK)
             return rc;
     }
@@ -547,6 +688,10 @@ static int cmd_serve(int argc, char **argv)
     if (o.read_only && o.write_trust)
         return usage_error("serve", "--read-only takes no --write-trust: "
                            "clients write nothing");
+    if (http_only && !a.http.listen)
+        return usage_error("serve", "the HTTP options (--base, --sessions, "
+                           "--auth-token-file, --cors, --rate, ...) need "
+                           "--http [ADDR:]PORT");
     return serve(&o, &mo, &a);
 }
 

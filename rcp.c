@@ -86,8 +86,6 @@
 #include <string.h>
 #include <time.h>
 
-enum { ST_UNINIT, ST_READY };
-
 #define ARENA_LIMIT     ((size_t)256 << 20)
 #define DEFAULT_DEADLINE_MS 60000L
 #define SLEEP_MAX_MS    3600000L
@@ -101,7 +99,8 @@ typedef struct flight {
 
 struct rcp_server {
     rcp_server_opts opts;
-    int      state;
+    proto_session own;      /* the session when no transport lends one */
+    proto_session *sess;    /* the session of the frame being served */
     unsigned long caps;     /* §6 what is offered: PROTO_CAP bits, fixed
                                when the server is made (§13.2) */
     const char *level;      /* §14 the level they prove, or NULL */
@@ -632,8 +631,10 @@ static void write_capabilities(rcp_jw *w, const rcp_server *s)
     rcp_jw_obj_end(w);
 }
 
-/* §7.1, §7.2: initialize and info share this result shape. */
-static void write_server_info(rcp_jw *w, const rcp_server *s)
+/* §7.1, §7.2: initialize and info share this result shape; session, for
+** initialize on a stateful HTTP session (§5.2), goes in _meta.session. */
+static void write_server_info(rcp_jw *w, const rcp_server *s,
+                              const char *session)
 {
     rcp_jw_obj(w);
     rcp_jw_key(w, "protocolVersion");
@@ -647,11 +648,17 @@ static void write_server_info(rcp_jw *w, const rcp_server *s)
     rcp_jw_obj_end(w);
     rcp_jw_key(w, "capabilities");
     write_capabilities(w, s);
-    if (s->level) {
+    if (s->level || session) {
         rcp_jw_key(w, "_meta");
         rcp_jw_obj(w);
-        rcp_jw_key(w, "conformance");
-        rcp_jw_cstr(w, s->level);
+        if (s->level) {
+            rcp_jw_key(w, "conformance");
+            rcp_jw_cstr(w, s->level);
+        }
+        if (session) {
+            rcp_jw_key(w, "session");
+            rcp_jw_cstr(w, session);
+        }
         rcp_jw_obj_end(w);
     }
     rcp_jw_obj_end(w);
@@ -894,15 +901,15 @@ static int m_initialize(rcp_call *c)
         return call_fail(c, RCP_VERSION_MISMATCH, NULL, NULL,
                          "client supports no version >= 1; this server speaks "
                          "1..%d", RCP_PROTOCOL_VERSION);
-    c->s->state = ST_READY;
-    write_server_info(&c->w, c->s);
+    c->s->sess->initialized = 1;
+    write_server_info(&c->w, c->s, c->s->sess->token);
     return 0;
 }
 
 /* §7.2 info: same shape as initialize's result, no state change. */
 static int m_info(rcp_call *c)
 {
-    write_server_info(&c->w, c->s);
+    write_server_info(&c->w, c->s, NULL);
     return 0;
 }
 
@@ -928,7 +935,7 @@ static int m_shutdown(rcp_call *c)
 {
     rcp_jw_obj(&c->w);
     rcp_jw_obj_end(&c->w);
-    c->s->closing = 1;
+    c->s->sess->ended = 1;
     return 0;
 }
 
@@ -1009,11 +1016,14 @@ static int dispatch(rcp_call *c, const rcp_json *name, double t0)
         return call_fail(c, RCP_INVALID_REQUEST, NULL, NULL,
                          "notifications/* are notifications and must not "
                          "carry an id (§4.5, §7.14)");
-    if (s->state == ST_UNINIT && !(m && m->anytime))
+    /* §5.2: a stateless HTTP request is implicitly initialised, and its
+    ** initialize answers idempotently (its checks still apply) */
+    if (!s->sess->initialized && !s->sess->implicit && !(m && m->anytime))
         return call_fail(c, RCP_NOT_INITIALIZED, NULL, NULL,
                          "call initialize first; only info, ping and shutdown "
                          "are allowed before it (§13)");
-    if (s->state == ST_READY && m && m->fn == m_initialize)
+    if (s->sess->initialized && !s->sess->implicit && m
+        && m->fn == m_initialize)
         return call_fail(c, RCP_INVALID_REQUEST, NULL, NULL,
                          "the session is already initialized (§13)");
     if (!m)
@@ -1366,7 +1376,7 @@ rcp_server *proto_server_new(const rcp_server_opts *opts,
         s->opts.max_batch = RCP_DEFAULT_MAX_BATCH;
     if (s->opts.deadline_ms < 0)
         s->opts.deadline_ms = DEFAULT_DEADLINE_MS;
-    s->state = ST_UNINIT;
+    s->sess = &s->own;          /* uninitialised (§13) */
     assert(!be || (be->offers && be->describe));
     s->be = be;
     s->be_ud = ud;
@@ -1427,12 +1437,12 @@ int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
 {
     rcp_buf *saved = s->sink;
     assert(s && out && (frame || len == 0));
-    if (!s->closing) {
+    if (!s->closing && !s->sess->ended) {
         s->sink = out;
         line(s, frame, len);
         s->sink = saved;
     }
-    return s->closing;
+    return s->closing || s->sess->ended;
 }
 
 /* MARK: - The transport's seam ---------------------------------------- */
@@ -1441,6 +1451,11 @@ void proto_lend_io(rcp_server *s, const proto_io *io)
 {
     assert(!io || !s->io);      /* one transport at a time */
     s->io = io;
+}
+
+void proto_use_session(rcp_server *s, proto_session *ss)
+{
+    s->sess = ss ? ss : &s->own;
 }
 
 size_t proto_max_line(const rcp_server *s)

@@ -351,6 +351,48 @@ int rcp_server_run(rcp_server *s, int in_fd, int out_fd);
 int rcp_server_handle(rcp_server *s, const char *frame, size_t len,
                       rcp_buf *out);
 
+/* §5.2: serve RCP/1 over HTTP/1.1 (http.c) -- POST <base>/<method> with
+** the JSON-RPC object as the body, a batch POSTed to <base>; one
+** poll(2) loop over non-blocking sockets, keep-alive and pipelining, SSE
+** for progress.  rcp_http_opts_init fills the defaults, each field's
+** zero meaning its default. */
+typedef struct rcp_http_opts {
+    const char *listen;     /* "[ADDR:]PORT"; an IPv6 ADDR in brackets
+                               ("[::1]:8080"); ADDR defaults to 127.0.0.1;
+                               PORT 0 picks a free one */
+    const char *base;       /* the endpoint's path (default "/rcp") */
+    int   sessions;         /* stateful: initialize issues a session
+                               token (_meta.session, RCP-Session) */
+    long  session_idle_ms;  /* a session unused this long expires
+                               (default 30 min) */
+    const char *auth_token_file;  /* one bearer token per line, optionally
+                               followed by its scope read|write (default
+                               both); NULL: no auth */
+    int   allow_remote;     /* serve a non-loopback address without auth */
+    const char *const *cors;  /* allowed Origins ("*": any), or NULL */
+    size_t ncors;
+    double rate;            /* requests per second per client (token
+                               bucket, burst of one second); 0 = no limit */
+    int   log_requests;     /* one access-log line per request on stderr
+                               (never a body, §15.6) */
+    size_t max_body;        /* bytes (default: the server's max_line) */
+    size_t max_header;      /* bytes of request line + headers (16 KiB) */
+    size_t max_conns;       /* connections at once (default 4096) */
+    long  idle_ms;          /* keep-alive idle timeout (default 60 s) */
+    long  header_ms;        /* to receive a whole header (default 10 s) */
+    long  body_ms;          /* to receive a whole body (default 30 s) */
+    int   stop_fd;          /* readable (a byte or EOF): finish what is in
+                               flight and return; -1 = none */
+} rcp_http_opts;
+void rcp_http_opts_init(rcp_http_opts *o);
+/* Serve s over HTTP until o->stop_fd is readable.  Once listening it
+** prints one line on stderr, "rcp: listening on http://HOST:PORT/BASE"
+** (HOST an IPv6 address in brackets), the URL to POST to.  Returns 0 on
+** a clean stop, -1 (the reason on stderr) when it cannot start: a bad
+** address, a port in use, an unreadable or empty token file, a
+** non-loopback address with neither auth nor allow_remote. */
+int rcp_server_run_http(rcp_server *s, const rcp_http_opts *o);
+
 /* Counters a server keeps about its own work, for operators, tests and
 ** benchmarks.  Copied into *out by rcp_server_stat; they only ever
 ** grow. */
@@ -1724,6 +1766,25 @@ void proto_lend_io(rcp_server *s, const proto_io *io);
 /* A frame that arrived while a request runs, before its turn; frame is
 ** borrowed for the call. */
 void proto_peek(rcp_server *s, const char *frame, size_t n);
+/* §5.2, §13: the lifecycle state of one session.  Over stdio the server
+** has one of its own; an HTTP transport lends the session each frame
+** belongs to (proto_use_session) -- a fresh implicit one per request when
+** stateless, a kept one per RCP-Session token when stateful.  implicit:
+** every request is initialised at the advertised capabilities and
+** initialize answers idempotently (§5.2); token: initialize's result
+** carries it as _meta.session (NULL: none, borrowed).  The protocol sets
+** initialized on a successful initialize and ended once it answered
+** shutdown; rcp_server_handle then returns 1 and serves that session no
+** more. */
+typedef struct proto_session {
+    int         initialized;
+    int         ended;
+    int         implicit;
+    const char *token;
+} proto_session;
+/* The session of the frames handed next (borrowed until the next call);
+** NULL: the server's own again. */
+void proto_use_session(rcp_server *s, proto_session *ss);
 /* A frame of more than n bytes could not be buffered (no memory) and is
 ** being dropped: its -32603 (id null) as one line appended to out. */
 void proto_unbuffered(rcp_server *s, size_t n, rcp_buf *out);
