@@ -82,6 +82,14 @@
 #define ACCEPT_BURST    64
 #define STOP_FLUSH_MS   2000.0
 #define SCOPE_LEN       96
+#define TIMER_MS        10.0    /* the timers' resolution */
+
+#if defined(__linux__) && !defined(RCP_HTTP_POLL)
+#define RCP_HTTP_EPOLL 1
+#include <sys/epoll.h>
+#else
+#define RCP_HTTP_EPOLL 0
+#endif
 
 /* MARK: - State ------------------------------------------------------- */
 
@@ -89,6 +97,7 @@ enum { V_POST, V_OPTIONS, V_OTHER };
 enum { CT_NONE, CT_JSON, CT_OTHER };
 enum { P_NEED, P_OK, P_ERR };
 enum { R_NONE, R_BASE, R_METHOD };
+enum { W_IN = 1, W_OUT = 2 };
 
 typedef struct span { size_t off, len; } span;   /* bytes of a request */
 
@@ -123,6 +132,9 @@ typedef struct conn {
     int     continued;      /* 100 Continue sent for the front request */
     int     eof, closing, dead;
     int     fresh;          /* bytes came since the last look-ahead */
+    int     ready;          /* bytes came since it was last served */
+    int     held;           /* requests wait for its answers to be read */
+    int     watched;        /* what the epoll set has of it (-1: gone) */
     int     lingering;      /* answered and shut for writing: what the
                                peer still sends is read and dropped */
     char    peer[INET6_ADDRSTRLEN];
@@ -170,6 +182,10 @@ typedef struct http {
     int           lfd, rnd_fd;
     int           streaming;    /* the server advertises streaming (§9) */
     int           stopping;
+    int           ep;       /* the epoll set, or -1 */
+    int           pending;  /* a connection is ready to be served */
+    int           sweep_due;
+    double        timers_at, serviced_at;
     conn        **conns;
     size_t        nconns;
     struct pollfd *pfd;
@@ -546,7 +562,9 @@ static void conn_free(conn *c)
 }
 
 /* Queued bytes out, without blocking; a peer gone is dead. */
-static void conn_write(conn *c)
+static void watch(http *h, conn *c);
+
+static void conn_write(http *h, conn *c)
 {
     while (!c->dead && unsent(c)) {
         ssize_t k = send(c->fd, c->out.data + c->sent, unsent(c),
@@ -565,6 +583,9 @@ static void conn_write(conn *c)
     if (!c->dead) {
         rcp_buf_clear(&c->out);
         c->sent = 0;
+        if (c->held)                /* requests held back by MAX_OUT */
+            c->ready = h->pending = 1;
+        c->held = 0;
         if (c->closing && !c->lingering) {
             /* a lingering close (RFC 9112 §9.6): closing with its input
             ** unread would reset the connection, and the peer could lose
@@ -575,6 +596,7 @@ static void conn_write(conn *c)
                 c->dead = 1;
         }
     }
+    watch(h, c);
 }
 
 /* Everything queued out now, waiting up to body_ms for the peer (the
@@ -584,7 +606,7 @@ static void conn_drain(http *h, conn *c)
     double end = proto_now_ms() + (double)h->o.body_ms;
     while (!c->dead && unsent(c)) {
         struct pollfd p;
-        conn_write(c);
+        conn_write(h, c);
         if (!unsent(c) || c->dead)
             break;
         if (proto_now_ms() >= end) {
@@ -652,7 +674,7 @@ static void put_chunk(http *h, conn *c, int chunked, const char *p, size_t n)
 }
 
 /* What arrived, up to the bound of invariant 2; EOF and errors noted. */
-static void conn_read(http *h, conn *c)
+static void conn_read_some(http *h, conn *c)
 {
     size_t limit = h->o.max_header + 2 * h->o.max_body + READ_CHUNK;
     int reads = 0;
@@ -687,15 +709,21 @@ static void conn_read(http *h, conn *c)
             return;
         }
         if (k == 0) {
-            c->eof = 1;
-            return;
+            c->eof = c->ready = h->pending = 1;
+            break;
         }
         if (c->len == 0 && c->t_request == 0)
             c->t_request = proto_now_ms();
         c->len += (size_t)k;
-        c->fresh = 1;
+        c->fresh = c->ready = h->pending = 1;
         c->t_active = proto_now_ms();
     }
+}
+
+static void conn_read(http *h, conn *c)
+{
+    conn_read_some(h, c);
+    watch(h, c);
 }
 
 /* The front request is done: its bytes go (invariant 2). */
@@ -1067,7 +1095,7 @@ static void hook_flush(void *ud)
     running *r = &h->run;
     if (r->c && r->sse && !r->gone && !r->c->dead && h->q.len) {
         stream_put(h, h->q.data, h->q.len);
-        conn_write(r->c);
+        conn_write(h, r->c);
     }
     rcp_buf_clear(&h->q);
 }
@@ -1085,9 +1113,13 @@ static void hook_raw(void *ud, const char *p, size_t n)
 
 static void service(http *h, int timeout_ms);
 
+/* The hook's intake: a look at every socket, at most once a millisecond
+** (a checkpoint may come far more often; a cancel still acts at once). */
 static void hook_intake(void *ud)
 {
-    service(ud, 0);
+    http *h = ud;
+    if (proto_now_ms() - h->serviced_at >= 1.0)
+        service(h, 0);
 }
 
 static void hook_wait(void *ud, int ms)
@@ -1524,6 +1556,8 @@ static void maybe_continue(http *h, conn *c, hreq *r)
 ** while its answers are being read (invariant 2). */
 static void conn_serve(http *h, conn *c)
 {
+    size_t turn = c->len, done = 0;   /* what had come when it began */
+    c->ready = 0;
     while (!c->dead && !c->closing && unsent(c) < MAX_OUT) {
         hreq r;
         int st;
@@ -1541,16 +1575,25 @@ static void conn_serve(http *h, conn *c)
             maybe_continue(h, c, &r);
             break;
         }
+        /* a turn serves what had come when it began: its answers go out
+        ** while it runs, and a client pipelining anew on each answer
+        ** would otherwise keep the server to itself */
+        if (done >= turn) {
+            c->ready = h->pending = 1;
+            break;
+        }
+        done += r.total;
         serve_request(h, c, &r);
         consume(c, r.total);
     }
+    c->held = unsent(c) >= MAX_OUT && c->len;
     if (c->eof && !c->closing) {    /* no more requests can come */
         hreq r;
         size_t memo = 0;
         if (!c->len || parse(h, c->in, c->len, &memo, &r) != P_OK)
             c->closing = 1;
     }
-    conn_write(c);
+    conn_write(h, c);
 }
 
 /* While a request runs: each whole request that arrived on c after what
@@ -1572,6 +1615,7 @@ static void look_ahead(http *h, conn *c)
             && r.expect && may_continue(h, c->in, &r)) {
             c->continued = 1;
             conn_put(h, c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+            conn_write(h, c);
         }
     }
     while (off < c->len && mentions_cancel(c->in + off, c->len - off)) {
@@ -1622,24 +1666,26 @@ static void conn_timers(http *h, conn *c, double now)
             c->dead = 1;            /* it does not read its answers */
         return;
     }
-    if (c->len && !c->t_head && c->t_request
-        && now - c->t_request > (double)h->o.header_ms) {
-        static const char msg[] = "the request head did not arrive in time";
+    if (c->len && ((!c->t_head && c->t_request
+                    && now - c->t_request > (double)h->o.header_ms)
+                   || (c->t_head && now - c->t_head > (double)h->o.body_ms))) {
         hreq r;
-        memset(&r, 0, sizeof r);
-        r.status = 408;
-        r.why = msg;
-        respond_broken(h, c, &r);
-        conn_write(c);
-    } else if (c->len && c->t_head
-               && now - c->t_head > (double)h->o.body_ms) {
-        static const char msg[] = "the request body did not arrive in time";
-        hreq r;
-        memset(&r, 0, sizeof r);
-        r.status = 408;
-        r.why = msg;
-        respond_broken(h, c, &r);
-        conn_write(c);
+        size_t memo = 0;
+        int st = parse(h, c->in, c->len, &memo, &r);
+        if (st == P_OK) {           /* whole: it waits for us, not the
+                                    ** client -- no timer runs on it */
+            c->t_request = now;
+            c->t_head = 0;
+        } else if (st == P_NEED && r.head && !c->t_head) {
+            c->t_head = now;        /* the head came: the body's timer */
+        } else if (st != P_ERR) {
+            memset(&r, 0, sizeof r);
+            r.status = 408;
+            r.why = c->t_head ? "the request body did not arrive in time"
+                : "the request head did not arrive in time";
+            respond_broken(h, c, &r);
+            conn_write(h, c);
+        }
     } else if (!c->len && now - c->t_active > (double)h->o.idle_ms) {
         c->dead = 1;
     }
@@ -1686,48 +1732,148 @@ static void accept_all(http *h)
                       c->peer, sizeof c->peer);
         else
             strcpy(c->peer, "?");
+#if RCP_HTTP_EPOLL
+        {
+            struct epoll_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.events = EPOLLIN;
+            ev.data.ptr = c;
+            if (epoll_ctl(h->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+                conn_free(c);
+                continue;
+            }
+            c->watched = W_IN;
+        }
+#endif
         h->conns[h->nconns++] = c;
     }
 }
 
-/* One poll round over every socket: accept, read, write (and, while a
-** request runs, look ahead for its cancels and its client's death). */
-static void service(http *h, int timeout_ms)
+/* What c waits for of the kernel: W_IN (reading: not closing, under the
+** bound of invariant 2), W_OUT (answers unsent); 0 once dead. */
+static int wants(const http *h, const conn *c)
 {
+    size_t limit = h->o.max_header + 2 * h->o.max_body + READ_CHUNK;
+    int w = 0;
+    if (c->dead)
+        return 0;
+    if (c->lingering || (!c->eof && !c->closing && c->len < limit))
+        w |= W_IN;
+    if (unsent(c))
+        w |= W_OUT;
+    return w;
+}
+
+/* The kernel's interest in c made what it wants: with epoll, one
+** epoll_ctl when that changed (a dead one leaves the set); with poll,
+** nothing -- the set is rebuilt each round. */
+static void watch(http *h, conn *c)
+{
+#if RCP_HTTP_EPOLL
+    int w = wants(h, c);
+    struct epoll_event ev;
+    if (w == c->watched || c->watched < 0)
+        return;
+    if (c->dead) {
+        (void)epoll_ctl(h->ep, EPOLL_CTL_DEL, c->fd, NULL);
+        c->watched = -1;
+        return;
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.events = (w & W_IN ? EPOLLIN : 0u) | (w & W_OUT ? EPOLLOUT : 0u);
+    ev.data.ptr = c;
+    (void)epoll_ctl(h->ep, EPOLL_CTL_MOD, c->fd, &ev);
+    c->watched = w;
+#else
+    (void)h;
+    (void)c;
+#endif
+}
+
+/* The stop descriptor is readable: no more connections or requests; it
+** and the listener leave the set. */
+static void on_stop(http *h)
+{
+    char b;
+    if (h->stopping)
+        return;
+    h->stopping = 1;
+    (void)read(h->o.stop_fd, &b, 1);
+#if RCP_HTTP_EPOLL
+    (void)epoll_ctl(h->ep, EPOLL_CTL_DEL, h->o.stop_fd, NULL);
+    (void)epoll_ctl(h->ep, EPOLL_CTL_DEL, h->lfd, NULL);
+#endif
+}
+
+static void on_event(http *h, conn *c, int in, int out)
+{
+    if (c->dead) {
+        watch(h, c);
+        return;
+    }
+    if (in)
+        conn_read(h, c);
+    if (out)
+        conn_write(h, c);
+}
+
+/* Wait up to timeout_ms for any socket, then do what is ready: accept,
+** read, write.  epoll(7) where there is one: poll(2) costs O(sockets) a
+** call, which 1,000 idle connections would charge to every request
+** (bench_http); the poll(2) path is the portable one (and is built with
+** -DRCP_HTTP_POLL). */
+static void wait_ready(http *h, int timeout_ms)
+{
+#if RCP_HTTP_EPOLL
+    struct epoll_event ev[256];
+    int n = epoll_wait(h->ep, ev, 256, timeout_ms), i;
+    for (i = 0; i < n; i++) {
+        void *p = ev[i].data.ptr;
+        if (p == &h->lfd)
+            accept_all(h);
+        else if (p == &h->o.stop_fd)
+            on_stop(h);
+        else
+            on_event(h, p, (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+                     != 0, (ev[i].events & EPOLLOUT) != 0);
+    }
+#else
     size_t i, n = h->nconns, base = 2;
-    double now;
     h->pfd[0].fd = h->stopping ? -1 : h->lfd;
     h->pfd[0].events = POLLIN;
-    h->pfd[1].fd = h->o.stop_fd;
+    h->pfd[1].fd = h->stopping ? -1 : h->o.stop_fd;
     h->pfd[1].events = POLLIN;
-    for (i = 0; i < n; i++) {
-        conn *c = h->conns[i];
-        size_t limit = h->o.max_header + 2 * h->o.max_body + READ_CHUNK;
-        struct pollfd *p = &h->pfd[base + i];
-        p->fd = c->dead ? -1 : c->fd;
-        p->events = 0;
-        p->revents = 0;
-        if (c->lingering || (!c->eof && !c->closing && c->len < limit))
-            p->events |= POLLIN;
-        if (unsent(c))
-            p->events |= POLLOUT;
-    }
     h->pfd[0].revents = h->pfd[1].revents = 0;
-    if (poll(h->pfd, (nfds_t)(base + n), timeout_ms) < 0)
-        return;
-    if (h->pfd[1].revents) {
-        char b;
-        (void)read(h->o.stop_fd, &b, 1);
-        h->stopping = 1;
-    }
     for (i = 0; i < n; i++) {
-        conn *c = h->conns[i];
-        short ev = h->pfd[base + i].revents;
-        if (ev & (POLLIN | POLLHUP | POLLERR))
-            conn_read(h, c);
-        if (ev & POLLOUT)
-            conn_write(c);
+        int w = wants(h, h->conns[i]);
+        struct pollfd *p = &h->pfd[base + i];
+        p->fd = w ? h->conns[i]->fd : -1;
+        p->events = (short)((w & W_IN ? POLLIN : 0) | (w & W_OUT ? POLLOUT
+                                                         : 0));
+        p->revents = 0;
     }
+    if (poll(h->pfd, (nfds_t)(base + n), timeout_ms) <= 0)
+        return;
+    if (h->pfd[1].revents)
+        on_stop(h);
+    for (i = 0; i < n; i++) {
+        short ev = h->pfd[base + i].revents;
+        if (ev)
+            on_event(h, h->conns[i], (ev & (POLLIN | POLLHUP | POLLERR)) != 0,
+                     (ev & POLLOUT) != 0);
+    }
+    if (h->pfd[0].revents & POLLIN)
+        accept_all(h);
+#endif
+}
+
+/* One round: what is ready (and, while a request runs, a look ahead for
+** its cancels and its client's death), and every TIMER_MS the timers. */
+static void service(http *h, int timeout_ms)
+{
+    double now;
+    size_t i;
+    wait_ready(h, timeout_ms);
     if (h->run.c) {
         /* §13.1: the running request's client is gone -- reset, or its
         ** end closed now (one that sent its request and half-closed
@@ -1745,11 +1891,13 @@ static void service(http *h, int timeout_ms)
         }
         h->run.scanned = 1;
     }
-    if (h->pfd[0].revents & POLLIN)
-        accept_all(h);
-    now = proto_now_ms();
-    for (i = 0; i < h->nconns; i++)
-        conn_timers(h, h->conns[i], now);
+    h->serviced_at = now = proto_now_ms();
+    if (now - h->timers_at >= TIMER_MS) {
+        h->timers_at = now;
+        for (i = 0; i < h->nconns; i++)
+            conn_timers(h, h->conns[i], now);
+        h->sweep_due = 1;
+    }
 }
 
 /* Dead connections go, between requests only (the running one's conn
@@ -1764,23 +1912,17 @@ static void sweep(http *h)
             h->conns[k++] = h->conns[i];
     }
     h->nconns = k;
+    h->sweep_due = 0;
 }
 
-/* The poll timeout: until the soonest timer, at most a second. */
+/* The wait: none when input read while a request ran waits to be served,
+** else until the timers are next due. */
 static int next_timeout(const http *h)
 {
-    double now = proto_now_ms(), soon = now + 1000;
-    size_t i;
-    for (i = 0; i < h->nconns; i++) {
-        const conn *c = h->conns[i];
-        double t = c->len && !c->t_head && c->t_request
-            ? c->t_request + (double)h->o.header_ms
-            : c->len && c->t_head ? c->t_head + (double)h->o.body_ms
-            : c->t_active + (double)h->o.idle_ms;
-        if (t < soon)
-            soon = t;
-    }
-    return soon <= now ? 0 : (int)(soon - now) + 1;
+    double left = h->timers_at + TIMER_MS - proto_now_ms();
+    if (h->pending)
+        return 0;
+    return left <= 0 ? 0 : (int)left + 1;
 }
 
 /* MARK: - Starting ---------------------------------------------------- */
@@ -1998,7 +2140,7 @@ static int http_init(http *h, rcp_server *s, const rcp_http_opts *o)
     memset(h, 0, sizeof *h);
     h->s = s;
     h->o = *o;
-    h->lfd = h->rnd_fd = -1;
+    h->lfd = h->rnd_fd = h->ep = -1;
     if (!h->o.listen)
         h->o.listen = "0";
     base = h->o.base ? h->o.base : "/rcp";
@@ -2058,7 +2200,28 @@ static int http_init(http *h, rcp_server *s, const rcp_http_opts *o)
     h->io.flush = hook_flush;
     h->io.raw = hook_raw;
     h->streaming = advertises_streaming(h);
-    return open_listener(h);
+    if (open_listener(h) != 0)
+        return -1;
+#if RCP_HTTP_EPOLL
+    {
+        struct epoll_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.events = EPOLLIN;
+        ev.data.ptr = &h->lfd;
+        if ((h->ep = epoll_create1(EPOLL_CLOEXEC)) < 0
+            || epoll_ctl(h->ep, EPOLL_CTL_ADD, h->lfd, &ev) != 0) {
+            fprintf(stderr, "rcp: epoll: %s\n", strerror(errno));
+            return -1;
+        }
+        ev.data.ptr = &h->o.stop_fd;
+        if (h->o.stop_fd >= 0
+            && epoll_ctl(h->ep, EPOLL_CTL_ADD, h->o.stop_fd, &ev) != 0) {
+            fprintf(stderr, "rcp: epoll: %s\n", strerror(errno));
+            return -1;
+        }
+    }
+#endif
+    return 0;
 }
 
 static void http_free(http *h)
@@ -2084,6 +2247,8 @@ static void http_free(http *h)
         close(h->lfd);
     if (h->rnd_fd >= 0)
         close(h->rnd_fd);
+    if (h->ep >= 0)
+        close(h->ep);
 }
 
 /* §5.2 the loop: poll, serve every whole request (in order per
@@ -2102,11 +2267,14 @@ int rcp_server_run_http(rcp_server *s, const rcp_http_opts *o)
     proto_lend_io(s, &h.io);
     while (!h.stopping) {
         service(&h, next_timeout(&h));
+        h.pending = 0;
         for (i = 0; i < h.nconns && !h.stopping; i++)
-            if (h.conns[i]->len || h.conns[i]->eof)
+            if (h.conns[i]->ready && !h.conns[i]->dead)
                 conn_serve(&h, h.conns[i]);
-        sweep(&h);
-        sessions_expire(&h);
+        if (h.sweep_due) {
+            sweep(&h);
+            sessions_expire(&h);
+        }
     }
     end = proto_now_ms() + STOP_FLUSH_MS;
     for (i = 0; i < h.nconns; i++)
