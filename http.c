@@ -1198,6 +1198,21 @@ static int is_write(const rcp_json *m)
         || rcp_json_streq(name, "index/delete");
 }
 
+/* 1 when the body is, or a batch holding, an initialize (--sessions: it
+** may need a session slot). */
+static int calls_initialize(const rcp_json *root)
+{
+    size_t i;
+    if (root && root->type == RCP_JSON_ARRAY) {
+        for (i = 0; i < root->n; i++)
+            if (calls_initialize(&root->kids[i]))
+                return 1;
+        return 0;
+    }
+    return root && root->type == RCP_JSON_OBJECT
+        && rcp_json_streq(rcp_json_get(root, "method"), "initialize");
+}
+
 static const rcp_json *valid_id(const rcp_json *m)
 {
     const rcp_json *id = m && m->type == RCP_JSON_OBJECT
@@ -1471,6 +1486,14 @@ static void serve_request(http *h, conn *c, hreq *r)
 
     /* the protocol, in the request's session (§5.2) */
     ps = pick_session(h, c, r, cred, &kept, &fresh, tok);
+    if (h->o.sessions && !kept && calls_initialize(run->root)
+        && !session_slot(h)) {
+        respond_rpc(h, c, r, status = 503, valid_id(run->root),
+                    RCP_BACKEND_UNAVAILABLE, "every session slot is taken; "
+                    "retry once one expires (§5.2)", 1000,
+                    "Retry-After: 1\r\n");
+        goto done;
+    }
     scope_of(h, c->in, c->peer, r, cred, scope);
     if (h->o.sessions && !kept)
         snprintf(scope, sizeof scope, "s:%s", tok);
