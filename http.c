@@ -889,7 +889,8 @@ static void respond_broken(http *h, conn *c, hreq *r)
 /* MARK: - §5.2 Routing, auth, rate ------------------------------------- */
 
 /* Where the target points: R_BASE (a batch), R_METHOD (*m, *mn: the
-** method named by the path, taken verbatim), or R_NONE (404).  A query
+** method named by the path, taken verbatim -- "<base>/" names the empty
+** method, which the protocol answers -32004), or R_NONE (404).  A query
 ** string is not part of the path. */
 static int route(const http *h, const char *t, size_t n, const char **m,
                  size_t *mn)
@@ -897,11 +898,10 @@ static int route(const http *h, const char *t, size_t n, const char **m,
     const char *q = memchr(t, '?', n);
     if (q)
         n = (size_t)(q - t);
-    if (n && t[n - 1] == '/')
-        n--;                    /* "/rcp/" is "/rcp" */
-    if (n == h->baselen && memcmp(t, h->base, n) == 0)
-        return R_BASE;
-    if (n > h->baselen + 1 && memcmp(t, h->base, h->baselen) == 0
+    if ((n == h->baselen && memcmp(t, h->base, n) == 0)
+        || (h->baselen == 0 && n == 1))
+        return R_BASE;          /* (a base of "/" is the root) */
+    if (n > h->baselen && memcmp(t, h->base, h->baselen) == 0
         && t[h->baselen] == '/') {
         *m = t + h->baselen + 1;
         *mn = n - h->baselen - 1;
@@ -1222,9 +1222,11 @@ static const rcp_json *valid_id(const rcp_json *m)
 }
 
 /* §5.2 the status of an answer line: 200 for any JSON-RPC response,
-** error or not, that answers a request; a lone error with id null means
-** no request could be read from the body -- 400 (-32700, -32600), 413
-** (-32013, over the memory cap), 500 (-32603, the server's failure).
+** error or not, that answers a request; a lone error with id null whose
+** code says no request could be read from the body is 400 (-32700 the
+** JSON, -32600 the request object), 413 (-32013, over the memory cap) or
+** 500 (-32603, the server's failure); any other (-32602, a batch over
+** the limit) answers what was read: 200.
 ** rcp.c writes every error as {"jsonrpc":"2.0","id":null,"error":{"code":
 ** in that order (write_error), so the prefix tells. */
 static int answer_status(const char *p, size_t n)
@@ -1238,11 +1240,14 @@ static int answer_status(const char *p, size_t n)
     for (i = k + 1; i < n && p[i] >= '0' && p[i] <= '9' && code < 100000; i++)
         code = code * 10 + (p[i] - '0');
     switch (-code) {
+    case RCP_PARSE_ERROR:       return 400;
+    case RCP_INVALID_REQUEST:   return 400;
     case RCP_PAYLOAD_TOO_LARGE: return 413;
     case RCP_INTERNAL_ERROR:    return 500;
     case RCP_BACKEND_UNAVAILABLE: return 503;
     case RCP_RATE_LIMITED:      return 429;
-    default:                    return 400;
+    default:                    return 200;   /* e.g. -32602, a batch over
+                                              ** the limit: it was read */
     }
 }
 

@@ -468,6 +468,23 @@ START_TEST(json_rpc_errors_are_200_unreadable_bodies_400)
     ck_assert_int_eq(code_in(r.body), -32600);
     call(&s, "/rcp/ping", "  ", NULL, &r);
     ck_assert_int_eq(r.status, 400);
+    call(&s, "/rcp/", RPC(7, "", "{}"), NULL, &r);  /* names method "" */
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(code_in(r.body), -32004);
+    ck_assert_int_eq(srv_stop(&s), 0);
+}
+END_TEST
+
+START_TEST(batch_over_max_batch_is_read_so_200_with_32602)
+{
+    const char *args[] = { "--max-batch", "2", NULL };
+    srv s;
+    resp r;
+    srv_start(&s, args);
+    call(&s, "/rcp", "[" RPC(1, "ping", "{}") "," RPC(2, "ping", "{}") ","
+         RPC(3, "ping", "{}") "]", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(code_in(r.body), -32602);
     ck_assert_int_eq(srv_stop(&s), 0);
 }
 END_TEST
@@ -1237,6 +1254,7 @@ static Suite *make_suite(void)
     tcase_add_test(l, http_options_need_http_and_bad_values_are_usage_errors);
     tcase_add_test(m, url_method_must_match_the_body_else_32600_with_200);
     tcase_add_test(m, json_rpc_errors_are_200_unreadable_bodies_400);
+    tcase_add_test(m, batch_over_max_batch_is_read_so_200_with_32602);
     tcase_add_test(m, unknown_path_404_other_verbs_405_with_allow);
     tcase_add_test(m, body_over_the_limit_is_413_with_32013);
     tcase_add_test(m, notification_and_all_notification_batch_get_202_no_body);
