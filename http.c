@@ -1287,15 +1287,8 @@ static int check_body(http *h, conn *c, const hreq *r, int route_kind,
         return 0;               /* the protocol answers -32600 */
     id = valid_id(root);
     name = rcp_json_get(root, "method");
-    if (route_kind == R_BASE) {
-        snprintf(detail, sizeof detail, "a single request is POSTed to "
-                 "%s/METHOD; only a batch goes to %s (§5.2)", h->base,
-                 h->baselen ? h->base : "/");
-        respond_rpc(h, c, r, *status = id ? 200 : 400, id,
-                    RCP_INVALID_REQUEST, detail, -1, NULL);
-        return 1;
-    }
-    if (name && name->type == RCP_JSON_STRING
+    /* the base takes any JSON-RPC body; a method's path, that method */
+    if (route_kind == R_METHOD && name && name->type == RCP_JSON_STRING
         && (name->n != mn || memcmp(name->s, m, mn) != 0)) {
         snprintf(detail, sizeof detail, "the URL names method '%.*s' but "
                  "the body '%.*s'; they must match (§5.2)",
