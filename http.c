@@ -130,6 +130,8 @@ typedef struct conn {
     size_t  sent;           /* of out */
     double  t_active, t_request, t_head;
     int     continued;      /* 100 Continue sent for the front request */
+    int     front_seen;     /* its whole head was looked at (look-ahead) */
+    size_t  clean;          /* in[ahead, clean) holds no cancel to show */
     int     eof, closing, dead;
     int     fresh;          /* bytes came since the last look-ahead */
     int     ready;          /* bytes came since it was last served */
@@ -733,7 +735,8 @@ static void consume(conn *c, size_t k)
     c->len -= k;
     c->head_seen = 0;
     c->ahead = c->ahead > k ? c->ahead - k : 0;
-    c->continued = 0;
+    c->clean = c->clean > k ? c->clean - k : 0;
+    c->continued = c->front_seen = 0;
     c->t_head = 0;
     c->t_request = c->len ? proto_now_ms() : 0;
 }
@@ -1628,16 +1631,30 @@ static void look_ahead(http *h, conn *c)
     size_t off = c->ahead;
     if (c == run->c && off < run->rq.total)
         off = run->rq.total;
-    if (c != run->c && off == 0 && c->len && !c->continued) {
+    if (c != run->c && off == 0 && c->len && !c->front_seen) {
         hreq r;
         size_t memo = 0;
+        int st;
         skip_empty_lines(c);
-        if (parse(h, c->in, c->len, &memo, &r) == P_NEED && r.head
-            && r.expect && may_continue(h, c->in, &r)) {
+        st = parse(h, c->in, c->len, &memo, &r);
+        if (st != P_NEED || r.head)
+            c->front_seen = 1;
+        if (st == P_NEED && r.head && r.expect && !c->continued
+            && may_continue(h, c->in, &r)) {
             c->continued = 1;
             conn_put(h, c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
             conn_write(h, c);
         }
+    }
+    /* bytes searched once for a cancel are not searched again, however
+    ** many requests run meanwhile */
+    if (c->clean < off)
+        c->clean = off;
+    if (!mentions_cancel(c->in + c->clean, c->len - c->clean)) {
+        c->clean = c->len > 20 ? c->len - 20 : 0;
+        if (c->clean < off)
+            c->clean = off;
+        return;
     }
     while (off < c->len && mentions_cancel(c->in + off, c->len - off)) {
         hreq r;
