@@ -1131,47 +1131,21 @@ static void hook_wait(void *ud, int ms)
 }
 
 /* §13.1 transport death: the running request's client went away, so
-** each of its requests is cancelled -- shown to the protocol as the
-** notifications/cancel the client can no longer send. */
+** each of its requests is cancelled, as the notifications/cancel the
+** client can no longer send would. */
 static void cancel_running(http *h)
 {
     running *r = &h->run;
     const rcp_json *root = r->root;
-    size_t i, n;
+    size_t i;
     if (r->gone)
         return;
     r->gone = 1;
-    if (!root)
-        return;
-    n = root->type == RCP_JSON_ARRAY ? root->n : 1;
-    for (i = 0; i < n; i++) {
-        const rcp_json *m = root->type == RCP_JSON_ARRAY ? &root->kids[i]
-            : root;
-        const rcp_json *id = rcp_json_get(m, "id");
-        rcp_buf b;
-        rcp_jw w;
-        if (!id || (id->type != RCP_JSON_STRING
-                    && id->type != RCP_JSON_NUMBER))
-            continue;
-        rcp_buf_init(&b);
-        rcp_jw_init(&w, &b);
-        rcp_jw_obj(&w);
-        rcp_jw_key(&w, "jsonrpc");
-        rcp_jw_cstr(&w, "2.0");
-        rcp_jw_key(&w, "method");
-        rcp_jw_cstr(&w, "notifications/cancel");
-        rcp_jw_key(&w, "params");
-        rcp_jw_obj(&w);
-        rcp_jw_key(&w, "id");
-        rcp_jw_value(&w, id);
-        rcp_jw_key(&w, "reason");
-        rcp_jw_cstr(&w, "the HTTP connection closed (§13.1)");
-        rcp_jw_obj_end(&w);
-        rcp_jw_obj_end(&w);
-        if (!b.oom && b.len <= proto_max_line(h->s))
-            proto_peek(h->s, b.data, b.len);
-        rcp_buf_free(&b);
-    }
+    if (root && root->type == RCP_JSON_ARRAY)
+        for (i = 0; i < root->n; i++)
+            proto_cancel(h->s, rcp_json_get(&root->kids[i], "id"));
+    else if (root)
+        proto_cancel(h->s, rcp_json_get(root, "id"));
 }
 
 /* MARK: - Serving one request ----------------------------------------- */

@@ -701,6 +701,14 @@ static void apply_cancels(rcp_server *s, const rcp_json *root)
         apply_cancel(s, root);
 }
 
+/* §13.1: the transport lost the client of the running request id. */
+void proto_cancel(rcp_server *s, const rcp_json *id)
+{
+    flight *f;
+    if (valid_id(id) && (f = find_flight(s, id)) != NULL)
+        f->cancelled = 1;
+}
+
 /* 1 when needle[0..k) occurs in p[0..n) (the empty needle always). */
 static int find_bytes(const char *p, size_t n, const char *needle, size_t k)
 {

@@ -1766,6 +1766,10 @@ void proto_lend_io(rcp_server *s, const proto_io *io);
 /* A frame that arrived while a request runs, before its turn; frame is
 ** borrowed for the call. */
 void proto_peek(rcp_server *s, const char *frame, size_t n);
+/* §13.1 transport death: cancel the running request id (any JSON value
+** equal to its id, from the transport's own parse of the frame), as a
+** notifications/cancel the client can no longer send would. */
+void proto_cancel(rcp_server *s, const rcp_json *id);
 /* §5.2, §13: the lifecycle state of one session.  Over stdio the server
 ** has one of its own; an HTTP transport lends the session each frame
 ** belongs to (proto_use_session) -- a fresh implicit one per request when
