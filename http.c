@@ -128,6 +128,7 @@ typedef struct conn {
     size_t  ahead;          /* look-ahead: requests before it were shown */
     rcp_buf out;            /* queued for the peer */
     size_t  sent;           /* of out */
+    uint64_t bytes_out;     /* ever queued (the access log's bytes) */
     double  t_active, t_request, t_head;
     int     continued;      /* 100 Continue sent for the front request */
     int     front_seen;     /* its whole head was looked at (look-ahead) */
@@ -628,6 +629,7 @@ static void conn_put(http *h, conn *c, const char *p, size_t n)
 {
     if (c->dead || n == 0)
         return;
+    c->bytes_out += n;
     if (rcp_buf_reserve(&c->out, n) == 0) {
         rcp_buf_put(&c->out, p, n);
         return;
@@ -779,7 +781,7 @@ static void put_head(http *h, conn *c, const hreq *r, int status,
                      const char *ctype, long clen, const char *extra)
 {
     rcp_buf *b = &c->out;
-    size_t on;
+    size_t on, len0 = b->len;
     const char *origin = r ? cors_origin(h, c->in, r, &on) : NULL;
     if (!r || !r->keep_alive || h->stopping)
         c->closing = 1;
@@ -817,6 +819,7 @@ static void put_head(http *h, conn *c, const hreq *r, int status,
     if (extra)
         rcp_buf_puts(b, extra);
     rcp_buf_puts(b, "\r\n");
+    c->bytes_out += b->len - len0;
     if (b->oom)
         c->dead = 1;
 }
@@ -1356,7 +1359,7 @@ static proto_session *pick_session(http *h, conn *c, const hreq *r,
 }
 
 static void log_request(const http *h, const conn *c, const hreq *r,
-                        int status, size_t bytes, double t0)
+                        int status, uint64_t bytes, double t0)
 {
     if (!h->o.log_requests)
         return;
@@ -1373,7 +1376,8 @@ static void serve_request(http *h, conn *c, hreq *r)
 {
     running *run = &h->run;
     double t0 = proto_now_ms();
-    size_t before = c->out.len, mn = 0;
+    uint64_t before = c->bytes_out;
+    size_t mn = 0;
     const char *m = NULL;
     int kind = route(h, c->in + r->target.off, r->target.len, &m, &mn);
     int cred = -1, status = 0;
@@ -1504,8 +1508,7 @@ static void serve_request(http *h, conn *c, hreq *r)
     memset(run, 0, sizeof *run);
 done:
     rcp_arena_reset(&h->arena);
-    log_request(h, c, r, status, c->out.len > before
-                ? c->out.len - before : 0, t0);
+    log_request(h, c, r, status, c->bytes_out - before, t0);
 }
 
 /* MARK: - The loop ---------------------------------------------------- */
@@ -1542,7 +1545,7 @@ static void maybe_continue(http *h, conn *c, hreq *r)
     if (!may_continue(h, c->in, r)) {
         hreq copy = *r;
         copy.total = copy.head;     /* the body is never read */
-        r->keep_alive = 0;
+        copy.keep_alive = 0;
         serve_request(h, c, &copy);
         c->closing = 1;
         return;
