@@ -1236,14 +1236,70 @@ START_TEST(http_options_need_http_and_bad_values_are_usage_errors)
 }
 END_TEST
 
+/* MARK: - Hostile bytes ------------------------------------------------ */
+
+/* Mutated and truncated requests (a fixed seed, so a failure repeats), each
+** on its own connection: whatever each gets, the server must go on
+** serving -- and under ASan (make check) touch no byte it should not. */
+START_TEST(mutated_requests_never_stop_the_server)
+{
+    static const char *seeds[] = {
+        "POST /rcp/ping HTTP/1.1\r\nHost: t\r\nContent-Length: 40\r\n\r\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+        "POST /rcp HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+        "Expect: 100-continue\r\n\r\n9\r\n[{\"a\":1}]\r\n0\r\n\r\n",
+        "OPTIONS /rcp/retrieve HTTP/1.1\r\nHost: t\r\nOrigin: o\r\n\r\n",
+        "POST /rcp/x-rcp/sleep HTTP/1.1\r\nHost: t\r\nAccept: text/event-"
+        "stream\r\nContent-Length: 60\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,"
+        "\"method\":\"x-rcp/sleep\",\"params\":{\"ms\":1}}",
+    };
+    const char *args[] = { "--debug", "--max-line", "4096",
+                           "--header-timeout-ms", "200", NULL };
+    static const char junk[] = "\r\n:; \t0fF-\"{}[]/\x80\xff";
+    uint64_t rng = 42;
+    srv s;
+    resp r;
+    int i;
+    srv_start(&s, args);
+    for (i = 0; i < 300; i++) {
+        char buf[1024];
+        const char *seed = seeds[i % 4];
+        size_t n = strlen(seed), k, edits;
+        cli c;
+        memcpy(buf, seed, n);
+        rng = rng * 6364136223846793005u + 1442695040888963407u;
+        edits = (size_t)(rng >> 60);
+        for (k = 0; k < edits; k++) {
+            size_t at;
+            rng = rng * 6364136223846793005u + 1442695040888963407u;
+            at = (size_t)(rng >> 33) % n;
+            buf[at] = junk[(rng >> 20) % (sizeof junk - 1)];
+        }
+        rng = rng * 6364136223846793005u + 1442695040888963407u;
+        if ((rng >> 62) == 0)
+            n = (size_t)(rng >> 33) % n;            /* truncated */
+        cli_open(&c, &s);
+        cli_send(&c, buf, n);
+        shutdown(c.fd, SHUT_WR);
+        while (cli_fill(&c, GUARD_MS) > 0 && c.len < sizeof c.buf / 2)
+            ;
+        cli_close(&c);
+    }
+    call(&s, "/rcp/ping", RPC(1, "ping", "{}"), NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(srv_stop(&s), 0);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("http");
     TCase *l = tcase_create("listen"), *m = tcase_create("mapping"),
           *h = tcase_create("http11"), *run = tcase_create("running"),
           *ss = tcase_create("sessions"), *sse = tcase_create("sse"),
-          *a = tcase_create("auth"), *d = tcase_create("deploy");
-    TCase *all[] = { l, m, h, run, ss, sse, a, d };
+          *a = tcase_create("auth"), *d = tcase_create("deploy"),
+          *x = tcase_create("hostile");
+    TCase *all[] = { l, m, h, run, ss, sse, a, d, x };
     size_t i;
     for (i = 0; i < sizeof all / sizeof *all; i++) {
         tcase_set_timeout(all[i], 60);
@@ -1283,6 +1339,7 @@ static Suite *make_suite(void)
     tcase_add_test(d, cors_preflight_and_headers_only_for_allowed_origins);
     tcase_add_test(d, rate_limit_is_429_retry_after_and_32011_with_retry_after_ms);
     tcase_add_test(d, access_log_has_method_status_bytes_ms_never_bodies);
+    tcase_add_test(x, mutated_requests_never_stop_the_server);
     return s;
 }
 
