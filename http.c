@@ -19,16 +19,22 @@
 ** client asked for a stream and drops otherwise (§5.2: "MUST return a
 ** single buffered JSON response").
 **
-** One poll(2) loop serves every connection.  Requests are served one at
-** a time, in arrival order per connection (pipelining keeps its order);
-** while one runs (a gated method calls its checkpoint), the hook's intake
-** and wait keep every connection's I/O going: new connections are
-** accepted, input is read and buffered, queued answers are written,
+** One poll(2) loop serves every connection (epoll(7) does the waiting on
+** Linux: poll costs O(sockets) a call, which idle connections would
+** charge to every request).  Requests are served one at a time, in
+** arrival order per connection (pipelining keeps its order), each
+** connection's turn being what it had sent when the turn began (a client
+** pipelining anew on each answer cannot keep the server).  While one runs
+** (a gated method calls its checkpoint), the hook's intake and wait keep
+** every connection's I/O going: new connections are accepted, input is
+** read and buffered, queued answers are written, 100 Continue is sent,
 ** slow clients time out, and each request that arrived whole is looked
-** at once for a notifications/cancel of the same scope, which acts at
-** once (§7.14).  What the other requests ask waits until the running one
-** is done: a method body is not re-entrant, and a second thread would
-** buy concurrency at the price of every invariant of rcp.c.
+** at for a notifications/cancel of the same scope (session, credential,
+** or peer), which acts at once (§7.14); the running request's client
+** closing its connection cancels it (§13.1).  What the other requests
+** ask waits until the running one is done: a method body is not
+** re-entrant, and a second thread would buy concurrency at the price of
+** every invariant of rcp.c.
 **
 ** Invariants:
 **   1. Every request that arrived whole gets exactly one HTTP response, in
@@ -48,6 +54,9 @@
 **   5. Auth runs before anything reads the body (§5.2 "before
 **      initialize", §15.6 "before capability gating"); bodies are never
 **      logged (§15.6).
+**   6. A connection closed after an error is shut for writing and
+**      drained for a while first (a lingering close), so its client reads
+**      the answer rather than a reset.
 */
 #include "rcp.h"
 
@@ -83,6 +92,10 @@
 #define STOP_FLUSH_MS   2000.0
 #define SCOPE_LEN       96
 #define TIMER_MS        10.0    /* the timers' resolution */
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0          /* (macOS) SIGPIPE is ignored anyway */
+#endif
 
 #if defined(__linux__) && !defined(RCP_HTTP_POLL)
 #define RCP_HTTP_EPOLL 1
