@@ -68,9 +68,15 @@
 **   UNINIT  any other but info/ping/  UNINIT  dispatch (-32001)
 **           shutdown
 **   READY   initialize                READY   dispatch (-32600)
-**   any     shutdown answered         closing m_shutdown; rcp_server_handle
-**                                             returns 1, the transport
-**                                             stops once it is written
+**   an implicit session (§5.2 stateless HTTP) is READY from its start,
+**   and its initialize is answered again (m_initialize), never -32600
+**   any     shutdown answered         ended   m_shutdown (the session's:
+**                                             over stdio the server's own;
+**                                             over HTTP the one lent,
+**                                             proto_use_session);
+**                                             rcp_server_handle returns 1,
+**                                             the transport stops serving
+**                                             that session once written
 **   any     EOF on the transport      closing proto_end, called by
 **                                             rcp_server_run once what was
 **                                             received is finished and
@@ -116,7 +122,8 @@ struct rcp_server {
     rcp_buf *sink;          /* where finished lines go: the frame's out */
     const proto_io *io;     /* lent by the transport while it runs */
     rcp_server_stats stats;
-    int      closing;       /* shutdown answered (§13.1, invariant 5) */
+    int      closing;       /* EOF: the transport is done (proto_end;
+                               shutdown ends a session: sess->ended) */
     /* §7.14: the requests of the current frame */
     flight  *flights;
     size_t   nflights;

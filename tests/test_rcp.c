@@ -1029,6 +1029,57 @@ END_TEST
 
 /* MARK: - suite ---------------------------------------------------------- */
 
+/* MARK: - §5.2 sessions lent by a transport ----------------------------- */
+
+#define SLEEP0 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-rcp/sleep\"," \
+    "\"params\":{\"ms\":0}}"
+#define INIT1 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\"," \
+    "\"params\":{\"protocolVersion\":1}}"
+#define SHUT "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"shutdown\"}"
+
+START_TEST(lent_implicit_session_needs_no_initialize_and_answers_it_again)
+{
+    proto_session st;
+    memset(&st, 0, sizeof st);
+    st.implicit = 1;
+    expect_code(SLEEP0, RCP_NOT_INITIALIZED);     /* the server's own */
+    proto_use_session(S, &st);
+    ck_assert_ptr_nonnull(strstr(ask(SLEEP0), "\"slept\":0"));
+    ck_assert_ptr_nonnull(strstr(ask(INIT1), "\"protocolVersion\":1"));
+    ck_assert_ptr_nonnull(strstr(ask(INIT1), "\"protocolVersion\":1"));
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"initialize\","
+                "\"params\":{\"protocolVersion\":0}}", RCP_VERSION_MISMATCH);
+    ck_assert_ptr_null(strstr(ask(INIT1), "\"session\""));
+    proto_use_session(S, NULL);
+    expect_code(SLEEP0, RCP_NOT_INITIALIZED);     /* untouched */
+}
+END_TEST
+
+START_TEST(lent_session_token_is_meta_session_and_shutdown_ends_only_it)
+{
+    proto_session a;
+    const rcp_json *v;
+    memset(&a, 0, sizeof a);
+    a.token = "tok-123";
+    proto_use_session(S, &a);
+    v = reply(INIT1);
+    ck_assert(is_str(v, "result._meta.session", "tok-123"));
+    ck_assert_int_eq(a.initialized, 1);
+    expect_code(INIT1, RCP_INVALID_REQUEST);     /* §13: once */
+    ck_assert_ptr_null(at(reply("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+                                "\"info\"}"), "result._meta.session"));
+    OUT.len = 0;
+    ck_assert_int_eq(rcp_server_handle(S, SHUT, strlen(SHUT), &OUT), 1);
+    ck_assert_int_eq(a.ended, 1);
+    OUT.len = 0;
+    ck_assert_int_eq(rcp_server_handle(S, SLEEP0, strlen(SLEEP0), &OUT), 1);
+    ck_assert_int_eq((int)OUT.len, 0);            /* that session is over */
+    proto_use_session(S, NULL);                   /* the server's is not */
+    ck_assert_ptr_nonnull(strstr(ask(INIT1), "\"protocolVersion\":1"));
+    ck_assert_ptr_nonnull(strstr(ask(SLEEP0), "\"slept\":0"));
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("rcp");
@@ -1038,6 +1089,10 @@ static Suite *make_suite(void)
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_checked_fixture(d, setup_debug, teardown);
     tcase_add_checked_fixture(b, setup_backend, teardown);
+    tcase_add_test(d,
+        lent_implicit_session_needs_no_initialize_and_answers_it_again);
+    tcase_add_test(d,
+        lent_session_token_is_meta_session_and_shutdown_ends_only_it);
     tcase_add_test(b, backend_serves_its_rows_and_every_other_row_is_32003);
     tcase_add_test(b, backend_capabilities_are_its_offers_with_its_values);
     tcase_add_test(b,
