@@ -352,8 +352,16 @@ static int chunked(const char *p, size_t n, size_t max, rcp_buf *out,
             return 0;
         if (digits == 0)
             return -1;
+        while (i < n && (p[i] == ' ' || p[i] == '\t'))
+            i++;                /* RFC 9112 §7.1.1: BWS before ';' */
+        if (i == n)
+            return 0;
+        if (p[i] != ';' && p[i] != '\r' && p[i] != '\n')
+            return -1;          /* strict: no guessing at a size */
         if (!(nl = memchr(p + i, '\n', n - i)))
             return n - i > 1024 ? -1 : 0;      /* extension: bounded */
+        if (p[i] == '\r' && nl != p + i + 1)
+            return -1;
         i = (size_t)(nl - p) + 1;
         if (sz == 0)
             break;
@@ -814,7 +822,7 @@ static void put_head(http *h, conn *c, const hreq *r, int status,
         rcp_buf_puts(b, "\r\nContent-Type: ");
         rcp_buf_puts(b, ctype);
     }
-    if (clen >= 0) {
+    if (clen >= 0 && status != 204) {   /* RFC 9110 §8.6: none on 204 */
         rcp_buf_puts(b, "\r\nContent-Length: ");
         put_num(b, (unsigned long)clen);
     } else if (!c->closing) {

@@ -16,16 +16,20 @@ check() {               # check NAME EXPECTED ACTUAL
        fails=$((fails + 1)) ;;
     esac
 }
-start() {               # start ARGS...: the server, its URL in $url
-    "$RCP" serve --http 0 "$@" 2>"$dir/err" &
+n=0
+start() {               # start ARGS...: the server, its URL in $url,
+    n=$((n + 1))        # its stderr in $err
+    err="$dir/err$n"
+    : >"$err"
+    "$RCP" serve --http 0 "$@" 2>"$err" &
     pid=$!
     i=0
-    while ! grep -q '^rcp: listening on ' "$dir/err" 2>/dev/null; do
+    while ! grep -q '^rcp: listening on ' "$err" 2>/dev/null; do
         i=$((i + 1))
-        [ $i -gt 200 ] && { echo "FAIL: no listening line"; cat "$dir/err"; exit 1; }
+        [ $i -gt 200 ] && { echo "FAIL: no listening line"; cat "$err"; exit 1; }
         sleep 0.05
     done
-    url=$(sed -n 's/^rcp: listening on //p' "$dir/err")
+    url=$(sed -n 's/^rcp: listening on //p' "$err")
 }
 stop() {
     kill -TERM $pid; wait $pid; rc=$?
@@ -77,8 +81,8 @@ out=$(curl -s -i -X OPTIONS -H 'Origin: https://app.example' -H 'Access-Control-
 check "CORS preflight" 'Access-Control-Allow-Origin: https://app.example' "$out"
 check "CORS preflight methods" 'Access-Control-Allow-Methods: POST' "$out"
 stop
-check "access log line" 'POST /rcp/index/add 403 ' "$(cat "$dir/err")"
-case $(cat "$dir/err") in
+check "access log line" 'POST /rcp/index/add 403 ' "$(cat "$err")"
+case $(cat "$err") in
 *secret-w*|*'"documents"'*) echo "FAIL: the access log holds a token or a body"; fails=$((fails + 1)) ;;
 esac
 
