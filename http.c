@@ -1391,6 +1391,65 @@ static void log_request(const http *h, const conn *c, const hreq *r,
             proto_now_ms() - t0);
 }
 
+/* §5.2 what the transport checks before it reads the body, in order:
+** the path, the verb, the credential (invariant 5), the rate, the media
+** type.  The status it answered with, or 0 to go on (*cred: the
+** credential's index, -1 without auth). */
+static int gate(http *h, conn *c, hreq *r, int kind, int *cred)
+{
+    int status = 0;
+    long wait;
+    if (kind == R_NONE) {
+        static const char msg[] = "not an RCP endpoint (§5.2)\n";
+        respond(h, c, r, status = 404, "text/plain", msg, sizeof msg - 1,
+                NULL);
+        return status;
+    }
+    if (r->verb == V_OPTIONS) {         /* preflight: before auth */
+        respond_options(h, c, r);
+        status = 204;
+        return status;
+    }
+    if (r->verb != V_POST) {
+        static const char msg[] = "RCP requests are POSTed (§5.2)\n";
+        respond(h, c, r, status = 405, "text/plain", msg, sizeof msg - 1,
+                "Allow: POST, OPTIONS\r\n");
+        return status;
+    }
+    if (h->ntokens && (*cred = credential(h, c->in, r)) < 0) {   /* inv. 5 */
+        respond_rpc(h, c, r, status = 401, NULL, RCP_UNAUTHORIZED,
+                    r->auth.len ? "the bearer token is not valid (§15.6)"
+                    : "a bearer token is required (§15.6)", -1,
+                    r->auth.len ? "WWW-Authenticate: Bearer realm=\"rcp\", "
+                    "error=\"invalid_token\"\r\n"
+                    : "WWW-Authenticate: Bearer realm=\"rcp\"\r\n");
+        return status;
+    }
+    if (h->o.rate > 0) {
+        char key[SCOPE_LEN];
+        if (*cred >= 0)
+            snprintf(key, sizeof key, "t:%d", *cred);
+        else
+            snprintf(key, sizeof key, "p:%s", c->peer);
+        if ((wait = rate_wait(h, key)) > 0) {
+            char ra[48];
+            snprintf(ra, sizeof ra, "Retry-After: %ld\r\n",
+                     (wait + 999) / 1000);
+            respond_rpc(h, c, r, status = 429, NULL, RCP_RATE_LIMITED,
+                        "over this server's request rate; retry later "
+                        "(§15.5)", wait, ra);
+            return status;
+        }
+    }
+    if (r->ctype == CT_OTHER) {
+        respond_rpc(h, c, r, status = 415, NULL, RCP_INVALID_REQUEST,
+                    "the body must be Content-Type: application/json "
+                    "(§5.2)", -1, "Accept-Post: application/json\r\n");
+        return status;
+    }
+    return 0;
+}
+
 /* One whole request at the front of c: the transport's checks in §5.2's
 ** order of concern, then the protocol. */
 static void serve_request(http *h, conn *c, hreq *r)
@@ -1405,57 +1464,9 @@ static void serve_request(http *h, conn *c, hreq *r)
     char scope[SCOPE_LEN], tok[33], extra[64];
     hsession *kept;
     proto_session fresh, *ps;
-    long wait;
     rcp_json_err err;
-    if (kind == R_NONE) {
-        static const char msg[] = "not an RCP endpoint (§5.2)\n";
-        respond(h, c, r, status = 404, "text/plain", msg, sizeof msg - 1,
-                NULL);
+    if ((status = gate(h, c, r, kind, &cred)) != 0)
         goto done;
-    }
-    if (r->verb == V_OPTIONS) {         /* preflight: before auth */
-        respond_options(h, c, r);
-        status = 204;
-        goto done;
-    }
-    if (r->verb != V_POST) {
-        static const char msg[] = "RCP requests are POSTed (§5.2)\n";
-        respond(h, c, r, status = 405, "text/plain", msg, sizeof msg - 1,
-                "Allow: POST, OPTIONS\r\n");
-        goto done;
-    }
-    if (h->ntokens && (cred = credential(h, c->in, r)) < 0) {   /* inv. 5 */
-        respond_rpc(h, c, r, status = 401, NULL, RCP_UNAUTHORIZED,
-                    r->auth.len ? "the bearer token is not valid (§15.6)"
-                    : "a bearer token is required (§15.6)", -1,
-                    r->auth.len ? "WWW-Authenticate: Bearer realm=\"rcp\", "
-                    "error=\"invalid_token\"\r\n"
-                    : "WWW-Authenticate: Bearer realm=\"rcp\"\r\n");
-        goto done;
-    }
-    if (h->o.rate > 0) {
-        char key[SCOPE_LEN];
-        if (cred >= 0)
-            snprintf(key, sizeof key, "t:%d", cred);
-        else
-            snprintf(key, sizeof key, "p:%s", c->peer);
-        if ((wait = rate_wait(h, key)) > 0) {
-            char ra[48];
-            snprintf(ra, sizeof ra, "Retry-After: %ld\r\n",
-                     (wait + 999) / 1000);
-            respond_rpc(h, c, r, status = 429, NULL, RCP_RATE_LIMITED,
-                        "over this server's request rate; retry later "
-                        "(§15.5)", wait, ra);
-            goto done;
-        }
-    }
-    if (r->ctype == CT_OTHER) {
-        respond_rpc(h, c, r, status = 415, NULL, RCP_INVALID_REQUEST,
-                    "the body must be Content-Type: application/json "
-                    "(§5.2)", -1, "Accept-Post: application/json\r\n");
-        goto done;
-    }
-
     /* the body, our own copy (invariant 4) */
     rcp_buf_clear(&h->body);
     if (r->chunked) {
