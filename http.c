@@ -2076,7 +2076,8 @@ static int is_loopback(const struct sockaddr *sa)
     if (sa->sa_family == AF_INET6) {
         const unsigned char *a =
             ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-        static const unsigned char one[16] = { 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1 };
+        static const unsigned char one[16] = { 0, 0, 0, 0, 0, 0, 0, 0,
+                                               0, 0, 0, 0, 0, 0, 0, 1 };
         static const unsigned char v4[12] = { 0,0,0,0,0,0,0,0,0,0,0xff,0xff };
         return memcmp(a, one, 16) == 0
             || (memcmp(a, v4, 12) == 0 && a[12] == 127);

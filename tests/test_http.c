@@ -896,13 +896,14 @@ END_TEST
 /* MARK: - §5.2 Sessions ------------------------------------------------- */
 
 #define INIT(id) RPC(id, "initialize", "{\"protocolVersion\":1}")
+#define RETRIEVE(id) RPC(id, "retrieve", "{\"query\":\"x\",\"k\":1}")
 
 START_TEST(stateless_requests_are_implicitly_initialized_and_idempotent)
 {
     srv s;
     resp r;
     srv_start(&s, NULL);
-    call(&s, "/rcp/retrieve", RPC(1, "retrieve", "{\"query\":\"x\",\"k\":1}"), NULL,
+    call(&s, "/rcp/retrieve", RETRIEVE(1), NULL,
          &r);
     ck_assert_int_eq(r.status, 200);
     ck_assert_ptr_nonnull(strstr(r.body, "\"result\":{\"hits\":"));
@@ -911,8 +912,8 @@ START_TEST(stateless_requests_are_implicitly_initialized_and_idempotent)
     call(&s, "/rcp/initialize", INIT(3), NULL, &r);     /* idempotent */
     ck_assert_ptr_nonnull(strstr(r.body, "\"protocolVersion\":1"));
     ck_assert_ptr_null(strstr(r.body, "\"session\""));
-    call(&s, "/rcp/initialize", RPC(4, "initialize", "{\"protocolVersion\":0}"),
-         NULL, &r);                         /* its checks still apply */
+    call(&s, "/rcp/initialize",             /* its checks still apply */
+         RPC(4, "initialize", "{\"protocolVersion\":0}"), NULL, &r);
     ck_assert_int_eq(code_in(r.body), -32002);
     call(&s, "/rcp/shutdown", RPC(5, "shutdown", "{}"), NULL, &r);
     ck_assert_int_eq(r.status, 200);        /* a request-scoped session */
@@ -938,7 +939,7 @@ START_TEST(sessions_issue_a_token_and_require_it)
     resp r;
     char tok[80], h[160];
     srv_start(&s, args);
-    call(&s, "/rcp/retrieve", RPC(1, "retrieve", "{\"query\":\"x\",\"k\":1}"), NULL,
+    call(&s, "/rcp/retrieve", RETRIEVE(1), NULL,
          &r);
     ck_assert_int_eq(code_in(r.body), -32001);
     call(&s, "/rcp/ping", RPC(2, "ping", "{}"), NULL, &r);
@@ -947,16 +948,16 @@ START_TEST(sessions_issue_a_token_and_require_it)
     session_of(&r, tok);
     ck_assert_int_eq((int)strlen(tok), 32);
     snprintf(h, sizeof h, "RCP-Session: %s\r\n", tok);
-    call(&s, "/rcp/retrieve", RPC(4, "retrieve", "{\"query\":\"x\",\"k\":1}"), h, &r);
+    call(&s, "/rcp/retrieve", RETRIEVE(4), h, &r);
     ck_assert_ptr_nonnull(strstr(r.body, "\"result\":{\"hits\":"));
     call(&s, "/rcp/initialize", INIT(5), h, &r);    /* §13: once */
     ck_assert_int_eq(code_in(r.body), -32600);
-    call(&s, "/rcp/retrieve", RPC(6, "retrieve", "{\"query\":\"x\",\"k\":1}"),
+    call(&s, "/rcp/retrieve", RETRIEVE(6),
          "RCP-Session: 0123456789abcdef0123456789abcdef\r\n", &r);
     ck_assert_int_eq(r.status, 200);        /* unknown: not initialized */
     ck_assert_int_eq(code_in(r.body), -32001);
     (void)poll(NULL, 0, 700);               /* idle past its expiry */
-    call(&s, "/rcp/retrieve", RPC(7, "retrieve", "{\"query\":\"x\",\"k\":1}"), h, &r);
+    call(&s, "/rcp/retrieve", RETRIEVE(7), h, &r);
     ck_assert_int_eq(code_in(r.body), -32001);
     ck_assert_int_eq(srv_stop(&s), 0);
 }
@@ -978,15 +979,15 @@ START_TEST(shutdown_ends_only_its_session)
     snprintf(hb, sizeof hb, "RCP-Session: %s\r\n", b);
     call(&s, "/rcp/shutdown", RPC(2, "shutdown", "{}"), ha, &r);
     ck_assert_ptr_nonnull(strstr(r.body, "\"result\":{}"));
-    call(&s, "/rcp/retrieve", RPC(3, "retrieve", "{\"query\":\"x\",\"k\":1}"), ha, &r);
+    call(&s, "/rcp/retrieve", RETRIEVE(3), ha, &r);
     ck_assert_int_eq(code_in(r.body), -32001);
-    call(&s, "/rcp/retrieve", RPC(4, "retrieve", "{\"query\":\"x\",\"k\":1}"), hb, &r);
+    call(&s, "/rcp/retrieve", RETRIEVE(4), hb, &r);
     ck_assert_ptr_nonnull(strstr(r.body, "\"result\":{\"hits\":"));
     ck_assert_int_eq(srv_stop(&s), 0);
 }
 END_TEST
 
-/* MARK: - §5.2 SSE --------------------------------------------------------- */
+/* MARK: - §5.2 SSE ---------------------------------------------------- */
 
 START_TEST(sse_progress_frames_then_exactly_one_final_frame)
 {
@@ -1032,7 +1033,7 @@ START_TEST(sse_progress_frames_then_exactly_one_final_frame)
 }
 END_TEST
 
-/* MARK: - §5.2, §15.6 Auth -------------------------------------------------- */
+/* MARK: - §5.2, §15.6 Auth ------------------------------------------- */
 
 static const char *token_file(void)
 {
@@ -1088,7 +1089,7 @@ START_TEST(read_token_cannot_write_403_32012)
     ck_assert_int_eq(r.status, 403);
     call(&s, "/rcp", add, "Authorization: Bearer reader-token\r\n", &r);
     ck_assert_int_eq(r.status, 403);        /* at the base as well */
-    call(&s, "/rcp/retrieve", RPC(3, "retrieve", "{\"query\":\"x\",\"k\":1}"),
+    call(&s, "/rcp/retrieve", RETRIEVE(3),
          "Authorization: Bearer reader-token\r\n", &r);
     ck_assert_int_eq(r.status, 200);
     call(&s, "/rcp/index/add", add, "Authorization: Bearer writer-token\r\n",
@@ -1314,7 +1315,8 @@ static Suite *make_suite(void)
     }
     tcase_add_test(l, port_0_prints_the_url_line_and_serves_on_loopback);
     tcase_add_test(l, ipv6_loopback_in_brackets);
-    tcase_add_test(l, non_loopback_without_auth_is_refused_unless_allow_remote);
+    tcase_add_test(l,
+        non_loopback_without_auth_is_refused_unless_allow_remote);
     tcase_add_test(l, base_option_moves_the_endpoint);
     tcase_add_test(l, http_options_need_http_and_bad_values_are_usage_errors);
     tcase_add_test(m, url_method_must_match_the_body_else_32600_with_200);
@@ -1332,11 +1334,13 @@ static Suite *make_suite(void)
     tcase_add_test(h, slowloris_head_times_out_408_while_others_are_served);
     tcase_add_test(h, idle_keep_alive_connection_is_closed);
     tcase_add_test(h, past_the_connection_cap_a_new_connection_gets_503);
-    tcase_add_test(h, http_1_0_closes_after_the_answer_and_half_close_is_answered);
+    tcase_add_test(h,
+        http_1_0_closes_after_the_answer_and_half_close_is_answered);
     tcase_add_test(run, a_running_request_does_not_stall_the_others_io);
     tcase_add_test(run, pipelined_cancel_on_the_same_connection_acts_at_once);
     tcase_add_test(run, client_disconnect_mid_request_cancels_it);
-    tcase_add_test(ss, stateless_requests_are_implicitly_initialized_and_idempotent);
+    tcase_add_test(ss,
+        stateless_requests_are_implicitly_initialized_and_idempotent);
     tcase_add_test(ss, sessions_issue_a_token_and_require_it);
     tcase_add_test(ss, shutdown_ends_only_its_session);
     tcase_add_test(sse, sse_progress_frames_then_exactly_one_final_frame);
@@ -1344,7 +1348,8 @@ static Suite *make_suite(void)
     tcase_add_test(a, read_token_cannot_write_403_32012);
     tcase_add_test(a, cancel_acts_only_within_the_same_credential);
     tcase_add_test(d, cors_preflight_and_headers_only_for_allowed_origins);
-    tcase_add_test(d, rate_limit_is_429_retry_after_and_32011_with_retry_after_ms);
+    tcase_add_test(d,
+        rate_limit_is_429_retry_after_and_32011_with_retry_after_ms);
     tcase_add_test(d, access_log_has_method_status_bytes_ms_never_bodies);
     tcase_add_test(x, mutated_requests_never_stop_the_server);
     return s;
