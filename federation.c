@@ -12,11 +12,11 @@
 **   stdio  a child process through client.c's id-correlating client;
 **   local  the aggregator's own index (--data/--corpus), an in-process
 **          built-in server answered through rcp_server_handle;
-**   http   named by §16.1 and accepted in the registry, but this build
-**          has no HTTP client yet (the HTTP issue): such an engine is
-**          reported unavailable at start-up and on every query, and a
-**          required one stops the start.  Its case is one more branch in
-**          leg_send / leg_poll / engine_close, nothing else.
+**   http   an endpoint (§5.2) through the same client, connected with
+**          rcp_client_connect instead of started: from there on it is
+**          the same rcp_client (requests paired by id, cancel, close), so
+**          the only branch is where the connection is made
+**          (engine_spawn).
 **
 ** Invariants:
 **   1. The advertised capabilities are fixed when the server is made
@@ -643,8 +643,9 @@ static int engine_learn(engine *e, const rcp_json *res)
     return 0;
 }
 
-/* Start a stdio engine and send its initialize; its answer is awaited
-** with everything else (engine_poll_init). */
+/* Start a stdio engine (or connect to an http one) and send its
+** initialize; its answer is awaited with everything else
+** (engine_poll_init). */
 static void engine_spawn(fed *f, engine *e)
 {
     rcp_client_opts o;
@@ -654,12 +655,16 @@ static void engine_spawn(fed *f, engine *e)
     o.on_notify = on_notify;            /* §9 progress, relayed */
     o.ud = f;
     if (e->transport == T_HTTP) {
-        engine_fail(e, "http transport: this build has no HTTP client");
-        e->state = E_DEAD;
-        e->retry_at = 1e300;            /* it will not appear later */
-        return;
-    }
-    if (f->in_cycle) {
+        /* No process is started, so no start-up cycle can come of it: a
+        ** loop through HTTP engines is caught per query by
+        ** _meta.federation's path (§16.2). */
+        e->cl = rcp_client_connect(e->url, &o, err, sizeof err);
+        if (!e->cl) {
+            engine_fail(e, "cannot connect to %s: %s", e->url, err);
+            engine_down(e);
+            return;
+        }
+    } else if (f->in_cycle) {
         engine_fail(e, "not started: this aggregator (%s) is already on the "
                     "start-up path (" FED_ENV_PATH "), a registry cycle",
                     f->self);
@@ -667,11 +672,13 @@ static void engine_spawn(fed *f, engine *e)
         e->retry_at = 1e300;
         return;
     }
-    e->cl = rcp_client_spawn(e->argv, &o, err, sizeof err);
-    if (!e->cl) {
-        engine_fail(e, "cannot start %s: %s", e->argv[0], err);
-        engine_down(e);
-        return;
+    if (e->transport != T_HTTP) {
+        e->cl = rcp_client_spawn(e->argv, &o, err, sizeof err);
+        if (!e->cl) {
+            engine_fail(e, "cannot start %s: %s", e->argv[0], err);
+            engine_down(e);
+            return;
+        }
     }
     e->init = rcp_client_request(e->cl, "initialize", init_params, 0);
     if (!e->init) {
@@ -2112,14 +2119,6 @@ int federation_open(const char *path, int expose,
             goto fail;
     }
     start_engines(f);
-    for (i = 0; i < f->n; i++) {
-        engine *e = &f->e[i];
-        if (e->required && e->transport == T_HTTP) {
-            seterr(err, errlen, "%s: engine %s is required, but %s", path,
-                   e->id, e->why);
-            goto fail;
-        }
-    }
     merge_caps(f);
     if (merge_filter(f) != 0) {
         seterr(err, errlen, "out of memory");

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -854,6 +855,91 @@ END_TEST
 /* MARK: - §16.1 the registry's errors ----------------------------------------- */
 
 /* rcp serve --registry over text: its exit status and what it said. */
+/* MARK: - §16.1 an http engine ------------------------------------------- */
+
+/* `rcp serve --http 127.0.0.1:0` over dir/corpus, its URL read from the
+** line it prints on stderr (rcp.1: "rcp: listening on URL"). */
+static pid_t http_shard(const char *corpus, char *url, size_t n)
+{
+    char p[128], buf[512];
+    size_t got = 0;
+    int fd[2];
+    pid_t pid;
+    path_of(p, sizeof p, corpus);
+    ck_assert_int_eq(pipe(fd), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        execl(bin(), bin(), "serve", "--corpus", p, "--http", "127.0.0.1:0",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    for (;;) {
+        char *at, *end;
+        ssize_t r = read(fd[0], buf + got, sizeof buf - 1 - got);
+        ck_assert_msg(r > 0, "the http shard printed no listening line");
+        got += (size_t)r;
+        buf[got] = '\0';
+        if ((at = strstr(buf, "rcp: listening on ")) != NULL
+            && (end = strchr(at, '\n')) != NULL) {
+            at += strlen("rcp: listening on ");
+            ck_assert_uint_lt((size_t)(end - at), n);
+            memcpy(url, at, (size_t)(end - at));
+            url[end - at] = '\0';
+            break;
+        }
+        ck_assert_uint_lt(got, sizeof buf - 1);
+    }
+    close(fd[0]);   /* later lines: the shard's write fails, it serves on */
+    return pid;
+}
+
+/* An http engine is one more engine: the fused answer over two stdio
+** shards and one served over HTTP is the offline RRF of the three
+** shards' own answers, and catalog/list shows its url when exposed. */
+START_TEST(an_http_engine_fuses_like_a_stdio_one)
+{
+    static const double w[] = { 1, 1, 1 };
+    char e0[1024], e1[1024], e2[1024], url[256];
+    fitem want[128];
+    size_t n;
+    int st;
+    srv a;
+    rcp_request *r;
+    pid_t pid = http_shard("s1.jsonl", url, sizeof url);
+    engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
+    snprintf(e1, sizeof e1, "{\"id\":\"s1\",\"transport\":\"http\","
+             "\"url\":\"%s\"}", url);
+    engine_json(e2, sizeof e2, "s2", "s2.jsonl", NULL, NULL);
+    registry3("rcp.json", e0, e1, e2, NULL);
+    n = offline_fuse("{\"query\":\"fusion score rank\",\"k\":20,"
+                     "\"mode\":\"sparse\"}", w, 0, want, 128);
+    aggregator(&a, "rcp.json", "--expose-endpoints");
+    r = ask(&a, "retrieve", "{\"query\":\"fusion score rank\",\"k\":10,"
+            "\"mode\":\"sparse\"}");
+    expect_fused(r, want, n, 10);
+    ck_assert_msg(any_from(hits_of(r), "s1"), "no hit came from the http "
+                  "engine");
+    r = ask(&a, "catalog/list", "{}");
+    {
+        const rcp_json *es = rcp_json_get(rcp_request_result(r), "engines");
+        const rcp_json *ep, *u;
+        ck_assert_uint_eq(es->n, 3);
+        ep = rcp_json_get(&es->kids[1], "endpoint");
+        ck_assert(rcp_json_streq(rcp_json_get(ep, "transport"), "http"));
+        u = rcp_json_get(ep, "url");
+        ck_assert(u && u->n == strlen(url) && !memcmp(u->s, url, u->n));
+    }
+    rcp_client_close(a.c, 5000);
+    kill(pid, SIGTERM);
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+}
+END_TEST
+
 static int bad_registry(const char *text, char *said, size_t n)
 {
     rcp_client_opts o;
@@ -899,7 +985,7 @@ START_TEST(a_malformed_registry_names_path_pointer_and_reason)
           "\"http://x\"}]}", "/engines/0/command: missing" },
         { "{\"engines\": []}", "/engines: empty" },
         { "{\"engines\": [{\"id\":\"w\",\"url\":\"http://127.0.0.1:1/rcp\","
-          "\"required\":true}]}", "engine w is required, but http" }
+          "\"required\":true}]}", "no engine answered initialize" }
     };
     char said[2048], p[128];
     size_t i;
@@ -926,6 +1012,7 @@ static Suite *make_suite(void)
     tcase_add_test(fuse,
         fused_hits_equal_an_offline_rrf_over_the_shards_own_answers);
     tcase_add_test(fuse, engine_weights_scale_each_engines_contribution);
+    tcase_add_test(fuse, an_http_engine_fuses_like_a_stdio_one);
     tcase_add_test(fuse, duplicates_collapse_by_id_with_origin_and_merged_meta);
     tcase_add_test(fuse, convex_equals_an_offline_floor_anchored_fusion);
     tcase_add_test(fail, a_dead_shard_is_skipped_noted_and_degraded);
