@@ -405,12 +405,13 @@ test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp \
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --data $(CONFORM_STORE)
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --data $(CONFORM_STORE) \
 	    $(CONFORM_FIELDS)
+	@$(MAKE) --no-print-directory conform-http BUILD=$(BUILD)
 
 # The suite over HTTP (§5.2): `rcp conform --http URL` against `rcp serve
 # --http 0` -- bare, with filter fields, and behind a bearer token.  The
 # server prints its URL on stderr ("rcp: listening on http://HOST:PORT/BASE",
-# rcp.1); SIGTERM stops it.  Needs `rcp conform --http` (the HTTP client,
-# issue 11); it joins test-run once that is on main.
+# rcp.1); SIGTERM stops it.  test-run runs it; so does make conform-http
+# on its own.
 CONFORM_HTTP_RUN = \
 	d=$$(mktemp -d); $(BUILD)/rcp serve --http 0 $(1) 2>$$d/err & pid=$$!; \
 	i=0; until grep -q '^rcp: listening on ' $$d/err; do \
@@ -428,6 +429,8 @@ conform-http: $(BUILD)/rcp
 	@echo "== conformance over HTTP, behind a bearer token ($(BUILD))"
 	@printf 'conform-token write\n' > $(BUILD)/conform-tokens
 	@$(call CONFORM_HTTP_RUN,--debug --auth-token-file $(BUILD)/conform-tokens,--header 'Authorization: Bearer conform-token')
+	@echo "== conformance over HTTP, stateful sessions ($(BUILD))"
+	@$(call CONFORM_HTTP_RUN,--debug --sessions,)
 
 # --- fuzzing ---------------------------------------------------------------
 # One libFuzzer target per file, tests/fuzz/fuzz_<name>.c (tests/fuzz/fuzz.h

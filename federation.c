@@ -2094,7 +2094,6 @@ int federation_open(const char *path, int expose,
 {
     fed *f = rcp_malloc(sizeof *f);
     int with_local = local && local->model;
-    size_t i;
     *be = NULL;
     *ud = NULL;
     if (!f) {
