@@ -29,6 +29,7 @@ typedef struct mc_test {
     TFun        fn;
     const char *name;
     const char *file;
+    int         signal;         /* the signal it must end by; 0: none */
 } mc_test;
 
 struct TCase {
@@ -107,6 +108,12 @@ void tcase_set_timeout(TCase *tc, double seconds)
 
 void mc_add_test(TCase *tc, TFun fn, const char *name, const char *file)
 {
+    mc_add_test_signal(tc, fn, name, file, 0);
+}
+
+void mc_add_test_signal(TCase *tc, TFun fn, const char *name,
+                        const char *file, int signal)
+{
     if (tc->n == tc->cap) {
         int cap = tc->cap ? 2 * tc->cap : 32;
         mc_test *t = realloc(tc->test, (size_t)cap * sizeof *t);
@@ -120,6 +127,7 @@ void mc_add_test(TCase *tc, TFun fn, const char *name, const char *file)
     tc->test[tc->n].fn = fn;
     tc->test[tc->n].name = name;
     tc->test[tc->n].file = file;
+    tc->test[tc->n].signal = signal;
     tc->n++;
 }
 
@@ -367,6 +375,19 @@ static int mc_run_forked(const TCase *tc, const mc_test *t, char *msg,
     }
     if (msg[0] == 'F') {
         memmove(msg, msg + 1, len);
+        return 'F';
+    }
+    if (t->signal) {                   /* Check's wording for both */
+        if (WIFSIGNALED(status) && WTERMSIG(status) == t->signal)
+            return 'P';
+        if (WIFSIGNALED(status))
+            snprintf(msg, MC_MSG, "Received signal %d (%s), expected %d "
+                     "(%s)", WTERMSIG(status), strsignal(WTERMSIG(status)),
+                     t->signal, strsignal(t->signal));
+        else
+            snprintf(msg, MC_MSG, "Test completed but was expected to "
+                     "fail with signal %d (%s)", t->signal,
+                     strsignal(t->signal));
         return 'F';
     }
     if (WIFSIGNALED(status)) {

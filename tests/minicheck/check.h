@@ -41,6 +41,8 @@ TCase   *tcase_create(const char *name);
 void     tcase_set_timeout(TCase *tc, double seconds);
 void     mc_add_test(TCase *tc, TFun fn, const char *name,
                      const char *file);
+void     mc_add_test_signal(TCase *tc, TFun fn, const char *name,
+                            const char *file, int signal);
 void     tcase_add_checked_fixture(TCase *tc, SFun setup, SFun teardown);
 void     tcase_add_unchecked_fixture(TCase *tc, SFun setup, SFun teardown);
 SRunner *srunner_create(Suite *s);
@@ -51,6 +53,9 @@ void     srunner_free(SRunner *sr);
 #define START_TEST(name) static void name(void)
 #define END_TEST
 #define tcase_add_test(tc, t) mc_add_test((tc), (t), #t, __FILE__)
+/* A test that passes only by ending with signal sig (an assert's abort). */
+#define tcase_add_test_raise_signal(tc, t, sig) \
+    mc_add_test_signal((tc), (t), #t, __FILE__, (sig))
 
 /* A failed assertion ends the test: in its forked process by exiting, in
    CK_FORK=no mode by a longjmp back to the runner. */
