@@ -825,6 +825,8 @@ struct rcp_model {
     sidx     tix;
     float   *vecs;              /* ndocs * o.dim, row = docno */
     size_t   veccap;
+    rcp_vec_q8 q8;              /* vecs in 8 bits, what dense recall scans
+                                ** (n == ndocs, row = docno; dense_q8) */
     unsigned char *livebits;    /* bit docno set while live */
     size_t   livecap;
     uint32_t *dlen;             /* docs[docno].len, packed for BM25 */
@@ -1568,6 +1570,7 @@ rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
         rcp_free(m);
         return NULL;
     }
+    rcp_vec_q8_init(&m->q8, m->o.dim);  /* wv_load may have set the dim */
     set_identities(m);
     return m;
 }
@@ -1606,6 +1609,7 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->parents.slot);
     rcp_free(m->tix.slot);
     rcp_free(m->vecs);
+    rcp_vec_q8_free(&m->q8);
     rcp_free(m->livebits);
     rcp_free(m->dlen);
     rcp_free(m->idpre);
@@ -2257,7 +2261,7 @@ static size_t kept_bytes(const rcp_model *m, const doc *d)
 {
     return sizeof *d + d->idlen + d->textlen + d->metalen
            + (size_t)d->nterms * sizeof(posting)
-           + (size_t)m->o.dim * sizeof(float)
+           + (size_t)m->o.dim * (sizeof(float) + 1) + 2 * sizeof(float)
            + (d->ck ? sizeof *d->ck + d->ck->oflen : 0);
 }
 
@@ -2367,9 +2371,13 @@ static void move_doc(rcp_model *m, size_t i)
     size_t to = m->docs[i].no, dim = m->o.dim;
     if (to != i) {
         m->docs[to] = m->docs[i];
-        if (!m->o.no_dense_index)
+        if (!m->o.no_dense_index) {
             memcpy(m->vecs + to * dim, m->vecs + i * dim,
                    dim * sizeof *m->vecs);
+            memcpy(m->q8.codes + to * dim, m->q8.codes + i * dim, dim);
+            m->q8.scale[to] = m->q8.scale[i];
+            m->q8.offset[to] = m->q8.offset[i];
+        }
         m->dlen[to] = m->dlen[i];
         m->idpre[to] = m->idpre[i];
     }
@@ -2411,6 +2419,7 @@ static void compact_docs(rcp_model *m)
         rcp_free(m->docs[i].ck);
     }
     m->ndocs = n;
+    m->q8.n = m->o.no_dense_index ? 0 : n;
     m->gone = m->gone_postings = 0;
     reindex(m);
     if (empty >= TERMS_MIN && empty * 2 >= m->nterms)
@@ -2476,6 +2485,8 @@ static int reserve_doc(rcp_model *m, int chunk)
                 sizeof *m->vecs))
         return -1;
     m->veccap = rows;
+    if (!m->o.no_dense_index && rcp_vec_q8_reserve(&m->q8, m->ndocs + 1))
+        return -1;
     if (grow((void **)&m->livebits, &bits, m->ndocs / 8 + 1, 1)
         || grow((void **)&m->dlen, &m->dlencap, m->ndocs + 1,
                 sizeof *m->dlen)
@@ -2632,6 +2643,10 @@ int rcp_model_add_from(rcp_model *m, const char *id, size_t idlen,
         kill_doc(m, (uint32_t)old);
     m->docs[docno] = d;
     m->ndocs++;
+    if (!m->o.no_dense_index) {         /* room reserved: cannot fail */
+        m->q8.n = m->ndocs;
+        rcp_vec_q8_set(&m->q8, docno, doc_vector(m, docno));
+    }
     slot = sidx_find(&m->ids, m, doc_eq, id, idlen, d.h);
     if (!m->ids.slot[slot])
         m->ids.n++;
@@ -2803,6 +2818,7 @@ static void drop_tail(rcp_model *m, size_t n0)
         rcp_free(d->ck);
     }
     m->ndocs = n0;
+    m->q8.n = m->o.no_dense_index ? 0 : n0;
 }
 
 static void revive(rcp_model *m, uint32_t docno)
@@ -3326,6 +3342,32 @@ static double dotf(const float *a, const float *b, size_t n)
     return rcp_vec_dot(a, b, n);
 }
 
+#define SCAN_CHUNK 65536        /* rows between checkpoints */
+
+/* The plain dense recall, the reference the scans below must agree with
+** (design note 14): every accepted row's dot product, offered to the
+** top-k in docno order.  -1 when the checkpoint stopped it. */
+static int dense_exact(const rcp_model *m, const rcp_model_query *q,
+                       const float *qv, topk *out)
+{
+    size_t i, d = m->o.dim;
+    for (i = 0; i < m->ndocs; i++) {
+        double sc;
+        if (i && i % SCAN_CHUNK == 0
+            && ckpt(q, 0.25 + 0.2 * (double)i / (double)m->ndocs, "recall",
+                    NULL, 0))
+            return -1;
+        if (!accepted(m, q, (uint32_t)i))
+            continue;
+        sc = dotf(qv, m->vecs + i * d, d);
+        /* below the worst kept: cannot enter (ties still go through) */
+        if (out->n == out->k && out->k && sc < out->h[0].score)
+            continue;
+        topk_push(m, out, (uint32_t)i, sc);
+    }
+    return 0;
+}
+
 /* The SIMD scan of vec.c keeps the best k + slack by (score, row); the
 ** engine's order is (score, id).  Every document scoring above the k-th
 ** best is in the scan's list, and so is every one tied with it unless
@@ -3333,8 +3375,6 @@ static double dotf(const float *a, const float *b, size_t n)
 ** the slack, e.g. many duplicate texts) the exact loop runs instead.
 ** Returns 1 when it produced the answer. */
 #define SCAN_SLACK 32
-
-#define SCAN_CHUNK 65536        /* rows between checkpoints */
 
 static int dense_scan(const rcp_model *m, const rcp_model_query *q,
                       const float *qv, topk *out)
@@ -3361,28 +3401,83 @@ static int dense_scan(const rcp_model *m, const rcp_model_query *q,
     return ok || ((const run *)(const void *)q)->stop;
 }
 
-/* Dense top out->k; -1 when the checkpoint stopped it. */
+/* The fast recall (issue 17): the 8-bit copy's scan (a quarter of the
+** bytes to read) for the best RCP_VEC_Q8_CAND(k) rows by approximate
+** score, each re-scored with its float vector, the best out->k of those
+** in the engine's order.  Every score it returns is exact; what it can
+** miss is a document whose 8-bit score falls below all the candidates'
+** (recall@10 >= 0.99 of dense_exact's, tests/test_model.c; make bench
+** prints it).  When the candidates are cut inside a tie (equal rows have
+** equal codes) and one of the tied is returned, the scan's order (row)
+** chose among them, not the engine's (id): then it declines, and the
+** float scan answers.  1 when it produced the answer (out untouched
+** otherwise). */
+static int dense_q8(const rcp_model *m, const rcp_model_query *q,
+                    const float *qv, const unsigned char *allow, topk *out)
+{
+    rcp_vec_hit *h;
+    rcp_vec_topk t;
+    size_t i, j, e, n, d = m->o.dim, nc = RCP_VEC_Q8_CAND(out->k);
+    int ok = 1;
+    if (!out->k || !(h = rcp_malloc(nc * sizeof *h)))
+        return 0;
+    rcp_vec_topk_init(&t, h, nc);
+    for (i = 0; ok && i < m->ndocs; i += SCAN_CHUNK) {
+        size_t end = m->ndocs - i > SCAN_CHUNK ? i + SCAN_CHUNK : m->ndocs;
+        if (i && ckpt(q, 0.25 + 0.2 * (double)i / (double)m->ndocs,
+                      "recall", NULL, 0))
+            break;
+        ok = rcp_vec_q8_scan(&t, &m->q8, qv, i, end, allow) == 0;
+    }
+    n = rcp_vec_topk_sort(&t);
+    for (i = 0; ok && i < n; i++)
+        topk_push(m, out, (uint32_t)h[i].row,
+                  dotf(qv, m->vecs + h[i].row * d, d));
+    for (e = n; ok && n == nc && e > 0 && h[e - 1].score == h[n - 1].score;
+         e--)
+        for (j = 0; ok && j < out->n; j++)
+            ok = out->h[j].doc != h[e - 1].row;
+    rcp_free(h);
+    if (!ok)
+        out->n = 0;
+    return ok || ((const run *)(const void *)q)->stop;
+}
+
+/* The visible rows q->accept keeps, as a bitmap (rcp_free it); NULL when
+** out of memory. */
+static unsigned char *accepted_bits(const rcp_model *m,
+                                    const rcp_model_query *q)
+{
+    unsigned char *b = rcp_malloc(m->ndocs / 8 + 1);
+    size_t i;
+    if (b == NULL)
+        return NULL;
+    memset(b, 0, m->ndocs / 8 + 1);
+    for (i = 0; i < m->ndocs; i++)
+        if (accepted(m, q, (uint32_t)i))
+            b[i >> 3] |= (unsigned char)(1u << (i & 7));
+    return b;
+}
+
+/* Dense top out->k: the 8-bit scan unless q asks for the reference; the
+** float scan where that declines; the exact loop where neither can
+** decide (or a filter is given and its bitmap cannot be had).  -1 when
+** the checkpoint stopped it. */
 static int dense_search(const rcp_model *m, const rcp_model_query *q,
                         const float *qv, topk *out)
 {
-    size_t i, d = m->o.dim;
-    if (!q->accept && dense_scan(m, q, qv, out))
-        return ckpt(q, 0.45, "recall", NULL, 0) ? -1 : 0;
-    for (i = 0; i < m->ndocs; i++) {
-        double sc;
-        if (i && i % SCAN_CHUNK == 0
-            && ckpt(q, 0.25 + 0.2 * (double)i / (double)m->ndocs, "recall",
-                    NULL, 0))
-            return -1;
-        if (!accepted(m, q, (uint32_t)i))
-            continue;
-        sc = dotf(qv, m->vecs + i * d, d);
-        /* below the worst kept: cannot enter (ties still go through) */
-        if (out->n == out->k && out->k && sc < out->h[0].score)
-            continue;
-        topk_push(m, out, (uint32_t)i, sc);
+    int done = 0;
+    if (!q->exact && m->q8.n == m->ndocs) {
+        unsigned char *bits = q->accept ? accepted_bits(m, q) : NULL;
+        if (!q->accept || bits)
+            done = dense_q8(m, q, qv, bits ? bits : qview(q)->vis, out);
+        rcp_free(bits);
     }
-    return 0;
+    if (!done && !q->accept)
+        done = dense_scan(m, q, qv, out);
+    if (done)
+        return ckpt(q, 0.45, "recall", NULL, 0) ? -1 : 0;
+    return dense_exact(m, q, qv, out);
 }
 
 /* MARK: - Fusion (§16.3) -------------------------------------------------- */

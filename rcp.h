@@ -822,6 +822,10 @@ void rcp_vec_q8_init(rcp_vec_q8 *s, size_t d);
 ** not in 1..RCP_VEC_Q8_MAX_DIM (store unchanged).  Non-finite components
 ** are stored as 0. */
 int  rcp_vec_q8_add(rcp_vec_q8 *s, const float *v);
+/* Room for at least `rows` rows, so adds up to there cannot fail (for a
+** caller that must reserve before it changes anything).  0, or -1 as
+** rcp_vec_q8_add (store unchanged but perhaps with more room). */
+int  rcp_vec_q8_reserve(rcp_vec_q8 *s, size_t rows);
 /* Overwrite row r (< s->n) with v. */
 void rcp_vec_q8_set(rcp_vec_q8 *s, size_t r, const float *v);
 void rcp_vec_q8_free(rcp_vec_q8 *s);   /* back to empty; NULL is a no-op */
@@ -1222,6 +1226,11 @@ typedef struct rcp_model_query {
     int       (*checkpoint)(void *ud, double progress, const char *stage,
                             const rcp_model_hit *partial, size_t npartial);
     void       *ud;            /* passed to accept and checkpoint */
+    /* 1: dense recall scores every row with the float vectors (the
+    ** reference).  0 (default): it scans the 8-bit copy and re-scores the
+    ** best candidates exactly -- every score returned is exact, and it
+    ** finds >= 99% of the reference's top 10 (tests/test_model.c). */
+    int         exact;
 } rcp_model_query;
 void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
 

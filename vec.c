@@ -918,12 +918,11 @@ int vec_avx512_maxsim(const float *qm, size_t nq, const float *dm,
     return 1;
 }
 
-/* 64 codes times 64 query bytes (k: which), as avx2_q8step. */
-static __m512i avx512_q8step(__m512i s, const uint8_t *c, const int8_t *q,
+/* 64 codes times 64 query bytes q (k: which), as avx2_q8step. */
+static __m512i avx512_q8step(__m512i s, const uint8_t *c, __m512i q,
                              __mmask64 k)
 {
-    __m512i p = _mm512_maddubs_epi16(_mm512_maskz_loadu_epi8(k, c),
-                                     _mm512_maskz_loadu_epi8(k, q));
+    __m512i p = _mm512_maddubs_epi16(_mm512_maskz_loadu_epi8(k, c), q);
     return _mm512_add_epi32(s, _mm512_madd_epi16(p, _mm512_set1_epi16(1)));
 }
 
@@ -933,22 +932,63 @@ static int32_t avx512_q8row(const int8_t *qc, const uint8_t *c, size_t d)
     __mmask64 k = ~(__mmask64)0;
     size_t i = 0;
     for (; i + 128 <= d; i += 128) {
-        s0 = avx512_q8step(s0, c + i, qc + i, k);
-        s1 = avx512_q8step(s1, c + i + 64, qc + i + 64, k);
+        s0 = avx512_q8step(s0, c + i, _mm512_loadu_si512(qc + i), k);
+        s1 = avx512_q8step(s1, c + i + 64, _mm512_loadu_si512(qc + i + 64),
+                           k);
     }
     for (; i < d; i += 64) {
         if (d - i < 64)
             k = ((__mmask64)1 << (d - i)) - 1;
-        s0 = avx512_q8step(s0, c + i, qc + i, k);
+        s0 = avx512_q8step(s0, c + i, _mm512_maskz_loadu_epi8(k, qc + i), k);
     }
     return _mm512_reduce_add_epi32(_mm512_add_epi32(s0, s1));
+}
+
+/* The sum of each of a, b, c, d's sixteen lanes, as four int32. */
+static __m128i avx512_sum4(__m512i a, __m512i b, __m512i c, __m512i d)
+{
+    __m256i x = _mm256_add_epi32(_mm512_castsi512_si256(a),
+                                 _mm512_extracti64x4_epi64(a, 1));
+    __m256i y = _mm256_add_epi32(_mm512_castsi512_si256(b),
+                                 _mm512_extracti64x4_epi64(b, 1));
+    __m256i z = _mm256_add_epi32(_mm512_castsi512_si256(c),
+                                 _mm512_extracti64x4_epi64(c, 1));
+    __m256i w = _mm256_add_epi32(_mm512_castsi512_si256(d),
+                                 _mm512_extracti64x4_epi64(d, 1));
+    x = _mm256_hadd_epi32(_mm256_hadd_epi32(x, y), _mm256_hadd_epi32(z, w));
+    return _mm_add_epi32(_mm256_castsi256_si128(x),
+                         _mm256_extracti128_si256(x, 1));
+}
+
+/* Four rows at a time: each 64 query bytes are loaded once for the four,
+** and the four sums are reduced together -- per row, a lone row's
+** reduction costs as much as its 384 products. */
+static void avx512_q8rows4(const int8_t *qc, const uint8_t *c, size_t d,
+                           int32_t *out)
+{
+    __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
+    __mmask64 k = ~(__mmask64)0;
+    size_t i;
+    for (i = 0; i < d; i += 64) {
+        __m512i q;
+        if (d - i < 64)
+            k = ((__mmask64)1 << (d - i)) - 1;
+        q = _mm512_maskz_loadu_epi8(k, qc + i);
+        s0 = avx512_q8step(s0, c + i, q, k);
+        s1 = avx512_q8step(s1, c + d + i, q, k);
+        s2 = avx512_q8step(s2, c + 2 * d + i, q, k);
+        s3 = avx512_q8step(s3, c + 3 * d + i, q, k);
+    }
+    _mm_storeu_si128((__m128i *)(void *)out, avx512_sum4(s0, s1, s2, s3));
 }
 
 void vec_avx512_q8dot(const int8_t *qc, const uint8_t *codes, size_t d,
                       size_t nrows, int32_t *out)
 {
-    size_t r;
-    for (r = 0; r < nrows; r++)
+    size_t r = 0;
+    for (; r + 4 <= nrows; r += 4)
+        avx512_q8rows4(qc, codes + r * d, d, out + r);
+    for (; r < nrows; r++)
         out[r] = avx512_q8row(qc, codes + r * d, d);
 }
 
@@ -1798,7 +1838,9 @@ static void vec_offer(rcp_vec_topk *t, const float *s, size_t r, size_t n,
 {
     size_t i;
     for (i = 0; i < n; i++)
-        if (RCP_VEC_ALLOWED(allow, r + i))
+        /* below the worst kept cannot enter (the one test, inline) */
+        if (!(t->k && t->n == t->k && s[i] < t->hits[0].score)
+            && RCP_VEC_ALLOWED(allow, r + i))
             rcp_vec_topk_push(t, s[i], r + i);
 }
 
@@ -2010,6 +2052,14 @@ static int vec_q8_grow(rcp_vec_q8 *s)
         return -1;
     s->offset = of;
     s->cap = cap;
+    return 0;
+}
+
+int rcp_vec_q8_reserve(rcp_vec_q8 *s, size_t rows)
+{
+    while (s->cap < rows)
+        if (vec_q8_grow(s) != 0)
+            return -1;
     return 0;
 }
 

@@ -20,6 +20,7 @@
 */
 #include "rcp.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
 #include <signal.h>
@@ -68,6 +69,9 @@ static pid_t spawn(char *const argv[], int *to, int *from)
     }
     close(a[0]);
     close(b[1]);
+    /* a server spawned later must not hold this one's pipes open */
+    fcntl(a[1], F_SETFD, FD_CLOEXEC);
+    fcntl(b[0], F_SETFD, FD_CLOEXEC);
     *to = a[1];
     *from = b[0];
     return pid;
@@ -260,50 +264,81 @@ static double exchange(int to, int from, const char *buf, size_t len,
     return now_s() - t0;
 }
 
-static void bench_retrieve(const char *bin)
+/* A server of `bin` holding the bench's corpus: *to, *from its pipes. */
+static pid_t loaded_server(const char *bin, const char *adds, size_t alen,
+                           long calls, int *to, int *from, double *add_s)
 {
     static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":\"i\",\"method\":"
         "\"initialize\",\"params\":{\"protocolVersion\":1}}\n";
-    static const char *const modes[] = { "sparse", "dense", "hybrid" };
-    const long ndocs = 100000, per_call = 1000, nq = 300;
-    char *argv[3], *adds, *q;
-    size_t alen, qlen, plen = 0;
-    double add_s, t[3];
-    int to, from, status, m, r;
-    long i;
+    char *argv[3];
     pid_t srv;
-    char *pings = malloc((size_t)nq * 64);
-    if (!pings)
-        exit(1);
-    for (i = 0; i < nq; i++)
-        plen += (size_t)sprintf(pings + plen, "{\"jsonrpc\":\"2.0\",\"id\":"
-                                "%ld,\"method\":\"ping\"}\n", i);
     argv[0] = (char *)bin;
     argv[1] = "serve";
     argv[2] = NULL;
-    srv = spawn(argv, &to, &from);
+    srv = spawn(argv, to, from);
+    exchange(*to, *from, init, sizeof init - 1, 1);
+    *add_s = exchange(*to, *from, adds, alen, calls);
+    return srv;
+}
+
+/* End to end over stdio.  With RCP_BEFORE naming a second binary (an
+** older build, say), both serve the same corpus and every run of every
+** mode alternates between them, so the ratio is paired. */
+static void bench_retrieve(const char *bin)
+{
+    static const char *const modes[] = { "sparse", "dense", "hybrid" };
+    const long ndocs = 100000, per_call = 1000, nq = 300;
+    const char *bins[2];
+    char *adds, *q;
+    size_t alen, qlen, plen = 0;
+    double add_s[2], t[2][3], med[2];
+    int to[2], from[2], status, m, r, b, nb = 1;
+    long i;
+    pid_t srv[2];
+    char *pings = malloc((size_t)nq * 64);
+    if (!pings)
+        exit(1);
+    bins[0] = bin;
+    if (getenv("RCP_BEFORE") && *getenv("RCP_BEFORE"))
+        bins[nb++] = getenv("RCP_BEFORE");
+    for (i = 0; i < nq; i++)
+        plen += (size_t)sprintf(pings + plen, "{\"jsonrpc\":\"2.0\",\"id\":"
+                                "%ld,\"method\":\"ping\"}\n", i);
     adds = make_adds(ndocs, per_call, &alen);
-    exchange(to, from, init, sizeof init - 1, 1);
-    add_s = exchange(to, from, adds, alen, ndocs / per_call);
+    for (b = 0; b < nb; b++)
+        srv[b] = loaded_server(bins[b], adds, alen, ndocs / per_call,
+                               &to[b], &from[b], &add_s[b]);
     printf("end to end over stdio, %ld documents of 100 words "
-           "(median of 3 runs of %ld requests):\n", ndocs, nq);
-    printf("  index/add      %9.0f documents/s (%.1f MB/s of JSON, calls "
-           "of %ld)\n", ndocs / add_s, alen / add_s / 1e6, per_call);
+           "(median of 3 runs of %ld requests%s):\n", ndocs, nq,
+           nb > 1 ? "; each run alternates this build and RCP_BEFORE" : "");
+    for (b = 0; b < nb; b++)
+        printf("  index/add      %9.0f documents/s (%.1f MB/s of JSON, calls "
+               "of %ld)%s\n", ndocs / add_s[b], alen / add_s[b] / 1e6,
+               per_call, b ? "  RCP_BEFORE" : "");
     for (m = 0; m < 3; m++) {
         q = make_queries(nq, modes[m], &qlen);
         for (r = 0; r < 3; r++)
-            t[r] = exchange(to, from, q, qlen, nq);
-        printf("  retrieve %-6s %9.0f requests/s  %8.1f us each\n", modes[m],
-               nq / median(t, 3), median(t, 3) / nq * 1e6);
+            for (b = 0; b < nb; b++)
+                t[b][r] = exchange(to[b], from[b], q, qlen, nq);
+        for (b = 0; b < nb; b++)
+            med[b] = median(t[b], 3);
+        printf("  retrieve %-6s %9.0f requests/s  %8.1f us each", modes[m],
+               nq / med[0], med[0] / nq * 1e6);
+        if (nb > 1)
+            printf("   RCP_BEFORE %6.0f requests/s  ratio %.2f", nq / med[1],
+                   med[1] / med[0]);
+        printf("\n");
         free(q);
     }
     for (r = 0; r < 3; r++)
-        t[r] = exchange(to, from, pings, plen, nq);
+        t[0][r] = exchange(to[0], from[0], pings, plen, nq);
     printf("  ping (limit)   %9.0f requests/s  (same server, same run)\n",
-           nq / median(t, 3));
-    close(to);
-    close(from);
-    waitpid(srv, &status, 0);
+           nq / median(t[0], 3));
+    for (b = 0; b < nb; b++) {
+        close(to[b]);
+        close(from[b]);
+        waitpid(srv[b], &status, 0);
+    }
     free(adds);
     free(pings);
 }
@@ -474,7 +509,7 @@ static void bench_churn(const char *bin)
     waitpid(srv, &status, 0);
 }
 
-/* bench_serve [churn]: everything, or the churn figures alone. */
+/* bench_serve [churn | retrieve]: everything, or those figures alone. */
 int main(int argc, char **argv)
 {
     const char *bin = getenv("RCP_BIN") ? getenv("RCP_BIN") : "./rcp";
@@ -488,6 +523,11 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (argc > 1 && strcmp(argv[1], "churn") == 0) {
         bench_churn(bin);
+        free(stream);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "retrieve") == 0) {
+        bench_retrieve(bin);
         free(stream);
         return 0;
     }

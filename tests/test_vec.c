@@ -685,34 +685,39 @@ START_TEST(q8_recall_at_10_after_rescoring)
 }
 END_TEST
 
-/* The 8-bit dot is integer arithmetic: every path, bit-identical. */
-START_TEST(q8_scan_identical_on_every_path)
+/* The 8-bit dot is integer arithmetic: every path, bit-identical --
+** rows one by one (a filter) and in blocks (none: the four-row kernels),
+** keeping all rows or the best 10 (the inline cut), at a dimension with
+** a tail (77) and the default (384). */
+static void q8_paths_agree(size_t N, size_t D, size_t K, int filtered)
 {
-    enum { N = 301, D = 77, K = 301 };
     float *m, *q;
     rcp_vec_q8 s;
-    rcp_vec_hit ref[K], got[K];
+    rcp_vec_hit *ref = malloc(K * sizeof *ref), *got = malloc(K * sizeof *got);
     rcp_vec_topk t;
-    unsigned char allow[(N + 7) / 8];
+    unsigned char *allow = malloc((N + 7) / 8), *a;
     size_t p, i, nr;
     rng_seed(11);
     m = fill(N * D, 0);
     q = fill(D, 0);
-    for (i = 0; i < sizeof allow; i++)
+    ck_assert(ref && got && allow);
+    for (i = 0; i < (N + 7) / 8; i++)
         allow[i] = (unsigned char)(rng_next() | 0x81);
+    a = filtered ? allow : NULL;
     rcp_vec_q8_init(&s, D);
     for (i = 0; i < N; i++)
         ck_assert_int_eq(rcp_vec_q8_add(&s, m + i * D), 0);
     use_path("scalar");
     rcp_vec_topk_init(&t, ref, K);
-    ck_assert_int_eq(rcp_vec_q8_scan(&t, &s, q, 0, N, allow), 0);
+    ck_assert_int_eq(rcp_vec_q8_scan(&t, &s, q, 0, N, a), 0);
     nr = rcp_vec_topk_sort(&t);
+    ck_assert(filtered || nr == (K < N ? K : N));
     for (p = 1; p < NPATHS; p++) {
         if (!rcp_vec_path_available(all_paths[p]))
             continue;
         use_path(all_paths[p]);
         rcp_vec_topk_init(&t, got, K);
-        ck_assert_int_eq(rcp_vec_q8_scan(&t, &s, q, 0, N, allow), 0);
+        ck_assert_int_eq(rcp_vec_q8_scan(&t, &s, q, 0, N, a), 0);
         ck_assert_uint_eq(rcp_vec_topk_sort(&t), nr);
         for (i = 0; i < nr; i++) {
             ck_assert_uint_eq(got[i].row, ref[i].row);
@@ -720,10 +725,22 @@ START_TEST(q8_scan_identical_on_every_path)
         }
     }
     for (i = 0; i < nr; i++)
-        ck_assert(RCP_VEC_ALLOWED(allow, ref[i].row));
+        ck_assert(RCP_VEC_ALLOWED(a, ref[i].row));
     rcp_vec_q8_free(&s);
     free(m);
     free(q);
+    free(ref);
+    free(got);
+    free(allow);
+}
+
+START_TEST(q8_scan_identical_on_every_path)
+{
+    q8_paths_agree(301, 77, 301, 1);
+    q8_paths_agree(301, 77, 301, 0);
+    q8_paths_agree(1000, 77, 10, 0);
+    q8_paths_agree(1000, 384, 10, 0);
+    q8_paths_agree(1000, 384, 10, 1);
 }
 END_TEST
 
