@@ -324,6 +324,8 @@ $(BUILD)/tests/bench_%: tests/bench_%.c $(OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(LDFLAGS) -o $@ $< $(OBJS) \
 	    $(ALL_LDLIBS)
+# bench_serve's load generator writes from a thread of its own
+$(BUILD)/tests/bench_serve: ALL_LDLIBS += -pthread
 
 # Bench-only anchors (issue 17): bench_json measures cJSON (C) and simdjson
 # (C++, behind tests/anchor_simdjson.cpp) beside json.c when they are

@@ -166,6 +166,17 @@ START_TEST(envelope_duplicate_names_last_one_wins)
     ck_assert_str_eq(ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":"
                          "\"nope\",\"method\":\"ping\"}"),
                      "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+    /* the envelope is read in one pass (rcp.c read_envelope): every
+    ** member last-wins, params null is absent, near names are not it */
+    ck_assert_str_eq(ask("{\"jsonrpc\":\"1.0\",\"i\":7,\"ids\":8,\"id\":3,"
+                         "\"params\":5,\"method\":\"ping\",\"methods\":1,"
+                         "\"params\":null,\"jsonrpc\":\"2.0\"}"),
+                     "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n");
+    ck_assert_str_eq(ask("[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\","
+                         "\"params\":{},\"id\":5}]"),
+                     "[{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}]\n");
+    ck_assert(strstr(ask("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\","
+                         "\"params\":null,\"params\":[1]}"), "-32600"));
 }
 END_TEST
 
