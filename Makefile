@@ -324,8 +324,17 @@ $(BUILD)/tests/bench_%: tests/bench_%.c $(OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(LDFLAGS) -o $@ $< $(OBJS) \
 	    $(ALL_LDLIBS)
-# bench_serve's load generator writes from a thread of its own
-$(BUILD)/tests/bench_serve: ALL_LDLIBS += -pthread
+# bench_serve's load generator writes from a thread of its own; its bulk
+# load is measured next to SQLite FTS5 when libsqlite3-dev is installed
+# (a bench-only anchor, like those below: skipped with a note when absent)
+ANCHOR_SQLITE := $(shell pkg-config --exists sqlite3 2>/dev/null && echo 1)
+$(BUILD)/tests/bench_serve: tests/bench_serve.c $(OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) \
+	    $(if $(ANCHOR_SQLITE),-DRCP_ANCHOR_SQLITE \
+	    $(shell pkg-config --cflags sqlite3)) $(LDFLAGS) -o $@ $< $(OBJS) \
+	    $(ALL_LDLIBS) -pthread \
+	    $(if $(ANCHOR_SQLITE),$(shell pkg-config --libs sqlite3))
 
 # Bench-only anchors (issue 17): bench_json measures cJSON (C) and simdjson
 # (C++, behind tests/anchor_simdjson.cpp) beside json.c when they are

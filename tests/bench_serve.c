@@ -576,6 +576,167 @@ static void bench_churn(const char *bin)
     waitpid(srv, &status, 0);
 }
 
+/* MARK: bulk load (issue 17): `rcp serve --corpus` as a user runs it */
+
+/* The bench's corpus (make_adds' documents, the same words) as JSON
+** Lines in a temporary file; *texts gets the texts alone, NUL-separated,
+** for the in-process loaders. */
+static char *write_corpus(long ndocs, char **texts, size_t *tlen)
+{
+    static char path[] = "/tmp/rcp-bench-corpus-XXXXXX";
+    size_t cap = (size_t)ndocs * 1100 + 64, n = 0, k;
+    char *buf = malloc(cap), *t = malloc(cap);
+    long d, w;
+    int fd = mkstemp(path);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!buf || !t || !f)
+        exit(1);
+    rng = 88172645463325252u;       /* make_adds' words */
+    for (d = 0; d < ndocs; d++) {
+        k = 0;
+        for (w = 0; w < 100; w++) {
+            if (w)
+                buf[k++] = ' ';
+            word(buf, &k);
+        }
+        fprintf(f, "{\"id\":\"d%ld\",\"text\":\"%.*s\"}\n", d, (int)k, buf);
+        memcpy(t + n, buf, k);
+        n += k;
+        t[n++] = '\0';
+    }
+    if (fclose(f) != 0)
+        exit(1);
+    free(buf);
+    *texts = t;
+    *tlen = n;
+    return path;
+}
+
+/* Seconds for `bin serve --corpus path` to load and exit (stdin is at
+** EOF at once: §7.12, EOF is a shutdown). */
+static double corpus_serve(const char *bin, const char *path)
+{
+    int devnull = open("/dev/null", O_RDWR), status;
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        execl(bin, bin, "serve", "--corpus", path, (char *)NULL);
+        _exit(127);
+    }
+    waitpid(pid, &status, 0);
+    close(devnull);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "bench: %s serve --corpus failed\n", bin);
+        exit(1);
+    }
+    return now_s() - t0;
+}
+
+/* The engine alone: rcp_model_add of the same texts, in process. */
+static double corpus_engine(const char *texts, long ndocs)
+{
+    char err[128], id[32];
+    rcp_model *m = rcp_model_new(NULL, err, sizeof err);
+    const char *t = texts;
+    double t0 = now_s(), secs;
+    long d;
+    if (!m)
+        exit(1);
+    for (d = 0; d < ndocs; d++) {
+        size_t len = strlen(t);
+        int n = sprintf(id, "d%ld", d);
+        if (rcp_model_add(m, id, (size_t)n, t, len, NULL, 0) != 0)
+            exit(1);
+        t += len + 1;
+    }
+    secs = now_s() - t0;
+    rcp_model_free(m);
+    return secs;
+}
+
+#ifdef RCP_ANCHOR_SQLITE
+#include <sqlite3.h>
+/* SQLite FTS5 loading the same texts into an in-memory table in one
+** transaction (an inverted index only: no vectors, no JSON). */
+static double corpus_fts5(const char *texts, long ndocs)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    const char *t = texts;
+    char id[32];
+    double t0 = now_s();
+    long d;
+    if (sqlite3_open(":memory:", &db) != SQLITE_OK
+        || sqlite3_exec(db, "CREATE VIRTUAL TABLE docs USING fts5(id "
+                        "UNINDEXED, text); BEGIN", NULL, NULL, NULL)
+        || sqlite3_prepare_v2(db, "INSERT INTO docs VALUES (?, ?)", -1, &st,
+                              NULL)) {
+        fprintf(stderr, "bench: sqlite: %s\n", sqlite3_errmsg(db));
+        exit(1);
+    }
+    for (d = 0; d < ndocs; d++) {
+        size_t len = strlen(t);
+        int n = sprintf(id, "d%ld", d);
+        sqlite3_bind_text(st, 1, id, n, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, t, (int)len, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            exit(1);
+        sqlite3_reset(st);
+        t += len + 1;
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        exit(1);
+    sqlite3_close(db);
+    return now_s() - t0;
+}
+#endif
+
+static void bench_corpus(const char *bin)
+{
+    const long ndocs = 100000;
+    const char *before = getenv("RCP_BEFORE");
+    size_t tlen;
+    char *texts, *path = write_corpus(ndocs, &texts, &tlen);
+    double t[4][3], med[4];
+    int r, w, nb = before && *before ? 1 : 0;
+    for (r = 0; r < 3; r++) {
+        t[0][r] = corpus_serve(bin, path);
+        t[1][r] = corpus_engine(texts, ndocs);
+#ifdef RCP_ANCHOR_SQLITE
+        t[2][r] = corpus_fts5(texts, ndocs);
+#endif
+        if (nb)
+            t[3][r] = corpus_serve(before, path);
+    }
+    for (w = 0; w < 4; w++)
+        med[w] = median(t[w], 3);
+    printf("bulk load, the %ld documents above as JSON Lines (%.1f MB; "
+           "medians of 3 interleaved runs):\n", ndocs,
+           (double)(tlen + (size_t)ndocs * 24) / 1e6);
+    printf("  rcp serve --corpus  %6.2f s wall  %7.0f docs/s   (aim: 2x "
+           "FTS5)\n", med[0], ndocs / med[0]);
+    printf("  engine alone        %6.2f s       %7.0f docs/s   "
+           "(rcp_model_add in process, no JSON)\n", med[1], ndocs / med[1]);
+#ifdef RCP_ANCHOR_SQLITE
+    printf("  SQLite FTS5         %6.2f s       %7.0f docs/s   (in memory, "
+           "one transaction, no JSON; --corpus is %.2fx it)\n", med[2],
+           ndocs / med[2], med[2] / med[0]);
+#else
+    printf("  SQLite FTS5: not measured (bench-only anchor: install "
+           "libsqlite3-dev)\n");
+#endif
+    if (nb)
+        printf("  RCP_BEFORE --corpus %6.2f s wall  %7.0f docs/s   (this "
+               "build / it: %.2f)\n", med[3], ndocs / med[3],
+               med[3] / med[0]);
+    unlink(path);
+    free(texts);
+}
+
 /* Pipelined ping over stdio: rcp serve, the floor server (this program
 ** as `bench_serve floor`), cat and, with RCP_BEFORE, an older build, each
 ** run in turn RUNS times, so the medians and ratios are of one stretch
@@ -626,7 +787,7 @@ static void bench_ping(const char *bin, const char *self)
     free(stream);
 }
 
-/* bench_serve [ping | retrieve | churn]: everything, or those figures
+/* bench_serve [ping | retrieve | corpus | churn]: everything, or those figures
 ** alone; `bench_serve floor` is the floor server bench_ping runs. */
 int main(int argc, char **argv)
 {
@@ -644,6 +805,8 @@ int main(int argc, char **argv)
         bench_long_line(bin);
     if (!*only || strcmp(only, "retrieve") == 0)
         bench_retrieve(bin);
+    if (!*only || strcmp(only, "corpus") == 0)
+        bench_corpus(bin);
     if (!*only || strcmp(only, "churn") == 0)
         bench_churn(bin);
     return 0;

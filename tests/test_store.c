@@ -1714,6 +1714,48 @@ START_TEST(jsonl_without_a_store_loads_into_the_model_only)
 }
 END_TEST
 
+/* The loader reads a block at a time (store.c read_line): lines longer
+** than a block, lines across a block's end, CRLF, a blank line and a
+** last line without its newline all read as they are. */
+START_TEST(jsonl_lines_across_read_blocks_load_exactly)
+{
+    enum { NDOC = 7 };
+    static const size_t lens[NDOC] = { 70000, 1, 65500, 131072, 30, 65536,
+                                       99 };
+    char path[128], err[512], id[16], *buf;
+    const char *p;
+    rcp_model *m = new_model();
+    rcp_model_docview v;
+    size_t i, j, n = 0;
+    long at;
+    buf = malloc(400000);
+    ck_assert_ptr_nonnull(buf);
+    for (i = 0; i < NDOC; i++) {
+        n += (size_t)sprintf(buf + n, "{\"id\":\"x%u\",\"text\":\"",
+                             (unsigned)i);
+        for (j = 0; j < lens[i]; j++)
+            buf[n++] = (char)('a' + (i + j / 7) % 26);
+        n += (size_t)sprintf(buf + n, "\"}%s", i == 2 ? "\r\n\n"
+                             : i + 1 < NDOC ? "\n" : "");
+    }
+    snprintf(path, sizeof path, "%s/blocks.jsonl", TMP);
+    write_file(path, buf, n);
+    ck_assert_int_eq(rcp_store_load_jsonl(NULL, m, path, -1, err,
+                                          sizeof err), NDOC);
+    for (i = 0; i < NDOC; i++) {
+        snprintf(id, sizeof id, "x%u", (unsigned)i);
+        at = rcp_model_find(m, id, strlen(id));
+        ck_assert_int_ge(at, 0);
+        ck_assert_int_eq(rcp_model_doc(m, (uint32_t)at, &v), 0);
+        ck_assert_uint_eq(v.textlen, lens[i]);
+        for (j = 0, p = v.text; j < lens[i]; j++)
+            ck_assert_int_eq(p[j], 'a' + (int)((i + j / 7) % 26));
+    }
+    rcp_model_free(m);
+    free(buf);
+}
+END_TEST
+
 START_TEST(jsonl_document_over_a_cap_is_reported_and_loads_nothing)
 {
     /* index/add's caps hold for a corpus, so every loaded document can be
@@ -1936,6 +1978,7 @@ static Suite *make_suite(void)
         second_open_of_the_same_dir_fails_with_a_clear_message);
     tcase_add_test(jl, jsonl_good_file_loads_durably_and_reloads_as_a_no_op);
     tcase_add_test(jl, jsonl_without_a_store_loads_into_the_model_only);
+    tcase_add_test(jl, jsonl_lines_across_read_blocks_load_exactly);
     tcase_add_test(jl, jsonl_document_over_a_cap_is_reported_and_loads_nothing);
     tcase_add_test(jl,
         jsonl_bad_line_is_reported_with_its_number_and_loads_nothing);
