@@ -254,6 +254,58 @@ static rcp_model *new_model(void)
     return m;
 }
 
+/* Even docnos: a filter keeping half the rows, for the paired figures. */
+static int even_docno(void *ud, const rcp_model *m, uint32_t docno)
+{
+    (void)ud;
+    (void)m;
+    return docno % 2 == 0;
+}
+
+/* Dense top 10 by the 8-bit scan (the default) and by the float
+** reference (q.exact), each query both ways in turn: their median
+** latencies, the ratio, and recall@10 of the scan against the reference
+** (issue 17: >= 0.99; tests/test_model.c asserts it). */
+static void dense_paired(const rcp_model *m, char qs[][64], int nq,
+                         int filtered)
+{
+    static double t[2][NQUERY];
+    rcp_model_hit h[2][10];
+    rcp_model_query q;
+    size_t n[2], i, j, found = 0, total = 0;
+    int x, e;
+    for (x = 0; x < nq; x++)
+        for (e = 0; e < 2; e++) {
+            double t0;
+            rcp_model_query_init(&q);
+            q.text = qs[x];
+            q.len = strlen(qs[x]);
+            q.k = 10;
+            q.mode = RCP_MODE_DENSE;
+            q.exact = e;
+            q.accept = filtered ? even_docno : NULL;
+            t0 = now();
+            if (rcp_model_search(m, &q, h[e], &n[e])) {
+                fprintf(stderr, "bench_model: search failed\n");
+                exit(1);
+            }
+            t[e][x] = (now() - t0) * 1e3;
+            if (e == 1) {
+                for (i = 0; i < n[0]; i++)
+                    for (j = 0; j < n[1]; j++)
+                        found += h[0][i].doc == h[1][j].doc;
+                total += n[1];
+            }
+        }
+    qsort(t[0], (size_t)nq, sizeof t[0][0], cmp_double);
+    qsort(t[1], (size_t)nq, sizeof t[1][0], cmp_double);
+    printf("%-28s median %7.2f ms   exact %7.2f ms   %.2fx   recall@10 "
+           "%.3f (>= 0.99)\n", filtered ? "  8-bit vs exact, filtered"
+           : "  8-bit vs exact", t[0][nq / 2], t[1][nq / 2],
+           t[1][nq / 2] / t[0][nq / 2],
+           total ? (double)found / (double)total : 1.0);
+}
+
 /* The main corpus: indexing speed (the median of INDEX_RUNS fresh
 ** models: the machine is shared, one run can land in a neighbour's burst),
 ** memory, query latency per mode. */
@@ -287,8 +339,10 @@ static void main_corpus(int ndocs, char qs[][64])
         make_text(qs[i], 2 + (int)(next() % 4));
     latency(m, RCP_MODE_SPARSE, "sparse query (BM25)", qs, NQUERY,
             "bar: 1.1 / 9.5 ms", 0);
-    latency(m, RCP_MODE_DENSE, "dense query (exact scan)", qs, NQUERY, "",
+    latency(m, RCP_MODE_DENSE, "dense query (8-bit scan)", qs, NQUERY, "",
             bare_scan((size_t)ndocs, rcp_model_dim(m)));
+    dense_paired(m, qs, NQUERY, 0);
+    dense_paired(m, qs, NQUERY, 1);
     latency(m, RCP_MODE_HYBRID, "hybrid query (rrf+feedback)", qs, NQUERY,
             "two BM25 passes, RM3, one scan", 0);
     rcp_model_free(m);
@@ -311,8 +365,10 @@ static void dense_corpus(int ndense, char qs[][64])
     printf("%-28s %9.0f bytes/doc       (vector %u)\n",
            "memory per document", (double)(live_bytes - base) / ndense,
            (unsigned)(rcp_model_dim(m) * 4));
-    latency(m, RCP_MODE_DENSE, "dense query (exact scan)", qs, NQDENSE,
+    latency(m, RCP_MODE_DENSE, "dense query (8-bit scan)", qs, NQDENSE,
             "bar: 145 ms; ", bare);
+    dense_paired(m, qs, NQDENSE, 0);
+    dense_paired(m, qs, NQDENSE, 1);
     rcp_model_free(m);
 }
 
