@@ -701,9 +701,10 @@ static void bench_corpus(const char *bin)
     const char *before = getenv("RCP_BEFORE");
     size_t tlen;
     char *texts, *path = write_corpus(ndocs, &texts, &tlen);
-    double t[4][3], med[4];
+    double t[4][RUNS], med[4];
     int r, w, nb = before && *before ? 1 : 0;
-    for (r = 0; r < 3; r++) {
+    memset(t, 0, sizeof t);                 /* the rows not measured */
+    for (r = 0; r < RUNS; r++) {
         t[0][r] = corpus_serve(bin, path);
         t[1][r] = corpus_engine(texts, ndocs);
 #ifdef RCP_ANCHOR_SQLITE
@@ -713,10 +714,10 @@ static void bench_corpus(const char *bin)
             t[3][r] = corpus_serve(before, path);
     }
     for (w = 0; w < 4; w++)
-        med[w] = median(t[w], 3);
+        med[w] = median(t[w], RUNS);
     printf("bulk load, the %ld documents above as JSON Lines (%.1f MB; "
-           "medians of 3 interleaved runs):\n", ndocs,
-           (double)(tlen + (size_t)ndocs * 24) / 1e6);
+           "medians of %d interleaved runs):\n", ndocs,
+           (double)(tlen + (size_t)ndocs * 24) / 1e6, RUNS);
     printf("  rcp serve --corpus  %6.2f s wall  %7.0f docs/s   (aim: 2x "
            "FTS5)\n", med[0], ndocs / med[0]);
     printf("  engine alone        %6.2f s       %7.0f docs/s   "

@@ -573,17 +573,22 @@ static void synth_text(char *out, size_t cap, int nwords)
     out[n] = 0;
 }
 
+/* Upsert document <prefix><i> with a new synthetic text of nwords. */
+static void synth_add(rcp_model *m, const char *prefix, int i, int nwords)
+{
+    char id[16], text[512];
+    snprintf(id, sizeof id, "%s%d", prefix, i);
+    synth_text(text, sizeof text, nwords);
+    add(m, id, text);
+}
+
 static rcp_model *synth_model(int ndocs)
 {
     rcp_model *m = new_model(0);
-    char id[16], text[512];
     int i;
     synth_state = 88172645463325252u;
-    for (i = 0; i < ndocs; i++) {
-        snprintf(id, sizeof id, "d%d", i);
-        synth_text(text, sizeof text, 20 + i % 20);
-        add(m, id, text);
-    }
+    for (i = 0; i < ndocs; i++)
+        synth_add(m, "d", i, 20 + i % 20);
     return m;
 }
 
@@ -634,6 +639,14 @@ static double q8_recall(const rcp_model *m, int nq, size_t depth,
     return total ? (double)found / (double)total : 1.0;
 }
 
+static void assert_q8_recall(const rcp_model *m, size_t depth,
+                             int (*accept)(void *, const rcp_model *,
+                                           uint32_t), const char *what)
+{
+    double r = q8_recall(m, 40, depth, accept);
+    ck_assert_msg(r >= 0.99, "recall@10 %.3f (%s)", r, what);
+}
+
 /* issue 17: dense recall scans the 8-bit copy and re-scores the best
 ** candidates exactly; against the float reference it finds >= 99% of the
 ** top 10, at the default depth and at depth k (the fewest candidates),
@@ -641,13 +654,9 @@ static double q8_recall(const rcp_model *m, int nq, size_t depth,
 START_TEST(dense_recall_by_the_8bit_scan_finds_99_percent_of_the_exact)
 {
     rcp_model *m = synth_model(20000);
-    double r;
-    r = q8_recall(m, 40, 0, NULL);
-    ck_assert_msg(r >= 0.99, "recall@10 %.3f (default depth)", r);
-    r = q8_recall(m, 40, 10, NULL);
-    ck_assert_msg(r >= 0.99, "recall@10 %.3f (depth 10)", r);
-    r = q8_recall(m, 40, 10, id_is_even);
-    ck_assert_msg(r >= 0.99, "recall@10 %.3f (depth 10, filtered)", r);
+    assert_q8_recall(m, 0, NULL, "default depth");
+    assert_q8_recall(m, 10, NULL, "depth 10");
+    assert_q8_recall(m, 10, id_is_even, "depth 10, filtered");
     rcp_model_free(m);
 }
 END_TEST
@@ -659,32 +668,23 @@ START_TEST(the_8bit_copy_follows_upserts_deletes_compaction_and_rollback)
 {
     rcp_model *m = synth_model(3000);
     rcp_model_stats st;
-    char id[16], text[512];
+    char id[16];
     uint64_t v;
-    double r;
     int i;
     for (i = 0; i < 3000; i += 2) {             /* half gone: compaction */
         snprintf(id, sizeof id, "d%d", i);
         ck_assert_int_eq(rcp_model_delete(m, id, strlen(id)), 1);
     }
-    for (i = 1; i < 3000; i += 6) {             /* upserts: new rows */
-        snprintf(id, sizeof id, "d%d", i);
-        synth_text(text, sizeof text, 25);
-        add(m, id, text);
-    }
+    for (i = 1; i < 3000; i += 6)               /* upserts: new rows */
+        synth_add(m, "d", i, 25);
     rcp_model_stat(m, &st);
     ck_assert_uint_lt(st.slots, 3000 + 500);    /* it did compact */
-    r = q8_recall(m, 40, 10, NULL);
-    ck_assert_msg(r >= 0.99, "recall@10 %.3f after compaction", r);
+    assert_q8_recall(m, 10, NULL, "after compaction");
     v = rcp_model_version(m);
-    for (i = 0; i < 200; i++) {
-        snprintf(id, sizeof id, "n%d", i);
-        synth_text(text, sizeof text, 25);
-        add(m, id, text);
-    }
+    for (i = 0; i < 200; i++)
+        synth_add(m, "n", i, 25);
     ck_assert_int_eq(rcp_model_rollback(m, v), 0);
-    r = q8_recall(m, 40, 10, NULL);
-    ck_assert_msg(r >= 0.99, "recall@10 %.3f after rollback", r);
+    assert_q8_recall(m, 10, NULL, "after rollback");
     rcp_model_free(m);
 }
 END_TEST
