@@ -3345,7 +3345,7 @@ static double dotf(const float *a, const float *b, size_t n)
 #define SCAN_CHUNK 65536        /* rows between checkpoints */
 
 /* The plain dense recall, the reference the scans below must agree with
-** (design note 14): every accepted row's dot product, offered to the
+** (tests/test_model.c): every accepted row's dot product, offered to the
 ** top-k in docno order.  -1 when the checkpoint stopped it. */
 static int dense_exact(const rcp_model *m, const rcp_model_query *q,
                        const float *qv, topk *out)
