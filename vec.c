@@ -2010,27 +2010,52 @@ static float vec_finite_or_0(float x)
     return x - x == 0.0f ? x : 0.0f;
 }
 
-/* Per-row affine code: offset = min, scale = (max - min) / 255.  The
-** codes by one multiplication each (a division each was a tenth of a
-** bulk load); a value halfway between two codes may take either, and
-** a NaN (an inverse past FLT_MAX times 0) is code 0. */
+/* Per-row affine code: offset = min, scale = (max - min) / 255, each
+** code round((x - offset) / scale), by one multiplication with the
+** inverse (a division each was a tenth of a bulk load; a value halfway
+** between two codes may take either).  A row with a non-finite
+** component (stored as 0) or a step too small to invert takes the same
+** steps with a test per component; a finite row none. */
+static void vec_q8_code_row(uint8_t *c, const float *v, size_t d, float lo,
+                            float inv, int checked)
+{
+    size_t i;
+    float x;
+    for (i = 0; i < d; i++) {
+        x = checked ? vec_finite_or_0(v[i]) : v[i];
+        x = (x - lo) * inv + 0.5f;      /* >= 0.5: x >= lo, inv >= 0 */
+        x = x < 255.0f ? x : 255.0f;
+        c[i] = (uint8_t)(int)x;
+    }
+}
+
 void rcp_vec_q8_set(rcp_vec_q8 *s, size_t r, const float *v)
 {
-    uint8_t *c = s->codes + r * s->d;
-    float lo = 0, hi = 0, x, inv;
+    float lo, hi, x, inv = 0;
     double scale;
+    int bad = 0;
     size_t i;
+    lo = hi = s->d ? vec_finite_or_0(v[0]) : 0;
     for (i = 0; i < s->d; i++) {
-        x = vec_finite_or_0(v[i]);
-        lo = i == 0 || x < lo ? x : lo;
-        hi = i == 0 || x > hi ? x : hi;
+        x = v[i];
+        bad |= !(x - x == 0.0f);
+        lo = x < lo ? x : lo;           /* a NaN is neither */
+        hi = x > hi ? x : hi;
+    }
+    if (bad) {          /* again, each non-finite component as 0 */
+        lo = hi = 0;
+        for (i = 0; i < s->d; i++) {
+            x = vec_finite_or_0(v[i]);
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+        }
     }
     scale = ((double)hi - lo) / 255.0;
-    inv = scale > 0 ? (float)(1.0 / scale) : 0.0f;
-    for (i = 0; i < s->d; i++) {
-        x = (vec_finite_or_0(v[i]) - lo) * inv + 0.5f;
-        c[i] = (uint8_t)(!(x >= 1) ? 0 : x >= 255 ? 255 : (int)x);
-    }
+    if (scale > 0 && 1.0 / scale <= FLT_MAX)
+        inv = (float)(1.0 / scale);
+    else
+        bad = 1;                        /* inv 0: every code 0 */
+    vec_q8_code_row(s->codes + r * s->d, v, s->d, lo, inv, bad);
     s->scale[r] = (float)scale;
     s->offset[r] = lo;
 }

@@ -767,6 +767,24 @@ START_TEST(q8_codes_reconstruct_within_half_a_step)
     ck_assert_float_eq(s.offset[0], 0.0f);
     ck_assert_uint_eq(s.codes[5], 255);
     rcp_vec_q8_free(&s);
+    /* finite rows (the multiply-by-the-inverse path): every component
+    ** within half a step, the extremes exact */
+    {
+        float *m = fill(100 * 384, 0), y;
+        size_t r, j;
+        rng_seed(5);
+        rcp_vec_q8_init(&s, 384);
+        for (r = 0; r < 100; r++) {
+            ck_assert_int_eq(rcp_vec_q8_add(&s, m + r * 384), 0);
+            for (j = 0; j < 384; j++) {
+                y = s.offset[r] + s.scale[r] * s.codes[r * 384 + j];
+                ck_assert_float_le(fabsf(y - m[r * 384 + j]),
+                                   s.scale[r] * 0.5f + 1e-6f);
+            }
+        }
+        rcp_vec_q8_free(&s);
+        free(m);
+    }
     /* a constant row is exact */
     rcp_vec_q8_init(&s, 4);
     ck_assert_int_eq(rcp_vec_q8_add(&s, c), 0);
