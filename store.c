@@ -2171,14 +2171,12 @@ static int lfail(loader *ld, const char *fmt, ...)
     return -1;
 }
 
-/* The next line, without its \n or \r\n, in ld->line: 1, 0 at the end of
-** the file, -1 on error.  Byte by byte, so a NUL is judged like any other
-** byte (fgets would hide what follows it). */
 /* The next line of f into ld->line (without its '\n' or a final '\r'):
 ** 1, 0 at the end, -1 on an error (said).  A block at a time, each '\n'
 ** found with memchr (a byte at a time through getc, the two passes'
-** reading was a fifth of a bulk load); a line is refused once it passes
-** MAX_LINE, before it is buffered whole. */
+** reading was a fifth of a bulk load); a NUL is copied like any other
+** byte, for the parser to judge (fgets would hide what follows it); a
+** line is refused once it passes MAX_LINE, before it is buffered whole. */
 #define LOAD_BLOCK 65536u
 
 static int read_line(loader *ld)
