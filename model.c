@@ -1865,7 +1865,6 @@ static int emit_token_lex(void *ctx, int cc, const char *w, size_t n,
     const lexicon *x = &c->m->lex;
     const lexent *e;
     const term *t;
-    rcp_token tk;
     uint64_t sl = 0;
     if (x->scap)
         sl = x->slot[lex_find(x, w, n,
@@ -1873,22 +1872,13 @@ static int emit_token_lex(void *ctx, int cc, const char *w, size_t n,
     if (!sl)
         return text_emit_token(&c->t, cc, w, n, start, end);
     e = lex_at(x, (uint32_t)sl - 1);
-    tk.pos = c->t.pos++;
-    if (e->term == LEX_STOP)
+    if (e->term == LEX_STOP) {
+        c->t.pos++;
         return 0;
+    }
     t = &c->m->terms[e->term];
-    tk.start = start;
-    tk.end = end;
-    tk.kind = cc == TEXT_CC_CJK ? RCP_TOKEN_CJK
-            : text_is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
-    if (text_tok_bytes(c->t.t, w, n, &tk.word))
-        return -1;
-    tk.wlen = (uint32_t)n;
-    tk.term = tk.word;
-    tk.tlen = t->len;
-    if (t->len != n && text_tok_bytes(c->t.t, t->s, t->len, &tk.term))
-        return -1;
-    return text_tok_push(c->t.t, &tk);
+    return text_push_token(c->t.t, cc, w, n, t->s, t->len, c->t.pos++,
+                           start, end);
 }
 
 /* rcp_tokenize(out, text, len, the index's flags), faster for words the

@@ -1923,11 +1923,13 @@ typedef struct text_tok_ctx {
 } text_tok_ctx;
 int text_emit_token(void *ctx, int cc, const char *w, size_t n,
                     uint32_t start, uint32_t end);
-/* The pieces it builds a token from: append s[0..n) to t->buf (its
-** offset in *off), append *tk to t->v; 0 ok, -1 out of memory or past
-** 4 GiB of token text. */
-int text_tok_bytes(rcp_tokens *t, const char *s, size_t n, uint32_t *off);
-int text_tok_push(rcp_tokens *t, const rcp_token *tk);
+/* Append the token for word w[0..n) (text class cc) with term
+** term[0..tn) -- stored once when the two are byte-equal -- ordinal pos,
+** byte span [start, end): the one token maker every sink uses.  0 ok, -1
+** out of memory or past 4 GiB of token text. */
+int text_push_token(rcp_tokens *t, int cc, const char *w, size_t n,
+                    const char *term, size_t tn, uint32_t pos,
+                    uint32_t start, uint32_t end);
 /* 1 when w[0..n) is all a-z: a word the stopword list and the stemmer
 ** apply to. */
 int text_is_ascii_alpha(const char *w, size_t n);

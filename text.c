@@ -557,7 +557,7 @@ void rcp_tokens_free(rcp_tokens *t)
 }
 
 /* Append n bytes to the token text buffer; their offset in *off. */
-int text_tok_bytes(rcp_tokens *t, const char *s, size_t n, uint32_t *off)
+static int tok_bytes(rcp_tokens *t, const char *s, size_t n, uint32_t *off)
 {
     if (t->len + n > UINT32_MAX
         || grow((void **)&t->buf, &t->bcap, t->len + n, 1))
@@ -568,11 +568,31 @@ int text_tok_bytes(rcp_tokens *t, const char *s, size_t n, uint32_t *off)
     return 0;
 }
 
-int text_tok_push(rcp_tokens *t, const rcp_token *tk)
+/* The one place a token is made, for every sink: the term is stored
+** apart whenever its bytes differ from the word's -- a stem as long as
+** its word may still differ (study -> studi), so comparing lengths
+** alone would give the word for its stem. */
+int text_push_token(rcp_tokens *t, int cc, const char *w, size_t n,
+                    const char *term, size_t tn, uint32_t pos,
+                    uint32_t start, uint32_t end)
 {
+    rcp_token tk;
+    tk.pos = pos;
+    tk.start = start;
+    tk.end = end;
+    tk.kind = cc == TEXT_CC_CJK ? RCP_TOKEN_CJK
+            : text_is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
+    if (tok_bytes(t, w, n, &tk.word))
+        return -1;
+    tk.wlen = (uint32_t)n;
+    tk.term = tk.word;
+    tk.tlen = (uint32_t)tn;
+    if ((tn != n || memcmp(term, w, n) != 0)
+        && tok_bytes(t, term, tn, &tk.term))
+        return -1;
     if (grow((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v))
         return -1;
-    t->v[t->n++] = *tk;
+    t->v[t->n++] = tk;
     return 0;
 }
 
@@ -725,31 +745,16 @@ int text_emit_token(void *ctx, int cc, const char *w, size_t n,
                     uint32_t start, uint32_t end)
 {
     text_tok_ctx *c = ctx;
-    rcp_token tk;
     char st[TEXT_MAX_WORD_BYTES + 8];
-    size_t sn;
+    size_t sn = n;
+    uint32_t pos = c->pos++;
     int alpha = cc == TEXT_CC_WORD && text_is_ascii_alpha(w, n);
-    tk.pos = c->pos++;
     if (alpha && (c->flags & RCP_TOK_STOP) && rcp_stopword(w, n))
         return 0;
-    tk.start = start;
-    tk.end = end;
-    tk.kind = cc == TEXT_CC_CJK ? RCP_TOKEN_CJK
-            : text_is_digits(w, n) ? RCP_TOKEN_NUM : RCP_TOKEN_WORD;
-    if (text_tok_bytes(c->t, w, n, &tk.word))
-        return -1;
-    tk.wlen = tk.tlen = (uint32_t)n;
-    tk.term = tk.word;
-    if (alpha && (c->flags & RCP_TOK_STEM)) {
-        memcpy(st, w, n);
+    memcpy(st, w, n);
+    if (alpha && (c->flags & RCP_TOK_STEM))
         sn = rcp_stem_porter(st, n);
-        /* a stem as long as its word may still differ (study -> studi) */
-        if ((sn != n || memcmp(st, w, n) != 0)
-            && text_tok_bytes(c->t, st, sn, &tk.term))
-            return -1;
-        tk.tlen = (uint32_t)sn;
-    }
-    return text_tok_push(c->t, &tk);
+    return text_push_token(c->t, cc, w, n, st, sn, pos, start, end);
 }
 
 int rcp_tokenize(rcp_tokens *out, const char *text, size_t len,
@@ -1302,7 +1307,10 @@ int rcp_text_chunk(const char *text, size_t len, size_t max_tokens,
                        e < t.n ? t.v[e].start : len);
         if (e >= t.n)
             break;
-        s = e - overlap > s ? e - overlap : e;
+        /* e - s > overlap, not e - overlap > s: the subtraction wraps
+        ** when overlap > e (overlap past half a chunk cut at a
+        ** sentence), and the next chunk must start past s */
+        s = e - s > overlap ? e - overlap : e;
     }
     rcp_tokens_free(&t);
     if (rc) {

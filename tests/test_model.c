@@ -847,6 +847,26 @@ START_TEST(hybrid_feedback_expands_the_lexical_query_from_the_top_hits)
 }
 END_TEST
 
+/* The lexicon's fast path (documents re-read for feedback) gives a
+** word's stem also when it is as long as the word ("study" -> "studi"),
+** so feedback finds that term in the index and expands with it. */
+START_TEST(feedback_expands_with_a_stem_as_long_as_its_word)
+{
+    rcp_model *m = new_model(0);
+    rcp_model_hit h[8];
+    size_t n;
+    add(m, "1", "shock study of a shock study");
+    add(m, "2", "study with schlieren photography");
+    add(m, "3", "cantilever plate vibration");
+    add(m, "4", "ice accretion on rotor blades");
+    add(m, "5", "wind tunnel wall interference");
+    n = search(m, "shock", RCP_MODE_HYBRID, h, 8);
+    ck_assert_str_eq(hit_id(m, &h[0]), "1");
+    ck_assert(sparse_has(m, h, n, "2"));
+    rcp_model_free(m);
+}
+END_TEST
+
 typedef struct ck_log {
     double last;
     int    calls, partial_seen, stop_at_rerank;
@@ -2043,6 +2063,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, hybrid_search_fuses_both_legs_and_reports_stage_scores);
     tcase_add_test(tc,
         hybrid_feedback_expands_the_lexical_query_from_the_top_hits);
+    tcase_add_test(tc, feedback_expands_with_a_stem_as_long_as_its_word);
     tcase_add_test(tc, add_and_search_fail_cleanly_when_memory_runs_out);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

@@ -287,6 +287,27 @@ START_TEST(chunks_overlap_by_the_requested_tokens)
 }
 END_TEST
 
+/* An overlap past half the chunk may exceed where a chunk pulled back to
+** its sentence end stops: the next chunk still starts after it and the
+** spans still tile the whole text. */
+START_TEST(chunks_with_an_overlap_past_half_still_cover_the_text)
+{
+    const char *text = "a1 b2 c3 d4 e5. f6 g7 h8 i9 j10 k11 l12 m13 n14";
+    rcp_span *sp;
+    size_t n, i;
+    ck_assert_int_eq(rcp_text_chunk(text, strlen(text), 8, 7, &sp, &n), 0);
+    ck_assert_uint_ge(n, 2);
+    ck_assert_uint_eq(sp[0].start, 0);
+    ck_assert(!strncmp(text + sp[1].start, "f6", 2));   /* after e5. */
+    for (i = 1; i < n; i++) {
+        ck_assert_uint_gt(sp[i].start, sp[i - 1].start);
+        ck_assert_uint_le(sp[i].start, sp[i - 1].end);
+    }
+    ck_assert_uint_eq(sp[n - 1].end, strlen(text));
+    rcp_free(sp);
+}
+END_TEST
+
 START_TEST(chunking_text_without_tokens_gives_one_span)
 {
     rcp_span *sp;
@@ -432,6 +453,7 @@ static Suite *make_suite(void)
     tc = tcase_create("chunk");
     tcase_add_test(tc, chunks_end_at_sentences_and_tile_the_text);
     tcase_add_test(tc, chunks_overlap_by_the_requested_tokens);
+    tcase_add_test(tc, chunks_with_an_overlap_past_half_still_cover_the_text);
     tcase_add_test(tc, chunking_text_without_tokens_gives_one_span);
     tcase_add_test(tc, chunking_cuts_cjk_at_the_ideographic_full_stop);
     tcase_add_test(tc, injection_screen_sees_through_disguises);
