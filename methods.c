@@ -157,10 +157,24 @@ static const char *const unit_names[] = { "chunk", "passage", "document" };
 static const char *const mode_names[] = { "dense", "sparse", "hybrid" };
 static const char *const fusion_names[] = { "rrf", "weighted", "convex" };
 
-/* §6.1 retrieve.  Scores depend on the mode (cosine >= -1, BM25 >= 0,
-** every fusion >= 0), so the scale is "unbounded" and -1 is the floor
-** that holds for all of them.  A model without a dense index (make tiny)
-** offers sparse alone: no fusion, no MMR (§6: presence => supported). */
+/* §6.1 scoreFloor: "the theoretical minimum of this server's Hit.score
+** ... independent of the corpus and of the query", one number for every
+** mode.  Cosine (dense) goes to -1; BM25, every fusion (RRF, min-max and
+** convex are >= 0), the rerank cascade's RRF and recency's rescaling are
+** all >= 0.  So -1 while dense is offered -- hybrid alone would allow 0,
+** but the one number must hold for a dense request too -- and 0 for a
+** model without a dense index, where -1 would be a loose floor that
+** compresses every convex fusion a client makes over it (§16.3). */
+static double score_floor(const rcp_model *m)
+{
+    return rcp_model_has_dense_index(m) ? RCP_MODEL_DENSE_FLOOR
+                                        : RCP_MODEL_SPARSE_FLOOR;
+}
+
+/* §6.1 retrieve.  Scores depend on the mode, so the scale is
+** "unbounded", the floor score_floor's.  A model without a dense index
+** (make tiny) offers sparse alone: no fusion, no MMR (§6: presence =>
+** supported). */
 static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
 {
     int dense = rcp_model_has_dense_index(m);
@@ -189,7 +203,7 @@ static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
     rcp_jw_key(w, "scoreScale");
     rcp_jw_cstr(w, "unbounded");
     rcp_jw_key(w, "scoreFloor");
-    rcp_jw_double(w, -1.0);
+    rcp_jw_double(w, score_floor(m));
     rcp_jw_obj_end(w);
 }
 
@@ -1720,6 +1734,10 @@ static int get_fusion(rcp_call *c, rq *r)
                           &r->q.alpha)))
         return rc;
     r->q.rrf_k = (double)rrfk;
+    /* a fusion the request names is the §7.7 one, its omitted weights
+    ** equal ({"dense":0.5,"sparse":0.5}: only their ratio counts); the
+    ** engine's tuned weights are its default when fusion is absent */
+    r->q.w_dense = r->q.w_sparse = 1.0;
     if ((rc = call_obj(c, f, "fusion.weights", &w)) || !w)
         return rc;
     if ((rc = call_num(c, w, "fusion.weights.dense", 0, 1e9, 1,
@@ -2400,10 +2418,10 @@ static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
 }
 
 /* §7.7 recency: score' = (score - floor) / (max - floor) * 0.5^(age /
-** halfLifeDays), the floor being the §6.1 scoreFloor (-1).  Age counts
-** from the newest date among the candidates, so results depend only on
-** the index and the request (§7.7.1), never on the wall clock; a
-** candidate without a date counts as infinitely old. */
+** halfLifeDays), the floor being the §6.1 scoreFloor (score_floor).
+** Age counts from the newest date among the candidates, so results
+** depend only on the index and the request (§7.7.1), never on the wall
+** clock; a candidate without a date counts as infinitely old. */
 static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
 {
     int64_t *when = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *when);
@@ -2411,7 +2429,7 @@ static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
     rcp_model_hit *tmp = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *tmp);
     double *dec = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *dec);
     double *adj = rcp_arena_alloc(call_arena(c), (n + 1) * sizeof *adj);
-    double top = -1.0;
+    double floor = score_floor(r->b->model), top = floor;
     int64_t newest = INT64_MIN;
     size_t i;
     int rc;
@@ -2433,8 +2451,8 @@ static int apply_recency(rcp_call *c, rq *r, rcp_model_hit *h, size_t n)
         tmp[i] = h[i];
         dec[i] = when[i] == INT64_MIN ? 0 : pow(0.5, (double)(newest
                  - when[i]) / 86400000.0 / r->half_life);
-        adj[i] = (top > -1.0 ? (h[i].score + 1.0) / (top + 1.0) : 1.0)
-                 * dec[i];
+        adj[i] = (top > floor ? (h[i].score - floor) / (top - floor)
+                              : 1.0) * dec[i];
     }
     if (rank_order(call_arena(c), adj, n, ord) != 0)
         return call_oom(c);

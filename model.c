@@ -3997,7 +3997,8 @@ void rcp_model_query_init(rcp_model_query *q)
     q->k = 10;
     q->mode = RCP_MODE_HYBRID;
     q->fusion = RCP_FUSE_RRF;
-    q->w_dense = q->w_sparse = 1.0;
+    q->w_dense = RCP_MODEL_DEFAULT_W_DENSE;
+    q->w_sparse = 1.0;
     q->rrf_k = 60.0;
     q->alpha = 0.5;
     q->rerank = RCP_RERANK_NONE;

@@ -851,7 +851,8 @@ static size_t ql_search(const ql *x, const coll *c, const topic *tp,
 
 /* ---- pipelines -------------------------------------------------------- */
 
-enum { P_BM25, P_DENSE, P_LEXLEG, P_DENSELEG, P_RRF, P_CONVEX, P_WEIGHTED,
+enum { P_BM25, P_DENSE, P_LEXLEG, P_DENSELEG, P_RRF, P_RRF_EQ, P_CONVEX,
+       P_WEIGHTED,
        P_BM25_CE, P_RRF_CE, P_CONVEX_CE, P_RRF_COLBERT, P_RRF_NOFB,
        P_CONVEX_NOFB, P_RRF_CLUE, P_RRF_MEMORY, P_QL, NPIPE };
 
@@ -861,6 +862,9 @@ typedef struct pipeline {
     size_t rerank_top;
     int leg;                    /* 1: lexical leg (w_dense 0), 2: dense leg */
     int nofb;                   /* the model built with prf_docs = 0 */
+    int named;                  /* 1: a fusion the request names, weights
+                                ** equal (as retrieve gives it); 0: the
+                                ** engine's default weights */
     int input[2];               /* the stages it is built on; -1: none */
 } pipeline;
 
@@ -871,36 +875,38 @@ typedef struct pipeline {
 ** rerank the list it reranks. */
 static const pipeline pipes[NPIPE] = {
     {"sparse (BM25)", "bm25", RCP_MODE_SPARSE, RCP_FUSE_RRF,
-     RCP_RERANK_NONE, 0, 0, 0, {-1, -1}},
+     RCP_RERANK_NONE, 0, 0, 0, 0, {-1, -1}},
     {"dense", "dense", RCP_MODE_DENSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0,
-     0, 0, {-1, -1}},
+     0, 0, 0, {-1, -1}},
     {"lexical leg alone (BM25+RM3)", "lexleg", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 1, 0, {P_BM25, -1}},
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 1, 0, 0, {P_BM25, -1}},
     {"dense leg alone (+Rocchio)", "denseleg", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 2, 0, {P_DENSE, -1}},
-    {"hybrid rrf", "rrf", RCP_MODE_HYBRID, RCP_FUSE_RRF, RCP_RERANK_NONE, 0,
-     0, 0, {P_LEXLEG, P_DENSELEG}},
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 2, 0, 0, {P_DENSE, -1}},
+    {"hybrid default: rrf, dense .15", "rrf", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_LEXLEG, P_DENSELEG}},
+    {"hybrid rrf, equal weights", "rrf-eq", RCP_MODE_HYBRID, RCP_FUSE_RRF,
+     RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}},
     {"hybrid convex", "convex", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
-     RCP_RERANK_NONE, 0, 0, 0, {P_LEXLEG, P_DENSELEG}},
+     RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}},
     {"hybrid weighted", "weighted", RCP_MODE_HYBRID, RCP_FUSE_WEIGHTED,
-     RCP_RERANK_NONE, 0, 0, 0, {P_LEXLEG, P_DENSELEG}},
+     RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}},
     {"sparse + cross-encoder@100", "bm25-ce", RCP_MODE_SPARSE, RCP_FUSE_RRF,
-     RCP_RERANK_CROSS, 100, 0, 0, {P_BM25, -1}},
-    {"hybrid rrf + cross-enc@100", "rrf-ce", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-     RCP_RERANK_CROSS, 100, 0, 0, {P_RRF, -1}},
+     RCP_RERANK_CROSS, 100, 0, 0, 0, {P_BM25, -1}},
+    {"hybrid default + cross-enc@100", "rrf-ce", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_CROSS, 100, 0, 0, 0, {P_RRF, -1}},
     {"hybrid convex + cross-enc@100", "convex-ce", RCP_MODE_HYBRID,
-     RCP_FUSE_CONVEX, RCP_RERANK_CROSS, 100, 0, 0, {P_CONVEX, -1}},
-    {"hybrid rrf + colbert@100", "rrf-colbert", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_COLBERT, 100, 0, 0, {P_RRF, -1}},
-    {"hybrid rrf, no feedback", "rrf-nofb", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-     RCP_RERANK_NONE, 0, 0, 1, {P_BM25, P_DENSE}},
+     RCP_FUSE_CONVEX, RCP_RERANK_CROSS, 100, 0, 0, 1, {P_CONVEX, -1}},
+    {"hybrid default + colbert@100", "rrf-colbert", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_COLBERT, 100, 0, 0, 0, {P_RRF, -1}},
+    {"hybrid default, no feedback", "rrf-nofb", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 1, 0, {P_BM25, P_DENSE}},
     {"hybrid convex, no feedback", "convex-nofb", RCP_MODE_HYBRID,
-     RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 1, {P_BM25, P_DENSE}},
-    {"hybrid rrf, top memory clue", "rrf-clue", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, {P_RRF, -1}},
-    {"hybrid rrf + memory clues", "rrf-memory", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, {P_RRF, -1}},
-    {"reference: query likelihood", "ql", 0, 0, 0, 0, 0, 0, {-1, -1}},
+     RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 1, 1, {P_BM25, P_DENSE}},
+    {"hybrid default + top mem. clue", "rrf-clue", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}},
+    {"hybrid default + memory clues", "rrf-memory", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}},
+    {"reference: query likelihood", "ql", 0, 0, 0, 0, 0, 0, 0, {-1, -1}},
 };
 
 enum { M_NDCG, M_MAP, M_R100, M_JUDGED, NMETRIC };
@@ -999,6 +1005,8 @@ static size_t engine_search(const rcp_model *m, const size_t *docs,
     q.rerank = p->rerank;
     q.rerank_top = p->rerank_top;
     q.no_confidence = 1;
+    if (p->named)
+        q.w_dense = q.w_sparse = 1;
     if (p->leg == 1)
         q.w_dense = 0;
     else if (p->leg == 2)

@@ -554,6 +554,36 @@ START_TEST(retrieve_never_returns_more_than_k)
 }
 END_TEST
 
+/* Without fusion, hybrid is the engine's default: RRF with the dense leg
+** at RCP_MODEL_DEFAULT_W_DENSE (chosen on Cranfield dev, make eval); a
+** fusion the request names is §7.7's, omitted weights equal.  The one
+** document is first in both lists: (w + 1) / 61 against 2 / 61. */
+static double top_score(const rcp_json *v)
+{
+    const rcp_json *s = at(v, "result.hits.0.score");
+    ck_assert_ptr_nonnull(s);
+    return rcp_json_num(s);
+}
+
+START_TEST(retrieve_default_fusion_is_the_engines_a_named_one_equal)
+{
+    const rcp_json *v;
+    init_session();
+    v = reply(CALL("index/add", "{\"documents\":[{\"id\":"
+                                   "\"d1\",\"text\":\"shock waves\"}]}"));
+    ck_assert_ptr_nonnull(at(v, "result.ids"));
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1}"));
+    ck_assert_double_eq_tol(top_score(v),
+                            (RCP_MODEL_DEFAULT_W_DENSE + 1) / 61.0, 1e-12);
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1,\"fusion\":"
+                   "{\"method\":\"rrf\"}}"));
+    ck_assert_double_eq_tol(top_score(v), 2 / 61.0, 1e-12);
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1,\"fusion\":"
+                   "{\"weights\":{\"dense\":0.25}}}"));
+    ck_assert_double_eq_tol(top_score(v), 1.25 / 61.0, 1e-12);
+}
+END_TEST
+
 START_TEST(retrieve_modes_and_fusion_and_strict)
 {
     /* §7.7: unsupported mode/method is -32005 unless strict:false */
@@ -641,6 +671,8 @@ START_TEST(without_a_dense_index_only_sparse_is_advertised_and_served)
     ck_assert(is_str(v, "result.capabilities.retrieve.defaultMode",
                      "sparse"));
     ck_assert_ptr_null(at(v, "result.capabilities.retrieve.fusion"));
+    /* BM25 and everything over it is >= 0: the floor is 0, not cosine's */
+    ck_assert(num(v, "result.capabilities.retrieve.scoreFloor") == 0.0);
     ck_assert_int_eq(at(v, "result.capabilities.retrieve.mmr")->type,
                      RCP_JSON_FALSE);
     ck_assert_ptr_nonnull(at(v, "result.capabilities.filter"));
@@ -2932,6 +2964,8 @@ static Suite *make_suite(void)
     tcase_add_test(e, retrieve_validates_query_and_k);
     tcase_add_test(e, retrieve_never_returns_more_than_k);
     tcase_add_test(e, retrieve_modes_and_fusion_and_strict);
+    tcase_add_test(e,
+                   retrieve_default_fusion_is_the_engines_a_named_one_equal);
     tcase_add_test(e, retrieve_unadvertised_options_are_32005);
     tcase_add_test(e, retrieve_include_text_vectors_and_min_score);
     tcase_add_test(e, retrieve_token_budget_packs_hits);

@@ -809,6 +809,34 @@ static int sparse_has(const rcp_model *m, const rcp_model_hit *h, size_t n,
     return 0;
 }
 
+/* Hybrid's default fusion is RRF with the weaker dense leg weighted
+** RCP_MODEL_DEFAULT_W_DENSE (an equal-weight fusion falls below its
+** lexical leg, make eval): a document first in both lists scores
+** (w + 1) / (60 + 1), and equal weights, asked for, give 2 / 61. */
+START_TEST(hybrid_default_fusion_weights_the_dense_leg_down)
+{
+    rcp_model *m = new_model(0);
+    rcp_model_query q;
+    rcp_model_hit h[2];
+    size_t n;
+    add(m, "1", "shock wave reflection");
+    rcp_model_query_init(&q);
+    q.text = "shock";
+    q.len = 5;
+    q.k = 2;
+    ck_assert(q.mode == RCP_MODE_HYBRID && q.fusion == RCP_FUSE_RRF);
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_double_eq_tol(h[0].score,
+                            (RCP_MODEL_DEFAULT_W_DENSE + 1) / 61.0, 1e-12);
+    q.w_dense = 1;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    ck_assert_double_eq_tol(h[0].score, 2 / 61.0, 1e-12);
+    ck_assert(RCP_MODEL_DEFAULT_W_DENSE > 0 && RCP_MODEL_DEFAULT_W_DENSE < 1);
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(hybrid_feedback_expands_the_lexical_query_from_the_top_hits)
 {
     /* RM3: "tube" co-occurs with "shock" in the top document, so the
@@ -2064,6 +2092,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc,
         hybrid_feedback_expands_the_lexical_query_from_the_top_hits);
     tcase_add_test(tc, feedback_expands_with_a_stem_as_long_as_its_word);
+    tcase_add_test(tc, hybrid_default_fusion_weights_the_dense_leg_down);
     tcase_add_test(tc, add_and_search_fail_cleanly_when_memory_runs_out);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
