@@ -919,96 +919,6 @@ static uint64_t part_h(const void *ctx, uint32_t e)
     return ((const rcp_model *)ctx)->docs[e].ck->h;
 }
 
-/* The lexicon's hash of a word, eight bytes at a time, the last eight
-** zero-padded (its own: nothing outside the lexicon sees it).  With
-** padded set, w[n..n+8) may be read and holds zeros, which saves copying
-** the tail (text_scan pads the words it hands on). */
-static uint64_t word_hash(const char *w, size_t n, int padded)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, c;
-    size_t i;
-    for (i = 0; i + 8 <= n; i += 8) {
-        memcpy(&c, w + i, 8);
-        h = (h ^ c) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-    }
-    if (padded) {
-        memcpy(&c, w + i, 8);
-    } else {
-        c = 0;
-        memcpy(&c, w + i, n - i);
-    }
-    return mix64((h ^ c) * 0xff51afd7ed558ccdULL);
-}
-
-static lexent *lex_at(const lexicon *x, uint32_t off8)
-{
-    return (lexent *)(void *)(x->arena + (size_t)off8 * 8);
-}
-
-static uint32_t *lex_fids(const lexent *e)
-{
-    return (uint32_t *)(void *)(e + 1);
-}
-
-static uint16_t *lex_slots(const lexent *e)
-{
-    return (uint16_t *)(void *)(lex_fids(e) + e->nf);
-}
-
-static size_t lex_size(size_t nf)
-{
-    return (sizeof(lexent) + nf * 6 + 7) / 8 * 8;
-}
-
-static const char *lex_text(const lexicon *x, const lexent *e)
-{
-    return e->wlen <= LEX_INLINE ? e->w : x->words + e->woff;
-}
-
-/* The slot holding w[0..n) (hash h), or the empty slot it would take. */
-static size_t lex_find(const lexicon *x, const char *w, size_t n,
-                       uint64_t h)
-{
-    size_t mask = x->scap - 1, i = (size_t)h & mask;
-    uint64_t tag = h >> 32 << 32;
-    for (;; i = (i + 1) & mask) {
-        uint64_t s = x->slot[i];
-        const lexent *e;
-        if (!s)
-            return i;
-        if ((s >> 32 << 32) != tag)
-            continue;
-        e = lex_at(x, (uint32_t)s - 1);
-        if (e->wlen == n && !memcmp(lex_text(x, e), w, n))
-            return i;
-    }
-}
-
-/* Room for one more entry (rehashing at 1/2 load). */
-static int lex_reserve(lexicon *x)
-{
-    size_t cap = x->scap ? x->scap * 2 : 1024, i, j, off;
-    uint64_t *s;
-    if ((x->n + 1) * 2 <= x->scap)
-        return 0;
-    if (!(s = rcp_malloc(cap * sizeof *s)))
-        return -1;
-    memset(s, 0, cap * sizeof *s);
-    for (i = off = 0; i < x->n; i++) {
-        const lexent *e = lex_at(x, (uint32_t)(off / 8));
-        uint64_t h = word_hash(lex_text(x, e), e->wlen, 0);
-        for (j = (size_t)h & (cap - 1); s[j]; j = (j + 1) & (cap - 1))
-            ;
-        s[j] = (h >> 32 << 32) | (uint64_t)(off / 8 + 1);
-        off += lex_size(e->nf);
-    }
-    rcp_free(x->slot);
-    x->slot = s;
-    x->scap = cap;
-    return 0;
-}
-
 static void lex_free(lexicon *x)
 {
     rcp_free(x->arena);
@@ -1027,50 +937,6 @@ static size_t lex_bytes(const lexicon *x)
            + x->fkcap * sizeof *x->fkey + x->fmcap * sizeof *x->fmark
            + x->fpcap * sizeof *x->fpos
            + x->fixcap * sizeof *x->fix;
-}
-
-/* Room for one more feature id (rehashing the key index at 1/2 load). */
-static int fid_reserve(lexicon *x)
-{
-    size_t cap = x->fixcap ? x->fixcap * 2 : 1024, i, j;
-    uint32_t *s;
-    size_t mcap = x->fmcap;
-    if (grow((void **)&x->fkey, &x->fkcap, x->nfid + 1, sizeof *x->fkey)
-        || grow((void **)&x->fmark, &x->fmcap, x->nfid + 1, sizeof *x->fmark)
-        || grow((void **)&x->fpos, &x->fpcap, x->nfid + 1, sizeof *x->fpos))
-        return -1;
-    if (x->fmcap > mcap)
-        memset(x->fmark + mcap, 0, (x->fmcap - mcap) * sizeof *x->fmark);
-    if ((x->nfid + 1) * 2 <= x->fixcap)
-        return 0;
-    if (!(s = rcp_malloc(cap * sizeof *s)))
-        return -1;
-    memset(s, 0, cap * sizeof *s);
-    for (i = 0; i < x->nfid; i++) {
-        for (j = (size_t)(x->fkey[i] >> 1) & (cap - 1); s[j];
-             j = (j + 1) & (cap - 1))
-            ;
-        s[j] = (uint32_t)(i + 1);
-    }
-    rcp_free(x->fix);
-    x->fix = s;
-    x->fixcap = cap;
-    return 0;
-}
-
-/* The id of feature key, a new one when unseen; -1 out of memory. */
-static long fid_intern(lexicon *x, uint64_t key)
-{
-    size_t j;
-    if (x->nfid + 2 >= (size_t)1 << 31 || fid_reserve(x))
-        return -1;
-    for (j = (size_t)(key >> 1) & (x->fixcap - 1); x->fix[j];
-         j = (j + 1) & (x->fixcap - 1))
-        if (x->fkey[x->fix[j] - 1] == key)
-            return (long)x->fix[j] - 1;
-    x->fkey[x->nfid] = key;
-    x->fix[j] = (uint32_t)++x->nfid;
-    return (long)x->nfid - 1;
 }
 
 static int wv_eq(const void *ctx, uint32_t e, const char *k, size_t n,
@@ -1777,6 +1643,155 @@ fail:
     return -1;
 }
 
+/* Any other tokenizer setting: tokenize, post, embed the text apart. */
+static int index_slow(rcp_model *m, doc *d, const char *text, size_t len)
+{
+    rcp_tokens tk;
+    int rc;
+    float *vec = doc_vector(m, m->ndocs);
+    rcp_tokens_init(&tk);
+    rc = rcp_tokenize(&tk, text, len, m->o.tok_flags)
+         || (vec && rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec))
+         || post_doc(m, (uint32_t)m->ndocs, &tk, &d->terms, &d->nterms);
+    d->len = (uint32_t)tk.n;
+    rcp_tokens_free(&tk);
+    return rc ? -1 : 0;
+}
+
+/* The lexicon's hash of a word, eight bytes at a time, the last eight
+** zero-padded (its own: nothing outside the lexicon sees it).  With
+** padded set, w[n..n+8) may be read and holds zeros, which saves copying
+** the tail (text_scan pads the words it hands on). */
+static uint64_t word_hash(const char *w, size_t n, int padded)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, c;
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8) {
+        memcpy(&c, w + i, 8);
+        h = (h ^ c) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    if (padded) {
+        memcpy(&c, w + i, 8);
+    } else {
+        c = 0;
+        memcpy(&c, w + i, n - i);
+    }
+    return mix64((h ^ c) * 0xff51afd7ed558ccdULL);
+}
+
+static lexent *lex_at(const lexicon *x, uint32_t off8)
+{
+    return (lexent *)(void *)(x->arena + (size_t)off8 * 8);
+}
+
+static uint32_t *lex_fids(const lexent *e)
+{
+    return (uint32_t *)(void *)(e + 1);
+}
+
+static uint16_t *lex_slots(const lexent *e)
+{
+    return (uint16_t *)(void *)(lex_fids(e) + e->nf);
+}
+
+static size_t lex_size(size_t nf)
+{
+    return (sizeof(lexent) + nf * 6 + 7) / 8 * 8;
+}
+
+static const char *lex_text(const lexicon *x, const lexent *e)
+{
+    return e->wlen <= LEX_INLINE ? e->w : x->words + e->woff;
+}
+
+/* The slot holding w[0..n) (hash h), or the empty slot it would take. */
+static size_t lex_find(const lexicon *x, const char *w, size_t n,
+                       uint64_t h)
+{
+    size_t mask = x->scap - 1, i = (size_t)h & mask;
+    uint64_t tag = h >> 32 << 32;
+    for (;; i = (i + 1) & mask) {
+        uint64_t s = x->slot[i];
+        const lexent *e;
+        if (!s)
+            return i;
+        if ((s >> 32 << 32) != tag)
+            continue;
+        e = lex_at(x, (uint32_t)s - 1);
+        if (e->wlen == n && !memcmp(lex_text(x, e), w, n))
+            return i;
+    }
+}
+
+/* Room for one more entry (rehashing at 1/2 load). */
+static int lex_reserve(lexicon *x)
+{
+    size_t cap = x->scap ? x->scap * 2 : 1024, i, j, off;
+    uint64_t *s;
+    if ((x->n + 1) * 2 <= x->scap)
+        return 0;
+    if (!(s = rcp_malloc(cap * sizeof *s)))
+        return -1;
+    memset(s, 0, cap * sizeof *s);
+    for (i = off = 0; i < x->n; i++) {
+        const lexent *e = lex_at(x, (uint32_t)(off / 8));
+        uint64_t h = word_hash(lex_text(x, e), e->wlen, 0);
+        for (j = (size_t)h & (cap - 1); s[j]; j = (j + 1) & (cap - 1))
+            ;
+        s[j] = (h >> 32 << 32) | (uint64_t)(off / 8 + 1);
+        off += lex_size(e->nf);
+    }
+    rcp_free(x->slot);
+    x->slot = s;
+    x->scap = cap;
+    return 0;
+}
+
+/* Room for one more feature id (rehashing the key index at 1/2 load). */
+static int fid_reserve(lexicon *x)
+{
+    size_t cap = x->fixcap ? x->fixcap * 2 : 1024, i, j;
+    uint32_t *s;
+    size_t mcap = x->fmcap;
+    if (grow((void **)&x->fkey, &x->fkcap, x->nfid + 1, sizeof *x->fkey)
+        || grow((void **)&x->fmark, &x->fmcap, x->nfid + 1, sizeof *x->fmark)
+        || grow((void **)&x->fpos, &x->fpcap, x->nfid + 1, sizeof *x->fpos))
+        return -1;
+    if (x->fmcap > mcap)
+        memset(x->fmark + mcap, 0, (x->fmcap - mcap) * sizeof *x->fmark);
+    if ((x->nfid + 1) * 2 <= x->fixcap)
+        return 0;
+    if (!(s = rcp_malloc(cap * sizeof *s)))
+        return -1;
+    memset(s, 0, cap * sizeof *s);
+    for (i = 0; i < x->nfid; i++) {
+        for (j = (size_t)(x->fkey[i] >> 1) & (cap - 1); s[j];
+             j = (j + 1) & (cap - 1))
+            ;
+        s[j] = (uint32_t)(i + 1);
+    }
+    rcp_free(x->fix);
+    x->fix = s;
+    x->fixcap = cap;
+    return 0;
+}
+
+/* The id of feature key, a new one when unseen; -1 out of memory. */
+static long fid_intern(lexicon *x, uint64_t key)
+{
+    size_t j;
+    if (x->nfid + 2 >= (size_t)1 << 31 || fid_reserve(x))
+        return -1;
+    for (j = (size_t)(key >> 1) & (x->fixcap - 1); x->fix[j];
+         j = (j + 1) & (x->fixcap - 1))
+        if (x->fkey[x->fix[j] - 1] == key)
+            return (long)x->fix[j] - 1;
+    x->fkey[x->nfid] = key;
+    x->fix[j] = (uint32_t)++x->nfid;
+    return (long)x->nfid - 1;
+}
+
 /* A word the lexicon does not hold yet (hash h): classify, stem, intern
 ** its term, compute its dense features (none with static word vectors,
 ** whose embedder reads the text itself).  Its offset / 8, or -1 out of
@@ -2228,21 +2243,6 @@ static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
     d->nterms = (uint32_t)c.ntids;
     d->len = c.ntok;
     return 0;
-}
-
-/* Any other tokenizer setting: tokenize, post, embed the text apart. */
-static int index_slow(rcp_model *m, doc *d, const char *text, size_t len)
-{
-    rcp_tokens tk;
-    int rc;
-    float *vec = doc_vector(m, m->ndocs);
-    rcp_tokens_init(&tk);
-    rc = rcp_tokenize(&tk, text, len, m->o.tok_flags)
-         || (vec && rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec))
-         || post_doc(m, (uint32_t)m->ndocs, &tk, &d->terms, &d->nterms);
-    d->len = (uint32_t)tk.n;
-    rcp_tokens_free(&tk);
-    return rc ? -1 : 0;
 }
 
 /* What a dead document costs while it is retained for snapshots: its
