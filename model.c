@@ -87,7 +87,9 @@
 ** (cross-encoder or colbert over the top N, cascaded with the recall rank
 ** by RRF) -> MMR -> confidence for the hits returned.
 */
+#include <assert.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1237,6 +1239,8 @@ int rcp_model_embed_sparse(const rcp_model *m, const char *text, size_t len,
     size_t i, k = 0;
     int rc = -1;
     (void)kind;
+    if (!m || !idx || !val || !n || (!text && len))
+        return -1;
     *idx = NULL;
     *val = NULL;
     *n = 0;
@@ -1338,6 +1342,8 @@ int rcp_model_embed_multi(const rcp_model *m, const char *text, size_t len,
     size_t dim = m->o.multi_dim;
     int rc = -1;
     (void)kind;
+    if (!m || !rows || !nrows || (!text && len))
+        return -1;
     *rows = NULL;
     *nrows = 0;
     rcp_tokens_init(&t);
@@ -1365,6 +1371,22 @@ size_t rcp_model_multi_dim(const rcp_model *m)
 }
 
 /* MARK: - Lifecycle ------------------------------------------------------- */
+
+/* What every public entry point asserts on the way in (and a change on
+** the way out): the O(1) part of the invariants -- each docno live,
+** retained or gone (note 4, the life of a document), the ring within
+** its bounds, the tables sized to what they index.  rcp_model_check
+** recomputes them all.  Input is validated apart, with an error. */
+static int sane(const rcp_model *m)
+{
+    return m->ndocs <= m->doccap
+        && m->live + m->gcount + m->gone == m->ndocs
+        && m->gcount <= m->keep && m->ghead <= m->keep
+        && m->floor <= m->version
+        && m->nterms == m->tix.n && m->nterms <= m->termcap
+        && m->ids.n <= m->ndocs && m->parents.n <= m->ndocs
+        && (m->stamp != 0 || m->lex.n == 0);
+}
 
 static void set_identities(rcp_model *m)
 {
@@ -1532,6 +1554,8 @@ int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
                     int kind, float *out)
 {
     (void)kind;
+    if (!m || !out || (!text && len))
+        return -1;
     if (m->wv.n)
         return embed_static(&m->wv, text, len, out);
     return embed_hash(text, len, m->tflog, out, m->o.dim);
@@ -2615,13 +2639,18 @@ int rcp_model_add_from(rcp_model *m, const char *id, size_t idlen,
                        const rcp_model_origin *origin)
 {
     doc d;
-    long old = find_doc(m, id, idlen), org;
+    long old, org;
     size_t slot;
-    uint32_t docno = (uint32_t)m->ndocs;
-    if (ck && (!ck->of || ck->end < ck->start || ck->end - ck->start != len))
+    uint32_t docno;
+    if (!m || (!id && idlen) || (!text && len) || (!meta && metalen)
+        || (ck && (!ck->of || ck->end < ck->start
+                   || ck->end - ck->start != len)))
         return -1;
+    assert(sane(m));
     if ((org = intern_origin(m, origin)) < 0)
         return -1;
+    old = find_doc(m, id, idlen);
+    docno = (uint32_t)m->ndocs;
     if (same_doc(m, old, text, len, meta, metalen, ck, (uint32_t)org))
         return 0;               /* §7.10: a repeat is observably one add */
     if (len >= UINT32_MAX || reserve_doc(m, ck != NULL)
@@ -2651,6 +2680,7 @@ int rcp_model_add_from(rcp_model *m, const char *id, size_t idlen,
     m->live_postings += d.nterms;
     new_version(m);
     after_change(m);
+    assert(sane(m));
     return 0;
 }
 
@@ -2671,13 +2701,18 @@ int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
 
 int rcp_model_delete(rcp_model *m, const char *id, size_t idlen)
 {
-    long d = find_doc(m, id, idlen);
+    long d;
+    if (!m || (!id && idlen))
+        return -1;
+    assert(sane(m));
+    d = find_doc(m, id, idlen);
     /* §7.11: deleting an absent id is not an error; it counts 0 */
     if (d < 0 || !m->docs[d].live)
         return 0;
     kill_doc(m, (uint32_t)d);
     new_version(m);
     after_change(m);
+    assert(sane(m));
     return 1;
 }
 
@@ -2710,7 +2745,7 @@ static void view_of(const rcp_model *m, uint32_t docno,
 
 int rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out)
 {
-    if (docno >= m->ndocs || !m->docs[docno].live)
+    if (!m || !out || docno >= m->ndocs || !m->docs[docno].live)
         return -1;
     view_of(m, docno, out);
     return 0;
@@ -2718,7 +2753,10 @@ int rcp_model_doc(const rcp_model *m, uint32_t docno, rcp_model_docview *out)
 
 long rcp_model_find(const rcp_model *m, const char *id, size_t idlen)
 {
-    long d = find_doc(m, id, idlen);
+    long d;
+    if (!m || (!id && idlen))
+        return -1;
+    d = find_doc(m, id, idlen);
     return d >= 0 && m->docs[d].live ? d : -1;
 }
 
@@ -2827,8 +2865,13 @@ static void revive(rcp_model *m, uint32_t docno)
 
 int rcp_model_rollback(rcp_model *m, uint64_t v)
 {
-    uint64_t now = m->version;
-    size_t n0 = m->ndocs, i;
+    uint64_t now;
+    size_t n0, i;
+    if (!m)
+        return -1;
+    assert(sane(m));
+    now = m->version;
+    n0 = m->ndocs;
     if (v == now)
         return 0;
     if (v > now || now - v > m->keep)
@@ -2851,6 +2894,7 @@ int rcp_model_rollback(rcp_model *m, uint64_t v)
     if (now > m->keep && now - m->keep > m->floor)
         m->floor = now - m->keep;
     m->version = v;
+    assert(sane(m));
     return 0;
 }
 
@@ -4378,7 +4422,7 @@ static int visible_at(const doc *d, uint64_t v)
 int rcp_model_doc_at(const rcp_model *m, uint32_t docno, uint64_t v,
                      rcp_model_docview *out)
 {
-    if (docno >= m->ndocs || !rcp_model_has_version(m, v)
+    if (!m || !out || docno >= m->ndocs || !rcp_model_has_version(m, v)
         || !visible_at(&m->docs[docno], v))
         return -1;
     view_of(m, docno, out);
@@ -4437,17 +4481,33 @@ static int open_view(const rcp_model *m, run *r)
     return 0;
 }
 
+/* The query's own bounds (rcp.h); NaN is out of every range. */
+static int query_ok(const rcp_model_query *q)
+{
+    return (q->text || !q->len)
+        && q->mode >= RCP_MODE_DENSE && q->mode <= RCP_MODE_HYBRID
+        && q->fusion >= RCP_FUSE_RRF && q->fusion <= RCP_FUSE_CONVEX
+        && q->rerank >= RCP_RERANK_NONE && q->rerank <= RCP_RERANK_COLBERT
+        && q->mmr_lambda == q->mmr_lambda && q->mmr_lambda <= 1;
+}
+
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits)
 {
     run r;
     rcp_model_hit *c = NULL;
-    size_t n = 0, cand = q->candidate_k;
+    size_t n = 0, cand;
     int rc;
+    if (!m || !q || !nhits || (!hits && q->k))
+        return -1;
+    assert(sane(m));
     *nhits = 0;
+    if (!query_ok(q))
+        return RCP_MODEL_INVALID;
     if (m->o.no_dense_index
         && (q->mode != RCP_MODE_SPARSE || q->mmr_lambda >= 0))
         return -1;              /* nothing to search them with */
+    cand = q->candidate_k;
     r.q = *q;
     r.stop = 0;
     if ((rc = open_view(m, &r)) != 0)
@@ -4469,4 +4529,520 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
     *nhits = n;
     rcp_free(c);
     return 0;
+}
+
+/* MARK: - Invariant checker (rcp_model_check) ------------------------------ */
+
+/* Every invariant of the design notes, recomputed from scratch and
+** compared with what the model maintains.  For tests: it reads all the
+** model holds, tokenizes and embeds every text again, and allocates its
+** scratch (which it frees). */
+typedef struct chk {
+    const rcp_model *m;
+    char   *err;
+    size_t  errlen;
+    uint32_t *cnt;              /* docno -> postings naming it */
+    uint64_t *tf;               /* docno -> their tf summed */
+    uint32_t *seen;             /* term id / docno -> scratch marks */
+} chk;
+
+static int bad(chk *c, const char *fmt, ...)
+{
+    va_list ap;
+    if (c->errlen) {
+        va_start(ap, fmt);
+        vsnprintf(c->err, c->errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Note 4: a docno is live, retained (dead, text kept, in the ring) or
+** gone (dead, text dropped); what each holds, and the tallies. */
+static int check_doc(chk *c, size_t i, size_t *tally)
+{
+    const rcp_model *m = c->m;
+    const doc *d = &m->docs[i];
+    int bit = (m->livebits[i >> 3] >> (i & 7)) & 1;
+    if (!d->id || d->h != hash_bytes(2, d->id, d->idlen)
+        || m->idpre[i] != id_prefix(d->id, d->idlen))
+        return bad(c, "doc %zu: id, its hash or its prefix is wrong", i);
+    if (bit != (d->live != 0) || m->dlen[i] != d->len)
+        return bad(c, "doc %zu: live bit or packed length disagrees", i);
+    if (d->vadd < 1 || d->vadd > m->version
+        || (i && d->vadd < m->docs[i - 1].vadd))
+        return bad(c, "doc %zu: vadd %llu out of order", i,
+                   (unsigned long long)d->vadd);
+    if (d->live ? d->vdel != UINT64_MAX || !d->text
+                  || (!d->terms && d->nterms)
+                : d->vdel <= d->vadd || d->vdel > m->version || d->terms
+                  || (!d->text && d->meta))
+        return bad(c, "doc %zu: its state (live %d) and its fields disagree",
+                   i, d->live);
+    if (d->ck && (d->ck->h != hash_bytes(3, d->ck->of, d->ck->oflen)
+                  || d->ck->end < d->ck->start
+                  || (d->text && d->ck->end - d->ck->start != d->textlen)))
+        return bad(c, "doc %zu: its chunk link is inconsistent", i);
+    if (d->live) {
+        tally[0]++;
+        tally[1] += d->len;
+        tally[2] += d->nterms;
+    } else if (is_gone(d)) {
+        tally[3]++;
+        tally[4] += d->nterms;
+    }
+    return 0;
+}
+
+static int check_docs(chk *c)
+{
+    const rcp_model *m = c->m;
+    size_t i, tally[5] = { 0, 0, 0, 0, 0 };
+    if (m->ndocs > m->doccap
+        || (!m->o.no_dense_index && m->ndocs * m->o.dim > m->veccap)
+        || m->ndocs > m->dlencap || m->ndocs > m->idprecap
+        || (m->ndocs + 7) / 8 > m->livecap)
+        return bad(c, "%zu docnos but room for fewer", m->ndocs);
+    for (i = 0; i < m->ndocs; i++)
+        if (check_doc(c, i, tally))
+            return -1;
+    for (i = m->ndocs; i < m->livecap * 8; i++)
+        if ((m->livebits[i >> 3] >> (i & 7)) & 1)
+            return bad(c, "live bit %zu set past the last docno", i);
+    if (tally[0] != m->live || tally[1] != m->total_len
+        || tally[2] != m->live_postings)
+        return bad(c, "live documents %zu, tokens %zu, postings %zu; the "
+                   "model counts %zu, %llu, %zu", tally[0], tally[1],
+                   tally[2], m->live, (unsigned long long)m->total_len,
+                   m->live_postings);
+    if (tally[3] != m->gone || tally[4] != m->gone_postings)
+        return bad(c, "gone documents %zu with %zu postings; the model "
+                   "counts %zu, %zu", tally[3], tally[4], m->gone,
+                   m->gone_postings);
+    return 0;
+}
+
+/* One posting list: ascending docnos that exist, tf >= 1, df counting the
+** live ones; each posting tallied for its document. */
+static int check_term(chk *c, size_t i)
+{
+    const rcp_model *m = c->m;
+    const term *t = &m->terms[i];
+    size_t j, sl, df = 0;
+    if (!t->s || t->h != hash_bytes(1, t->s, t->len) || t->n > t->cap)
+        return bad(c, "term %zu: its text, hash or size is wrong", i);
+    sl = sidx_find(&m->tix, m, term_eq, t->s, t->len, t->h);
+    if (m->tix.slot[sl] != i + 1)
+        return bad(c, "term %zu (%.*s) is not where the term table points",
+                   i, (int)t->len, t->s);
+    for (j = 0; j < t->n; j++) {
+        const posting *p = &t->p[j];
+        if (p->doc >= m->ndocs || p->tf < 1
+            || (j && p->doc <= t->p[j - 1].doc))
+            return bad(c, "term %zu (%.*s): posting %zu (doc %u) out of "
+                       "order or range", i, (int)t->len, t->s, j, p->doc);
+        df += m->docs[p->doc].live != 0;
+        c->cnt[p->doc]++;
+        c->tf[p->doc] += p->tf;
+    }
+    if (df != t->df)
+        return bad(c, "term %zu (%.*s): df %u, but %zu live documents",
+                   i, (int)t->len, t->s, t->df, df);
+    return 0;
+}
+
+/* 1 when term t has a posting for docno; its tf in *tf. */
+static int posting_of(const term *t, uint32_t docno, uint32_t *tf)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->p[mid].doc == docno) {
+            *tf = t->p[mid].tf;
+            return 1;
+        }
+        if (t->p[mid].doc < docno)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+/* A live document's term list names each of its postings once. */
+static int check_term_list(chk *c, size_t i)
+{
+    const rcp_model *m = c->m;
+    const doc *d = &m->docs[i];
+    uint32_t j, tf;
+    for (j = 0; j < d->nterms; j++) {
+        uint32_t t = d->terms[j];
+        if (t >= m->nterms || !posting_of(&m->terms[t], (uint32_t)i, &tf)
+            || c->seen[t] == i + 1)
+            return bad(c, "doc %zu: term list entry %u (term %u) has no "
+                       "posting or repeats", i, j, t);
+        c->seen[t] = (uint32_t)i + 1;
+    }
+    return 0;
+}
+
+static int check_postings(chk *c)
+{
+    const rcp_model *m = c->m;
+    size_t i;
+    if (m->nterms > m->termcap || m->tix.n != m->nterms)
+        return bad(c, "%zu terms, the term table holds %zu", m->nterms,
+                   m->tix.n);
+    for (i = 0; i < m->nterms; i++)
+        if (check_term(c, i))
+            return -1;
+    for (i = 0; i < m->ndocs; i++) {
+        const doc *d = &m->docs[i];
+        if (c->cnt[i] != d->nterms || c->tf[i] != d->len)
+            return bad(c, "doc %zu: %u postings summing tf %llu, but nterms "
+                       "%u and length %u", i, c->cnt[i],
+                       (unsigned long long)c->tf[i], d->nterms, d->len);
+    }
+    memset(c->seen, 0, (m->nterms + m->ndocs + 1) * sizeof *c->seen);
+    for (i = 0; i < m->ndocs; i++)
+        if (m->docs[i].live && check_term_list(c, i))
+            return -1;
+    return 0;
+}
+
+/* Note 12: what the fast path stored is what the plain path gives -- the
+** postings of rcp_tokenize's terms with their counts, the length, and
+** rcp_model_embed's vector, bit for bit -- for every document with text. */
+static int check_text(chk *c, size_t i, rcp_tokens *tk, float *vec)
+{
+    const rcp_model *m = c->m;
+    const doc *d = &m->docs[i];
+    size_t j, sl, distinct = 0;
+    uint32_t tf;
+    if (rcp_tokenize(tk, d->text, d->textlen, m->o.tok_flags)
+        || rcp_model_embed(m, d->text, d->textlen, RCP_KIND_DOCUMENT, vec))
+        return bad(c, "out of memory");
+    if (tk->n != d->len)
+        return bad(c, "doc %zu: %zu tokens, but length %u", i, tk->n, d->len);
+    for (j = 0; j < tk->n; j++) {
+        const char *s = tk->buf + tk->v[j].term;
+        size_t n = tk->v[j].tlen;
+        sl = sidx_find(&m->tix, m, term_eq, s, n, hash_bytes(1, s, n));
+        if (!m->tix.slot[sl])
+            return bad(c, "doc %zu: term '%.*s' is not indexed", i, (int)n,
+                       s);
+        c->seen[m->tix.slot[sl] - 1]++;
+    }
+    for (j = 0; j < tk->n; j++) {
+        const char *s = tk->buf + tk->v[j].term;
+        size_t n = tk->v[j].tlen;
+        uint32_t t;
+        sl = sidx_find(&m->tix, m, term_eq, s, n, hash_bytes(1, s, n));
+        t = m->tix.slot[sl] - 1;
+        if (!c->seen[t])
+            continue;
+        distinct++;
+        if (!posting_of(&m->terms[t], (uint32_t)i, &tf) || tf != c->seen[t])
+            return bad(c, "doc %zu: term '%.*s' occurs %u times, its "
+                       "posting disagrees", i, (int)n, s, c->seen[t]);
+        c->seen[t] = 0;
+    }
+    if (distinct != d->nterms)
+        return bad(c, "doc %zu: %zu distinct terms, but %u postings", i,
+                   distinct, d->nterms);
+    if (doc_vector(m, i)
+        && memcmp(vec, doc_vector(m, i), m->o.dim * sizeof *vec))
+        return bad(c, "doc %zu: its dense row is not the embedding of its "
+                   "text", i);
+    return 0;
+}
+
+static int check_texts(chk *c)
+{
+    const rcp_model *m = c->m;
+    float *vec = rcp_malloc(m->o.dim * sizeof *vec);
+    rcp_tokens tk;
+    size_t i;
+    int rc = 0;
+    if (!vec)
+        return bad(c, "out of memory");
+    rcp_tokens_init(&tk);
+    memset(c->seen, 0, (m->nterms + m->ndocs + 1) * sizeof *c->seen);
+    for (i = 0; rc == 0 && i < m->ndocs; i++)
+        if (m->docs[i].text)
+            rc = check_text(c, i, &tk, vec);
+    rcp_tokens_free(&tk);
+    rcp_free(vec);
+    return rc;
+}
+
+/* The id table: each id names its newest docno, which is the live one
+** when one is; one entry per distinct id. */
+static int check_ids(chk *c)
+{
+    const rcp_model *m = c->m;
+    size_t i, named = 0, slots = 0;
+    for (i = 0; i < m->ids.cap; i++)
+        if (m->ids.slot[i] && m->ids.slot[i] > m->ndocs)
+            return bad(c, "the id table names docno %u of %zu",
+                       m->ids.slot[i] - 1, m->ndocs);
+        else
+            slots += m->ids.slot[i] != 0;
+    for (i = 0; i < m->ndocs; i++) {
+        const doc *d = &m->docs[i];
+        long f = find_doc(m, d->id, d->idlen);
+        if (f < (long)i || (d->live && f != (long)i))
+            return bad(c, "doc %zu (%.*s): the id table gives %ld", i,
+                       (int)d->idlen, d->id, f);
+        named += f == (long)i;
+    }
+    if (named != m->ids.n || slots != m->ids.n)
+        return bad(c, "%zu distinct ids, %zu slots, the table counts %zu",
+                   named, slots, m->ids.n);
+    return 0;
+}
+
+/* Note 13: each chunked document's chain, from the parents table, holds
+** its chunk docnos newest first, each chunk in exactly one chain. */
+static int check_chains(chk *c)
+{
+    const rcp_model *m = c->m;
+    size_t i, chunks = 0, walked = 0, heads = 0;
+    for (i = 0; i < m->ndocs; i++)
+        chunks += m->docs[i].ck != NULL;
+    for (i = 0; i < m->parents.cap; i++) {
+        uint32_t no = m->parents.slot[i], prev = NO_DOC, steps = 0;
+        const part *h;
+        if (!no)
+            continue;
+        heads++;
+        if (--no >= m->ndocs || !(h = m->docs[no].ck))
+            return bad(c, "the parents table names docno %u, not a chunk",
+                       no);
+        for (; no != NO_DOC; prev = no, no = m->docs[no].ck->sib) {
+            const part *p;
+            if (no >= m->ndocs || no >= prev || ++steps > m->ndocs
+                || !(p = m->docs[no].ck) || p->oflen != h->oflen
+                || memcmp(p->of, h->of, h->oflen))
+                return bad(c, "the chunk chain of '%.*s' is broken at "
+                           "docno %u", (int)h->oflen, h->of, no);
+            walked++;
+        }
+    }
+    if (walked != chunks || heads != m->parents.n)
+        return bad(c, "%zu chunks, %zu in chains, %zu chains (table: %zu)",
+                   chunks, walked, heads, m->parents.n);
+    return 0;
+}
+
+/* Note 11: the retained, oldest death first, each once; what they take;
+** and expire's promise (within the budget, seen by a kept version). */
+static int check_ring(chk *c)
+{
+    const rcp_model *m = c->m;
+    size_t i, held = 0, retained = 0;
+    uint64_t last = 0;
+    if (m->gcount > m->keep || m->ghead > m->keep || m->floor > m->version)
+        return bad(c, "the retained ring (head %zu, %zu of %zu) or the "
+                   "floor is out of range", m->ghead, m->gcount, m->keep);
+    memset(c->seen, 0, (m->nterms + m->ndocs + 1) * sizeof *c->seen);
+    for (i = 0; i < m->gcount; i++) {
+        uint32_t no = m->grave[(m->ghead + i) % (m->keep + 1)];
+        const doc *d;
+        if (no >= m->ndocs || (d = &m->docs[no])->live || !d->text
+            || c->seen[no] || d->vdel < last)
+            return bad(c, "retained entry %zu (docno %u) is not a dead "
+                       "document with text, once, in order of death", i, no);
+        c->seen[no] = 1;
+        last = d->vdel;
+        held += kept_bytes(m, d);
+    }
+    for (i = 0; i < m->ndocs; i++)
+        retained += !m->docs[i].live && m->docs[i].text;
+    if (retained != m->gcount || held != m->held_bytes)
+        return bad(c, "%zu retained taking %zu bytes; the ring holds %zu, "
+                   "counted %zu bytes", retained, held, m->gcount,
+                   m->held_bytes);
+    if (m->gcount && (m->held_bytes > m->o.snapshot_bytes
+                      || m->docs[m->grave[m->ghead]].vdel + m->keep
+                         <= m->version))
+        return bad(c, "a retained document is over the budget or seen by "
+                   "no kept version");
+    return 0;
+}
+
+/* Note 10: the statistics remembered for each searchable version are
+** those of the documents visible at it, none of which was dropped.
+** Difference arrays over the versions, so O(docnos + versions). */
+static int check_versions(chk *c)
+{
+    const rcp_model *m = c->m;
+    uint64_t lo = m->version > m->keep ? m->version - m->keep : 0, v;
+    size_t span, i;
+    int64_t *dn, *dt, n = 0, t = 0;
+    if (lo < m->floor)
+        lo = m->floor;
+    span = (size_t)(m->version - lo) + 2;
+    dn = rcp_malloc(span * sizeof *dn);
+    dt = rcp_malloc(span * sizeof *dt);
+    if (!dn || !dt) {
+        rcp_free(dn);
+        rcp_free(dt);
+        return bad(c, "out of memory");
+    }
+    memset(dn, 0, span * sizeof *dn);
+    memset(dt, 0, span * sizeof *dt);
+    for (i = 0; i < m->ndocs; i++) {
+        const doc *d = &m->docs[i];
+        uint64_t a = d->vadd > lo ? d->vadd : lo;
+        uint64_t b = d->vdel < m->version + 1 ? d->vdel : m->version + 1;
+        if (a >= b)
+            continue;
+        if (!d->text) {
+            rcp_free(dn);
+            rcp_free(dt);
+            return bad(c, "doc %zu was dropped but version %llu is kept", i,
+                       (unsigned long long)a);
+        }
+        dn[a - lo]++, dt[a - lo] += d->len;
+        dn[b - lo]--, dt[b - lo] -= d->len;
+    }
+    for (v = lo; v <= m->version; v++) {
+        const struct vstat *h = &m->hist[v % (m->keep + 1)];
+        n += dn[v - lo];
+        t += dt[v - lo];
+        if (rcp_model_has_version(m, v)
+            && ((int64_t)h->n != n || (int64_t)h->total != t))
+            break;
+    }
+    rcp_free(dn);
+    rcp_free(dt);
+    if (v <= m->version)
+        return bad(c, "version %llu: %lld documents of %lld tokens were "
+                   "visible, its snapshot says %llu and %llu",
+                   (unsigned long long)v, (long long)n, (long long)t,
+                   (unsigned long long)m->hist[v % (m->keep + 1)].n,
+                   (unsigned long long)m->hist[v % (m->keep + 1)].total);
+    return 0;
+}
+
+/* Note 12: the lexicon names terms that exist, and no feature is left
+** marked between adds. */
+static int check_lexicon(chk *c)
+{
+    const lexicon *x = &c->m->lex;
+    size_t i, off;
+    for (i = off = 0; i < x->n; i++) {
+        const lexent *e = lex_at(x, (uint32_t)(off / 8));
+        if (off + lex_size(e->nf) > x->alen
+            || (e->term != LEX_STOP && e->term >= c->m->nterms)
+            || e->stamp > c->m->stamp)
+            return bad(c, "lexicon entry %zu is out of range", i);
+        off += lex_size(e->nf);
+    }
+    for (i = 0; i < x->nfid; i++)
+        if (x->fmark[i])
+            return bad(c, "lexicon feature %zu is still marked", i);
+    return 0;
+}
+
+int rcp_model_check(const rcp_model *m, unsigned flags, char *err,
+                    size_t errlen)
+{
+    chk c;
+    size_t n;
+    int rc;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.err = err;
+    c.errlen = errlen;
+    if (errlen)
+        err[0] = 0;
+    if (!m)
+        return bad(&c, "no model");
+    n = m->ndocs + m->nterms + 1;
+    c.cnt = rcp_malloc(n * sizeof *c.cnt);
+    c.tf = rcp_malloc(n * sizeof *c.tf);
+    c.seen = rcp_malloc(n * sizeof *c.seen);
+    if (!c.cnt || !c.tf || !c.seen)
+        rc = bad(&c, "out of memory");
+    else {
+        memset(c.cnt, 0, n * sizeof *c.cnt);
+        memset(c.tf, 0, n * sizeof *c.tf);
+        rc = check_docs(&c) || check_postings(&c) || check_ids(&c)
+             || check_chains(&c) || check_ring(&c) || check_versions(&c)
+             || check_lexicon(&c)
+             || ((flags & RCP_MODEL_CHECK_TEXTS) && check_texts(&c)) ? -1 : 0;
+    }
+    rcp_free(c.cnt);
+    rcp_free(c.tf);
+    rcp_free(c.seen);
+    return rc;
+}
+
+/* Test hook (rcp.h, INTERNAL): break one invariant on purpose. */
+static int break_order(rcp_model *m)
+{
+    size_t i;
+    for (i = 0; i < m->nterms; i++)
+        if (m->terms[i].n >= 2) {
+            posting p = m->terms[i].p[0];
+            m->terms[i].p[0] = m->terms[i].p[1];
+            m->terms[i].p[1] = p;
+            return 0;
+        }
+    return -1;
+}
+
+static int break_chain(rcp_model *m)
+{
+    size_t i;
+    for (i = 0; i < m->ndocs; i++)
+        if (m->docs[i].ck && m->docs[i].ck->sib != NO_DOC) {
+            m->docs[i].ck->sib = NO_DOC;
+            return 0;
+        }
+    return -1;
+}
+
+static int break_id(rcp_model *m)
+{
+    size_t sl;
+    if (!m->ndocs)
+        return -1;
+    sl = sidx_find(&m->ids, m, doc_eq, m->docs[0].id, m->docs[0].idlen,
+                   m->docs[0].h);
+    m->ids.slot[sl] = 0;
+    return 0;
+}
+
+int model_break(rcp_model *m, int what)
+{
+    switch (what) {
+    case MODEL_BREAK_POSTING_ORDER:
+        return break_order(m);
+    case MODEL_BREAK_DF:
+        return m->nterms ? (m->terms[0].df++, 0) : -1;
+    case MODEL_BREAK_TF:
+        return m->nterms && m->terms[0].n ? (m->terms[0].p[0].tf++, 0) : -1;
+    case MODEL_BREAK_LIVE_COUNT:
+        return m->live++, 0;
+    case MODEL_BREAK_TOTAL_LEN:
+        return m->total_len++, 0;
+    case MODEL_BREAK_LIVE_BIT:
+        return m->ndocs ? (m->livebits[0] ^= 1, 0) : -1;
+    case MODEL_BREAK_ID_TABLE:
+        return break_id(m);
+    case MODEL_BREAK_CHUNK_CHAIN:
+        return break_chain(m);
+    case MODEL_BREAK_RETAINED_BYTES:
+        return m->held_bytes++, 0;
+    case MODEL_BREAK_VERSION_STATS:
+        return m->hist[m->version % (m->keep + 1)].n++, 0;
+    case MODEL_BREAK_ROW:
+        return m->ndocs && doc_vector(m, 0) ? (m->vecs[0] += 0.5f, 0) : -1;
+    case MODEL_BREAK_LEXICON:
+        return m->lex.nfid ? (m->lex.fmark[0] = 1, 0) : -1;
+    }
+    return -1;
 }

@@ -1058,7 +1058,8 @@ typedef struct rcp_model_chunkref {
 /* §7.10 upsert: id[0..idlen) replaces any live document with that id.
 ** text and meta (serialised JSON object or NULL) are copied.  Re-adding
 ** the same id, text and meta changes nothing (not even the version).
-** 0 ok, -1 out of memory (the model is unchanged). */
+** 0 ok, -1 out of memory or a NULL pointer with a length (the model is
+** unchanged). */
 int rcp_model_add(rcp_model *m, const char *id, size_t idlen,
                   const char *text, size_t len, const char *meta,
                   size_t metalen);
@@ -1089,7 +1090,8 @@ int rcp_model_add_from(rcp_model *m, const char *id, size_t idlen,
                        const char *text, size_t len, const char *meta,
                        size_t metalen, const rcp_model_chunkref *ck,
                        const rcp_model_origin *origin);
-/* §7.11: 1 when a live document was removed, 0 when absent. */
+/* §7.11: 1 when a live document was removed, 0 when absent, -1 when id
+** is NULL with idlen > 0. */
 int rcp_model_delete(rcp_model *m, const char *id, size_t idlen);
 /* Undo every change made after version v, so the model serves exactly
 ** what it served at v and goes on from v as if those changes never were
@@ -1151,6 +1153,21 @@ typedef struct rcp_model_stats {
     uint64_t oldest;        /* the oldest version still searchable */
 } rcp_model_stats;
 void rcp_model_stat(const rcp_model *m, rcp_model_stats *out);
+/* The engine's integrity check (SQLite's PRAGMA integrity_check): every
+** invariant of model.c's design notes recomputed from scratch -- posting
+** lists sorted and naming existing documents, document frequencies,
+** counts and lengths those of the live documents, the id and chunk
+** tables, the retained ring and its byte count, each searchable
+** version's statistics, the lexicon; with RCP_MODEL_CHECK_TEXTS also
+** every stored text's postings, length and dense row exactly what
+** rcp_tokenize and rcp_model_embed give it (design note 12: the fast
+** path agrees with the plain one).  0 when all hold; else -1 and the
+** first violation in err[0..errlen) ("out of memory" when the check
+** itself could not allocate).  It reads everything the model holds
+** (and with the flag tokenizes and embeds every text): for tests. */
+#define RCP_MODEL_CHECK_TEXTS 1u
+int  rcp_model_check(const rcp_model *m, unsigned flags, char *err,
+                     size_t errlen);
 
 /* --- §16.3 fusion of ranked lists (usable on its own) --- */
 
@@ -1230,7 +1247,8 @@ typedef struct rcp_model_query {
     ** in [0, 1) rising, the stage ("recall", "rerank", "diversify") and,
     ** once recall is done, the candidates so far (best first, borrowed for
     ** the call; NULL before).  A nonzero return stops the search, and
-    ** rcp_model_search returns that value (so use one other than -1). */
+    ** rcp_model_search returns that value (so use one other than -1,
+    ** RCP_MODEL_GONE and RCP_MODEL_INVALID). */
     int       (*checkpoint)(void *ud, double progress, const char *stage,
                             const rcp_model_hit *partial, size_t npartial);
     void       *ud;            /* passed to accept and checkpoint */
@@ -1251,9 +1269,14 @@ void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
 ** MMR's selection order and score stays the relevance score, so scores
 ** need not fall monotonically.  With rerank_top < k only the reranked
 ** hits are returned (§3.3 funnel: the caller clamps).  0 ok, -1 out of
-** memory or (no dense index) a dense or hybrid mode or MMR, RCP_MODEL_GONE when q pins a version no longer kept (§7.7.1:
-** -32010), or the nonzero value q->checkpoint returned. */
-#define RCP_MODEL_GONE (-2)
+** memory (or m, q, nhits NULL, hits NULL with k > 0, or, with no dense
+** index, a dense or hybrid mode or MMR), RCP_MODEL_GONE when q pins a
+** version no longer kept (§7.7.1: -32010), RCP_MODEL_INVALID when q is
+** out of its bounds above (text NULL with len > 0, an unknown mode,
+** fusion or rerank, mmr_lambda above 1 or NaN), or the nonzero value
+** q->checkpoint returned. */
+#define RCP_MODEL_GONE    (-2)
+#define RCP_MODEL_INVALID (-3)
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits);
 
@@ -1504,8 +1527,9 @@ long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
 ** rcp_* symbols are).  Each name carries the prefix of its file or of the
 ** object it works on: proto_ (rcp.c, the protocol's seams), call_ (rcp.c,
 ** what a method body uses of the request it serves), methods_
-** (methods.c), graph_ (graph.c), transport_ (transport.c), json_, text_
-** and TEXT_; what only one file needs stays static there.
+** (methods.c), graph_ (graph.c), transport_ (transport.c), json_,
+** model_, MODEL_, text_ and TEXT_; what only one file needs stays static
+** there.
 **
 ** A request changes hands four times, each at one seam:
 **   bytes -> frame       transport.c  transport_framer (server and client)
@@ -1889,6 +1913,21 @@ void   json_write_string(rcp_buf *b, const char *s, size_t n, int fast);
 /* rcp_jw_value; fast = 0 writes through the public rcp_jw_ calls. */
 void   json_write_value(rcp_jw *w, const rcp_json *v, int fast);
 
+
+/* MARK: - Engine internals (model.c): the checker's test hook ------------ */
+
+/* Break one invariant of m on purpose, so tests/test_model.c can prove
+** that rcp_model_check sees each kind of damage (SQLite's
+** sqlite3_test_control).  Afterwards m may only be checked and freed.
+** 0 done; -1 when m holds nothing to break that way. */
+enum {
+    MODEL_BREAK_POSTING_ORDER, MODEL_BREAK_DF, MODEL_BREAK_TF,
+    MODEL_BREAK_LIVE_COUNT, MODEL_BREAK_TOTAL_LEN, MODEL_BREAK_LIVE_BIT,
+    MODEL_BREAK_ID_TABLE, MODEL_BREAK_CHUNK_CHAIN,
+    MODEL_BREAK_RETAINED_BYTES, MODEL_BREAK_VERSION_STATS, MODEL_BREAK_ROW,
+    MODEL_BREAK_LEXICON, MODEL_BREAK_KINDS
+};
+int model_break(rcp_model *m, int what);
 
 /* MARK: - Text internals (text.c): the scanner under rcp_tokenize -------- */
 

@@ -39,10 +39,61 @@ static double cosine(const float *a, const float *b, size_t n)
     return d;
 }
 
+/* Every invariant holds (rcp_model_check): after every change a test
+** makes, through the helpers below, each stored text checked against the
+** plain path too.  A check reads the whole model, so where a loop makes
+** thousands of changes (the _quick helpers) the structure is checked
+** after every seventh and everything at the loop's end: a broken
+** invariant stays broken until it is seen. */
+static void check_flags(const rcp_model *m, unsigned flags)
+{
+    char err[256];
+    ck_assert_msg(rcp_model_check(m, flags, err, sizeof err) == 0, "%s",
+                  err);
+}
+
+static void check(const rcp_model *m)
+{
+    check_flags(m, RCP_MODEL_CHECK_TEXTS);
+}
+
 static void add(rcp_model *m, const char *id, const char *text)
 {
     ck_assert_int_eq(rcp_model_add(m, id, strlen(id), text, strlen(text),
                                    NULL, 0), 0);
+    check(m);
+}
+
+static int del(rcp_model *m, const char *id)
+{
+    int rc = rcp_model_delete(m, id, strlen(id));
+    check(m);
+    return rc;
+}
+
+static unsigned long QUICK;
+
+static void add_quick(rcp_model *m, const char *id, const char *text)
+{
+    ck_assert_int_eq(rcp_model_add(m, id, strlen(id), text, strlen(text),
+                                   NULL, 0), 0);
+    if (++QUICK % 7 == 0)
+        check_flags(m, 0);
+}
+
+static int del_quick(rcp_model *m, const char *id)
+{
+    int rc = rcp_model_delete(m, id, strlen(id));
+    if (++QUICK % 7 == 0)
+        check_flags(m, 0);
+    return rc;
+}
+
+static int roll(rcp_model *m, uint64_t v)
+{
+    int rc = rcp_model_rollback(m, v);
+    check(m);
+    return rc;
 }
 
 /* issue 12: no second stoplist in the embedders: "help" and "hello" are
@@ -87,7 +138,7 @@ START_TEST(embed_is_independent_of_the_corpus)
     embed(m, q, before);
     add(m, "1", "hypersonic flow heat transfer measurements");
     add(m, "2", "boundary layer transition at high speed");
-    ck_assert_int_eq(rcp_model_delete(m, "2", 1), 1);
+    ck_assert_int_eq(del(m, "2"), 1);
     embed(m, q, after);
     embed(fresh, q, other);
     ck_assert_int_eq(memcmp(before, after, sizeof before), 0);
@@ -384,12 +435,14 @@ START_TEST(without_a_dense_index_sparse_search_is_unchanged)
         ck_assert_ptr_nonnull(nd = rcp_model_new(&o, err, sizeof err));
         for (i = 0; i < 3000; i++) {
             snprintf(id, sizeof id, "%u", (unsigned)i);
-            add(nd, id, "common words here and a flow");
+            add_quick(nd, id, "common words here and a flow");
         }
+        check(nd);
         for (i = 0; i < 2999; i++) {
             snprintf(id, sizeof id, "%u", (unsigned)i);
-            ck_assert_int_eq(rcp_model_delete(nd, id, strlen(id)), 1);
+            ck_assert_int_eq(del_quick(nd, id), 1);
         }
+        check(nd);
         ck_assert_uint_eq(search(nd, "flow", RCP_MODE_SPARSE, h, 3), 1);
         ck_assert_str_eq(hit_id(nd, &h[0]), "2999");
         rcp_model_free(nd);
@@ -430,7 +483,7 @@ START_TEST(bm25_after_delete_and_upsert_equals_a_fresh_index)
     add(m, "y", "apple apple tart");
     add(m, "z", "banana split");
     add(m, "y", "cherry tart");              /* upsert */
-    ck_assert_int_eq(rcp_model_delete(m, "z", 1), 1);
+    ck_assert_int_eq(del(m, "z"), 1);
     add(f, "x", "apple pie");
     add(f, "y", "cherry tart");
     na = search(m, "apple tart", RCP_MODE_SPARSE, a, 5);
@@ -477,9 +530,9 @@ START_TEST(delete_is_idempotent_and_counts_only_removals)
     rcp_model *m = new_model(16);
     rcp_model_hit h[5];
     add(m, "a", "wing");
-    ck_assert_int_eq(rcp_model_delete(m, "a", 1), 1);
-    ck_assert_int_eq(rcp_model_delete(m, "a", 1), 0);
-    ck_assert_int_eq(rcp_model_delete(m, "never", 5), 0);
+    ck_assert_int_eq(del(m, "a"), 1);
+    ck_assert_int_eq(del(m, "a"), 0);
+    ck_assert_int_eq(del(m, "never"), 0);
     ck_assert_uint_eq(rcp_model_count(m), 0);
     ck_assert_uint_eq(search(m, "wing", RCP_MODE_SPARSE, h, 5), 0);
     ck_assert_uint_eq(search(m, "wing", RCP_MODE_DENSE, h, 5), 0);
@@ -496,12 +549,14 @@ START_TEST(many_deletes_sweep_postings_and_keep_results)
     int i;
     for (i = 0; i < 3000; i++) {
         snprintf(id, sizeof id, "%d", i);
-        add(m, id, "common words here and a flow");
+        add_quick(m, id, "common words here and a flow");
     }
+    check(m);
     for (i = 0; i < 2999; i++) {
         snprintf(id, sizeof id, "%d", i);
-        ck_assert_int_eq(rcp_model_delete(m, id, strlen(id)), 1);
+        ck_assert_int_eq(del_quick(m, id), 1);
     }
+    check(m);
     ck_assert_uint_eq(search(m, "flow", RCP_MODE_SPARSE, h, 3), 1);
     ck_assert_str_eq(hit_id(m, &h[0]), "2999");
     rcp_model_free(m);
@@ -991,7 +1046,7 @@ START_TEST(a_pinned_version_serves_the_results_it_served_then)
         /* the index changes: an upsert, a delete, new documents */
         if (mode == RCP_MODE_DENSE) {
             add(m, "b", "heat transfer to a cone");
-            ck_assert_int_eq(rcp_model_delete(m, "a", 1), 1);
+            ck_assert_int_eq(del(m, "a"), 1);
             add(m, "d", "boundary layer suction boundary layer");
         }
         n2 = search_at(m, "boundary layer", mode, v, now, 8, &rc);
@@ -1056,7 +1111,7 @@ static void same_model(const rcp_model *a, const rcp_model *b)
 }
 
 /* store.c, issue 8 item 9: a write that did not reach the disk is undone
-** in memory.  After rcp_model_rollback(m, v), m serves what a model that
+** in memory.  After roll(m, v), m serves what a model that
 ** never saw the undone changes serves, pinned versions before v too, and
 ** goes on from v as that model does. */
 START_TEST(rollback_serves_exactly_what_the_model_served_at_that_version)
@@ -1073,18 +1128,18 @@ START_TEST(rollback_serves_exactly_what_the_model_served_at_that_version)
         add(x, "a", "shock wave boundary layer interaction");
         add(x, "b", "boundary layer transition on a flat plate");
         add(x, "c", "wing flutter in transonic flow");
-        ck_assert_int_eq(rcp_model_delete(x, "c", 1), 1);
+        ck_assert_int_eq(del(x, "c"), 1);
         add(x, "d", "heat transfer in a boundary layer");
     }
     v = rcp_model_version(m);
     add(m, "b", "heat transfer to a cone");         /* replaced */
-    ck_assert_int_eq(rcp_model_delete(m, "a", 1), 1);   /* deleted */
+    ck_assert_int_eq(del(m, "a"), 1);   /* deleted */
     add(m, "e", "boundary layer suction");          /* new */
     add(m, "c", "wing flutter again");              /* deleted before */
     add(m, "e", "suction on a cone");               /* new, replaced */
-    ck_assert_int_eq(rcp_model_delete(m, "d", 1), 1);
-    ck_assert_int_eq(rcp_model_rollback(m, v + 7), -1);     /* the future */
-    ck_assert_int_eq(rcp_model_rollback(m, v), 0);
+    ck_assert_int_eq(del(m, "d"), 1);
+    ck_assert_int_eq(roll(m, v + 7), -1);     /* the future */
+    ck_assert_int_eq(roll(m, v), 0);
     same_model(m, f);
     ck_assert(rcp_model_has_version(m, v) && rcp_model_has_version(m, v - 1));
     ck_assert(!rcp_model_has_version(m, v + 1));
@@ -1098,8 +1153,8 @@ START_TEST(rollback_serves_exactly_what_the_model_served_at_that_version)
     add(f, "e", "suction near the wing");
     add(m, "a", "a shock wave again");
     add(f, "a", "a shock wave again");
-    ck_assert_int_eq(rcp_model_delete(m, "b", 1), 1);
-    ck_assert_int_eq(rcp_model_delete(f, "b", 1), 1);
+    ck_assert_int_eq(del(m, "b"), 1);
+    ck_assert_int_eq(del(f, "b"), 1);
     same_model(m, f);
     rcp_model_free(m);
     rcp_model_free(f);
@@ -1114,10 +1169,10 @@ START_TEST(rollback_serves_exactly_what_the_model_served_at_that_version)
     add(g, "b", "two");
     add(g, "c", "three");
     add(g, "a", "four");
-    ck_assert_int_eq(rcp_model_rollback(g, v), -1);
+    ck_assert_int_eq(roll(g, v), -1);
     ck_assert_uint_eq(rcp_model_version(g), v + 3);
     ck_assert_uint_eq(rcp_model_count(g), 3);
-    ck_assert_int_eq(rcp_model_rollback(g, v + 1), 0);
+    ck_assert_int_eq(roll(g, v + 1), 0);
     ck_assert_uint_eq(rcp_model_count(g), 2);
     ck_assert(rcp_model_find(g, "c", 1) < 0);
     rcp_model_free(g);
@@ -1157,7 +1212,7 @@ START_TEST(rollback_after_a_sweep_gives_up_thinned_snapshots)
         text[1] = (char)('a' + i);
         add(m, "big", text);
     }
-    ck_assert_int_eq(rcp_model_rollback(m, v), 0);
+    ck_assert_int_eq(roll(m, v), 0);
     ck_assert(rcp_model_has_version(m, v));
     ck_assert(!rcp_model_has_version(m, old));
     search_at(m, "w1", RCP_MODE_SPARSE, old, h, 8, &rc);
@@ -1241,17 +1296,20 @@ START_TEST(sweeping_keeps_what_a_retained_snapshot_sees)
     fresh = rcp_model_new(&o, err, sizeof err);
     for (k = 0; k < 3000; k++) {
         snprintf(id, sizeof id, "%d", k);
-        add(m, id, k % 3 ? "common words flow" : "rare shock flow");
+        add_quick(m, id, k % 3 ? "common words flow" : "rare shock flow");
     }
+    check(m);
     for (k = 0; k < 2600; k++) {
         snprintf(id, sizeof id, "%d", k);
-        ck_assert_int_eq(rcp_model_delete(m, id, strlen(id)), 1);
+        ck_assert_int_eq(del_quick(m, id), 1);
     }
+    check(m);
     v = rcp_model_version(m) - 300;           /* 2300 deleted then */
     for (k = 2300; k < 3000; k++) {
         snprintf(id, sizeof id, "%d", k);
-        add(fresh, id, k % 3 ? "common words flow" : "rare shock flow");
+        add_quick(fresh, id, k % 3 ? "common words flow" : "rare shock flow");
     }
+    check(fresh);
     add(m, "late", "rare shock shock flow");
     na = search_at_rr(m, "rare shock", RCP_MODE_SPARSE, v, RCP_RERANK_NONE,
                       a, 4, &rc);
@@ -1300,7 +1358,9 @@ static void churn(rcp_model *m, unsigned long i)
     snprintf(id, sizeof id, "d%lu", i % 10);
     snprintf(text, sizeof text, "%s %s %s revision r%lu of document %lu",
              w[i % 12], w[(i / 10) % 12], w[(i * 7) % 12], i, i % 10);
-    add(m, id, text);
+    add_quick(m, id, text);
+    if (i % 1000 == 999)
+        check(m);
 }
 
 static rcp_model *churn_model(unsigned keep)
@@ -1476,6 +1536,7 @@ static void add_part(rcp_model *m, const char *id, const char *text,
     rcp_model_chunkref ck = test_chunkref(of, index, start, strlen(text));
     ck_assert_int_eq(rcp_model_add_chunk(m, id, strlen(id), text,
                                          strlen(text), NULL, 0, &ck), 0);
+    check(m);
 }
 
 static seen_chunks chunks_of(const rcp_model *m, const char *of, uint64_t v)
@@ -1498,6 +1559,7 @@ START_TEST(chunk_links_are_the_engines_and_list_what_exists)
     add_part(m, "a#1", "wave layer", "a", 1, 6);
     ck_assert_int_eq(rcp_model_add(m, "x", 1, "plain", 5,
                      "{\"x-rcp-chunk\":{\"doc\":\"a\",\"index\":7}}", 37), 0);
+    check(m);
     v = rcp_model_version(m);
     s = chunks_of(m, "a", v);
     ck_assert_uint_eq(s.n, 2);
@@ -1523,6 +1585,7 @@ START_TEST(chunk_links_are_the_engines_and_list_what_exists)
     bad = test_chunkref("a", 2, 100000000, 3);
     ck_assert_int_eq(rcp_model_add_chunk(m, "a#2", 3, "fox", 2, NULL, 0,
                                          &bad), -1);
+    check(m);
     ck_assert_int_eq(rcp_model_chunks(m, "a", 1, rcp_model_version(m) + 1,
                                       note_chunk, &s), RCP_MODEL_GONE);
     rcp_model_free(m);
@@ -1543,7 +1606,7 @@ START_TEST(chunk_links_survive_the_reclaiming_of_documents)
         churn(m, k);
     ck_assert_uint_eq(chunks_of(m, "p", rcp_model_version(m)).mask, 3);
     ck_assert_uint_eq(chunks_of(m, "p", rcp_model_version(m)).n, 2);
-    ck_assert_int_eq(rcp_model_delete(m, "p#0", 3), 1);
+    ck_assert_int_eq(del(m, "p#0"), 1);
     for (; k < 9000; k++)
         churn(m, k);
     ck_assert_uint_eq(chunks_of(m, "p", rcp_model_version(m)).mask, 2);
@@ -1577,7 +1640,7 @@ START_TEST(rollback_across_a_reclaim_serves_the_version_it_goes_back_to)
     }
     add_part(m, "p#1", "second part", "p", 1, 11);
     ck_assert_uint_ge(shrank, 1);                   /* a compaction ran */
-    ck_assert_int_eq(rcp_model_rollback(m, v), 0);
+    ck_assert_int_eq(roll(m, v), 0);
     ck_assert_uint_eq(rcp_model_count(m), 11);
     ck_assert_uint_eq(chunks_of(m, "p", v).mask, 1);
     for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_SPARSE; mode++) {
@@ -1770,13 +1833,14 @@ START_TEST(rollback_out_of_memory_changes_nothing)
     add(m, "b", "second document about flow");
     v = rcp_model_version(m);
     add(m, "a", "replaced text on shocks");
-    ck_assert_int_eq(rcp_model_delete(m, "b", 1), 1);
+    ck_assert_int_eq(del(m, "b"), 1);
     add(f, "a", "replaced text on shocks");
     rcp_set_allocator(failing_alloc, NULL);
     fail_after = 0;
     ck_assert_int_eq(rcp_model_rollback(m, v), -1);
     fail_after = -1;
     rcp_set_allocator(NULL, NULL);
+    check(m);
     ck_assert_uint_eq(rcp_model_version(m), v + 2);
     ck_assert_uint_eq(rcp_model_count(m), 1);
     ck_assert_uint_eq(search(m, "wings flow", RCP_MODE_SPARSE, h, 4), 0);
@@ -1784,7 +1848,7 @@ START_TEST(rollback_out_of_memory_changes_nothing)
     ck_assert(search(m, "shocks", RCP_MODE_SPARSE, h, 4) == 1
               && search(f, "shocks", RCP_MODE_SPARSE, h + 1, 3) == 1
               && h[0].score == h[1].score);
-    ck_assert_int_eq(rcp_model_rollback(m, v), 0);
+    ck_assert_int_eq(roll(m, v), 0);
     ck_assert_uint_eq(rcp_model_count(m), 2);
     ck_assert_uint_eq(search(m, "wings flow", RCP_MODE_SPARSE, h, 4), 2);
     rcp_model_free(m);
@@ -1815,6 +1879,7 @@ START_TEST(add_and_search_fail_cleanly_when_memory_runs_out)
         ok = (rcp_model_search(m, &q, h, &n) == 0) && ok;
         fail_after = -1;
         rcp_set_allocator(NULL, NULL);
+        check(m);
         if (rcp_model_find(m, "b", 1) < 0)
             ck_assert_uint_eq(rcp_model_count(m), before);
         ck_assert_uint_ge(search(m, "wings", RCP_MODE_HYBRID, h, 4), 1);
@@ -2052,6 +2117,93 @@ START_TEST(mmr_trades_relevance_for_novelty)
 }
 END_TEST
 
+/* MARK: - the invariant checker */
+
+/* A model with something of every kind: live, upserted, deleted and
+** retained documents, a chunk chain, a lexicon, several versions. */
+static rcp_model *varied_model(void)
+{
+    rcp_model *m = new_model(16);
+    add(m, "a", "shock waves in a boundary layer");
+    add(m, "b", "heat transfer at the leading edge");
+    add(m, "a", "shock waves, revised");
+    add_part(m, "p#0", "first part ", "p", 0, 0);
+    add_part(m, "p#1", "second part", "p", 1, 11);
+    ck_assert_int_eq(del(m, "b"), 1);
+    return m;
+}
+
+START_TEST(the_checker_sees_every_kind_of_damage)
+{
+    /* GUIDE rule 6: rcp_model_check passes on a sound model (every test
+    ** here calls it after every change) and fails on each invariant
+    ** broken on purpose, naming it */
+    int what;
+    for (what = 0; what < MODEL_BREAK_KINDS; what++) {
+        rcp_model *m = varied_model();
+        char err[256];
+        ck_assert_int_eq(rcp_model_check(m, RCP_MODEL_CHECK_TEXTS, err,
+                                         sizeof err), 0);
+        ck_assert_str_eq(err, "");
+        ck_assert_int_eq(model_break(m, what), 0);
+        ck_assert_msg(rcp_model_check(m, RCP_MODEL_CHECK_TEXTS, err,
+                                      sizeof err) == -1,
+                      "damage %d went unseen", what);
+        ck_assert_msg(err[0] != 0, "damage %d: no message", what);
+        if (what != MODEL_BREAK_ROW)    /* only the texts show a row */
+            ck_assert_int_eq(rcp_model_check(m, 0, err, sizeof err), -1);
+        rcp_model_free(m);
+    }
+    {
+        rcp_model *m = new_model(8);
+        ck_assert_int_eq(model_break(m, MODEL_BREAK_KINDS), -1);
+        rcp_model_free(m);
+    }
+}
+END_TEST
+
+START_TEST(entry_points_refuse_bad_input_and_change_nothing)
+{
+    /* GUIDE rule 6: input is validated and answered with an error, the
+    ** model as it was (the asserts are for the model's own state) */
+    rcp_model *m = varied_model();
+    rcp_model_query q;
+    rcp_model_hit h[4];
+    uint64_t v = rcp_model_version(m);
+    float vec[16];
+    size_t n = 9;
+    ck_assert_int_eq(rcp_model_add(m, NULL, 3, "text", 4, NULL, 0), -1);
+    ck_assert_int_eq(rcp_model_add(m, "x", 1, NULL, 4, NULL, 0), -1);
+    ck_assert_int_eq(rcp_model_add(m, "x", 1, "text", 4, NULL, 2), -1);
+    ck_assert_int_eq(rcp_model_delete(m, NULL, 1), -1);
+    ck_assert_int_eq(rcp_model_embed(m, NULL, 3, RCP_KIND_QUERY, vec), -1);
+    ck_assert_int_eq(rcp_model_doc(m, 0, NULL), -1);
+    ck_assert_int_eq(rcp_model_find(m, NULL, 1), -1);
+    rcp_model_query_init(&q);
+    q.text = "shock";
+    q.len = 5;
+    q.k = 4;
+    ck_assert_int_eq(rcp_model_search(m, &q, NULL, &n), -1);
+    q.mode = 7;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), RCP_MODEL_INVALID);
+    ck_assert_uint_eq(n, 0);
+    q.mode = RCP_MODE_HYBRID;
+    q.mmr_lambda = 1.5;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), RCP_MODEL_INVALID);
+    q.mmr_lambda = nan("");
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), RCP_MODEL_INVALID);
+    q.mmr_lambda = -1;
+    q.text = NULL;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), RCP_MODEL_INVALID);
+    q.text = "shock";
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    ck_assert_uint_ge(n, 1);
+    ck_assert(rcp_model_version(m) == v);
+    check(m);
+    rcp_model_free(m);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("model");
@@ -2144,6 +2296,10 @@ static Suite *make_suite(void)
     tcase_add_test(tc, weighted_fusion_normalises_min_max_per_list);
     tcase_add_test(tc, convex_fusion_anchors_the_floor_not_the_minimum);
     tcase_add_test(tc, fusion_counts_an_id_repeated_in_one_list_once);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("check");
+    tcase_add_test(tc, the_checker_sees_every_kind_of_damage);
+    tcase_add_test(tc, entry_points_refuse_bad_input_and_change_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
