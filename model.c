@@ -71,6 +71,32 @@
 **     link to its document (§7.10) is the document's own attribute
 **     (rcp_model_chunkref), chained per document through the parents
 **     table, so "the chunks of X" is a walk over chunks that exist.
+** 14. Every fast path has its plain reference, and the reference comes
+**     first in this file: index_slow (rcp_tokenize, rcp_model_embed,
+**     post_doc) before the lexicon path (note 12), embed_tokens before
+**     embed_lex, dense_exact before the SIMD scan, bm25_part before its
+**     table.  Tests prove they agree: rcp_model_check with
+**     RCP_MODEL_CHECK_TEXTS, run after the changes of tests/test_model.c,
+**     compares every stored text's postings, length and row with the
+**     plain path's (and indexed_vectors_are_exactly_the_embedding_of_
+**     their_text with the lexicon emptied before every document);
+**     filtered_dense_recall_is_the_exact_top_k_of_what_passes and
+**     dense_ties_wider_than_the_scan_keep_the_id_order the scan.
+**     model_tokenize (the lexicon's tokens for RM3 and the cross-encoder)
+**     is the exception: where a stem is as long as its word ("study",
+**     "studi") it keeps the word -- a known defect, left for a change of
+**     its own, since mending it moves the retrieval figures.
+** 15. A filter (§8) is a bitmap, made once per search: each document's
+**     values of the declared fields are read from its meta once, when it
+**     is added, into one column per field (a cell per docno: absent, of
+**     another type, a typed value, or an array of them), so no meta is
+**     parsed at query time, and recall scans the bitmap -- the dense
+**     leg keeps the SIMD scan (vec.c's allow), BM25 scores only what
+**     passes.  Values are per docno like postings: a pinned version
+**     filters its documents as they were; a dropped one (note 11) gives
+**     its values back with its text; compaction moves the cells.
+**     Statistics (N, df) stay those of everything visible: a filter
+**     chooses candidates, it does not change scores.
 **
 ** THE LIFE OF A DOCUMENT (state: the function that moves it)
 **
@@ -82,7 +108,8 @@
 **   gone    --compact_docs-->      absent: docno, row and postings given
 **                                  back, later docnos renumbered
 **
-** THE PIPELINE (rcp_model_search): candidates (recall: dense | sparse |
+** THE PIPELINE (rcp_model_search): the view (live or pinned) and the
+** filter's bitmap -> candidates (recall: dense | sparse |
 ** hybrid = BM25 pass -> feedback -> dense + BM25/RM3 -> fuse) -> rerank
 ** (cross-encoder or colbert over the top N, cascaded with the recall rank
 ** by RRF) -> MMR -> confidence for the hits returned.
@@ -742,6 +769,8 @@ typedef struct doc {
     uint64_t  vadd, vdel;       /* visible at versions [vadd, vdel) */
     part     *ck;               /* §7.10 chunk link, or NULL */
     uint32_t  origin;           /* §15.2 index in the model's origins */
+    char     *fblob;            /* its §8 values' elements and bytes */
+    size_t    fbytes;
 } doc;
 
 /* §15.2 a (trust, source) pair documents share; origins[0] is
@@ -751,6 +780,23 @@ typedef struct origin {
     size_t   len;
     char    *source;            /* len bytes + NUL */
 } origin;
+
+/* §8: a document's value of a declared field, typed when it was added
+** (note 15).  A cell is FV_ABSENT (no such key, or null), FV_BAD (there,
+** but not of the field's type: it matches only ne, nin and exists),
+** FV_VAL, or FV_ARRAY (n elements at u.el, each FV_BAD or FV_VAL).
+** Strings and elements live in the document's fblob. */
+enum { FV_ABSENT, FV_BAD, FV_VAL, FV_ARRAY };
+typedef struct fval {
+    union {
+        double      x;          /* int, float */
+        int64_t     i;          /* date (epoch ms), bool (0, 1) */
+        const char *s;          /* keyword, text */
+        const struct fval *el;  /* FV_ARRAY */
+    } u;
+    uint32_t n;                 /* a string's bytes; an array's elements */
+    uint8_t  kind;              /* FV_* */
+} fval;
 
 /* Static word vectors (word2vec / GloVe text format). */
 typedef struct wvec {
@@ -866,6 +912,16 @@ struct rcp_model {
     size_t   wtcap;
     char    *wbuf;              /* their bytes, each zero-padded */
     size_t   wbcap;
+    /* §8 the declared fields (o.fields points here; names in fnames),
+    ** their indices sorted by (length, name) for the meta reader, and one
+    ** column of cells per field, row = docno; meta is parsed in farena */
+    rcp_field *fields;
+    char     *fnames;
+    uint32_t *fsorted;
+    fval    **col;
+    size_t    colcap;
+    rcp_arena farena;
+    const rcp_json **fseen;     /* scratch: each field's value in a meta */
 };
 
 void rcp_model_opts_init(rcp_model_opts *o)
@@ -1370,6 +1426,375 @@ size_t rcp_model_multi_dim(const rcp_model *m)
     return m->o.multi_dim;
 }
 
+/* MARK: - §8 Field values: typed once, when a document is added ----------- */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    int64_t era, yoe, doy, doe;
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* Read exactly n digits at *p. */
+static int digits(const char **p, const char *end, int n, int *out)
+{
+    int v = 0;
+    while (n--) {
+        if (*p >= end || **p < '0' || **p > '9')
+            return -1;
+        v = v * 10 + (*(*p)++ - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* The time and offset of a date-time after its date: T hh:mm:ss, an
+** optional fraction, then Z or +hh:mm / -hh:mm; *s the seconds into the
+** day (UTC), *ms the fraction's milliseconds. */
+static int rfc3339_time(const char *p, const char *e, int64_t *s, int64_t *ms)
+{
+    int h, mi, sec, oh = 0, om = 0, sign = 0;
+    double frac = 0, scale = 0.1;
+    if ((*p != 'T' && *p != 't' && *p != ' ') || (++p, digits(&p, e, 2, &h))
+        || p >= e || *p++ != ':' || digits(&p, e, 2, &mi) || p >= e
+        || *p++ != ':' || digits(&p, e, 2, &sec) || h > 23 || mi > 59
+        || sec > 60)
+        return -1;
+    if (p < e && *p == '.') {
+        if (++p >= e || *p < '0' || *p > '9')
+            return -1;
+        for (; p < e && *p >= '0' && *p <= '9'; p++, scale /= 10)
+            frac += (*p - '0') * scale;
+    }
+    if (p < e && (*p == 'Z' || *p == 'z')) {
+        p++;
+    } else if (p < e && (*p == '+' || *p == '-')) {
+        sign = *p++ == '-' ? -1 : 1;
+        if (digits(&p, e, 2, &oh) || p >= e || *p++ != ':'
+            || digits(&p, e, 2, &om) || oh > 23 || om > 59)
+            return -1;
+    } else {
+        return -1;
+    }
+    if (p != e)
+        return -1;
+    *s = h * 3600 + mi * 60 + sec - sign * (oh * 3600 + om * 60);
+    *ms = (int64_t)(frac * 1000);
+    return 0;
+}
+
+/* §4.6 RFC 3339 date-time ("2017-06-12T00:00:00Z", offsets, fractions)
+** or a full-date ("2017-06-12", midnight UTC) into epoch milliseconds. */
+static int parse_rfc3339(const char *p, size_t n, int64_t *ms)
+{
+    static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30,
+                                 31 };
+    const char *e = p + n;
+    int y, mo, d;
+    int64_t secs = 0, frac = 0;
+    if (digits(&p, e, 4, &y) || p >= e || *p++ != '-' || digits(&p, e, 2, &mo)
+        || p >= e || *p++ != '-' || digits(&p, e, 2, &d) || mo < 1
+        || mo > 12 || d < 1 || d > mdays[mo - 1]
+        || (mo == 2 && d == 29 && (y % 4 || (y % 100 == 0 && y % 400))))
+        return -1;
+    if (p < e && rfc3339_time(p, e, &secs, &frac))
+        return -1;
+    *ms = (days_from_civil(y, mo, d) * 86400 + secs) * 1000 + frac;
+    return 0;
+}
+
+int rcp_model_value_of(rcp_field_type t, const rcp_json *v,
+                       rcp_model_value *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!v)
+        return -1;
+    switch (t) {
+    case RCP_FIELD_KEYWORD:
+    case RCP_FIELD_TEXT:
+        if (v->type != RCP_JSON_STRING)
+            return -1;
+        out->s = v->s;
+        out->len = v->n;
+        return 0;
+    case RCP_FIELD_INT:
+    case RCP_FIELD_FLOAT:
+        if (v->type != RCP_JSON_NUMBER)
+            return -1;
+        out->num = rcp_json_num(v);
+        return 0;
+    case RCP_FIELD_BOOL:
+        if (v->type != RCP_JSON_TRUE && v->type != RCP_JSON_FALSE)
+            return -1;
+        out->ms = v->type == RCP_JSON_TRUE;
+        return 0;
+    case RCP_FIELD_DATE:
+        if (v->type == RCP_JSON_STRING)
+            return parse_rfc3339(v->s, v->n, &out->ms);
+        return rcp_json_int(v, &out->ms) ? 0 : -1;
+    }
+    return -1;
+}
+
+static int is_string_type(rcp_field_type t)
+{
+    return t == RCP_FIELD_KEYWORD || t == RCP_FIELD_TEXT;
+}
+
+/* Order of field names for the meta reader: length, then bytes. */
+static int name_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    if (an != bn)
+        return an < bn ? -1 : 1;
+    return an ? memcmp(a, b, an) : 0;
+}
+
+/* The declared field meta key k[0..n) names, or -1. */
+static long field_of(const rcp_model *m, const char *k, size_t n)
+{
+    size_t lo = 0, hi = m->o.nfields;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const rcp_field *f = &m->fields[m->fsorted[mid]];
+        int c = name_cmp(k, n, f->name, f->namelen);
+        if (c == 0)
+            return (long)m->fsorted[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return -1;
+}
+
+/* opts.fields copied (names and all), checked and sorted for field_of;
+** 0, or -1 with the reason in err. */
+static int fields_init(rcp_model *m, const rcp_model_opts *o, char *err,
+                       size_t errlen)
+{
+    size_t i, j, bytes = 0, n = o->nfields;
+    char *p;
+    m->o.fields = NULL;
+    m->o.nfields = 0;
+    if (!n)
+        return 0;
+    if (n > RCP_MODEL_MAX_FIELDS || !o->fields) {
+        snprintf(err, errlen, "at most %u fields", RCP_MODEL_MAX_FIELDS);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        const rcp_field *f = &o->fields[i];
+        if ((!f->name && f->namelen) || f->type < RCP_FIELD_KEYWORD
+            || f->type > RCP_FIELD_DATE || f->namelen > ((size_t)1 << 20)) {
+            snprintf(err, errlen, "field %lu: no name or an unknown type",
+                     (unsigned long)i);
+            return -1;
+        }
+        bytes += f->namelen + 1;
+    }
+    m->fields = rcp_malloc(n * sizeof *m->fields);
+    m->fnames = rcp_malloc(bytes);
+    m->fsorted = rcp_malloc(n * sizeof *m->fsorted);
+    m->col = rcp_malloc(n * sizeof *m->col);
+    m->fseen = rcp_malloc(n * sizeof *m->fseen);
+    if (!m->fields || !m->fnames || !m->fsorted || !m->col || !m->fseen) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memset(m->col, 0, n * sizeof *m->col);
+    for (i = 0, p = m->fnames; i < n; i++) {
+        m->fields[i] = o->fields[i];
+        if (o->fields[i].namelen)
+            memcpy(p, o->fields[i].name, o->fields[i].namelen);
+        p[o->fields[i].namelen] = 0;
+        m->fields[i].name = p;
+        p += o->fields[i].namelen + 1;
+    }
+    for (i = 0; i < n; i++) {           /* insertion sort: few fields */
+        uint32_t x = (uint32_t)i;
+        const rcp_field *f = &m->fields[x];
+        for (j = i; j > 0; j--) {
+            const rcp_field *g = &m->fields[m->fsorted[j - 1]];
+            int c = name_cmp(f->name, f->namelen, g->name, g->namelen);
+            if (c == 0) {
+                snprintf(err, errlen, "field '%.*s' is declared twice",
+                         (int)(f->namelen > 64 ? 64 : f->namelen), f->name);
+                return -1;
+            }
+            if (c > 0)
+                break;
+            m->fsorted[j] = m->fsorted[j - 1];
+        }
+        m->fsorted[j] = x;
+    }
+    m->o.fields = m->fields;
+    m->o.nfields = n;
+    rcp_arena_init(&m->farena, 0);
+    return 0;
+}
+
+/* Each declared field's value in meta, the last of a repeated key (a
+** null one counts as absent) into m->fseen; a meta that is not a JSON
+** object holds none.  0, or -1 out of memory. */
+static int meta_fields(rcp_model *m, const char *meta, size_t len)
+{
+    const rcp_json *v;
+    rcp_json_err e;
+    size_t i;
+    long f;
+    memset(m->fseen, 0, m->o.nfields * sizeof *m->fseen);
+    if (!meta)
+        return 0;
+    v = rcp_json_parse(&m->farena, meta, len, 0, &e);
+    if (!v)
+        return e.code == RCP_JSON_E_NOMEM ? -1 : 0;
+    for (i = 0; v->type == RCP_JSON_OBJECT && i < v->n; i++)
+        if ((f = field_of(m, v->kids[i].key, v->kids[i].keylen)) >= 0)
+            m->fseen[f] = v->kids[i].type == RCP_JSON_NULL ? NULL
+                                                            : &v->kids[i];
+    return 0;
+}
+
+/* What the values in m->fseen take out of line (array elements, then
+** string bytes): *el elements, *bytes bytes; -1 past 4 GiB. */
+static int fields_size(const rcp_model *m, size_t *el, size_t *bytes)
+{
+    size_t f, i;
+    *el = *bytes = 0;
+    for (f = 0; f < m->o.nfields; f++) {
+        const rcp_json *v = m->fseen[f];
+        int str = is_string_type(m->fields[f].type);
+        if (!v)
+            continue;
+        if (v->type == RCP_JSON_ARRAY) {
+            *el += v->n;
+            for (i = 0; str && i < v->n; i++)
+                if (v->kids[i].type == RCP_JSON_STRING)
+                    *bytes += v->kids[i].n;
+        } else if (str && v->type == RCP_JSON_STRING) {
+            *bytes += v->n;
+        }
+        if (*el >= UINT32_MAX || *bytes >= UINT32_MAX)
+            return -1;
+    }
+    return 0;
+}
+
+/* v as a scalar cell of type t; a string's bytes go to *str. */
+static void put_scalar(rcp_field_type t, const rcp_json *v, fval *out,
+                       char **str)
+{
+    rcp_model_value x;
+    memset(out, 0, sizeof *out);
+    if (rcp_model_value_of(t, v, &x)) {
+        out->kind = FV_BAD;
+        return;
+    }
+    out->kind = FV_VAL;
+    if (is_string_type(t)) {
+        if (x.len)
+            memcpy(*str, x.s, x.len);
+        out->u.s = *str;
+        out->n = (uint32_t)x.len;
+        *str += x.len;
+    } else if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT) {
+        out->u.x = x.num;
+    } else {
+        out->u.i = x.ms;
+    }
+}
+
+/* The cells of docno (columns reserved), its fblob filled: the values
+** meta_fields found.  0, or -1 out of memory (nothing to undo: the
+** cells past ndocs are not read, the blob is the caller's to free). */
+static int read_fields(rcp_model *m, doc *d, uint32_t docno,
+                       const char *meta, size_t len)
+{
+    size_t f, i, nel, bytes;
+    fval *el;
+    char *str;
+    if (!m->o.nfields)
+        return 0;
+    if (meta_fields(m, meta, len) || fields_size(m, &nel, &bytes)
+        || ((d->fbytes = nel * sizeof(fval) + bytes) > 0
+            && !(d->fblob = rcp_malloc(d->fbytes)))) {
+        rcp_arena_reset(&m->farena);
+        return -1;
+    }
+    el = (fval *)(void *)d->fblob;
+    str = d->fblob + nel * sizeof(fval);
+    for (f = 0; f < m->o.nfields; f++) {
+        const rcp_json *v = m->fseen[f];
+        fval *c = &m->col[f][docno];
+        rcp_field_type t = m->fields[f].type;
+        memset(c, 0, sizeof *c);
+        if (!v)
+            continue;
+        if (v->type != RCP_JSON_ARRAY) {
+            put_scalar(t, v, c, &str);
+            continue;
+        }
+        c->kind = FV_ARRAY;
+        c->n = (uint32_t)v->n;
+        c->u.el = v->n ? el : NULL;
+        for (i = 0; i < v->n; i++)
+            put_scalar(t, &v->kids[i], el++, &str);
+    }
+    rcp_arena_reset(&m->farena);
+    return 0;
+}
+
+/* A document whose text is dropped (note 11) holds no values either. */
+static void drop_fields(rcp_model *m, uint32_t docno)
+{
+    size_t f;
+    for (f = 0; f < m->o.nfields; f++)
+        memset(&m->col[f][docno], 0, sizeof m->col[f][docno]);
+    rcp_free(m->docs[docno].fblob);
+    m->docs[docno].fblob = NULL;
+    m->docs[docno].fbytes = 0;
+}
+
+/* Room in every column for docno ndocs. */
+static int reserve_fields(rcp_model *m)
+{
+    size_t f, cap = m->colcap;
+    if (!m->o.nfields || m->ndocs < m->colcap)
+        return 0;
+    for (f = 0; f < m->o.nfields; f++) {
+        cap = m->colcap;
+        if (grow((void **)&m->col[f], &cap, m->ndocs + 1, sizeof **m->col))
+            return -1;
+    }
+    m->colcap = cap;
+    return 0;
+}
+
+static void free_fields(rcp_model *m)
+{
+    size_t f;
+    for (f = 0; m->col && f < m->o.nfields; f++)
+        rcp_free(m->col[f]);
+    rcp_free(m->col);
+    rcp_free(m->fields);
+    rcp_free(m->fnames);
+    rcp_free(m->fsorted);
+    rcp_free(m->fseen);
+    if (m->o.nfields)
+        rcp_arena_free(&m->farena);
+}
+
+const rcp_field *rcp_model_fields(const rcp_model *m, size_t *n)
+{
+    *n = m ? m->o.nfields : 0;
+    return m ? m->fields : NULL;
+}
+
 /* MARK: - Lifecycle ------------------------------------------------------- */
 
 /* What every public entry point asserts on the way in (and a change on
@@ -1385,6 +1810,7 @@ static int sane(const rcp_model *m)
         && m->floor <= m->version
         && m->nterms == m->tix.n && m->nterms <= m->termcap
         && m->ids.n <= m->ndocs && m->parents.n <= m->ndocs
+        && (!m->o.nfields || m->colcap >= m->ndocs)
         && (m->stamp != 0 || m->lex.n == 0);
 }
 
@@ -1446,16 +1872,14 @@ rcp_model *rcp_model_new(const rcp_model_opts *opts, char *err,
     m->grave = rcp_malloc((m->keep + 1) * sizeof *m->grave);
     if (!m->hist || !m->grave) {
         snprintf(err, errlen, "out of memory");
-        rcp_free(m->hist);
-        rcp_free(m->grave);
-        rcp_free(m);
+        rcp_model_free(m);
         return NULL;
     }
     memset(m->hist, 0, (m->keep + 1) * sizeof *m->hist);
-    if (opts->vectors_path && wv_load(m, opts->vectors_path, err, errlen)) {
-        rcp_free(m->hist);
-        rcp_free(m->grave);
-        rcp_free(m);
+    if (fields_init(m, opts, err, errlen)
+        || (opts->vectors_path
+            && wv_load(m, opts->vectors_path, err, errlen))) {
+        rcp_model_free(m);
         return NULL;
     }
     rcp_vec_q8_init(&m->q8, m->o.dim);  /* wv_load may have set the dim */
@@ -1468,7 +1892,9 @@ static void doc_release(doc *d)
     rcp_free(d->text);
     rcp_free(d->meta);
     rcp_free(d->terms);
-    d->text = d->meta = NULL;
+    rcp_free(d->fblob);
+    d->text = d->meta = d->fblob = NULL;
+    d->fbytes = 0;
     d->terms = NULL;
     d->textlen = d->metalen = 0;
     d->nterms = 0;
@@ -1510,6 +1936,7 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->dw);
     rcp_free(m->wt);
     rcp_free(m->wbuf);
+    free_fields(m);
     rcp_free(m);
 }
 
@@ -2276,7 +2703,8 @@ static size_t kept_bytes(const rcp_model *m, const doc *d)
     return sizeof *d + d->idlen + d->textlen + d->metalen
            + (size_t)d->nterms * sizeof(posting)
            + (size_t)m->o.dim * (sizeof(float) + 1) + 2 * sizeof(float)
-           + (d->ck ? sizeof *d->ck + d->ck->oflen : 0);
+           + (d->ck ? sizeof *d->ck + d->ck->oflen : 0)
+           + m->o.nfields * sizeof(fval) + d->fbytes;
 }
 
 /* Gone: dead and no version can see it any more (its text is dropped);
@@ -2298,6 +2726,7 @@ static void release_oldest(rcp_model *m)
     rcp_free(d->text);
     rcp_free(d->meta);
     d->text = d->meta = NULL;
+    drop_fields(m, m->grave[m->ghead]);
     m->gone++;
     m->gone_postings += d->nterms;
     m->ghead = (m->ghead + 1) % (m->keep + 1);
@@ -2382,7 +2811,7 @@ static void compact_terms(rcp_model *m)
 /* Move document i to docno d->no (< i or == i) with its row and columns. */
 static void move_doc(rcp_model *m, size_t i)
 {
-    size_t to = m->docs[i].no, dim = m->o.dim;
+    size_t to = m->docs[i].no, dim = m->o.dim, f;
     if (to != i) {
         m->docs[to] = m->docs[i];
         if (!m->o.no_dense_index) {
@@ -2394,6 +2823,8 @@ static void move_doc(rcp_model *m, size_t i)
         }
         m->dlen[to] = m->dlen[i];
         m->idpre[to] = m->idpre[i];
+        for (f = 0; f < m->o.nfields; f++)
+            m->col[f][to] = m->col[f][i];
     }
     if (m->docs[to].live)
         m->livebits[to >> 3] |= (unsigned char)(1u << (to & 7));
@@ -2505,7 +2936,8 @@ static int reserve_doc(rcp_model *m, int chunk)
         || grow((void **)&m->dlen, &m->dlencap, m->ndocs + 1,
                 sizeof *m->dlen)
         || grow((void **)&m->idpre, &m->idprecap, m->ndocs + 1,
-                sizeof *m->idpre))
+                sizeof *m->idpre)
+        || reserve_fields(m))
         return -1;
     if (bits > m->livecap)
         memset(m->livebits + m->livecap, 0, bits - m->livecap);
@@ -2547,6 +2979,7 @@ static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
     d->text = dup_bytes(text, len);
     d->meta = meta ? dup_bytes(meta, metalen) : NULL;
     if (!d->id || !d->text || (meta && !d->meta) || new_part(ck, &d->ck)
+        || read_fields(m, d, (uint32_t)m->ndocs, meta, metalen)
         || (m->o.tok_flags == RCP_TOK_DEFAULT
                 ? index_fast(m, d, text, len)
                 : index_slow(m, d, text, len))) {
@@ -3004,14 +3437,16 @@ static size_t topk_sort(const rcp_model *m, topk *t)
 
 /* What a search sees: the live index, or a retained snapshot (§7.7.1). */
 typedef struct view {
-    const unsigned char *vis;   /* bit docno: visible */
+    const unsigned char *vis;   /* bit docno: visible (the statistics') */
+    const unsigned char *allow; /* bit docno: visible, and passes the
+                                ** filter (the candidates') */
     double N, total;            /* visible documents, their tokens */
     int    pinned;              /* an older version: df is counted */
 } view;
 
 static void live_view(const rcp_model *m, view *v)
 {
-    v->vis = m->livebits;
+    v->vis = v->allow = m->livebits;
     v->N = (double)m->live;
     v->total = (double)m->total_len;
     v->pinned = 0;
@@ -3024,6 +3459,7 @@ typedef struct run {
     rcp_model_query q;          /* first member: &run == &run.q */
     view            v;
     unsigned char  *visbuf;     /* a pinned version's visibility bits */
+    unsigned char  *allowbuf;   /* the filter's bitmap (§8) */
     int             stop;       /* nonzero: what the checkpoint returned */
 } run;
 
@@ -3047,10 +3483,15 @@ static int visible(const view *v, uint32_t docno)
     return (v->vis[docno >> 3] >> (docno & 7)) & 1;
 }
 
+static int allowed(const view *v, uint32_t docno)
+{
+    return (v->allow[docno >> 3] >> (docno & 7)) & 1;
+}
+
 static int accepted(const rcp_model *m, const rcp_model_query *q,
                     uint32_t docno)
 {
-    return visible(qview(q), docno)
+    return allowed(qview(q), docno)
         && (!q->accept || q->accept(q->ud, m, docno));
 }
 
@@ -3136,7 +3577,7 @@ static void bm25_accumulate(const rcp_model *m, const view *v,
         const posting *p = &t->p[i];
         uint32_t dl = m->dlen[p->doc], tf = p->tf;
         double *c;
-        if (!visible(v, p->doc))
+        if (!allowed(v, p->doc))        /* not a candidate: not scored */
             continue;
         if (!tab || tf >= BM25_TF || dl >= BM25_DL) {
             acc[p->doc] += bm25_part(w, tf, dl, k1, b, avgdl);
@@ -3425,7 +3866,7 @@ static int dense_scan(const rcp_model *m, const rcp_model_query *q,
         if (i && ckpt(q, 0.25 + 0.2 * (double)i / (double)m->ndocs,
                       "recall", NULL, 0))
             break;
-        rcp_vec_scan(&t, qv, m->vecs, m->o.dim, i, end, qview(q)->vis);
+        rcp_vec_scan(&t, qv, m->vecs, m->o.dim, i, end, qview(q)->allow);
     }
     n = rcp_vec_topk_sort(&t);
     ok = n < k2 || n <= out->k || h[n - 1].score < h[out->k - 1].score;
@@ -4455,16 +4896,310 @@ int rcp_model_chunks(const rcp_model *m, const char *of, size_t oflen,
     return 0;
 }
 
-/* The view of r->q: live, or (§7.7.1) the retained version it pins. */
-static int open_view(const rcp_model *m, run *r)
+/* MARK: - §8 Filters: one bitmap per request ------------------------------ */
+
+/* A filter (rcp.h) follows its rules, nests at most depth levels more,
+** and names fields and operators the model has. */
+static int filter_ok(const rcp_model *m, const rcp_model_filter *f,
+                     unsigned depth)
+{
+    size_t i;
+    rcp_field_type t;
+    if (!depth)
+        return 0;
+    if (f->kind == RCP_FILTER_AND || f->kind == RCP_FILTER_OR
+        || f->kind == RCP_FILTER_NOT) {
+        if (!f->kids || !f->nkids
+            || (f->kind == RCP_FILTER_NOT && f->nkids != 1))
+            return 0;
+        for (i = 0; i < f->nkids; i++)
+            if (!filter_ok(m, &f->kids[i], depth - 1))
+                return 0;
+        return 1;
+    }
+    if (f->kind != RCP_FILTER_LEAF || f->field >= m->o.nfields
+        || f->op < RCP_OP_EQ || f->op > RCP_OP_EXISTS
+        || (f->nvalues && !f->values))
+        return 0;
+    t = m->fields[f->field].type;
+    if (f->op >= RCP_OP_GT && f->op <= RCP_OP_LTE && t != RCP_FIELD_INT
+        && t != RCP_FIELD_FLOAT && t != RCP_FIELD_DATE)
+        return 0;
+    if (f->op != RCP_OP_IN && f->op != RCP_OP_NIN && f->nvalues != 1)
+        return 0;
+    for (i = 0; is_string_type(t) && i < f->nvalues; i++)
+        if ((!f->values[i].s && f->values[i].len)
+            || f->values[i].len >= UINT32_MAX)
+            return 0;
+    return f->op != RCP_OP_EXISTS || f->values[0].ms == 0
+        || f->values[0].ms == 1;
+}
+
+/* A leaf made ready for the cells: its values typed as cells are, in/nin
+** as a sorted set (a binary search per value), contains on text with the
+** needle's border table (Knuth-Morris-Pratt), so a document costs what
+** its own value costs whatever the size of the caller's list or needle
+** (README, "Filters"). */
+typedef struct fleaf {
+    rcp_field_type type;
+    int      op;                /* positive: ne -> eq, nin -> in */
+    int      neg;               /* ne, nin: the negation of op */
+    int      present;           /* exists: the value asked for */
+    fval     v;
+    fval    *set;
+    size_t   nset;
+    uint32_t *kmp;
+} fleaf;
+
+/* Two values of type t: <0, 0, >0 (strings byte-wise, then the shorter
+** first; numbers as doubles; dates and bools as integers). */
+static int fval_cmp(rcp_field_type t, const fval *a, const fval *b)
+{
+    if (is_string_type(t)) {
+        int c = memcmp(a->u.s, b->u.s, a->n < b->n ? a->n : b->n);
+        return c ? (c < 0 ? -1 : 1) : (a->n > b->n) - (a->n < b->n);
+    }
+    if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT)
+        return (a->u.x > b->u.x) - (a->u.x < b->u.x);
+    return (a->u.i > b->u.i) - (a->u.i < b->u.i);
+}
+
+static void fval_from(rcp_field_type t, const rcp_model_value *v, fval *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = FV_VAL;
+    if (is_string_type(t)) {
+        out->u.s = v->s ? v->s : "";
+        out->n = (uint32_t)v->len;
+    } else if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT) {
+        out->u.x = v->num;
+    } else {
+        out->u.i = v->ms;
+    }
+}
+
+/* The set's sort, one comparison per kind of value (qsort passes no
+** context). */
+static int set_cmp_str(const void *a, const void *b)
+{
+    return fval_cmp(RCP_FIELD_KEYWORD, a, b);
+}
+
+static int set_cmp_num(const void *a, const void *b)
+{
+    return fval_cmp(RCP_FIELD_FLOAT, a, b);
+}
+
+static int set_cmp_int(const void *a, const void *b)
+{
+    return fval_cmp(RCP_FIELD_DATE, a, b);
+}
+
+static void fleaf_free(fleaf *l)
+{
+    rcp_free(l->set);
+    rcp_free(l->kmp);
+}
+
+static int fleaf_init(const rcp_model *m, const rcp_model_filter *f,
+                      fleaf *l)
+{
+    size_t i;
+    uint32_t q = 0;
+    memset(l, 0, sizeof *l);
+    l->type = m->fields[f->field].type;
+    l->neg = f->op == RCP_OP_NE || f->op == RCP_OP_NIN;
+    l->op = f->op == RCP_OP_NE ? RCP_OP_EQ
+          : f->op == RCP_OP_NIN ? RCP_OP_IN : f->op;
+    if (f->op == RCP_OP_EXISTS) {
+        l->present = f->values[0].ms == 1;
+        return 0;
+    }
+    if (l->op == RCP_OP_IN) {
+        if (!(l->nset = f->nvalues))
+            return 0;
+        if (!(l->set = rcp_malloc(l->nset * sizeof *l->set)))
+            return -1;
+        for (i = 0; i < l->nset; i++)
+            fval_from(l->type, &f->values[i], &l->set[i]);
+        qsort(l->set, l->nset, sizeof *l->set,
+              is_string_type(l->type) ? set_cmp_str
+              : l->type == RCP_FIELD_INT || l->type == RCP_FIELD_FLOAT
+                  ? set_cmp_num : set_cmp_int);
+        return 0;
+    }
+    fval_from(l->type, &f->values[0], &l->v);
+    if (l->op != RCP_OP_CONTAINS || l->type != RCP_FIELD_TEXT || !l->v.n)
+        return 0;
+    if (!(l->kmp = rcp_malloc(l->v.n * sizeof *l->kmp)))
+        return -1;
+    l->kmp[0] = 0;                  /* k[i]: the longest proper border */
+    for (i = 1; i < l->v.n; i++) {  /* of needle[0..i] */
+        while (q && l->v.u.s[i] != l->v.u.s[q])
+            q = l->kmp[q - 1];
+        q += l->v.u.s[i] == l->v.u.s[q];
+        l->kmp[i] = q;
+    }
+    return 0;
+}
+
+/* Is the leaf's needle in hay[0..len)?  O(len + needle). */
+static int kmp_find(const fleaf *l, const char *hay, size_t len)
+{
+    const char *p = l->v.u.s;
+    size_t i;
+    uint32_t q = 0;
+    if (!l->v.n)
+        return 1;
+    for (i = 0; i < len; i++) {
+        while (q && hay[i] != p[q])
+            q = l->kmp[q - 1];
+        q += hay[i] == p[q];
+        if (q == l->v.n)
+            return 1;
+    }
+    return 0;
+}
+
+static int in_set(const fleaf *l, const fval *v)
+{
+    size_t lo = 0, hi = l->nset;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = fval_cmp(l->type, v, &l->set[mid]);
+        if (c == 0)
+            return 1;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return 0;
+}
+
+/* One value of the field's type against the leaf's positive op. */
+static int leaf_scalar(const fleaf *l, int op, const fval *v)
+{
+    int c;
+    if (v->kind != FV_VAL)
+        return 0;
+    if (op == RCP_OP_IN)
+        return in_set(l, v);
+    if (op == RCP_OP_CONTAINS)      /* text: substring; others: none */
+        return l->type == RCP_FIELD_TEXT && kmp_find(l, v->u.s, v->n);
+    c = fval_cmp(l->type, v, &l->v);
+    switch (op) {
+    case RCP_OP_EQ:  return c == 0;
+    case RCP_OP_GT:  return c > 0;
+    case RCP_OP_GTE: return c >= 0;
+    case RCP_OP_LT:  return c < 0;
+    case RCP_OP_LTE: return c <= 0;
+    }
+    return 0;
+}
+
+/* A leaf against one document's cell: an array matches when any element
+** does (contains then compares elements), ne and nin negate eq and in. */
+static int leaf_cell(const fleaf *l, const fval *c)
+{
+    size_t i;
+    int hit = 0;
+    if (l->op == RCP_OP_EXISTS)
+        return (c->kind != FV_ABSENT) == l->present;
+    if (c->kind == FV_ABSENT)
+        return l->neg;
+    if (c->kind == FV_ARRAY) {
+        int op = l->op == RCP_OP_CONTAINS ? RCP_OP_EQ : l->op;
+        for (i = 0; i < c->n && !hit; i++)
+            hit = leaf_scalar(l, op, &c->u.el[i]);
+    } else {
+        hit = leaf_scalar(l, l->op, c);
+    }
+    return l->neg ? !hit : hit;
+}
+
+/* The bitmap of a leaf over docnos 0..ndocs. */
+static int eval_leaf(const rcp_model *m, const rcp_model_filter *f,
+                     unsigned char *out)
+{
+    const fval *col = m->col[f->field];
+    fleaf l;
+    size_t i;
+    if (fleaf_init(m, f, &l)) {
+        fleaf_free(&l);
+        return -1;
+    }
+    memset(out, 0, m->ndocs / 8 + 1);
+    for (i = 0; i < m->ndocs; i++)
+        if (leaf_cell(&l, &col[i]))
+            out[i >> 3] |= (unsigned char)(1u << (i & 7));
+    fleaf_free(&l);
+    return 0;
+}
+
+/* Bitmaps of the nodes under evaluation: one per and/or level, made when
+** a level is first reached. */
+typedef struct fscratch {
+    unsigned char *lv[RCP_MODEL_FILTER_DEPTH];
+    size_t bytes;
+} fscratch;
+
+static int eval_filter(const rcp_model *m, const rcp_model_filter *f,
+                       fscratch *s, unsigned depth, unsigned char *out)
+{
+    size_t i, j;
+    if (f->kind == RCP_FILTER_LEAF)
+        return eval_leaf(m, f, out);
+    if (eval_filter(m, &f->kids[0], s, depth + 1, out))
+        return -1;
+    if (f->kind == RCP_FILTER_NOT) {
+        for (j = 0; j < s->bytes; j++)
+            out[j] = (unsigned char)~out[j];
+        return 0;
+    }
+    if (f->nkids > 1 && !s->lv[depth]
+        && !(s->lv[depth] = rcp_malloc(s->bytes)))
+        return -1;
+    for (i = 1; i < f->nkids; i++) {
+        unsigned char *t = s->lv[depth];
+        if (eval_filter(m, &f->kids[i], s, depth + 1, t))
+            return -1;
+        for (j = 0; j < s->bytes; j++)
+            out[j] = f->kind == RCP_FILTER_AND ? out[j] & t[j]
+                                               : out[j] | t[j];
+    }
+    return 0;
+}
+
+/* The documents the search may return: those the view sees that pass
+** the filter, one bitmap (*allow, rcp_free it) for every stage. */
+static int filter_bitmap(const rcp_model *m, const rcp_model_filter *f,
+                         const unsigned char *vis, unsigned char **allow)
+{
+    fscratch s;
+    size_t j, used = (m->ndocs + 7) / 8;    /* vis may hold no more */
+    int rc;
+    memset(&s, 0, sizeof s);
+    s.bytes = m->ndocs / 8 + 1;
+    if (!(*allow = rcp_malloc(s.bytes)))
+        return -1;
+    rc = eval_filter(m, f, &s, 0, *allow);
+    for (j = 0; j < RCP_MODEL_FILTER_DEPTH; j++)
+        rcp_free(s.lv[j]);
+    for (j = 0; rc == 0 && j < s.bytes; j++)
+        (*allow)[j] = j < used ? (*allow)[j] & vis[j] : 0;
+    if (rc) {
+        rcp_free(*allow);
+        *allow = NULL;
+    }
+    return rc;
+}
+
+/* §7.7.1 the retained version v as r's view. */
+static int pin_view(const rcp_model *m, run *r, uint64_t v)
 {
     const struct vstat *h;
     size_t i;
-    uint64_t v = r->q.version;
-    r->visbuf = NULL;
-    live_view(m, &r->v);
-    if (!r->q.pinned || v == m->version)
-        return 0;
     if (!rcp_model_has_version(m, v))
         return RCP_MODEL_GONE;
     if (!(r->visbuf = rcp_malloc(m->ndocs / 8 + 1)))
@@ -4474,10 +5209,30 @@ static int open_view(const rcp_model *m, run *r)
         if (visible_at(&m->docs[i], v))
             r->visbuf[i >> 3] |= (unsigned char)(1u << (i & 7));
     h = &m->hist[v % (m->keep + 1)];
-    r->v.vis = r->visbuf;
+    r->v.vis = r->v.allow = r->visbuf;
     r->v.N = (double)h->n;
     r->v.total = (double)h->total;
     r->v.pinned = 1;
+    return 0;
+}
+
+/* The view of r->q: live, or the retained version it pins; its
+** candidates those of the filter, when there is one.  A pinned version's
+** documents keep the values they were added with (values are per
+** docno), so they filter as they were then. */
+static int open_view(const rcp_model *m, run *r)
+{
+    int rc;
+    r->visbuf = r->allowbuf = NULL;
+    live_view(m, &r->v);
+    if (r->q.pinned && r->q.version != m->version
+        && (rc = pin_view(m, r, r->q.version)) != 0)
+        return rc;
+    if (r->q.filter) {
+        if (filter_bitmap(m, r->q.filter, r->v.vis, &r->allowbuf))
+            return -1;
+        r->v.allow = r->allowbuf;
+    }
     return 0;
 }
 
@@ -4502,7 +5257,8 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
         return -1;
     assert(sane(m));
     *nhits = 0;
-    if (!query_ok(q))
+    if (!query_ok(q)
+        || (q->filter && !filter_ok(m, q->filter, RCP_MODEL_FILTER_DEPTH)))
         return RCP_MODEL_INVALID;
     if (m->o.no_dense_index
         && (q->mode != RCP_MODE_SPARSE || q->mmr_lambda >= 0))
@@ -4510,8 +5266,11 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
     cand = q->candidate_k;
     r.q = *q;
     r.stop = 0;
-    if ((rc = open_view(m, &r)) != 0)
+    if ((rc = open_view(m, &r)) != 0) {
+        rcp_free(r.visbuf);
+        rcp_free(r.allowbuf);
         return rc;
+    }
     if (cand == 0)
         cand = q->k > 100 ? q->k : 100;     /* §7.7's example default */
     if (cand < q->k)
@@ -4521,6 +5280,7 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
          || ckpt(&r.q, 0.5, "recall", c, n)
          || post_recall(m, &r.q, c, &n);
     rcp_free(r.visbuf);
+    rcp_free(r.allowbuf);
     if (rc) {
         rcp_free(c);
         return r.stop ? r.stop : -1;
@@ -4946,6 +5706,96 @@ static int check_lexicon(chk *c)
     return 0;
 }
 
+/* Is c what the scalar (or array element) v reads as for type t, its
+** bytes inside d's fblob? */
+static int scalar_is(const doc *d, rcp_field_type t, const rcp_json *v,
+                     const fval *c)
+{
+    rcp_model_value x;
+    if (rcp_model_value_of(t, v, &x))
+        return c->kind == FV_BAD;
+    if (c->kind != FV_VAL)
+        return 0;
+    if (is_string_type(t))
+        return c->n == x.len
+            && (!x.len || (c->u.s >= d->fblob
+                           && c->u.s + x.len <= d->fblob + d->fbytes
+                           && !memcmp(c->u.s, x.s, x.len)));
+    if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT)
+        return c->u.x == x.num;
+    return c->u.i == x.ms;
+}
+
+/* Is cell c what v (NULL: absent) reads as? */
+static int cell_is(const doc *d, rcp_field_type t, const rcp_json *v,
+                   const fval *c)
+{
+    size_t i;
+    if (!v)
+        return c->kind == FV_ABSENT;
+    if (v->type != RCP_JSON_ARRAY)
+        return scalar_is(d, t, v, c);
+    if (c->kind != FV_ARRAY || c->n != v->n
+        || (v->n && ((const char *)c->u.el < d->fblob
+                     || (const char *)(c->u.el + v->n)
+                        > d->fblob + d->fbytes)))
+        return 0;
+    for (i = 0; i < v->n; i++)
+        if (!scalar_is(d, t, &v->kids[i], &c->u.el[i]))
+            return 0;
+    return 1;
+}
+
+/* Note 15: each document's cells are what its meta reads as (parsed
+** again here), a dropped one's all absent. */
+static int check_doc_fields(chk *c, size_t i, rcp_arena *a,
+                            const rcp_json **seen)
+{
+    const rcp_model *m = c->m;
+    const doc *d = &m->docs[i];
+    const rcp_json *v = NULL;
+    rcp_json_err e;
+    size_t f, k;
+    long x;
+    memset(seen, 0, m->o.nfields * sizeof *seen);
+    if (d->meta && !(v = rcp_json_parse(a, d->meta, d->metalen, 0, &e))
+        && e.code == RCP_JSON_E_NOMEM)
+        return bad(c, "out of memory");
+    for (k = 0; v && v->type == RCP_JSON_OBJECT && k < v->n; k++)
+        if ((x = field_of(m, v->kids[k].key, v->kids[k].keylen)) >= 0)
+            seen[x] = v->kids[k].type == RCP_JSON_NULL ? NULL : &v->kids[k];
+    if (!d->text && (d->fblob || d->fbytes))
+        return bad(c, "doc %zu was dropped but keeps its values", i);
+    for (f = 0; f < m->o.nfields; f++)
+        if (!cell_is(d, m->fields[f].type, seen[f], &m->col[f][i]))
+            return bad(c, "doc %zu: its value of field '%s' is not what "
+                       "its meta says", i, m->fields[f].name);
+    rcp_arena_reset(a);
+    return 0;
+}
+
+static int check_fields(chk *c)
+{
+    const rcp_model *m = c->m;
+    const rcp_json **seen;
+    rcp_arena a;
+    size_t i;
+    int rc = 0;
+    if (!m->o.nfields)
+        return 0;
+    if (m->colcap < m->ndocs)
+        return bad(c, "the field columns hold fewer than %zu rows",
+                   m->ndocs);
+    if (!(seen = rcp_malloc(m->o.nfields * sizeof *seen)))
+        return bad(c, "out of memory");
+    rcp_arena_init(&a, 0);
+    for (i = 0; rc == 0 && i < m->ndocs; i++)
+        rc = check_doc_fields(c, i, &a, seen);
+    rcp_arena_free(&a);
+    rcp_free(seen);
+    return rc;
+}
+
 int rcp_model_check(const rcp_model *m, unsigned flags, char *err,
                     size_t errlen)
 {
@@ -4971,7 +5821,7 @@ int rcp_model_check(const rcp_model *m, unsigned flags, char *err,
         memset(c.tf, 0, n * sizeof *c.tf);
         rc = check_docs(&c) || check_postings(&c) || check_ids(&c)
              || check_chains(&c) || check_ring(&c) || check_versions(&c)
-             || check_lexicon(&c)
+             || check_lexicon(&c) || check_fields(&c)
              || ((flags & RCP_MODEL_CHECK_TEXTS) && check_texts(&c)) ? -1 : 0;
     }
     rcp_free(c.cnt);
@@ -5016,6 +5866,17 @@ static int break_id(rcp_model *m)
     return 0;
 }
 
+static int break_field(rcp_model *m)
+{
+    size_t i;
+    for (i = 0; m->o.nfields && i < m->ndocs; i++)
+        if (m->col[0][i].kind == FV_VAL) {
+            m->col[0][i].kind = FV_BAD;
+            return 0;
+        }
+    return -1;
+}
+
 int model_break(rcp_model *m, int what)
 {
     switch (what) {
@@ -5043,6 +5904,8 @@ int model_break(rcp_model *m, int what)
         return m->ndocs && doc_vector(m, 0) ? (m->vecs[0] += 0.5f, 0) : -1;
     case MODEL_BREAK_LEXICON:
         return m->lex.nfid ? (m->lex.fmark[0] = 1, 0) : -1;
+    case MODEL_BREAK_FIELD_VALUE:
+        return break_field(m);
     }
     return -1;
 }

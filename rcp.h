@@ -963,6 +963,10 @@ int rcp_text_injection(const char *text, size_t len);
 ** leg in nDCG@10, MAP and R@100 with the largest summed gain. */
 #define RCP_MODEL_DEFAULT_W_DENSE   0.15
 
+/* §8 the fields a filter may name: rcp_field (the server's, above), the
+** same declarations the server advertises. */
+#define RCP_MODEL_MAX_FIELDS 1024u
+
 typedef struct rcp_model_opts {
     unsigned    dim;          /* dense dimension (1..4096); default 384 */
     unsigned    multi_dim;    /* embed/multi row dimension; default 128 */
@@ -1000,6 +1004,13 @@ typedef struct rcp_model_opts {
     ** docview's vector is NULL); embed, embed/multi and both rerankers,
     ** which embed their inputs when asked, work as ever.  Default 0. */
     int         no_dense_index;
+    /* §8 the fields filters may name (at most RCP_MODEL_MAX_FIELDS,
+    ** distinct names; copied by rcp_model_new).  Each document's values
+    ** of them are read from its meta once, when it is added, as values
+    ** of the declared type (rcp_model_value_of), so a filter never parses
+    ** meta again.  NULL / 0: none. */
+    const rcp_field *fields;
+    size_t      nfields;
 } rcp_model_opts;
 
 void rcp_model_opts_init(rcp_model_opts *o);   /* the defaults above */
@@ -1019,6 +1030,8 @@ const char *rcp_model_identity(const rcp_model *m, int which);
 size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */
 /* 1 unless the model was opened with no_dense_index. */
 int rcp_model_has_dense_index(const rcp_model *m);
+/* The declared fields (opts.fields as copied; borrowed), *n of them. */
+const rcp_field *rcp_model_fields(const rcp_model *m, size_t *n);
 
 /* §7.3 dense embedding of text[0..len) into out[0..dim): L2-normalised
 ** (all zeros when the text has no usable token), a fixed function of the
@@ -1158,10 +1171,11 @@ void rcp_model_stat(const rcp_model *m, rcp_model_stats *out);
 ** lists sorted and naming existing documents, document frequencies,
 ** counts and lengths those of the live documents, the id and chunk
 ** tables, the retained ring and its byte count, each searchable
-** version's statistics, the lexicon; with RCP_MODEL_CHECK_TEXTS also
-** every stored text's postings, length and dense row exactly what
-** rcp_tokenize and rcp_model_embed give it (design note 12: the fast
-** path agrees with the plain one).  0 when all hold; else -1 and the
+** version's statistics, the lexicon, each document's §8 values (what
+** its meta reads as); with RCP_MODEL_CHECK_TEXTS also every stored
+** text's postings, length and dense row exactly what rcp_tokenize and
+** rcp_model_embed give it (design note 14: the fast paths agree with
+** the plain ones).  0 when all hold; else -1 and the
 ** first violation in err[0..errlen) ("out of memory" when the check
 ** itself could not allocate).  It reads everything the model holds
 ** (and with the flag tokenizes and embeds every text): for tests. */
@@ -1202,6 +1216,50 @@ typedef struct rcp_fused {
 long rcp_fuse(int method, const rcp_fuse_list *lists, size_t nlists,
               double rrf_k, rcp_fused **out);
 
+/* --- §8 filters over the declared fields --- */
+
+/* A value of a declared field's type. */
+typedef struct rcp_model_value {
+    double      num;    /* int, float */
+    int64_t     ms;     /* date: epoch milliseconds (UTC); bool: 1 or 0 */
+    const char *s;      /* keyword, text: the bytes (borrowed) */
+    size_t      len;
+} rcp_model_value;
+/* The §8 table, one definition for filters and documents: v as a value
+** of type t -- keyword and text a string, int and float any number (JSON
+** has one number type), bool true or false, date an RFC 3339 date-time
+** (any offset, fractions) or full-date (midnight UTC) string, or an
+** integer of epoch milliseconds (§4.6).  0 and *out (out->s borrows v)
+** when v fits, -1 when it does not. */
+int rcp_model_value_of(rcp_field_type t, const rcp_json *v,
+                       rcp_model_value *out);
+
+/* A filter tree (§8): and / or over nkids >= 1 subtrees, not over one,
+** and leaves {field, op, values}.  A leaf names a field by its index in
+** opts.fields and carries values of the field's type: one for eq, ne,
+** gt, gte, lt, lte and contains; the list (any order, any length) for in
+** and nin; for exists one bool (ms 1: present, 0: absent).  What matches
+** (README, Decisions, "Filters"): an array-valued field matches when
+** any element does (contains then compares elements); ne and nin are
+** the negations of eq and in, so they hold where the field is absent,
+** null or of another type; contains on a text field is a case-sensitive
+** byte substring test, and on any other field matches nothing; strings
+** compare byte-wise, dates as instants; the ordered operators apply to
+** int, float and date fields only. */
+enum { RCP_FILTER_LEAF, RCP_FILTER_AND, RCP_FILTER_OR, RCP_FILTER_NOT };
+enum { RCP_OP_EQ, RCP_OP_NE, RCP_OP_GT, RCP_OP_GTE, RCP_OP_LT, RCP_OP_LTE,
+       RCP_OP_IN, RCP_OP_NIN, RCP_OP_CONTAINS, RCP_OP_EXISTS };
+#define RCP_MODEL_FILTER_DEPTH 256u   /* nesting bound of a tree */
+typedef struct rcp_model_filter {
+    int          kind;                   /* RCP_FILTER_* */
+    const struct rcp_model_filter *kids; /* and, or, not */
+    size_t       nkids;
+    size_t       field;                  /* leaf: index in opts.fields */
+    int          op;                     /* leaf: RCP_OP_* */
+    const rcp_model_value *values;       /* leaf */
+    size_t       nvalues;
+} rcp_model_filter;
+
 /* --- §7.7 retrieval --- */
 
 enum { RCP_MODE_DENSE, RCP_MODE_SPARSE, RCP_MODE_HYBRID };
@@ -1239,8 +1297,12 @@ typedef struct rcp_model_query {
     ** rcp_model_has_version); hits then come from rcp_model_doc_at. */
     int         pinned;
     uint64_t    version;
-    /* Optional row filter (§8): 1 keeps docno.  Called only on live
-    ** documents; must not change the model. */
+    /* Optional §8 filter (rcp_model_filter, borrowed for the call):
+    ** compiled once into a bitmap over the documents searched, which
+    ** every recall stage honours.  NULL: none. */
+    const rcp_model_filter *filter;
+    /* Optional row filter: 1 keeps docno.  Called only on documents the
+    ** search sees; must not change the model. */
     int       (*accept)(void *ud, const rcp_model *m, uint32_t docno);
     /* Optional checkpoint (§9 progress, §7.14 cancellation, deadlines):
     ** called between stages and every 65536 rows of a scan, with progress
@@ -1273,8 +1335,9 @@ void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
 ** index, a dense or hybrid mode or MMR), RCP_MODEL_GONE when q pins a
 ** version no longer kept (§7.7.1: -32010), RCP_MODEL_INVALID when q is
 ** out of its bounds above (text NULL with len > 0, an unknown mode,
-** fusion or rerank, mmr_lambda above 1 or NaN), or the nonzero value
-** q->checkpoint returned. */
+** fusion or rerank, mmr_lambda above 1 or NaN, a filter that breaks a
+** rule of rcp_model_filter or nests deeper than RCP_MODEL_FILTER_DEPTH),
+** or the nonzero value q->checkpoint returned. */
 #define RCP_MODEL_GONE    (-2)
 #define RCP_MODEL_INVALID (-3)
 int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
@@ -1925,7 +1988,7 @@ enum {
     MODEL_BREAK_LIVE_COUNT, MODEL_BREAK_TOTAL_LEN, MODEL_BREAK_LIVE_BIT,
     MODEL_BREAK_ID_TABLE, MODEL_BREAK_CHUNK_CHAIN,
     MODEL_BREAK_RETAINED_BYTES, MODEL_BREAK_VERSION_STATS, MODEL_BREAK_ROW,
-    MODEL_BREAK_LEXICON, MODEL_BREAK_KINDS
+    MODEL_BREAK_LEXICON, MODEL_BREAK_FIELD_VALUE, MODEL_BREAK_KINDS
 };
 int model_break(rcp_model *m, int what);
 

@@ -2117,15 +2117,799 @@ START_TEST(mmr_trades_relevance_for_novelty)
 }
 END_TEST
 
+/* MARK: - §8 filters over typed field values */
+
+static const rcp_field ffields[] = {
+    { "lang", 4, RCP_FIELD_KEYWORD }, { "tags", 4, RCP_FIELD_KEYWORD },
+    { "title", 5, RCP_FIELD_TEXT }, { "year", 4, RCP_FIELD_INT },
+    { "score", 5, RCP_FIELD_FLOAT }, { "ok", 2, RCP_FIELD_BOOL },
+    { "published", 9, RCP_FIELD_DATE }
+};
+enum { F_LANG, F_TAGS, F_TITLE, F_YEAR, F_SCORE, F_OK, F_PUB, NFIELDS };
+#define JUNE12 1497225600000LL      /* 2017-06-12T00:00:00Z, epoch ms */
+
+static rcp_model *field_model(unsigned keep)
+{
+    rcp_model_opts o;
+    char err[128];
+    rcp_model *m;
+    rcp_model_opts_init(&o);
+    o.dim = 16;
+    o.snapshot_keep = keep;
+    o.fields = ffields;
+    o.nfields = NFIELDS;
+    m = rcp_model_new(&o, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    return m;
+}
+
+static void add_meta(rcp_model *m, const char *id, const char *text,
+                     const char *meta)
+{
+    ck_assert_int_eq(rcp_model_add(m, id, strlen(id), text, strlen(text),
+                                   meta, meta ? strlen(meta) : 0), 0);
+    check(m);
+}
+
+/* Every shape a meta can give a field: scalars, arrays, null, another
+** type, a repeated key (the last wins), no meta, meta not an object. */
+static const char *const fdocs[][2] = {
+    { "d0", "{\"lang\":\"en\",\"tags\":[\"a\",\"b\"],\"title\":\"Shock Waves\","
+            "\"year\":1999,\"score\":0.5,\"ok\":true,"
+            "\"published\":\"2017-06-12T00:00:00Z\"}" },
+    { "d1", "{\"lang\":\"de\",\"tags\":\"a\",\"title\":\"shock layer\","
+            "\"year\":2005.0,\"score\":-1e3,\"ok\":false,"
+            "\"published\":\"2017-06-12\"}" },
+    { "d2", "{\"lang\":\"EN\",\"tags\":[],\"title\":[\"Shock\",\"x\"],"
+            "\"year\":\"1999\",\"published\":1497225600000}" },
+    { "d3", "{\"lang\":null,\"tags\":[\"b\",null,3,[\"a\"]],"
+            "\"year\":[1990,2010],"
+            "\"published\":\"2017-06-12T02:00:00+02:00\"}" },
+    { "d4", "{\"lang\":\"en\",\"lang\":\"fr\",\"year\":2005,\"ok\":\"yes\","
+            "\"published\":\"not a date\"}" },
+    { "d5", NULL },
+    { "d6", "[1,2]" },
+    { "d7", "{\"lang\":\"en\",\"lang\":null}" },
+    { "d8", "{not json" },
+};
+#define NFDOCS (sizeof fdocs / sizeof fdocs[0])
+
+static rcp_model_value vs(const char *s)
+{
+    rcp_model_value v;
+    memset(&v, 0, sizeof v);
+    v.s = s;
+    v.len = strlen(s);
+    return v;
+}
+
+static rcp_model_value vn(double x)
+{
+    rcp_model_value v;
+    memset(&v, 0, sizeof v);
+    v.num = x;
+    return v;
+}
+
+static rcp_model_value vi(int64_t ms)
+{
+    rcp_model_value v;
+    memset(&v, 0, sizeof v);
+    v.ms = ms;
+    return v;
+}
+
+static rcp_model_filter fleaf(size_t field, int op,
+                              const rcp_model_value *v, size_t n)
+{
+    rcp_model_filter f;
+    memset(&f, 0, sizeof f);
+    f.kind = RCP_FILTER_LEAF;
+    f.field = field;
+    f.op = op;
+    f.values = v;
+    f.nvalues = n;
+    return f;
+}
+
+static rcp_model_filter fnode(int kind, const rcp_model_filter *kids,
+                              size_t n)
+{
+    rcp_model_filter f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    f.kids = kids;
+    f.nkids = n;
+    return f;
+}
+
+/* The ids a filtered search returns, sorted, space-separated: every
+** document that passes (each text holds "doc"), in mode; pinned to v
+** when v != 0. */
+static const char *passing(const rcp_model *m, const rcp_model_filter *f,
+                           int mode, uint64_t v)
+{
+    static char out[4096];
+    static char ids[256][16];
+    rcp_model_hit h[256];
+    rcp_model_query q;
+    size_t n, i, j;
+    rcp_model_query_init(&q);
+    q.text = "doc";
+    q.len = 3;
+    q.k = 256;
+    q.mode = mode;
+    q.filter = f;
+    q.pinned = v != 0;
+    q.version = v;
+    q.no_confidence = 1;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    for (i = 0; i < n; i++) {
+        rcp_model_docview d;
+        ck_assert_int_eq(v ? rcp_model_doc_at(m, h[i].doc, v, &d)
+                           : rcp_model_doc(m, h[i].doc, &d), 0);
+        ck_assert_uint_lt(d.idlen, 16);
+        memcpy(ids[i], d.id, d.idlen);
+        ids[i][d.idlen] = 0;
+    }
+    for (i = 1; i < n; i++)                 /* insertion sort by id */
+        for (j = i; j > 0 && strcmp(ids[j - 1], ids[j]) > 0; j--) {
+            char t[16];
+            memcpy(t, ids[j], 16);
+            memcpy(ids[j], ids[j - 1], 16);
+            memcpy(ids[j - 1], t, 16);
+        }
+    out[0] = 0;
+    for (i = 0; i < n; i++) {
+        if (i)
+            strcat(out, " ");
+        strcat(out, ids[i]);
+    }
+    return out;
+}
+
+static rcp_model *fdocs_model(void)
+{
+    rcp_model *m = field_model(64);
+    size_t i;
+    for (i = 0; i < NFDOCS; i++)
+        add_meta(m, fdocs[i][0], "a doc", fdocs[i][1]);
+    return m;
+}
+
+/* The filter passes exactly want in every recall mode. */
+static void expect(const rcp_model *m, rcp_model_filter f, const char *want)
+{
+    int mode;
+    for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_HYBRID; mode++)
+        ck_assert_str_eq(passing(m, &f, mode, 0), want);
+}
+
+START_TEST(filters_match_as_the_decisions_say)
+{
+    /* README Decisions, "Filters (§8)", case by case */
+    rcp_model *m = fdocs_model();
+    rcp_model_value en = vs("en"), a = vs("a"), bz[2], b = vs("b");
+    rcp_model_value hock = vs("hock"), shock = vs("Shock"), empty = vs("");
+    rcp_model_value e = vs("e"), y1999 = vn(1999), y2000 = vn(2000);
+    rcp_model_value y1995 = vn(1995), years[2], t = vi(1), f = vi(0);
+    rcp_model_value lo = vn(-1000), june = vi(JUNE12), fr = vs("fr");
+    rcp_model_value de = vs("de");
+    rcp_model_filter k[3], or2[2];
+    bz[0] = b;
+    bz[1] = vs("z");
+    years[0] = vn(2005);
+    years[1] = vn(1990);
+    expect(m, fleaf(F_LANG, RCP_OP_EQ, &en, 1), "d0");       /* case */
+    expect(m, fleaf(F_LANG, RCP_OP_EQ, &fr, 1), "d4");       /* last key */
+    expect(m, fleaf(F_LANG, RCP_OP_NE, &en, 1),
+           "d1 d2 d3 d4 d5 d6 d7 d8");                      /* absent: ne */
+    expect(m, fleaf(F_TAGS, RCP_OP_EQ, &a, 1), "d0 d1");     /* any element */
+    expect(m, fleaf(F_TAGS, RCP_OP_NE, &a, 1),
+           "d2 d3 d4 d5 d6 d7 d8");
+    expect(m, fleaf(F_TAGS, RCP_OP_IN, bz, 2), "d0 d3");
+    expect(m, fleaf(F_TAGS, RCP_OP_IN, bz, 0), "");
+    expect(m, fleaf(F_TAGS, RCP_OP_NIN, &b, 1),
+           "d1 d2 d4 d5 d6 d7 d8");
+    expect(m, fleaf(F_TAGS, RCP_OP_NIN, bz, 0),
+           "d0 d1 d2 d3 d4 d5 d6 d7 d8");
+    expect(m, fleaf(F_TAGS, RCP_OP_EXISTS, &t, 1), "d0 d1 d2 d3");
+    expect(m, fleaf(F_TAGS, RCP_OP_EXISTS, &f, 1), "d4 d5 d6 d7 d8");
+    expect(m, fleaf(F_LANG, RCP_OP_EXISTS, &t, 1), "d0 d1 d2 d4");
+    expect(m, fleaf(F_TITLE, RCP_OP_CONTAINS, &hock, 1), "d0 d1");
+    expect(m, fleaf(F_TITLE, RCP_OP_CONTAINS, &shock, 1), "d0 d2");
+    expect(m, fleaf(F_TITLE, RCP_OP_CONTAINS, &empty, 1), "d0 d1");
+    expect(m, fleaf(F_LANG, RCP_OP_CONTAINS, &e, 1), "");    /* keyword */
+    expect(m, fleaf(F_YEAR, RCP_OP_EQ, &y1999, 1), "d0");    /* "1999" */
+    expect(m, fleaf(F_YEAR, RCP_OP_GTE, &y2000, 1), "d1 d3 d4");
+    expect(m, fleaf(F_YEAR, RCP_OP_LT, &y1995, 1), "d3");
+    expect(m, fleaf(F_YEAR, RCP_OP_NE, &y1999, 1),
+           "d1 d2 d3 d4 d5 d6 d7 d8");
+    expect(m, fleaf(F_YEAR, RCP_OP_IN, years, 2), "d1 d3 d4");
+    expect(m, fleaf(F_SCORE, RCP_OP_GT, &lo, 1), "d0");
+    expect(m, fleaf(F_SCORE, RCP_OP_LTE, &lo, 1), "d1");
+    expect(m, fleaf(F_OK, RCP_OP_EQ, &t, 1), "d0");
+    expect(m, fleaf(F_OK, RCP_OP_EQ, &f, 1), "d1");
+    expect(m, fleaf(F_OK, RCP_OP_NE, &t, 1),
+           "d1 d2 d3 d4 d5 d6 d7 d8");                      /* "yes" */
+    expect(m, fleaf(F_PUB, RCP_OP_EQ, &june, 1), "d0 d1 d2 d3"); /* instants */
+    expect(m, fleaf(F_PUB, RCP_OP_GT, &june, 1), "");
+    expect(m, fleaf(F_PUB, RCP_OP_NE, &june, 1), "d4 d5 d6 d7 d8");
+    k[0] = fleaf(F_LANG, RCP_OP_EQ, &en, 1);
+    k[1] = fleaf(F_YEAR, RCP_OP_EQ, &y1999, 1);
+    expect(m, fnode(RCP_FILTER_AND, k, 2), "d0");
+    or2[0] = fleaf(F_LANG, RCP_OP_EQ, &de, 1);
+    or2[1] = fleaf(F_YEAR, RCP_OP_LT, &y1995, 1);
+    expect(m, fnode(RCP_FILTER_OR, or2, 2), "d1 d3");
+    k[2] = fleaf(F_TAGS, RCP_OP_EXISTS, &t, 1);
+    expect(m, fnode(RCP_FILTER_NOT, &k[2], 1), "d4 d5 d6 d7 d8");
+    k[0] = fnode(RCP_FILTER_OR, or2, 2);
+    expect(m, fnode(RCP_FILTER_NOT, k, 1), "d0 d2 d4 d5 d6 d7 d8");
+    rcp_model_free(m);
+}
+END_TEST
+
+/* The reference the columns are checked against: read the meta afresh
+** for every document and evaluate the tree on it (what rcp.c did before
+** the engine kept typed values), with a linear in-list and a naive
+** substring search. */
+static const rcp_json *ref_value(const rcp_json *meta, const rcp_field *fd)
+{
+    const rcp_json *v = NULL;
+    size_t i;
+    for (i = 0; meta && meta->type == RCP_JSON_OBJECT && i < meta->n; i++)
+        if (meta->kids[i].keylen == fd->namelen
+            && !memcmp(meta->kids[i].key, fd->name, fd->namelen))
+            v = meta->kids[i].type == RCP_JSON_NULL ? NULL : &meta->kids[i];
+    return v;
+}
+
+static int ref_cmp(rcp_field_type t, const rcp_model_value *a,
+                   const rcp_model_value *b)
+{
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c;
+    if (t == RCP_FIELD_KEYWORD || t == RCP_FIELD_TEXT) {
+        c = n ? memcmp(a->s, b->s, n) : 0;
+        return c ? c : (a->len > b->len) - (a->len < b->len);
+    }
+    if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT)
+        return (a->num > b->num) - (a->num < b->num);
+    return (a->ms > b->ms) - (a->ms < b->ms);
+}
+
+static int ref_scalar(rcp_field_type t, int op, const rcp_json *dv,
+                      const rcp_model_filter *f)
+{
+    rcp_model_value x;
+    size_t i, j;
+    int c;
+    if (rcp_model_value_of(t, dv, &x))
+        return 0;
+    if (op == RCP_OP_IN) {
+        for (i = 0; i < f->nvalues; i++)
+            if (ref_cmp(t, &x, &f->values[i]) == 0)
+                return 1;
+        return 0;
+    }
+    if (op == RCP_OP_CONTAINS) {
+        const rcp_model_value *nd = &f->values[0];
+        if (t != RCP_FIELD_TEXT)
+            return 0;
+        for (i = 0; i + nd->len <= x.len; i++) {
+            for (j = 0; j < nd->len && x.s[i + j] == nd->s[j]; j++)
+                ;
+            if (j == nd->len)
+                return 1;
+        }
+        return 0;
+    }
+    c = ref_cmp(t, &x, &f->values[0]);
+    return op == RCP_OP_EQ ? c == 0 : op == RCP_OP_GT ? c > 0
+         : op == RCP_OP_GTE ? c >= 0 : op == RCP_OP_LT ? c < 0 : c <= 0;
+}
+
+static int ref_match(const rcp_json *meta, const rcp_model_filter *f)
+{
+    const rcp_json *dv;
+    rcp_field_type t;
+    size_t i;
+    int op, neg, hit = 0;
+    if (f->kind != RCP_FILTER_LEAF) {
+        for (i = 0; i < f->nkids; i++) {
+            int r = ref_match(meta, &f->kids[i]);
+            if (f->kind == RCP_FILTER_NOT)
+                return !r;
+            if (f->kind == RCP_FILTER_AND ? !r : r)
+                return r;
+        }
+        return f->kind == RCP_FILTER_AND;
+    }
+    dv = ref_value(meta, &ffields[f->field]);
+    t = ffields[f->field].type;
+    if (f->op == RCP_OP_EXISTS)
+        return (dv != NULL) == (f->values[0].ms == 1);
+    neg = f->op == RCP_OP_NE || f->op == RCP_OP_NIN;
+    if (!dv)
+        return neg;
+    op = f->op == RCP_OP_NE ? RCP_OP_EQ : f->op == RCP_OP_NIN ? RCP_OP_IN
+                                                               : f->op;
+    if (dv->type == RCP_JSON_ARRAY)
+        for (i = 0; i < dv->n && !hit; i++)
+            hit = ref_scalar(t, op == RCP_OP_CONTAINS ? RCP_OP_EQ : op,
+                             &dv->kids[i], f);
+    else
+        hit = ref_scalar(t, op, dv, f);
+    return neg ? !hit : hit;
+}
+
+/* Random metas and trees drawn from small pools, so that they meet. */
+static uint64_t frng = 0x243F6A8885A308D3ULL;
+static unsigned frand(unsigned n)
+{
+    frng ^= frng << 13;
+    frng ^= frng >> 7;
+    frng ^= frng << 17;
+    return (unsigned)(frng % n);
+}
+
+static const char *const fstrs[] = { "a", "b", "en", "de", "Shock", "hock",
+                                     "", "Shock Waves", "ab" };
+static const double fnums[] = { 1990, 1999, 2005, 2010, 0.5, -1000, 0 };
+static const char *const fdates[] = { "\"2017-06-12T00:00:00Z\"",
+    "\"2017-06-12\"", "1497225600000", "\"2017-06-13T01:00:00+01:00\"",
+    "\"2017-06-11T23:59:59.999Z\"", "\"bad\"" };
+static const int64_t fdate_ms[] = { JUNE12, JUNE12 + 86400000LL,
+                                    JUNE12 - 1 };
+
+/* One JSON value for field f: a scalar of its type, another type, null,
+** or an array of those. */
+static void rand_value(size_t f, char *out, size_t cap, int depth)
+{
+    unsigned r = frand(10);
+    size_t i, n;
+    rcp_field_type t = ffields[f].type;
+    if (r == 0) {
+        snprintf(out, cap, "null");
+    } else if (r == 1) {
+        snprintf(out, cap, t == RCP_FIELD_KEYWORD || t == RCP_FIELD_TEXT
+                               ? "7" : "\"x\"");
+    } else if (r <= 3 && depth == 0) {
+        n = frand(4);
+        snprintf(out, cap, "[");
+        for (i = 0; i < n; i++) {
+            char el[128];
+            rand_value(f, el, sizeof el, 1);
+            strncat(out, i ? "," : "", cap - strlen(out) - 1);
+            strncat(out, el, cap - strlen(out) - 1);
+        }
+        strncat(out, "]", cap - strlen(out) - 1);
+    } else if (t == RCP_FIELD_KEYWORD || t == RCP_FIELD_TEXT) {
+        snprintf(out, cap, "\"%s\"", fstrs[frand(9)]);
+    } else if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT) {
+        snprintf(out, cap, "%.17g", fnums[frand(7)]);
+    } else if (t == RCP_FIELD_BOOL) {
+        snprintf(out, cap, frand(2) ? "true" : "false");
+    } else {
+        snprintf(out, cap, "%s", fdates[frand(6)]);
+    }
+}
+
+static void rand_meta(char *out, size_t cap)
+{
+    size_t f, rep;
+    if (frand(12) == 0) {
+        snprintf(out, cap, frand(2) ? "[1]" : "{\"lang\":");
+        return;
+    }
+    snprintf(out, cap, "{\"other\":1");
+    for (f = 0; f < NFIELDS; f++)
+        for (rep = frand(5) == 0 ? 2 : 1; rep > 0 && frand(4); rep--) {
+            char v[512];
+            rand_value(f, v, sizeof v, 0);
+            snprintf(out + strlen(out), cap - strlen(out), ",\"%s\":%s",
+                     ffields[f].name, v);
+        }
+    strncat(out, "}", cap - strlen(out) - 1);
+}
+
+/* A random tree of at most depth levels in nodes[*used..]. */
+static rcp_model_filter rand_tree(rcp_model_filter *nodes, size_t *used,
+                                  rcp_model_value *vals, size_t *nv,
+                                  int depth)
+{
+    static const int ordered[] = { F_YEAR, F_SCORE, F_PUB };
+    unsigned r = frand(depth ? 6 : 1);
+    size_t i, n, f;
+    int op;
+    if (r == 1 || r == 2) {
+        rcp_model_filter *k = nodes + *used;
+        n = 1 + frand(3);
+        *used += n;
+        for (i = 0; i < n; i++)
+            k[i] = rand_tree(nodes, used, vals, nv, depth - 1);
+        return fnode(r == 1 ? RCP_FILTER_AND : RCP_FILTER_OR, k, n);
+    }
+    if (r == 3) {
+        rcp_model_filter *k = nodes + (*used)++;
+        *k = rand_tree(nodes, used, vals, nv, depth - 1);
+        return fnode(RCP_FILTER_NOT, k, 1);
+    }
+    op = (int)frand(10);
+    f = op >= RCP_OP_GT && op <= RCP_OP_LTE ? (size_t)ordered[frand(3)]
+                                            : frand(NFIELDS);
+    n = op == RCP_OP_IN || op == RCP_OP_NIN ? frand(4) : 1;
+    for (i = 0; i < n; i++) {
+        rcp_field_type t = ffields[f].type;
+        rcp_model_value *v = &vals[*nv + i];
+        if (op == RCP_OP_EXISTS || t == RCP_FIELD_BOOL)
+            *v = vi(frand(2));
+        else if (t == RCP_FIELD_KEYWORD || t == RCP_FIELD_TEXT)
+            *v = vs(fstrs[frand(9)]);
+        else if (t == RCP_FIELD_DATE)
+            *v = vi(fdate_ms[frand(3)]);
+        else
+            *v = vn(fnums[frand(7)]);
+    }
+    *nv += n;
+    return fleaf(f, op, &vals[*nv - n], n);
+}
+
+/* The ids the reference passes among the documents visible at v. */
+static const char *ref_passing(const rcp_model *m, char (*ids)[16],
+                               char (*metas)[2048], size_t nd,
+                               const rcp_model_filter *f)
+{
+    static char out[4096];
+    rcp_arena a;
+    size_t i;
+    out[0] = 0;
+    rcp_arena_init(&a, 0);
+    for (i = 0; i < nd; i++) {       /* ids are sorted */
+        rcp_json_err e;
+        const rcp_json *meta = rcp_json_parse(&a, metas[i],
+                                              strlen(metas[i]), 0, &e);
+        (void)m;
+        if (ref_match(meta, f)) {
+            if (*out)
+                strcat(out, " ");
+            strcat(out, ids[i]);
+        }
+        rcp_arena_reset(&a);
+    }
+    rcp_arena_free(&a);
+    return out;
+}
+
+START_TEST(typed_filters_agree_with_reading_each_meta_afresh)
+{
+    /* 400 random trees against 60 random metas, in every recall mode:
+    ** the compiled bitmap passes exactly what evaluating the tree on each
+    ** document's meta, parsed anew, passes -- also after upserts
+    ** renumbered the documents, and for a pinned version */
+    static char ids[60][16], metas[60][2048], old[60][2048];
+    rcp_model *m = field_model(1024);
+    rcp_model_filter nodes[128], f;
+    rcp_model_value vals[256];
+    size_t i, used, nv;
+    uint64_t v = 0;
+    int round, t, mode;
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < 60; i++) {
+            snprintf(ids[i], sizeof ids[i], "r%02u", (unsigned)i);
+            memcpy(old[i], metas[i], sizeof metas[i]);
+            rand_meta(metas[i], sizeof metas[i]);
+            add_meta(m, ids[i], "doc text", metas[i]);
+        }
+        if (round == 0)
+            v = rcp_model_version(m);
+        for (t = 0; t < 200; t++) {
+            used = nv = 0;
+            f = rand_tree(nodes, &used, vals, &nv, 3);
+            for (mode = RCP_MODE_DENSE; mode <= RCP_MODE_HYBRID; mode++)
+                ck_assert_str_eq(passing(m, &f, mode, 0),
+                                 ref_passing(m, ids, metas, 60, &f));
+            if (round == 1)         /* the first round's documents */
+                ck_assert_str_eq(passing(m, &f, RCP_MODE_SPARSE, v),
+                                 ref_passing(m, ids, old, 60, &f));
+        }
+    }
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(a_pinned_version_filters_its_documents_as_they_were)
+{
+    /* §7.7.1 with §8: values are per docno, so the version before an
+    ** upsert filters the old meta, the live index the new one */
+    rcp_model *m = field_model(64);
+    rcp_model_value en = vs("en"), de = vs("de");
+    rcp_model_filter isen = fleaf(F_LANG, RCP_OP_EQ, &en, 1);
+    rcp_model_filter isde = fleaf(F_LANG, RCP_OP_EQ, &de, 1);
+    uint64_t v;
+    add_meta(m, "a", "a doc", "{\"lang\":\"en\"}");
+    add_meta(m, "b", "b doc", "{\"lang\":\"de\"}");
+    v = rcp_model_version(m);
+    add_meta(m, "a", "a doc", "{\"lang\":\"de\"}");
+    ck_assert_int_eq(del(m, "b"), 1);
+    ck_assert_str_eq(passing(m, &isen, RCP_MODE_SPARSE, v), "a");
+    ck_assert_str_eq(passing(m, &isde, RCP_MODE_DENSE, v), "b");
+    ck_assert_str_eq(passing(m, &isen, RCP_MODE_HYBRID, 0), "");
+    ck_assert_str_eq(passing(m, &isde, RCP_MODE_SPARSE, 0), "a");
+    ck_assert_int_eq(roll(m, v), 0);                /* and back */
+    ck_assert_str_eq(passing(m, &isen, RCP_MODE_SPARSE, 0), "a");
+    ck_assert_str_eq(passing(m, &isde, RCP_MODE_DENSE, 0), "b");
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(filtered_values_survive_the_reclaiming_of_documents)
+{
+    /* compaction renumbers documents: their cells move with them, and a
+    ** dropped one's values go with its text */
+    rcp_model *m = field_model(8);
+    rcp_model_value y = vn(7);
+    rcp_model_filter f = fleaf(F_YEAR, RCP_OP_EQ, &y, 1);
+    rcp_model_stats st;
+    size_t shrank = 0, slots = 0;
+    unsigned long k;
+    char id[16], meta[64];
+    add_meta(m, "keep", "doc kept", "{\"year\":7,\"tags\":[\"x\",\"y\"]}");
+    for (k = 0; k < 2000; k++) {
+        snprintf(id, sizeof id, "c%lu", k % 10);
+        snprintf(meta, sizeof meta, "{\"year\":%lu,\"title\":\"t%lu\"}",
+                 k % 7, k);
+        ck_assert_int_eq(rcp_model_add(m, id, strlen(id), "doc churn", 9,
+                                       meta, strlen(meta)), 0);
+        if (k % 7 == 0)
+            check_flags(m, 0);
+        rcp_model_stat(m, &st);
+        shrank += st.slots < slots;
+        slots = st.slots;
+    }
+    check(m);
+    ck_assert_uint_ge(shrank, 1);
+    ck_assert_str_eq(passing(m, &f, RCP_MODE_SPARSE, 0), "keep");
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(filtered_dense_recall_is_the_exact_top_k_of_what_passes)
+{
+    /* the filter keeps the SIMD scan: its hits are the best k by cosine,
+    ** then id, among the documents that pass, as a brute force finds */
+    rcp_model *m = field_model(0);
+    rcp_model_value y = vn(1);
+    rcp_model_filter f = fleaf(F_YEAR, RCP_OP_EQ, &y, 1);
+    rcp_model_query q;
+    rcp_model_hit h[10];
+    float qv[16];
+    double best[300], t;
+    size_t n, i, j, nb = 0;
+    char id[16], meta[32], text[64];
+    for (i = 0; i < 300; i++) {
+        snprintf(id, sizeof id, "%03u", (unsigned)i);
+        snprintf(meta, sizeof meta, "{\"year\":%u}", (unsigned)(i % 3));
+        snprintf(text, sizeof text, "doc %s flow w%u", i % 5 ? "shock" : "",
+                 (unsigned)(i % 17));
+        ck_assert_int_eq(rcp_model_add(m, id, 3, text, strlen(text), meta,
+                                       strlen(meta)), 0);
+    }
+    check(m);
+    rcp_model_query_init(&q);
+    q.text = "shock flow w3";
+    q.len = strlen(q.text);
+    q.k = 10;
+    q.mode = RCP_MODE_DENSE;
+    q.filter = &f;
+    q.no_confidence = 1;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    ck_assert_uint_eq(n, 10);
+    embed(m, q.text, qv);
+    for (i = 0; i < 300; i++) {             /* every passing cosine */
+        rcp_model_docview d;
+        ck_assert_int_eq(rcp_model_doc(m, (uint32_t)i, &d), 0);
+        if (atoi(d.id) % 3 != 1)
+            continue;
+        for (t = 0, j = 0; j < 16; j++)
+            t += (double)qv[j] * d.vector[j];
+        for (j = nb++; j > 0 && best[j - 1] < t; j--)
+            best[j] = best[j - 1];
+        best[j] = t;
+    }
+    for (i = 0; i < n; i++) {
+        rcp_model_docview d;
+        ck_assert_int_eq(rcp_model_doc(m, h[i].doc, &d), 0);
+        ck_assert_int_eq(atoi(d.id) % 3, 1);
+        ck_assert_msg(fabs(h[i].score - best[i]) < 1e-5, "hit %u: %g, "
+                      "brute force %g", (unsigned)i, h[i].score, best[i]);
+        if (i && h[i].score == h[i - 1].score)
+            ck_assert_int_lt(strcmp(hit_id(m, &h[i - 1]), d.id), 0);
+    }
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(a_filter_outside_its_rules_is_invalid)
+{
+    rcp_model *m = fdocs_model();
+    rcp_model_value en = vs("en"), two = vi(2), y = vn(1);
+    rcp_model_filter bad[9], kids[2], *deep;
+    rcp_model_query q;
+    rcp_model_hit h[4];
+    size_t n, i;
+    bad[0] = fleaf(NFIELDS, RCP_OP_EQ, &en, 1);          /* no such field */
+    bad[1] = fleaf(F_LANG, 10, &en, 1);                  /* no such op */
+    bad[2] = fleaf(F_LANG, RCP_OP_GT, &en, 1);           /* not ordered */
+    bad[3] = fleaf(F_LANG, RCP_OP_EQ, &en, 2);           /* two values */
+    bad[4] = fleaf(F_LANG, RCP_OP_EXISTS, &two, 1);      /* not a bool */
+    bad[5] = fleaf(F_LANG, RCP_OP_IN, NULL, 3);          /* no list */
+    kids[0] = kids[1] = fleaf(F_YEAR, RCP_OP_EQ, &y, 1);
+    bad[6] = fnode(RCP_FILTER_NOT, kids, 2);
+    bad[7] = fnode(RCP_FILTER_AND, kids, 0);
+    bad[8] = fnode(7, kids, 1);
+    rcp_model_query_init(&q);
+    q.text = "doc";
+    q.len = 3;
+    q.k = 4;
+    for (i = 0; i < 9; i++) {
+        q.filter = &bad[i];
+        ck_assert_msg(rcp_model_search(m, &q, h, &n) == RCP_MODEL_INVALID,
+                      "bad filter %u passed", (unsigned)i);
+    }
+    /* nesting: RCP_MODEL_FILTER_DEPTH levels pass, one more is refused */
+    deep = malloc((RCP_MODEL_FILTER_DEPTH + 1) * sizeof *deep);
+    ck_assert_ptr_nonnull(deep);
+    deep[RCP_MODEL_FILTER_DEPTH] = kids[0];
+    for (i = RCP_MODEL_FILTER_DEPTH; i-- > 0;)
+        deep[i] = fnode(RCP_FILTER_NOT, &deep[i + 1], 1);
+    q.filter = &deep[1];
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    q.filter = &deep[0];
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), RCP_MODEL_INVALID);
+    free(deep);
+    check(m);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(declared_fields_are_copied_and_must_be_distinct)
+{
+    rcp_model_opts o;
+    rcp_field fs[2];
+    char name[8], err[128];
+    const rcp_field *got;
+    rcp_model *m;
+    size_t n;
+    rcp_model_opts_init(&o);
+    strcpy(name, "year");
+    fs[0].name = name;
+    fs[0].namelen = 4;
+    fs[0].type = RCP_FIELD_INT;
+    fs[1] = fs[0];
+    o.fields = fs;
+    o.nfields = 2;
+    ck_assert_ptr_null(rcp_model_new(&o, err, sizeof err));
+    ck_assert_str_eq(err, "field 'year' is declared twice");
+    fs[1].type = (rcp_field_type)9;
+    fs[1].name = "x";
+    fs[1].namelen = 1;
+    ck_assert_ptr_null(rcp_model_new(&o, err, sizeof err));
+    fs[1].type = RCP_FIELD_DATE;
+    o.nfields = RCP_MODEL_MAX_FIELDS + 1;
+    ck_assert_ptr_null(rcp_model_new(&o, err, sizeof err));
+    o.nfields = 2;
+    m = rcp_model_new(&o, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    strcpy(name, "gone");                   /* the model kept its copy */
+    got = rcp_model_fields(m, &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(got[0].name, "year");
+    ck_assert_int_eq(got[1].type, RCP_FIELD_DATE);
+    add_meta(m, "a", "doc", "{\"year\":3,\"x\":\"2020-02-29\"}");
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(value_of_reads_the_section_8_table)
+{
+    static const struct { int type; const char *json; int ok;
+                          double num; int64_t ms; } t[] = {
+        { RCP_FIELD_INT, "2.5", 1, 2.5, 0 },
+        { RCP_FIELD_FLOAT, "-1e3", 1, -1000, 0 },
+        { RCP_FIELD_INT, "\"3\"", 0, 0, 0 },
+        { RCP_FIELD_BOOL, "true", 1, 0, 1 },
+        { RCP_FIELD_BOOL, "0", 0, 0, 0 },
+        { RCP_FIELD_KEYWORD, "3", 0, 0, 0 },
+        { RCP_FIELD_DATE, "\"1970-01-01\"", 1, 0, 0 },
+        { RCP_FIELD_DATE, "\"2017-06-12T00:00:00Z\"", 1, 0, JUNE12 },
+        { RCP_FIELD_DATE, "\"2017-06-12t02:00:00.5+02:00\"", 1, 0,
+          JUNE12 + 500 },
+        { RCP_FIELD_DATE, "\"2017-06-11T19:00:00-05:00\"", 1, 0, JUNE12 },
+        { RCP_FIELD_DATE, "1497225600000", 1, 0, JUNE12 },
+        { RCP_FIELD_DATE, "1.5", 0, 0, 0 },
+        { RCP_FIELD_DATE, "\"2000-02-29\"", 1, 0, 951782400000LL },
+        { RCP_FIELD_DATE, "\"1900-02-29\"", 0, 0, 0 },
+        { RCP_FIELD_DATE, "\"2017-06-12T00:00:00\"", 0, 0, 0 },
+        { RCP_FIELD_DATE, "\"2017-13-01\"", 0, 0, 0 },
+        { RCP_FIELD_DATE, "\"1969-12-31T23:59:59Z\"", 1, 0, -1000 },
+    };
+    rcp_arena a;
+    size_t i;
+    rcp_arena_init(&a, 0);
+    for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+        rcp_model_value v;
+        const rcp_json *j = rcp_json_parse(&a, t[i].json, strlen(t[i].json),
+                                           0, NULL);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_msg((rcp_model_value_of((rcp_field_type)t[i].type, j, &v)
+                       == 0) == t[i].ok, "%s", t[i].json);
+        if (t[i].ok)
+            ck_assert_msg(v.num == t[i].num && v.ms == t[i].ms, "%s: %g %lld",
+                          t[i].json, v.num, (long long)v.ms);
+    }
+    {
+        rcp_model_value v;
+        ck_assert_int_eq(rcp_model_value_of(RCP_FIELD_TEXT, NULL, &v), -1);
+    }
+    rcp_arena_free(&a);
+}
+END_TEST
+
+START_TEST(filtered_adds_and_searches_fail_cleanly_out_of_memory)
+{
+    /* every allocation of an add with values and of a filtered search
+    ** can fail: -1, the model as it was, nothing leaked (ASan) */
+    rcp_model_value en = vs("en"), tags[2];
+    rcp_model_filter kids[2], f;
+    long k;
+    int ok = 0;
+    tags[0] = vs("b");
+    tags[1] = vs("a");
+    kids[0] = fleaf(F_LANG, RCP_OP_NE, &en, 1);
+    kids[1] = fleaf(F_TAGS, RCP_OP_IN, tags, 2);
+    f = fnode(RCP_FILTER_AND, kids, 2);
+    for (k = 0; k < 600 && !ok; k++) {
+        rcp_model *m = fdocs_model();
+        rcp_model_query q;
+        rcp_model_hit h[9];
+        size_t n = 0, before = rcp_model_count(m);
+        const char *meta = "{\"tags\":[\"a\",\"q\"],\"title\":\"zz\"}";
+        rcp_set_allocator(failing_alloc, NULL);
+        fail_after = k;
+        ok = rcp_model_add(m, "z", 1, "doc z", 5, meta, strlen(meta)) == 0;
+        rcp_model_query_init(&q);
+        q.text = "doc";
+        q.len = 3;
+        q.k = 9;
+        q.filter = &f;
+        ok = (rcp_model_search(m, &q, h, &n) == 0) && ok;
+        fail_after = -1;
+        rcp_set_allocator(NULL, NULL);
+        check(m);
+        if (rcp_model_find(m, "z", 1) < 0)
+            ck_assert_uint_eq(rcp_model_count(m), before);
+        ck_assert_str_eq(passing(m, &f, RCP_MODE_SPARSE, 0),
+                         rcp_model_find(m, "z", 1) < 0 ? "d1 d3"
+                                                       : "d1 d3 z");
+        rcp_model_free(m);
+    }
+    ck_assert_msg(ok, "never succeeded: the bound is too small");
+}
+END_TEST
+
 /* MARK: - the invariant checker */
 
 /* A model with something of every kind: live, upserted, deleted and
-** retained documents, a chunk chain, a lexicon, several versions. */
+** retained documents, a chunk chain, a lexicon, several versions, §8
+** values. */
 static rcp_model *varied_model(void)
 {
-    rcp_model *m = new_model(16);
-    add(m, "a", "shock waves in a boundary layer");
-    add(m, "b", "heat transfer at the leading edge");
+    rcp_model *m = field_model(1024);
+    add_meta(m, "a", "shock waves in a boundary layer",
+             "{\"lang\":\"en\",\"tags\":[\"x\",\"y\"]}");
+    add_meta(m, "b", "heat transfer at the leading edge",
+             "{\"year\":1999}");
     add(m, "a", "shock waves, revised");
     add_part(m, "p#0", "first part ", "p", 0, 0);
     add_part(m, "p#1", "second part", "p", 1, 11);
@@ -2296,6 +3080,20 @@ static Suite *make_suite(void)
     tcase_add_test(tc, weighted_fusion_normalises_min_max_per_list);
     tcase_add_test(tc, convex_fusion_anchors_the_floor_not_the_minimum);
     tcase_add_test(tc, fusion_counts_an_id_repeated_in_one_list_once);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("filters");
+    tcase_add_test(tc, filters_match_as_the_decisions_say);
+    tcase_add_test(tc, typed_filters_agree_with_reading_each_meta_afresh);
+    tcase_add_test(tc, a_pinned_version_filters_its_documents_as_they_were);
+    tcase_add_test(tc, filtered_values_survive_the_reclaiming_of_documents);
+    tcase_add_test(tc,
+        filtered_dense_recall_is_the_exact_top_k_of_what_passes);
+    tcase_add_test(tc, a_filter_outside_its_rules_is_invalid);
+    tcase_add_test(tc, declared_fields_are_copied_and_must_be_distinct);
+    tcase_add_test(tc, value_of_reads_the_section_8_table);
+    tcase_add_test(tc,
+        filtered_adds_and_searches_fail_cleanly_out_of_memory);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     tc = tcase_create("check");
     tcase_add_test(tc, the_checker_sees_every_kind_of_damage);
