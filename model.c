@@ -785,13 +785,17 @@ typedef struct origin {
 ** (note 15).  A cell is FV_ABSENT (no such key, or null), FV_BAD (there,
 ** but not of the field's type: it matches only ne, nin and exists),
 ** FV_VAL, or FV_ARRAY (n elements at u.el, each FV_BAD or FV_VAL).
-** Strings and elements live in the document's fblob. */
+** Elements and strings longer than FV_INLINE live in the document's
+** fblob; shorter strings (most keywords: "en", "draft") in the cell, so
+** a filter on them scans the column without leaving it. */
 enum { FV_ABSENT, FV_BAD, FV_VAL, FV_ARRAY };
+#define FV_INLINE 8
 typedef struct fval {
     union {
         double      x;          /* int, float */
         int64_t     i;          /* date (epoch ms), bool (0, 1) */
-        const char *s;          /* keyword, text */
+        const char *s;          /* keyword, text: longer than FV_INLINE */
+        char        b[FV_INLINE];   /* ... the others */
         const struct fval *el;  /* FV_ARRAY */
     } u;
     uint32_t n;                 /* a string's bytes; an array's elements */
@@ -1546,6 +1550,12 @@ static int is_string_type(rcp_field_type t)
     return t == RCP_FIELD_KEYWORD || t == RCP_FIELD_TEXT;
 }
 
+/* The bytes of a string value, v->n of them. */
+static const char *fv_str(const fval *v)
+{
+    return v->n <= FV_INLINE ? v->u.b : v->u.s;
+}
+
 /* Order of field names for the meta reader: length, then bytes. */
 static int name_cmp(const char *a, size_t an, const char *b, size_t bn)
 {
@@ -1674,9 +1684,10 @@ static int fields_size(const rcp_model *m, size_t *el, size_t *bytes)
         if (v->type == RCP_JSON_ARRAY) {
             *el += v->n;
             for (i = 0; str && i < v->n; i++)
-                if (v->kids[i].type == RCP_JSON_STRING)
+                if (v->kids[i].type == RCP_JSON_STRING
+                    && v->kids[i].n > FV_INLINE)
                     *bytes += v->kids[i].n;
-        } else if (str && v->type == RCP_JSON_STRING) {
+        } else if (str && v->type == RCP_JSON_STRING && v->n > FV_INLINE) {
             *bytes += v->n;
         }
         if (*el >= UINT32_MAX || *bytes >= UINT32_MAX)
@@ -1697,10 +1708,14 @@ static void put_scalar(rcp_field_type t, const rcp_json *v, fval *out,
     }
     out->kind = FV_VAL;
     if (is_string_type(t)) {
-        if (x.len)
-            memcpy(*str, x.s, x.len);
-        out->u.s = *str;
         out->n = (uint32_t)x.len;
+        if (x.len <= FV_INLINE) {
+            if (x.len)
+                memcpy(out->u.b, x.s, x.len);
+            return;
+        }
+        memcpy(*str, x.s, x.len);
+        out->u.s = *str;
         *str += x.len;
     } else if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT) {
         out->u.x = x.num;
@@ -3459,7 +3474,10 @@ typedef struct run {
     rcp_model_query q;          /* first member: &run == &run.q */
     view            v;
     unsigned char  *visbuf;     /* a pinned version's visibility bits */
-    unsigned char  *allowbuf;   /* the filter's bitmap (§8) */
+    unsigned char  *allowbuf;   /* the filter's bitmap (§8), or NULL */
+    struct cfilter *cf;         /* the filter compiled, or NULL */
+    int             lazy;       /* no bitmap: candidates pass cf one by
+                                ** one (a sparse search) */
     int             stop;       /* nonzero: what the checkpoint returned */
 } run;
 
@@ -3488,10 +3506,14 @@ static int allowed(const view *v, uint32_t docno)
     return (v->allow[docno >> 3] >> (docno & 7)) & 1;
 }
 
+static int doc_passes_run(const rcp_model *m, const run *r, uint32_t d);
+
 static int accepted(const rcp_model *m, const rcp_model_query *q,
                     uint32_t docno)
 {
-    return allowed(qview(q), docno)
+    const run *r = (const run *)(const void *)q;
+    return allowed(&r->v, docno)
+        && (!r->lazy || doc_passes_run(m, r, docno))
         && (!q->accept || q->accept(q->ud, m, docno));
 }
 
@@ -3941,14 +3963,14 @@ static unsigned char *accepted_bits(const rcp_model *m,
 static int dense_search(const rcp_model *m, const rcp_model_query *q,
                         const float *qv, topk *out)
 {
-    int done = 0;
-    if (!q->exact && m->q8.n == m->ndocs) {
+    int done = 0, lazy = ((const run *)(const void *)q)->lazy;
+    if (!q->exact && !lazy && m->q8.n == m->ndocs) {
         unsigned char *bits = q->accept ? accepted_bits(m, q) : NULL;
         if (!q->accept || bits)
-            done = dense_q8(m, q, qv, bits ? bits : qview(q)->vis, out);
+            done = dense_q8(m, q, qv, bits ? bits : qview(q)->allow, out);
         rcp_free(bits);
     }
-    if (!done && !q->accept)
+    if (!done && !q->accept && !lazy)
         done = dense_scan(m, q, qv, out);
     if (done)
         return ckpt(q, 0.45, "recall", NULL, 0) ? -1 : 0;
@@ -4956,7 +4978,7 @@ typedef struct fleaf {
 static int fval_cmp(rcp_field_type t, const fval *a, const fval *b)
 {
     if (is_string_type(t)) {
-        int c = memcmp(a->u.s, b->u.s, a->n < b->n ? a->n : b->n);
+        int c = memcmp(fv_str(a), fv_str(b), a->n < b->n ? a->n : b->n);
         return c ? (c < 0 ? -1 : 1) : (a->n > b->n) - (a->n < b->n);
     }
     if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT)
@@ -4969,8 +4991,11 @@ static void fval_from(rcp_field_type t, const rcp_model_value *v, fval *out)
     memset(out, 0, sizeof *out);
     out->kind = FV_VAL;
     if (is_string_type(t)) {
-        out->u.s = v->s ? v->s : "";
         out->n = (uint32_t)v->len;
+        if (v->len > FV_INLINE)
+            out->u.s = v->s;
+        else if (v->len)
+            memcpy(out->u.b, v->s, v->len);
     } else if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT) {
         out->u.x = v->num;
     } else {
@@ -5004,6 +5029,7 @@ static void fleaf_free(fleaf *l)
 static int fleaf_init(const rcp_model *m, const rcp_model_filter *f,
                       fleaf *l)
 {
+    const char *p;
     size_t i;
     uint32_t q = 0;
     memset(l, 0, sizeof *l);
@@ -5033,11 +5059,12 @@ static int fleaf_init(const rcp_model *m, const rcp_model_filter *f,
         return 0;
     if (!(l->kmp = rcp_malloc(l->v.n * sizeof *l->kmp)))
         return -1;
+    p = fv_str(&l->v);
     l->kmp[0] = 0;                  /* k[i]: the longest proper border */
     for (i = 1; i < l->v.n; i++) {  /* of needle[0..i] */
-        while (q && l->v.u.s[i] != l->v.u.s[q])
+        while (q && p[i] != p[q])
             q = l->kmp[q - 1];
-        q += l->v.u.s[i] == l->v.u.s[q];
+        q += p[i] == p[q];
         l->kmp[i] = q;
     }
     return 0;
@@ -5046,7 +5073,7 @@ static int fleaf_init(const rcp_model *m, const rcp_model_filter *f,
 /* Is the leaf's needle in hay[0..len)?  O(len + needle). */
 static int kmp_find(const fleaf *l, const char *hay, size_t len)
 {
-    const char *p = l->v.u.s;
+    const char *p = fv_str(&l->v);
     size_t i;
     uint32_t q = 0;
     if (!l->v.n)
@@ -5086,7 +5113,7 @@ static int leaf_scalar(const fleaf *l, int op, const fval *v)
     if (op == RCP_OP_IN)
         return in_set(l, v);
     if (op == RCP_OP_CONTAINS)      /* text: substring; others: none */
-        return l->type == RCP_FIELD_TEXT && kmp_find(l, v->u.s, v->n);
+        return l->type == RCP_FIELD_TEXT && kmp_find(l, fv_str(v), v->n);
     c = fval_cmp(l->type, v, &l->v);
     switch (op) {
     case RCP_OP_EQ:  return c == 0;
@@ -5118,23 +5145,104 @@ static int leaf_cell(const fleaf *l, const fval *c)
     return l->neg ? !hit : hit;
 }
 
-/* The bitmap of a leaf over docnos 0..ndocs. */
-static int eval_leaf(const rcp_model *m, const rcp_model_filter *f,
-                     unsigned char *out)
+/* A filter compiled for one search: the tree's nodes (a node's kids side
+** by side), its leaves made ready, so a document costs its own cells. */
+typedef struct cnode {
+    int           kind;
+    size_t        field, nkids;
+    struct cnode *kids;
+    fleaf         leaf;
+} cnode;
+
+typedef struct cfilter {
+    cnode  *node;               /* node[0] is the root */
+    size_t  n;
+} cfilter;
+
+static size_t count_nodes(const rcp_model_filter *f)
 {
-    const fval *col = m->col[f->field];
-    fleaf l;
+    size_t i, n = 1;
+    for (i = 0; f->kind != RCP_FILTER_LEAF && i < f->nkids; i++)
+        n += count_nodes(&f->kids[i]);
+    return n;
+}
+
+/* f into n, its kids into the next free nodes (*next on). */
+static int compile_node(const rcp_model *m, const rcp_model_filter *f,
+                        cfilter *c, cnode *n, size_t *next)
+{
     size_t i;
-    if (fleaf_init(m, f, &l)) {
-        fleaf_free(&l);
+    n->kind = f->kind;
+    n->field = f->field;
+    if (f->kind == RCP_FILTER_LEAF)
+        return fleaf_init(m, f, &n->leaf);
+    n->nkids = f->nkids;
+    n->kids = &c->node[*next];
+    *next += f->nkids;
+    for (i = 0; i < f->nkids; i++)
+        if (compile_node(m, &f->kids[i], c, &n->kids[i], next))
+            return -1;
+    return 0;
+}
+
+static void cfilter_free(cfilter *c)
+{
+    size_t i;
+    for (i = 0; c->node && i < c->n; i++)
+        if (c->node[i].kind == RCP_FILTER_LEAF)
+            fleaf_free(&c->node[i].leaf);
+    rcp_free(c->node);
+    memset(c, 0, sizeof *c);
+}
+
+/* A valid tree (filter_ok) compiled; 0, or -1 out of memory. */
+static int cfilter_init(const rcp_model *m, const rcp_model_filter *f,
+                        cfilter *c)
+{
+    size_t next = 1;
+    c->n = count_nodes(f);
+    if (!(c->node = rcp_malloc(c->n * sizeof *c->node)))
+        return -1;
+    memset(c->node, 0, c->n * sizeof *c->node);
+    if (compile_node(m, f, c, &c->node[0], &next)) {
+        cfilter_free(c);
         return -1;
     }
+    return 0;
+}
+
+/* Does document docno pass?  Evaluated as a tree, short-circuit: for a
+** search whose candidates are few (BM25 scores only what holds a query
+** term), cheaper than a bitmap over every document. */
+static int doc_passes(const rcp_model *m, const cnode *n, uint32_t docno)
+{
+    size_t i;
+    switch (n->kind) {
+    case RCP_FILTER_AND:
+        for (i = 0; i < n->nkids; i++)
+            if (!doc_passes(m, &n->kids[i], docno))
+                return 0;
+        return 1;
+    case RCP_FILTER_OR:
+        for (i = 0; i < n->nkids; i++)
+            if (doc_passes(m, &n->kids[i], docno))
+                return 1;
+        return 0;
+    case RCP_FILTER_NOT:
+        return !doc_passes(m, n->kids, docno);
+    }
+    return leaf_cell(&n->leaf, &m->col[n->field][docno]);
+}
+
+/* The bitmap of a leaf over docnos 0..ndocs, down its column. */
+static void eval_leaf(const rcp_model *m, const cnode *n, unsigned char *out)
+{
+    const fval *col = m->col[n->field];
+    size_t i;
     memset(out, 0, m->ndocs / 8 + 1);
     for (i = 0; i < m->ndocs; i++)
-        if (leaf_cell(&l, &col[i]))
+        if (leaf_cell(&n->leaf, &col[i]))
             out[i >> 3] |= (unsigned char)(1u << (i & 7));
-    fleaf_free(&l);
-    return 0;
 }
 
 /* Bitmaps of the nodes under evaluation: one per and/or level, made when
@@ -5144,36 +5252,39 @@ typedef struct fscratch {
     size_t bytes;
 } fscratch;
 
-static int eval_filter(const rcp_model *m, const rcp_model_filter *f,
-                       fscratch *s, unsigned depth, unsigned char *out)
+static int eval_bits(const rcp_model *m, const cnode *n, fscratch *s,
+                     unsigned depth, unsigned char *out)
 {
     size_t i, j;
-    if (f->kind == RCP_FILTER_LEAF)
-        return eval_leaf(m, f, out);
-    if (eval_filter(m, &f->kids[0], s, depth + 1, out))
+    if (n->kind == RCP_FILTER_LEAF) {
+        eval_leaf(m, n, out);
+        return 0;
+    }
+    if (eval_bits(m, &n->kids[0], s, depth + 1, out))
         return -1;
-    if (f->kind == RCP_FILTER_NOT) {
+    if (n->kind == RCP_FILTER_NOT) {
         for (j = 0; j < s->bytes; j++)
             out[j] = (unsigned char)~out[j];
         return 0;
     }
-    if (f->nkids > 1 && !s->lv[depth]
+    if (n->nkids > 1 && !s->lv[depth]
         && !(s->lv[depth] = rcp_malloc(s->bytes)))
         return -1;
-    for (i = 1; i < f->nkids; i++) {
+    for (i = 1; i < n->nkids; i++) {
         unsigned char *t = s->lv[depth];
-        if (eval_filter(m, &f->kids[i], s, depth + 1, t))
+        if (eval_bits(m, &n->kids[i], s, depth + 1, t))
             return -1;
         for (j = 0; j < s->bytes; j++)
-            out[j] = f->kind == RCP_FILTER_AND ? out[j] & t[j]
+            out[j] = n->kind == RCP_FILTER_AND ? out[j] & t[j]
                                                : out[j] | t[j];
     }
     return 0;
 }
 
 /* The documents the search may return: those the view sees that pass
-** the filter, one bitmap (*allow, rcp_free it) for every stage. */
-static int filter_bitmap(const rcp_model *m, const rcp_model_filter *f,
+** the filter, one bitmap (*allow, rcp_free it) for every stage -- for
+** the dense scan, whose candidates are every document. */
+static int filter_bitmap(const rcp_model *m, const cfilter *c,
                          const unsigned char *vis, unsigned char **allow)
 {
     fscratch s;
@@ -5183,7 +5294,7 @@ static int filter_bitmap(const rcp_model *m, const rcp_model_filter *f,
     s.bytes = m->ndocs / 8 + 1;
     if (!(*allow = rcp_malloc(s.bytes)))
         return -1;
-    rc = eval_filter(m, f, &s, 0, *allow);
+    rc = eval_bits(m, &c->node[0], &s, 0, *allow);
     for (j = 0; j < RCP_MODEL_FILTER_DEPTH; j++)
         rcp_free(s.lv[j]);
     for (j = 0; rc == 0 && j < s.bytes; j++)
@@ -5216,23 +5327,39 @@ static int pin_view(const rcp_model *m, run *r, uint64_t v)
     return 0;
 }
 
+static int doc_passes_run(const rcp_model *m, const run *r, uint32_t d)
+{
+    return doc_passes(m, &r->cf->node[0], d);
+}
+
 /* The view of r->q: live, or the retained version it pins; its
-** candidates those of the filter, when there is one.  A pinned version's
-** documents keep the values they were added with (values are per
-** docno), so they filter as they were then. */
-static int open_view(const rcp_model *m, run *r)
+** candidates those of the filter, when there is one -- a bitmap when a
+** dense leg scans every document, else (sparse) each candidate BM25
+** scores is tried in turn.  A pinned version's documents keep the values
+** they were added with (values are per docno), so they filter as they
+** were then. */
+static int open_view(const rcp_model *m, run *r, cfilter *cf)
 {
     int rc;
     r->visbuf = r->allowbuf = NULL;
+    r->cf = NULL;
+    r->lazy = 0;
     live_view(m, &r->v);
     if (r->q.pinned && r->q.version != m->version
         && (rc = pin_view(m, r, r->q.version)) != 0)
         return rc;
-    if (r->q.filter) {
-        if (filter_bitmap(m, r->q.filter, r->v.vis, &r->allowbuf))
-            return -1;
-        r->v.allow = r->allowbuf;
+    if (!r->q.filter)
+        return 0;
+    if (cfilter_init(m, r->q.filter, cf))
+        return -1;
+    r->cf = cf;
+    if (r->q.mode == RCP_MODE_SPARSE) {
+        r->lazy = 1;
+        return 0;
     }
+    if (filter_bitmap(m, cf, r->v.vis, &r->allowbuf))
+        return -1;
+    r->v.allow = r->allowbuf;
     return 0;
 }
 
@@ -5250,6 +5377,7 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
                      rcp_model_hit *hits, size_t *nhits)
 {
     run r;
+    cfilter cf;
     rcp_model_hit *c = NULL;
     size_t n = 0, cand;
     int rc;
@@ -5266,9 +5394,11 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
     cand = q->candidate_k;
     r.q = *q;
     r.stop = 0;
-    if ((rc = open_view(m, &r)) != 0) {
+    memset(&cf, 0, sizeof cf);
+    if ((rc = open_view(m, &r, &cf)) != 0) {
         rcp_free(r.visbuf);
         rcp_free(r.allowbuf);
+        cfilter_free(&cf);
         return rc;
     }
     if (cand == 0)
@@ -5281,6 +5411,7 @@ int rcp_model_search(const rcp_model *m, const rcp_model_query *q,
          || post_recall(m, &r.q, c, &n);
     rcp_free(r.visbuf);
     rcp_free(r.allowbuf);
+    cfilter_free(&cf);
     if (rc) {
         rcp_free(c);
         return r.stop ? r.stop : -1;
@@ -5718,9 +5849,10 @@ static int scalar_is(const doc *d, rcp_field_type t, const rcp_json *v,
         return 0;
     if (is_string_type(t))
         return c->n == x.len
-            && (!x.len || (c->u.s >= d->fblob
-                           && c->u.s + x.len <= d->fblob + d->fbytes
-                           && !memcmp(c->u.s, x.s, x.len)));
+            && (x.len <= FV_INLINE || (c->u.s >= d->fblob
+                                       && c->u.s + x.len
+                                          <= d->fblob + d->fbytes))
+            && (!x.len || !memcmp(fv_str(c), x.s, x.len));
     if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT)
         return c->u.x == x.num;
     return c->u.i == x.ms;

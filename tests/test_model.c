@@ -2883,6 +2883,7 @@ START_TEST(filtered_adds_and_searches_fail_cleanly_out_of_memory)
         q.len = 3;
         q.k = 9;
         q.filter = &f;
+        q.mode = (int)(k % 3);      /* the bitmap's path and the lazy one */
         ok = (rcp_model_search(m, &q, h, &n) == 0) && ok;
         fail_after = -1;
         rcp_set_allocator(NULL, NULL);
