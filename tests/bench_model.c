@@ -18,6 +18,12 @@
 ** and dense top-10 queries over them next to issue 4's bar (twice FAISS
 ** IndexFlatIP's 290 ms: 145 ms) and a bare vec.c scan of 1M x 384.
 ** NDENSE 0 skips it (e.g. `bench_model 20000 0` under a profiler).
+**
+** Then §8 filters (issue 9): NDOCS documents like the first corpus's,
+** each with a meta of three declared fields (year: 70 values, lang: 4,
+** tags: 2 of 20), indexing speed with their values read, and dense and
+** sparse latency unfiltered (the anchor, the same model) and under a
+** selective, a broad and a compound filter.
 */
 #include <math.h>
 #include <stdio.h>
@@ -221,6 +227,33 @@ static corpus make_corpus(int n, int minw, int spread, const char *prefix)
     return c;
 }
 
+/* The metas of the filtered corpus: meta i in metas[i], metalen[i]. */
+static char **make_metas(int n, size_t **lens)
+{
+    static const char *const langs[] = { "en", "de", "fr", "ja" };
+    char **metas = malloc((size_t)n * sizeof *metas);
+    int i;
+    *lens = malloc((size_t)n * sizeof **lens);
+    if (!metas || !*lens) {
+        fprintf(stderr, "bench_model: out of memory\n");
+        exit(1);
+    }
+    for (i = 0; i < n; i++) {
+        char b[96];
+        int l = snprintf(b, sizeof b, "{\"year\":%d,\"lang\":\"%s\","
+                         "\"tags\":[\"t%u\",\"t%u\"]}", 1950 + i % 70,
+                         langs[i % 4], (unsigned)(next() % 20),
+                         (unsigned)(next() % 20));
+        if (!(metas[i] = malloc((size_t)l + 1))) {
+            fprintf(stderr, "bench_model: out of memory\n");
+            exit(1);
+        }
+        memcpy(metas[i], b, (size_t)l + 1);
+        (*lens)[i] = (size_t)l;
+    }
+    return metas;
+}
+
 static void free_corpus(corpus *c)
 {
     free(c->buf);
@@ -348,6 +381,129 @@ static void main_corpus(int ndocs, char qs[][64])
     rcp_model_free(m);
 }
 
+/* Median and p99 of nq top-10 queries in mode under filter f (NULL:
+** none), printed next to the unfiltered median anchor (0: this is it). */
+static double filtered(const rcp_model *m, int mode, const char *label,
+                       char qs[][64], int nq, const rcp_model_filter *f,
+                       double anchor)
+{
+    static double t[NQUERY];
+    rcp_model_hit hits[10];
+    rcp_model_query q;
+    size_t n;
+    int i;
+    for (i = 0; i < nq; i++) {
+        double t0;
+        rcp_model_query_init(&q);
+        q.text = qs[i];
+        q.len = strlen(qs[i]);
+        q.k = 10;
+        q.mode = mode;
+        q.filter = f;
+        t0 = now();
+        if (rcp_model_search(m, &q, hits, &n)) {
+            fprintf(stderr, "bench_model: search failed\n");
+            exit(1);
+        }
+        t[i] = (now() - t0) * 1e3;
+    }
+    qsort(t, (size_t)nq, sizeof t[0], cmp_double);
+    printf("%-28s median %7.2f ms   p99 %7.2f ms", label, t[nq / 2],
+           t[nq * 99 / 100]);
+    if (anchor > 0)
+        printf("   (%.2f x unfiltered)", t[nq / 2] / anchor);
+    printf("\n");
+    return t[nq / 2];
+}
+
+static rcp_model_filter leaf(size_t field, int op,
+                             const rcp_model_value *v, size_t n)
+{
+    rcp_model_filter f;
+    memset(&f, 0, sizeof f);
+    f.kind = RCP_FILTER_LEAF;
+    f.field = field;
+    f.op = op;
+    f.values = v;
+    f.nvalues = n;
+    return f;
+}
+
+/* §8: the first corpus again with a meta per document, its fields
+** declared; indexing speed, then each mode unfiltered and filtered. */
+static void filter_corpus(int ndocs, char qs[][64])
+{
+    static const rcp_field fields[] = {
+        { "year", 4, RCP_FIELD_INT }, { "lang", 4, RCP_FIELD_KEYWORD },
+        { "tags", 4, RCP_FIELD_KEYWORD }
+    };
+    static const char *const modes[] = { "dense", "sparse" };
+    corpus c = make_corpus(ndocs, 80, 40, "doc");
+    size_t *lens;
+    char **metas = make_metas(ndocs, &lens), err[128], label[64];
+    rcp_model_value y1999, de, tags[2], y2000;
+    rcp_model_filter f[3], kids[2];
+    rcp_model_opts o;
+    rcp_model *m;
+    double t0, secs, anchor;
+    int i, mode;
+    rcp_model_opts_init(&o);
+    o.fields = fields;
+    o.nfields = 3;
+    if (!(m = rcp_model_new(&o, err, sizeof err))) {
+        fprintf(stderr, "bench_model: %s\n", err);
+        exit(1);
+    }
+    t0 = now();
+    for (i = 0; i < ndocs; i++)
+        if (rcp_model_add(m, c.id[i], strlen(c.id[i]), c.buf + c.off[2 * i],
+                          c.off[2 * i + 1] - c.off[2 * i], metas[i],
+                          lens[i])) {
+            fprintf(stderr, "bench_model: add failed\n");
+            exit(1);
+        }
+    secs = now() - t0;
+    printf("filters: the corpus again, each document with a meta of 3 "
+           "declared fields\n");
+    printf("%-28s %9.0f docs/s\n", "bulk indexing (values read)",
+           ndocs / secs);
+    memset(&y1999, 0, sizeof y1999);
+    y1999.num = 1999;
+    y2000 = y1999;
+    y2000.num = 2000;
+    memset(&de, 0, sizeof de);
+    de.s = "de";
+    de.len = 2;
+    tags[0] = tags[1] = de;
+    tags[0].s = "t1";
+    tags[1].s = "t2";
+    f[0] = leaf(0, RCP_OP_EQ, &y1999, 1);
+    f[1] = leaf(1, RCP_OP_NE, &de, 1);
+    kids[0] = leaf(2, RCP_OP_IN, tags, 2);
+    kids[1] = leaf(0, RCP_OP_GTE, &y2000, 1);
+    memset(&f[2], 0, sizeof f[2]);
+    f[2].kind = RCP_FILTER_AND;
+    f[2].kids = kids;
+    f[2].nkids = 2;
+    for (mode = 0; mode < 2; mode++) {
+        int md = mode ? RCP_MODE_SPARSE : RCP_MODE_DENSE;
+        snprintf(label, sizeof label, "%s unfiltered", modes[mode]);
+        anchor = filtered(m, md, label, qs, NQUERY, NULL, 0);
+        snprintf(label, sizeof label, "%s year eq (1/70)", modes[mode]);
+        filtered(m, md, label, qs, NQUERY, &f[0], anchor);
+        snprintf(label, sizeof label, "%s lang ne (3/4)", modes[mode]);
+        filtered(m, md, label, qs, NQUERY, &f[1], anchor);
+        snprintf(label, sizeof label, "%s and(in, gte)", modes[mode]);
+        filtered(m, md, label, qs, NQUERY, &f[2], anchor);
+    }
+    rcp_model_free(m);
+    for (i = 0; i < ndocs; i++)
+        free(metas[i]);
+    free(metas);
+    free(lens);
+    free_corpus(&c);
+}
+
 /* The dense bar at scale: ndense tiny documents, dense top-10; the bare
 ** scan runs first, so its matrix is freed before the model is built. */
 static void dense_corpus(int ndense, char qs[][64])
@@ -386,6 +542,7 @@ int main(int argc, char **argv)
     main_corpus(ndocs, qs);
     if (ndense)
         dense_corpus(ndense, qs);
+    filter_corpus(ndocs, qs);
     rcp_set_allocator(NULL, NULL);
     return 0;
 }

@@ -16,7 +16,13 @@
 **     its length (it was quadratic: issue 8 item 9);
 **   - upsert churn (issue 8): 10 ids upserted 40 000 times, the server's
 **     resident memory at the start and the end next to the limit (within
-**     2x of the start), and dense retrieve latency before and after.
+**     2x of the start), and dense retrieve latency before and after;
+**   - §8 filters (issue 9): 100 000 documents with a meta of three
+**     declared fields, index/add documents/s, then dense and sparse
+**     retrieve latency unfiltered (the anchor, same server, same run)
+**     and under a selective, a broad and a compound filter.
+**
+**   bench_serve [churn | filters]   one section alone
 */
 #include "rcp.h"
 
@@ -329,6 +335,118 @@ static double exchange(int to, int from, const char *buf, size_t len,
         exit(1);
     }
     return now_s() - t0;
+}
+
+/* index/add calls of per_call documents, each with a meta of the three
+** declared fields of bench_filters: year (70 values), lang (4), tags (2
+** of 20). */
+static char *make_meta_adds(long ndocs, long per_call, size_t *len)
+{
+    static const char *const langs[] = { "en", "de", "fr", "ja" };
+    size_t cap = (size_t)ndocs * 1200 + 4096, n = 0;
+    char *buf = malloc(cap);
+    long d, w;
+    if (!buf)
+        exit(1);
+    for (d = 0; d < ndocs; d++) {
+        if (d % per_call == 0)
+            n += (size_t)sprintf(buf + n, "%s{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+                                 "\"method\":\"index/add\",\"params\":"
+                                 "{\"documents\":[", d ? "]}}\n" : "", d);
+        else
+            buf[n++] = ',';
+        n += (size_t)sprintf(buf + n, "{\"id\":\"d%ld\",\"meta\":{\"year\":%ld,"
+                             "\"lang\":\"%s\",\"tags\":[\"t%u\",\"t%u\"]},"
+                             "\"text\":\"", d, 1950 + d % 70, langs[d % 4],
+                             (unsigned)(next_rand() % 20),
+                             (unsigned)(next_rand() % 20));
+        for (w = 0; w < 100; w++) {
+            if (w)
+                buf[n++] = ' ';
+            word(buf, &n);
+        }
+        buf[n++] = '"';
+        buf[n++] = '}';
+    }
+    n += (size_t)sprintf(buf + n, "]}}\n");
+    *len = n;
+    return buf;
+}
+
+/* n retrieve requests in mode with filter (a JSON object or "") */
+static char *make_filtered(long n, const char *mode, const char *filter,
+                           size_t *len)
+{
+    size_t cap = (size_t)n * (260 + strlen(filter)), k = 0;
+    char *buf = malloc(cap);
+    long i, w;
+    if (!buf)
+        exit(1);
+    for (i = 0; i < n; i++) {
+        k += (size_t)sprintf(buf + k, "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
+                             "\"method\":\"retrieve\",\"params\":{"
+                             "\"query\":\"", i);
+        for (w = 0; w < 2 + i % 4; w++) {
+            if (w)
+                buf[k++] = ' ';
+            word(buf, &k);
+        }
+        k += (size_t)sprintf(buf + k, "\",\"k\":10,\"mode\":\"%s\","
+                             "\"includeText\":false%s%s}}\n", mode,
+                             *filter ? ",\"filter\":" : "", filter);
+    }
+    *len = k;
+    return buf;
+}
+
+static void bench_filters(const char *bin)
+{
+    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":\"i\",\"method\":"
+        "\"initialize\",\"params\":{\"protocolVersion\":1}}\n";
+    static const char *const modes[] = { "dense", "sparse" };
+    static const char *const names[] = { "unfiltered", "year eq (1/70)",
+        "lang ne (3/4)", "and(in, gte)" };
+    static const char *const filters[] = { "",
+        "{\"field\":\"year\",\"op\":\"eq\",\"value\":1999}",
+        "{\"field\":\"lang\",\"op\":\"ne\",\"value\":\"de\"}",
+        "{\"and\":[{\"field\":\"tags\",\"op\":\"in\",\"value\":[\"t1\",\"t2\"]},"
+        "{\"field\":\"year\",\"op\":\"gte\",\"value\":2000}]}" };
+    const long ndocs = 100000, per_call = 1000, nq = 40;
+    char *argv[9], *adds, *q;
+    size_t alen, qlen;
+    double add_s, t[3];
+    int to, from, status, m, f, r;
+    pid_t srv;
+    argv[0] = (char *)bin;
+    argv[1] = "serve";
+    argv[2] = "--field";
+    argv[3] = "year:int";
+    argv[4] = "--field";
+    argv[5] = "lang:keyword";
+    argv[6] = "--field";
+    argv[7] = "tags:keyword";
+    argv[8] = NULL;
+    srv = spawn(argv, &to, &from);
+    adds = make_meta_adds(ndocs, per_call, &alen);
+    exchange(to, from, init, sizeof init - 1, 1);
+    add_s = exchange(to, from, adds, alen, ndocs / per_call);
+    printf("§8 filters over stdio, %ld documents of 100 words with a meta "
+           "of 3 declared fields (median of 3 runs of %ld requests):\n",
+           ndocs, nq);
+    printf("  index/add      %9.0f documents/s\n", ndocs / add_s);
+    for (m = 0; m < 2; m++)
+        for (f = 0; f < 4; f++) {
+            q = make_filtered(nq, modes[m], filters[f], &qlen);
+            for (r = 0; r < 3; r++)
+                t[r] = exchange(to, from, q, qlen, nq);
+            printf("  %-6s %-16s %8.2f ms each\n", modes[m], names[f],
+                   median(t, 3) / nq * 1e3);
+            free(q);
+        }
+    close(to);
+    close(from);
+    waitpid(srv, &status, 0);
+    free(adds);
 }
 
 /* A server of `bin` holding the bench's corpus: *to, *from its pipes. */
@@ -788,7 +906,7 @@ static void bench_ping(const char *bin, const char *self)
     free(stream);
 }
 
-/* bench_serve [ping | retrieve | corpus | churn]: everything, or those figures
+/* bench_serve [ping | retrieve | filters | corpus | churn]: everything, or those figures
 ** alone; `bench_serve floor` is the floor server bench_ping runs. */
 int main(int argc, char **argv)
 {
@@ -806,6 +924,8 @@ int main(int argc, char **argv)
         bench_long_line(bin);
     if (!*only || strcmp(only, "retrieve") == 0)
         bench_retrieve(bin);
+    if (!*only || strcmp(only, "filters") == 0)
+        bench_filters(bin);
     if (!*only || strcmp(only, "corpus") == 0)
         bench_corpus(bin);
     if (!*only || strcmp(only, "churn") == 0)
