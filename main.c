@@ -541,6 +541,8 @@ static int serve_opt(int k, const char *v, rcp_server_opts *o,
                                "not '%s'", v);
         o->fields = fields;
         o->nfields++;
+        mo->fields = fields;    /* the engine reads their values at add */
+        mo->nfields = o->nfields;
         break;
     case S_WRITE_TRUST:
         if (trust_opt("--write-trust", v, &level) != RC_OK)

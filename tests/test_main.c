@@ -1047,6 +1047,11 @@ START_TEST(options_take_equals_values_and_say_what_is_wrong)
                                   "--field=year:int", "--dim=8"), NULL,
                          ON_PIPES, NULL), 0);
     proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--field", "year:int",
+                                  "--field", "year:date"), NULL, ON_PIPES,
+                         NULL), 1);
+    ck_assert_str_eq(ERR(&p), "rcp serve: field 'year' is declared twice\n");
+    proc_free(&p);
     ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--debug=1"), NULL,
                          ON_PIPES, NULL), 2);
     ck_assert_str_eq(ERR(&p), "rcp serve: --debug takes no value\n"
