@@ -137,9 +137,10 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median and p99 of nq top-10 queries in mode over m, printed. */
-static void latency(const rcp_model *m, int mode, const char *label,
-                    char qs[][64], int nq, const char *bar, double floor_ms)
+/* The median (and *p99) in ms of nq top-10 queries in mode over m under
+** filter f (NULL: none). */
+static double time_queries(const rcp_model *m, int mode, char qs[][64],
+                           int nq, const rcp_model_filter *f, double *p99)
 {
     static double t[NQUERY];
     rcp_model_hit hits[10];
@@ -153,6 +154,7 @@ static void latency(const rcp_model *m, int mode, const char *label,
         q.len = strlen(qs[i]);
         q.k = 10;
         q.mode = mode;
+        q.filter = f;
         t0 = now();
         if (rcp_model_search(m, &q, hits, &n)) {
             fprintf(stderr, "bench_model: search failed\n");
@@ -161,8 +163,17 @@ static void latency(const rcp_model *m, int mode, const char *label,
         t[i] = (now() - t0) * 1e3;
     }
     qsort(t, (size_t)nq, sizeof t[0], cmp_double);
-    printf("%-28s median %7.2f ms   p99 %7.2f ms   (%s", label,
-           t[nq / 2], t[nq * 99 / 100], bar);
+    *p99 = t[nq * 99 / 100];
+    return t[nq / 2];
+}
+
+/* Median and p99 of nq top-10 queries in mode over m, printed. */
+static void latency(const rcp_model *m, int mode, const char *label,
+                    char qs[][64], int nq, const char *bar, double floor_ms)
+{
+    double p99, med = time_queries(m, mode, qs, nq, NULL, &p99);
+    printf("%-28s median %7.2f ms   p99 %7.2f ms   (%s", label, med, p99,
+           bar);
     if (floor_ms > 0)
         printf("one bare vec.c scan: %.2f ms", floor_ms);
     printf(")\n");
@@ -387,33 +398,12 @@ static double filtered(const rcp_model *m, int mode, const char *label,
                        char qs[][64], int nq, const rcp_model_filter *f,
                        double anchor)
 {
-    static double t[NQUERY];
-    rcp_model_hit hits[10];
-    rcp_model_query q;
-    size_t n;
-    int i;
-    for (i = 0; i < nq; i++) {
-        double t0;
-        rcp_model_query_init(&q);
-        q.text = qs[i];
-        q.len = strlen(qs[i]);
-        q.k = 10;
-        q.mode = mode;
-        q.filter = f;
-        t0 = now();
-        if (rcp_model_search(m, &q, hits, &n)) {
-            fprintf(stderr, "bench_model: search failed\n");
-            exit(1);
-        }
-        t[i] = (now() - t0) * 1e3;
-    }
-    qsort(t, (size_t)nq, sizeof t[0], cmp_double);
-    printf("%-28s median %7.2f ms   p99 %7.2f ms", label, t[nq / 2],
-           t[nq * 99 / 100]);
+    double p99, med = time_queries(m, mode, qs, nq, f, &p99);
+    printf("%-28s median %7.2f ms   p99 %7.2f ms", label, med, p99);
     if (anchor > 0)
-        printf("   (%.2f x unfiltered)", t[nq / 2] / anchor);
+        printf("   (%.2f x unfiltered)", med / anchor);
     printf("\n");
-    return t[nq / 2];
+    return med;
 }
 
 static rcp_model_filter leaf(size_t field, int op,
