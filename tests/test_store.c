@@ -100,6 +100,15 @@ static rcp_model *new_model(void)
     return m;
 }
 
+/* The engine's invariants hold (rcp_model_check, texts included): after
+** a replay, a rollback, a recovery -- wherever a test compares models. */
+static void check_model(const rcp_model *m)
+{
+    char err[256];
+    ck_assert_msg(rcp_model_check(m, RCP_MODEL_CHECK_TEXTS, err, sizeof err)
+                  == 0, "%s", err);
+}
+
 static rcp_store *open_ok(const char *dir, rcp_model **m)
 {
     char err[512];
@@ -107,6 +116,7 @@ static rcp_store *open_ok(const char *dir, rcp_model **m)
     *m = new_model();
     st = rcp_store_open(dir, *m, err, sizeof err);
     ck_assert_msg(st != NULL, "open %s: %s", dir, err);
+    check_model(*m);
     return st;
 }
 
@@ -193,6 +203,8 @@ static int same_docs(const rcp_model *a, const rcp_model *b)
     size_t left = rcp_model_count(a), left2 = rcp_model_count(b);
     uint32_t i = 0, j = 0;
     rcp_model_docview x, y;
+    check_model(a);
+    check_model(b);
     if (left != left2)
         return 0;
     while (left) {
