@@ -769,8 +769,7 @@ typedef struct doc {
     uint64_t  vadd, vdel;       /* visible at versions [vadd, vdel) */
     part     *ck;               /* §7.10 chunk link, or NULL */
     uint32_t  origin;           /* §15.2 index in the model's origins */
-    char     *fblob;            /* its §8 values' elements and bytes */
-    size_t    fbytes;
+    size_t    fbytes;           /* what its §8 values take in the pools */
 } doc;
 
 /* §15.2 a (trust, source) pair documents share; origins[0] is
@@ -784,23 +783,32 @@ typedef struct origin {
 /* §8: a document's value of a declared field, typed when it was added
 ** (note 15).  A cell is FV_ABSENT (no such key, or null), FV_BAD (there,
 ** but not of the field's type: it matches only ne, nin and exists),
-** FV_VAL, or FV_ARRAY (n elements at u.el, each FV_BAD or FV_VAL).
-** Elements and strings longer than FV_INLINE live in the document's
-** fblob; shorter strings (most keywords: "en", "draft") in the cell, so
-** a filter on them scans the column without leaving it. */
+** FV_VAL, or FV_ARRAY (n elements at u.off in the field's el, each FV_BAD
+** or FV_VAL).  A string of up to FV_INLINE bytes (most keywords: "en",
+** "draft") lives in the cell, a longer one at u.off in the field's
+** bytes.  The pools hold their documents' data in docno order, so a
+** filter reads a column and its pools front to back. */
 enum { FV_ABSENT, FV_BAD, FV_VAL, FV_ARRAY };
 #define FV_INLINE 8
 typedef struct fval {
     union {
-        double      x;          /* int, float */
-        int64_t     i;          /* date (epoch ms), bool (0, 1) */
-        const char *s;          /* keyword, text: longer than FV_INLINE */
-        char        b[FV_INLINE];   /* ... the others */
-        const struct fval *el;  /* FV_ARRAY */
+        double   x;             /* int, float */
+        int64_t  i;             /* date (epoch ms), bool (0, 1) */
+        char     b[FV_INLINE];  /* keyword, text: a short string */
+        uint64_t off;           /* a longer string, or an array */
     } u;
     uint32_t n;                 /* a string's bytes; an array's elements */
     uint8_t  kind;              /* FV_* */
 } fval;
+
+/* One declared field's column: a cell per docno, and the pools. */
+typedef struct fcol {
+    fval  *cell;
+    fval  *el;                  /* array elements */
+    char  *bytes;               /* longer strings */
+    size_t nel, elcap, nbytes, bytecap;
+    size_t nel0, nbytes0;       /* the ends before the add in progress */
+} fcol;
 
 /* Static word vectors (word2vec / GloVe text format). */
 typedef struct wvec {
@@ -922,8 +930,8 @@ struct rcp_model {
     rcp_field *fields;
     char     *fnames;
     uint32_t *fsorted;
-    fval    **col;
-    size_t    colcap;
+    fcol     *col;
+    size_t    colcap;           /* cells per column */
     rcp_arena farena;
     const rcp_json **fseen;     /* scratch: each field's value in a meta */
 };
@@ -1550,10 +1558,10 @@ static int is_string_type(rcp_field_type t)
     return t == RCP_FIELD_KEYWORD || t == RCP_FIELD_TEXT;
 }
 
-/* The bytes of a string value, v->n of them. */
-static const char *fv_str(const fval *v)
+/* The bytes of a string cell of column c, v->n of them. */
+static const char *fv_str(const fcol *c, const fval *v)
 {
-    return v->n <= FV_INLINE ? v->u.b : v->u.s;
+    return v->n <= FV_INLINE ? v->u.b : c->bytes + v->u.off;
 }
 
 /* Order of field names for the meta reader: length, then bytes. */
@@ -1670,35 +1678,34 @@ static int meta_fields(rcp_model *m, const char *meta, size_t len)
     return 0;
 }
 
-/* What the values in m->fseen take out of line (array elements, then
-** string bytes): *el elements, *bytes bytes; -1 past 4 GiB. */
-static int fields_size(const rcp_model *m, size_t *el, size_t *bytes)
+/* What v (a field's value in a meta, NULL: none) takes in the field's
+** pools: *el elements, *bytes bytes (strings longer than FV_INLINE); -1
+** when a count passes what a cell holds. */
+static int value_size(rcp_field_type t, const rcp_json *v, size_t *el,
+                      size_t *bytes)
 {
-    size_t f, i;
+    size_t i;
+    int str = is_string_type(t);
     *el = *bytes = 0;
-    for (f = 0; f < m->o.nfields; f++) {
-        const rcp_json *v = m->fseen[f];
-        int str = is_string_type(m->fields[f].type);
-        if (!v)
-            continue;
-        if (v->type == RCP_JSON_ARRAY) {
-            *el += v->n;
-            for (i = 0; str && i < v->n; i++)
-                if (v->kids[i].type == RCP_JSON_STRING
-                    && v->kids[i].n > FV_INLINE)
-                    *bytes += v->kids[i].n;
-        } else if (str && v->type == RCP_JSON_STRING && v->n > FV_INLINE) {
-            *bytes += v->n;
-        }
-        if (*el >= UINT32_MAX || *bytes >= UINT32_MAX)
-            return -1;
+    if (!v)
+        return 0;
+    if (v->type == RCP_JSON_ARRAY) {
+        *el = v->n;
+        for (i = 0; str && i < v->n; i++)
+            if (v->kids[i].type == RCP_JSON_STRING
+                && v->kids[i].n > FV_INLINE)
+                *bytes += v->kids[i].n;
+    } else if (str && v->type == RCP_JSON_STRING && v->n > FV_INLINE) {
+        *bytes = v->n;
     }
-    return 0;
+    return *el >= UINT32_MAX || *bytes >= UINT32_MAX
+        || (v->type == RCP_JSON_STRING && v->n >= UINT32_MAX) ? -1 : 0;
 }
 
-/* v as a scalar cell of type t; a string's bytes go to *str. */
+/* v as a scalar cell of type t; a longer string's bytes appended to the
+** field's pool (reserved). */
 static void put_scalar(rcp_field_type t, const rcp_json *v, fval *out,
-                       char **str)
+                       fcol *c)
 {
     rcp_model_value x;
     memset(out, 0, sizeof *out);
@@ -1714,9 +1721,9 @@ static void put_scalar(rcp_field_type t, const rcp_json *v, fval *out,
                 memcpy(out->u.b, x.s, x.len);
             return;
         }
-        memcpy(*str, x.s, x.len);
-        out->u.s = *str;
-        *str += x.len;
+        memcpy(c->bytes + c->nbytes, x.s, x.len);
+        out->u.off = c->nbytes;
+        c->nbytes += x.len;
     } else if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT) {
         out->u.x = x.num;
     } else {
@@ -1724,55 +1731,158 @@ static void put_scalar(rcp_field_type t, const rcp_json *v, fval *out,
     }
 }
 
-/* The cells of docno (columns reserved), its fblob filled: the values
-** meta_fields found.  0, or -1 out of memory (nothing to undo: the
-** cells past ndocs are not read, the blob is the caller's to free). */
+/* Field f's cell of docno from v, its elements and longer strings
+** appended to the field's pools (reserved). */
+static void put_value(rcp_model *m, size_t f, uint32_t docno,
+                      const rcp_json *v)
+{
+    fcol *c = &m->col[f];
+    fval *cell = &c->cell[docno];
+    rcp_field_type t = m->fields[f].type;
+    size_t i;
+    c->nel0 = c->nel;
+    c->nbytes0 = c->nbytes;
+    memset(cell, 0, sizeof *cell);
+    if (!v)
+        return;
+    if (v->type != RCP_JSON_ARRAY) {
+        put_scalar(t, v, cell, c);
+        return;
+    }
+    cell->kind = FV_ARRAY;
+    cell->n = (uint32_t)v->n;
+    cell->u.off = c->nel;
+    c->nel += v->n;
+    for (i = 0; i < v->n; i++)
+        put_scalar(t, &v->kids[i], &c->el[cell->u.off + i], c);
+}
+
+/* The cells of docno (columns reserved) from meta, their elements and
+** longer strings at the ends of the fields' pools, so each pool holds
+** its documents' data in docno order (compact_fields relies on it).
+** 0, or -1 out of memory, nothing changed; after 0, fields_undo takes
+** it back. */
 static int read_fields(rcp_model *m, doc *d, uint32_t docno,
                        const char *meta, size_t len)
 {
-    size_t f, i, nel, bytes;
-    fval *el;
-    char *str;
+    size_t f, el, bytes, cap;
+    int rc = 0;
     if (!m->o.nfields)
         return 0;
-    if (meta_fields(m, meta, len) || fields_size(m, &nel, &bytes)
-        || ((d->fbytes = nel * sizeof(fval) + bytes) > 0
-            && !(d->fblob = rcp_malloc(d->fbytes)))) {
-        rcp_arena_reset(&m->farena);
-        return -1;
-    }
-    el = (fval *)(void *)d->fblob;
-    str = d->fblob + nel * sizeof(fval);
-    for (f = 0; f < m->o.nfields; f++) {
-        const rcp_json *v = m->fseen[f];
-        fval *c = &m->col[f][docno];
-        rcp_field_type t = m->fields[f].type;
-        memset(c, 0, sizeof *c);
-        if (!v)
-            continue;
-        if (v->type != RCP_JSON_ARRAY) {
-            put_scalar(t, v, c, &str);
-            continue;
+    rc = meta_fields(m, meta, len);
+    for (f = 0; rc == 0 && f < m->o.nfields; f++) {
+        fcol *c = &m->col[f];
+        rc = value_size(m->fields[f].type, m->fseen[f], &el, &bytes);
+        if (rc == 0 && el) {
+            cap = c->elcap;
+            rc = grow((void **)&c->el, &cap, c->nel + el, sizeof *c->el);
+            c->elcap = cap;
         }
-        c->kind = FV_ARRAY;
-        c->n = (uint32_t)v->n;
-        c->u.el = v->n ? el : NULL;
-        for (i = 0; i < v->n; i++)
-            put_scalar(t, &v->kids[i], el++, &str);
+        if (rc == 0 && bytes) {
+            cap = c->bytecap;
+            rc = grow((void **)&c->bytes, &cap, c->nbytes + bytes, 1);
+            c->bytecap = cap;
+        }
+        d->fbytes += el * sizeof(fval) + bytes;
     }
+    for (f = 0; rc == 0 && f < m->o.nfields; f++)
+        put_value(m, f, docno, m->fseen[f]);
     rcp_arena_reset(&m->farena);
-    return 0;
+    if (rc)
+        d->fbytes = 0;
+    return rc ? -1 : 0;
 }
 
-/* A document whose text is dropped (note 11) holds no values either. */
+/* Take back what read_fields appended for the add that failed. */
+static void fields_undo(rcp_model *m)
+{
+    size_t f;
+    for (f = 0; f < m->o.nfields; f++) {
+        m->col[f].nel = m->col[f].nel0;
+        m->col[f].nbytes = m->col[f].nbytes0;
+    }
+}
+
+/* A document whose text is dropped (note 11) holds no values either;
+** what they took in the pools (still its fbytes) is given back by the
+** compaction that gives back its docno. */
 static void drop_fields(rcp_model *m, uint32_t docno)
 {
     size_t f;
     for (f = 0; f < m->o.nfields; f++)
-        memset(&m->col[f][docno], 0, sizeof m->col[f][docno]);
-    rcp_free(m->docs[docno].fblob);
-    m->docs[docno].fblob = NULL;
-    m->docs[docno].fbytes = 0;
+        memset(&m->col[f].cell[docno], 0, sizeof(fval));
+}
+
+/* What the pools take: the sum of every docno's fbytes. */
+static size_t pool_bytes(const rcp_model *m)
+{
+    size_t f, n = 0;
+    for (f = 0; f < m->o.nfields; f++)
+        n += m->col[f].nel * sizeof(fval) + m->col[f].nbytes;
+    return n;
+}
+
+/* Compaction (note 4) moved the cells of docnos 0..n-1; the pools
+** follow, each document's data moved down in docno order over what the
+** gone ones held. */
+static void compact_fields(rcp_model *m)
+{
+    size_t f, i, j;
+    for (f = 0; f < m->o.nfields; f++) {
+        fcol *c = &m->col[f];
+        int str = is_string_type(m->fields[f].type);
+        size_t we = 0, wb = 0;
+        for (i = 0; i < m->ndocs; i++) {
+            fval *v = &c->cell[i];
+            fval *e = v;
+            size_t ne = 1;
+            if (v->kind == FV_ARRAY) {
+                if (v->n)
+                    memmove(c->el + we, c->el + v->u.off,
+                            v->n * sizeof *c->el);
+                v->u.off = we;
+                e = c->el + we;
+                ne = v->n;
+                we += v->n;
+            }
+            for (j = 0; str && j < ne; j++)
+                if (e[j].kind == FV_VAL && e[j].n > FV_INLINE) {
+                    memmove(c->bytes + wb, c->bytes + e[j].u.off, e[j].n);
+                    e[j].u.off = wb;
+                    wb += e[j].n;
+                }
+        }
+        c->nel = we;
+        c->nbytes = wb;
+    }
+}
+
+/* Rollback dropped docnos n0..: the pools end where the first dropped
+** document's data began. */
+static void drop_tail_fields(rcp_model *m, size_t n0)
+{
+    size_t f, i, j;
+    for (f = 0; f < m->o.nfields; f++) {
+        fcol *c = &m->col[f];
+        int el = 0, by = !is_string_type(m->fields[f].type);
+        for (i = n0; i < m->ndocs && !(el && by); i++) {
+            const fval *v = &c->cell[i];
+            const fval *e = v;
+            size_t ne = 1;
+            if (v->kind == FV_ARRAY) {
+                if (!el)
+                    c->nel = v->u.off;
+                el = 1;
+                e = c->el + v->u.off;
+                ne = v->n;
+            }
+            for (j = 0; !by && j < ne; j++)
+                if (e[j].kind == FV_VAL && e[j].n > FV_INLINE) {
+                    c->nbytes = e[j].u.off;
+                    by = 1;
+                }
+        }
+    }
 }
 
 /* Room in every column for docno ndocs. */
@@ -1783,7 +1893,8 @@ static int reserve_fields(rcp_model *m)
         return 0;
     for (f = 0; f < m->o.nfields; f++) {
         cap = m->colcap;
-        if (grow((void **)&m->col[f], &cap, m->ndocs + 1, sizeof **m->col))
+        if (grow((void **)&m->col[f].cell, &cap, m->ndocs + 1,
+                 sizeof *m->col[f].cell))
             return -1;
     }
     m->colcap = cap;
@@ -1793,8 +1904,11 @@ static int reserve_fields(rcp_model *m)
 static void free_fields(rcp_model *m)
 {
     size_t f;
-    for (f = 0; m->col && f < m->o.nfields; f++)
-        rcp_free(m->col[f]);
+    for (f = 0; m->col && f < m->o.nfields; f++) {
+        rcp_free(m->col[f].cell);
+        rcp_free(m->col[f].el);
+        rcp_free(m->col[f].bytes);
+    }
     rcp_free(m->col);
     rcp_free(m->fields);
     rcp_free(m->fnames);
@@ -1907,8 +2021,7 @@ static void doc_release(doc *d)
     rcp_free(d->text);
     rcp_free(d->meta);
     rcp_free(d->terms);
-    rcp_free(d->fblob);
-    d->text = d->meta = d->fblob = NULL;
+    d->text = d->meta = NULL;
     d->fbytes = 0;
     d->terms = NULL;
     d->textlen = d->metalen = 0;
@@ -2839,7 +2952,7 @@ static void move_doc(rcp_model *m, size_t i)
         m->dlen[to] = m->dlen[i];
         m->idpre[to] = m->idpre[i];
         for (f = 0; f < m->o.nfields; f++)
-            m->col[f][to] = m->col[f][i];
+            m->col[f].cell[to] = m->col[f].cell[i];
     }
     if (m->docs[to].live)
         m->livebits[to >> 3] |= (unsigned char)(1u << (to & 7));
@@ -2881,6 +2994,7 @@ static void compact_docs(rcp_model *m)
     m->ndocs = n;
     m->q8.n = m->o.no_dense_index ? 0 : n;
     m->gone = m->gone_postings = 0;
+    compact_fields(m);
     reindex(m);
     if (empty >= TERMS_MIN && empty * 2 >= m->nterms)
         compact_terms(m);
@@ -2989,15 +3103,20 @@ static int build_doc(rcp_model *m, doc *d, const char *id, size_t idlen,
                      const char *text, size_t len, const char *meta,
                      size_t metalen, const rcp_model_chunkref *ck)
 {
+    int rc;
     memset(d, 0, sizeof *d);
     d->id = dup_bytes(id, idlen);
     d->text = dup_bytes(text, len);
     d->meta = meta ? dup_bytes(meta, metalen) : NULL;
-    if (!d->id || !d->text || (meta && !d->meta) || new_part(ck, &d->ck)
-        || read_fields(m, d, (uint32_t)m->ndocs, meta, metalen)
-        || (m->o.tok_flags == RCP_TOK_DEFAULT
-                ? index_fast(m, d, text, len)
-                : index_slow(m, d, text, len))) {
+    rc = !d->id || !d->text || (meta && !d->meta) || new_part(ck, &d->ck)
+         || read_fields(m, d, (uint32_t)m->ndocs, meta, metalen);
+    if (!rc && (m->o.tok_flags == RCP_TOK_DEFAULT
+                    ? index_fast(m, d, text, len)
+                    : index_slow(m, d, text, len))) {
+        fields_undo(m);
+        rc = 1;
+    }
+    if (rc) {
         rcp_free(d->id);
         rcp_free(d->ck);
         doc_release(d);
@@ -3293,6 +3412,7 @@ static void drop_tail(rcp_model *m, size_t n0)
         rcp_free(d->id);
         rcp_free(d->ck);
     }
+    drop_tail_fields(m, n0);
     m->ndocs = n0;
     m->q8.n = m->o.no_dense_index ? 0 : n0;
 }
@@ -4957,49 +5077,57 @@ static int filter_ok(const rcp_model *m, const rcp_model_filter *f,
         || f->values[0].ms == 1;
 }
 
-/* A leaf made ready for the cells: its values typed as cells are, in/nin
+/* A filter's value, typed as cells are; a string's bytes are the
+** caller's (s). */
+typedef struct fkey {
+    fval        v;
+    const char *s;
+} fkey;
+
+/* A leaf made ready for its column: its values typed as cells are, in/nin
 ** as a sorted set (a binary search per value), contains on text with the
 ** needle's border table (Knuth-Morris-Pratt), so a document costs what
 ** its own value costs whatever the size of the caller's list or needle
 ** (README, "Filters"). */
 typedef struct fleaf {
+    const fcol *col;
     rcp_field_type type;
     int      op;                /* positive: ne -> eq, nin -> in */
     int      neg;               /* ne, nin: the negation of op */
     int      present;           /* exists: the value asked for */
-    fval     v;
-    fval    *set;
+    fkey     v;
+    fkey    *set;
     size_t   nset;
     uint32_t *kmp;
 } fleaf;
 
-/* Two values of type t: <0, 0, >0 (strings byte-wise, then the shorter
-** first; numbers as doubles; dates and bools as integers). */
-static int fval_cmp(rcp_field_type t, const fval *a, const fval *b)
+/* A value a (its string's bytes as) against a key of type t: <0, 0, >0
+** (strings byte-wise, then the shorter first; numbers as doubles; dates
+** and bools as integers). */
+static int key_cmp(rcp_field_type t, const fval *a, const char *as,
+                   const fkey *b)
 {
     if (is_string_type(t)) {
-        int c = memcmp(fv_str(a), fv_str(b), a->n < b->n ? a->n : b->n);
-        return c ? (c < 0 ? -1 : 1) : (a->n > b->n) - (a->n < b->n);
+        size_t n = a->n < b->v.n ? a->n : b->v.n;
+        int c = n ? memcmp(as, b->s, n) : 0;
+        return c ? (c < 0 ? -1 : 1) : (a->n > b->v.n) - (a->n < b->v.n);
     }
     if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT)
-        return (a->u.x > b->u.x) - (a->u.x < b->u.x);
-    return (a->u.i > b->u.i) - (a->u.i < b->u.i);
+        return (a->u.x > b->v.u.x) - (a->u.x < b->v.u.x);
+    return (a->u.i > b->v.u.i) - (a->u.i < b->v.u.i);
 }
 
-static void fval_from(rcp_field_type t, const rcp_model_value *v, fval *out)
+static void key_from(rcp_field_type t, const rcp_model_value *v, fkey *out)
 {
     memset(out, 0, sizeof *out);
-    out->kind = FV_VAL;
+    out->v.kind = FV_VAL;
     if (is_string_type(t)) {
-        out->n = (uint32_t)v->len;
-        if (v->len > FV_INLINE)
-            out->u.s = v->s;
-        else if (v->len)
-            memcpy(out->u.b, v->s, v->len);
+        out->v.n = (uint32_t)v->len;
+        out->s = v->len ? v->s : "";
     } else if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT) {
-        out->u.x = v->num;
+        out->v.u.x = v->num;
     } else {
-        out->u.i = v->ms;
+        out->v.u.i = v->ms;
     }
 }
 
@@ -5007,17 +5135,18 @@ static void fval_from(rcp_field_type t, const rcp_model_value *v, fval *out)
 ** context). */
 static int set_cmp_str(const void *a, const void *b)
 {
-    return fval_cmp(RCP_FIELD_KEYWORD, a, b);
+    const fkey *x = a;
+    return key_cmp(RCP_FIELD_KEYWORD, &x->v, x->s, b);
 }
 
 static int set_cmp_num(const void *a, const void *b)
 {
-    return fval_cmp(RCP_FIELD_FLOAT, a, b);
+    return key_cmp(RCP_FIELD_FLOAT, &((const fkey *)a)->v, NULL, b);
 }
 
 static int set_cmp_int(const void *a, const void *b)
 {
-    return fval_cmp(RCP_FIELD_DATE, a, b);
+    return key_cmp(RCP_FIELD_DATE, &((const fkey *)a)->v, NULL, b);
 }
 
 static void fleaf_free(fleaf *l)
@@ -5026,13 +5155,27 @@ static void fleaf_free(fleaf *l)
     rcp_free(l->kmp);
 }
 
+/* The needle's border table: kmp[i] is the length of the longest proper
+** prefix of needle[0..i] that is also its suffix. */
+static void kmp_borders(const char *p, size_t n, uint32_t *k)
+{
+    size_t i;
+    uint32_t q = 0;
+    k[0] = 0;
+    for (i = 1; i < n; i++) {
+        while (q && p[i] != p[q])
+            q = k[q - 1];
+        q += p[i] == p[q];
+        k[i] = q;
+    }
+}
+
 static int fleaf_init(const rcp_model *m, const rcp_model_filter *f,
                       fleaf *l)
 {
-    const char *p;
     size_t i;
-    uint32_t q = 0;
     memset(l, 0, sizeof *l);
+    l->col = &m->col[f->field];
     l->type = m->fields[f->field].type;
     l->neg = f->op == RCP_OP_NE || f->op == RCP_OP_NIN;
     l->op = f->op == RCP_OP_NE ? RCP_OP_EQ
@@ -5047,53 +5190,46 @@ static int fleaf_init(const rcp_model *m, const rcp_model_filter *f,
         if (!(l->set = rcp_malloc(l->nset * sizeof *l->set)))
             return -1;
         for (i = 0; i < l->nset; i++)
-            fval_from(l->type, &f->values[i], &l->set[i]);
+            key_from(l->type, &f->values[i], &l->set[i]);
         qsort(l->set, l->nset, sizeof *l->set,
               is_string_type(l->type) ? set_cmp_str
               : l->type == RCP_FIELD_INT || l->type == RCP_FIELD_FLOAT
                   ? set_cmp_num : set_cmp_int);
         return 0;
     }
-    fval_from(l->type, &f->values[0], &l->v);
-    if (l->op != RCP_OP_CONTAINS || l->type != RCP_FIELD_TEXT || !l->v.n)
+    key_from(l->type, &f->values[0], &l->v);
+    if (l->op != RCP_OP_CONTAINS || l->type != RCP_FIELD_TEXT || !l->v.v.n)
         return 0;
-    if (!(l->kmp = rcp_malloc(l->v.n * sizeof *l->kmp)))
+    if (!(l->kmp = rcp_malloc(l->v.v.n * sizeof *l->kmp)))
         return -1;
-    p = fv_str(&l->v);
-    l->kmp[0] = 0;                  /* k[i]: the longest proper border */
-    for (i = 1; i < l->v.n; i++) {  /* of needle[0..i] */
-        while (q && p[i] != p[q])
-            q = l->kmp[q - 1];
-        q += p[i] == p[q];
-        l->kmp[i] = q;
-    }
+    kmp_borders(l->v.s, l->v.v.n, l->kmp);
     return 0;
 }
 
 /* Is the leaf's needle in hay[0..len)?  O(len + needle). */
 static int kmp_find(const fleaf *l, const char *hay, size_t len)
 {
-    const char *p = fv_str(&l->v);
-    size_t i;
+    const char *p = l->v.s;
+    size_t i, n = l->v.v.n;
     uint32_t q = 0;
-    if (!l->v.n)
+    if (!n)
         return 1;
     for (i = 0; i < len; i++) {
         while (q && hay[i] != p[q])
             q = l->kmp[q - 1];
         q += hay[i] == p[q];
-        if (q == l->v.n)
+        if (q == n)
             return 1;
     }
     return 0;
 }
 
-static int in_set(const fleaf *l, const fval *v)
+static int in_set(const fleaf *l, const fval *v, const char *vs)
 {
     size_t lo = 0, hi = l->nset;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = fval_cmp(l->type, v, &l->set[mid]);
+        int c = key_cmp(l->type, v, vs, &l->set[mid]);
         if (c == 0)
             return 1;
         if (c < 0)
@@ -5107,14 +5243,16 @@ static int in_set(const fleaf *l, const fval *v)
 /* One value of the field's type against the leaf's positive op. */
 static int leaf_scalar(const fleaf *l, int op, const fval *v)
 {
+    const char *vs;
     int c;
     if (v->kind != FV_VAL)
         return 0;
+    vs = is_string_type(l->type) ? fv_str(l->col, v) : NULL;
     if (op == RCP_OP_IN)
-        return in_set(l, v);
+        return in_set(l, v, vs);
     if (op == RCP_OP_CONTAINS)      /* text: substring; others: none */
-        return l->type == RCP_FIELD_TEXT && kmp_find(l, fv_str(v), v->n);
-    c = fval_cmp(l->type, v, &l->v);
+        return l->type == RCP_FIELD_TEXT && kmp_find(l, vs, v->n);
+    c = key_cmp(l->type, v, vs, &l->v);
     switch (op) {
     case RCP_OP_EQ:  return c == 0;
     case RCP_OP_GT:  return c > 0;
@@ -5136,9 +5274,10 @@ static int leaf_cell(const fleaf *l, const fval *c)
     if (c->kind == FV_ABSENT)
         return l->neg;
     if (c->kind == FV_ARRAY) {
+        const fval *el = l->col->el + c->u.off;
         int op = l->op == RCP_OP_CONTAINS ? RCP_OP_EQ : l->op;
         for (i = 0; i < c->n && !hit; i++)
-            hit = leaf_scalar(l, op, &c->u.el[i]);
+            hit = leaf_scalar(l, op, &el[i]);
     } else {
         hit = leaf_scalar(l, l->op, c);
     }
@@ -5231,17 +5370,17 @@ static int doc_passes(const rcp_model *m, const cnode *n, uint32_t docno)
     case RCP_FILTER_NOT:
         return !doc_passes(m, n->kids, docno);
     }
-    return leaf_cell(&n->leaf, &m->col[n->field][docno]);
+    return leaf_cell(&n->leaf, &m->col[n->field].cell[docno]);
 }
 
 /* The bitmap of a leaf over docnos 0..ndocs, down its column. */
 static void eval_leaf(const rcp_model *m, const cnode *n, unsigned char *out)
 {
-    const fval *col = m->col[n->field];
+    const fval *cell = m->col[n->field].cell;
     size_t i;
     memset(out, 0, m->ndocs / 8 + 1);
     for (i = 0; i < m->ndocs; i++)
-        if (leaf_cell(&n->leaf, &col[i]))
+        if (leaf_cell(&n->leaf, &cell[i]))
             out[i >> 3] |= (unsigned char)(1u << (i & 7));
 }
 
@@ -5837,57 +5976,67 @@ static int check_lexicon(chk *c)
     return 0;
 }
 
-/* Is c what the scalar (or array element) v reads as for type t, its
-** bytes inside d's fblob? */
-static int scalar_is(const doc *d, rcp_field_type t, const rcp_json *v,
-                     const fval *c)
+/* How far check_fields has read a field's pools (it walks docnos in
+** order, as the pools hold them), and what the document took. */
+typedef struct fpos {
+    size_t el, by, took;
+} fpos;
+
+/* Is c what the scalar (or array element) v reads as for type t, a
+** longer string's bytes in the pool after what came before? */
+static int scalar_is(const fcol *col, rcp_field_type t, const rcp_json *v,
+                     const fval *c, fpos *p)
 {
     rcp_model_value x;
     if (rcp_model_value_of(t, v, &x))
         return c->kind == FV_BAD;
     if (c->kind != FV_VAL)
         return 0;
-    if (is_string_type(t))
-        return c->n == x.len
-            && (x.len <= FV_INLINE || (c->u.s >= d->fblob
-                                       && c->u.s + x.len
-                                          <= d->fblob + d->fbytes))
-            && (!x.len || !memcmp(fv_str(c), x.s, x.len));
     if (t == RCP_FIELD_INT || t == RCP_FIELD_FLOAT)
         return c->u.x == x.num;
-    return c->u.i == x.ms;
+    if (!is_string_type(t))
+        return c->u.i == x.ms;
+    if (c->n != x.len)
+        return 0;
+    if (x.len > FV_INLINE) {
+        if (c->u.off < p->by || c->u.off + x.len > col->nbytes)
+            return 0;
+        p->by = c->u.off + x.len;
+        p->took += x.len;
+    }
+    return !x.len || !memcmp(fv_str(col, c), x.s, x.len);
 }
 
 /* Is cell c what v (NULL: absent) reads as? */
-static int cell_is(const doc *d, rcp_field_type t, const rcp_json *v,
-                   const fval *c)
+static int cell_is(const fcol *col, rcp_field_type t, const rcp_json *v,
+                   const fval *c, fpos *p)
 {
     size_t i;
     if (!v)
         return c->kind == FV_ABSENT;
     if (v->type != RCP_JSON_ARRAY)
-        return scalar_is(d, t, v, c);
-    if (c->kind != FV_ARRAY || c->n != v->n
-        || (v->n && ((const char *)c->u.el < d->fblob
-                     || (const char *)(c->u.el + v->n)
-                        > d->fblob + d->fbytes)))
+        return scalar_is(col, t, v, c, p);
+    if (c->kind != FV_ARRAY || c->n != v->n || c->u.off < p->el
+        || c->u.off + v->n > col->nel)
         return 0;
+    p->el = c->u.off + v->n;
+    p->took += v->n * sizeof(fval);
     for (i = 0; i < v->n; i++)
-        if (!scalar_is(d, t, &v->kids[i], &c->u.el[i]))
+        if (!scalar_is(col, t, &v->kids[i], &col->el[c->u.off + i], p))
             return 0;
     return 1;
 }
 
 /* Note 15: each document's cells are what its meta reads as (parsed
-** again here), a dropped one's all absent. */
+** again here), a dropped one's all absent; what they take is counted. */
 static int check_doc_fields(chk *c, size_t i, rcp_arena *a,
-                            const rcp_json **seen)
+                            const rcp_json **seen, fpos *pos)
 {
     const rcp_model *m = c->m;
     const doc *d = &m->docs[i];
     const rcp_json *v = NULL;
     rcp_json_err e;
-    size_t f, k;
+    size_t f, k, took = 0;
     long x;
     memset(seen, 0, m->o.nfields * sizeof *seen);
     if (d->meta && !(v = rcp_json_parse(a, d->meta, d->metalen, 0, &e))
@@ -5896,13 +6045,19 @@ static int check_doc_fields(chk *c, size_t i, rcp_arena *a,
     for (k = 0; v && v->type == RCP_JSON_OBJECT && k < v->n; k++)
         if ((x = field_of(m, v->kids[k].key, v->kids[k].keylen)) >= 0)
             seen[x] = v->kids[k].type == RCP_JSON_NULL ? NULL : &v->kids[k];
-    if (!d->text && (d->fblob || d->fbytes))
-        return bad(c, "doc %zu was dropped but keeps its values", i);
-    for (f = 0; f < m->o.nfields; f++)
-        if (!cell_is(d, m->fields[f].type, seen[f], &m->col[f][i]))
+    for (f = 0; f < m->o.nfields; f++) {
+        pos[f].took = 0;
+        if (!cell_is(&m->col[f], m->fields[f].type, seen[f],
+                     &m->col[f].cell[i], &pos[f]))
             return bad(c, "doc %zu: its value of field '%s' is not what "
-                       "its meta says", i, m->fields[f].name);
+                       "its meta says, or out of its pool's order", i,
+                       m->fields[f].name);
+        took += pos[f].took;
+    }
     rcp_arena_reset(a);
+    if (d->text && took != d->fbytes)       /* a dropped one: as it was */
+        return bad(c, "doc %zu: its values take %zu bytes, it counts %zu",
+                   i, took, d->fbytes);
     return 0;
 }
 
@@ -5910,21 +6065,34 @@ static int check_fields(chk *c)
 {
     const rcp_model *m = c->m;
     const rcp_json **seen;
+    fpos *pos;
     rcp_arena a;
-    size_t i;
+    size_t i, took = 0;
     int rc = 0;
     if (!m->o.nfields)
         return 0;
     if (m->colcap < m->ndocs)
         return bad(c, "the field columns hold fewer than %zu rows",
                    m->ndocs);
-    if (!(seen = rcp_malloc(m->o.nfields * sizeof *seen)))
+    seen = rcp_malloc(m->o.nfields * sizeof *seen);
+    pos = rcp_malloc(m->o.nfields * sizeof *pos);
+    if (!seen || !pos) {
+        rcp_free(seen);
+        rcp_free(pos);
         return bad(c, "out of memory");
+    }
+    memset(pos, 0, m->o.nfields * sizeof *pos);
     rcp_arena_init(&a, 0);
-    for (i = 0; rc == 0 && i < m->ndocs; i++)
-        rc = check_doc_fields(c, i, &a, seen);
+    for (i = 0; rc == 0 && i < m->ndocs; i++) {
+        rc = check_doc_fields(c, i, &a, seen, pos);
+        took += m->docs[i].fbytes;
+    }
     rcp_arena_free(&a);
     rcp_free(seen);
+    rcp_free(pos);
+    if (rc == 0 && took != pool_bytes(m))
+        return bad(c, "the field pools take %zu bytes, their documents "
+                   "%zu", pool_bytes(m), took);
     return rc;
 }
 
@@ -6002,8 +6170,8 @@ static int break_field(rcp_model *m)
 {
     size_t i;
     for (i = 0; m->o.nfields && i < m->ndocs; i++)
-        if (m->col[0][i].kind == FV_VAL) {
-            m->col[0][i].kind = FV_BAD;
+        if (m->col[0].cell[i].kind == FV_VAL) {
+            m->col[0].cell[i].kind = FV_BAD;
             return 0;
         }
     return -1;

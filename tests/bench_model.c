@@ -22,8 +22,9 @@
 ** Then §8 filters (issue 9): NDOCS documents like the first corpus's,
 ** each with a meta of three declared fields (year: 70 values, lang: 4,
 ** tags: 2 of 20), indexing speed with their values read, and dense and
-** sparse latency unfiltered (the anchor, the same model) and under a
-** selective, a broad and a compound filter.
+** sparse latency under a selective, a broad and a compound filter, each
+** query timed unfiltered right before (the anchor: the same model, the
+** same load) and the median of the pairs' ratios.
 */
 #include <math.h>
 #include <stdio.h>
@@ -139,29 +140,36 @@ static int cmp_double(const void *a, const void *b)
 
 /* The median (and *p99) in ms of nq top-10 queries in mode over m under
 ** filter f (NULL: none). */
-static double time_queries(const rcp_model *m, int mode, char qs[][64],
-                           int nq, const rcp_model_filter *f, double *p99)
+/* One top-10 query in mode under filter f (NULL: none); its ms. */
+static double one_query(const rcp_model *m, int mode, const char *text,
+                        const rcp_model_filter *f)
 {
-    static double t[NQUERY];
     rcp_model_hit hits[10];
     rcp_model_query q;
     size_t n;
-    int i;
-    for (i = 0; i < nq; i++) {
-        double t0;
-        rcp_model_query_init(&q);
-        q.text = qs[i];
-        q.len = strlen(qs[i]);
-        q.k = 10;
-        q.mode = mode;
-        q.filter = f;
-        t0 = now();
-        if (rcp_model_search(m, &q, hits, &n)) {
-            fprintf(stderr, "bench_model: search failed\n");
-            exit(1);
-        }
-        t[i] = (now() - t0) * 1e3;
+    double t0;
+    rcp_model_query_init(&q);
+    q.text = text;
+    q.len = strlen(text);
+    q.k = 10;
+    q.mode = mode;
+    q.filter = f;
+    t0 = now();
+    if (rcp_model_search(m, &q, hits, &n)) {
+        fprintf(stderr, "bench_model: search failed\n");
+        exit(1);
     }
+    return (now() - t0) * 1e3;
+}
+
+/* The median (and *p99) in ms of nq top-10 queries in mode. */
+static double time_queries(const rcp_model *m, int mode, char qs[][64],
+                           int nq, double *p99)
+{
+    static double t[NQUERY];
+    int i;
+    for (i = 0; i < nq; i++)
+        t[i] = one_query(m, mode, qs[i], NULL);
     qsort(t, (size_t)nq, sizeof t[0], cmp_double);
     *p99 = t[nq * 99 / 100];
     return t[nq / 2];
@@ -171,7 +179,7 @@ static double time_queries(const rcp_model *m, int mode, char qs[][64],
 static void latency(const rcp_model *m, int mode, const char *label,
                     char qs[][64], int nq, const char *bar, double floor_ms)
 {
-    double p99, med = time_queries(m, mode, qs, nq, NULL, &p99);
+    double p99, med = time_queries(m, mode, qs, nq, &p99);
     printf("%-28s median %7.2f ms   p99 %7.2f ms   (%s", label, med, p99,
            bar);
     if (floor_ms > 0)
@@ -394,16 +402,25 @@ static void main_corpus(int ndocs, char qs[][64])
 
 /* Median and p99 of nq top-10 queries in mode under filter f (NULL:
 ** none), printed next to the unfiltered median anchor (0: this is it). */
-static double filtered(const rcp_model *m, int mode, const char *label,
-                       char qs[][64], int nq, const rcp_model_filter *f,
-                       double anchor)
+/* Each query unfiltered and under f, one after the other (the machine is
+** shared: a pair sees the same load), printed: the filtered median and
+** p99, the unfiltered median, and the median of the pairs' ratios. */
+static void filtered(const rcp_model *m, int mode, const char *label,
+                     char qs[][64], int nq, const rcp_model_filter *f)
 {
-    double p99, med = time_queries(m, mode, qs, nq, f, &p99);
-    printf("%-28s median %7.2f ms   p99 %7.2f ms", label, med, p99);
-    if (anchor > 0)
-        printf("   (%.2f x unfiltered)", med / anchor);
-    printf("\n");
-    return med;
+    static double t[NQUERY], u[NQUERY], r[NQUERY];
+    int i;
+    for (i = 0; i < nq; i++) {
+        u[i] = one_query(m, mode, qs[i], NULL);
+        t[i] = one_query(m, mode, qs[i], f);
+        r[i] = t[i] / u[i];
+    }
+    qsort(t, (size_t)nq, sizeof t[0], cmp_double);
+    qsort(u, (size_t)nq, sizeof u[0], cmp_double);
+    qsort(r, (size_t)nq, sizeof r[0], cmp_double);
+    printf("%-28s median %7.2f ms   p99 %7.2f ms   (unfiltered %.2f ms; "
+           "paired %.2f x)\n", label, t[nq / 2], t[nq * 99 / 100], u[nq / 2],
+           r[nq / 2]);
 }
 
 static rcp_model_filter leaf(size_t field, int op,
@@ -435,7 +452,7 @@ static void filter_corpus(int ndocs, char qs[][64])
     rcp_model_filter f[3], kids[2];
     rcp_model_opts o;
     rcp_model *m;
-    double t0, secs, anchor;
+    double t0, secs;
     int i, mode;
     rcp_model_opts_init(&o);
     o.fields = fields;
@@ -477,14 +494,12 @@ static void filter_corpus(int ndocs, char qs[][64])
     f[2].nkids = 2;
     for (mode = 0; mode < 2; mode++) {
         int md = mode ? RCP_MODE_SPARSE : RCP_MODE_DENSE;
-        snprintf(label, sizeof label, "%s unfiltered", modes[mode]);
-        anchor = filtered(m, md, label, qs, NQUERY, NULL, 0);
         snprintf(label, sizeof label, "%s year eq (1/70)", modes[mode]);
-        filtered(m, md, label, qs, NQUERY, &f[0], anchor);
+        filtered(m, md, label, qs, NQUERY, &f[0]);
         snprintf(label, sizeof label, "%s lang ne (3/4)", modes[mode]);
-        filtered(m, md, label, qs, NQUERY, &f[1], anchor);
+        filtered(m, md, label, qs, NQUERY, &f[1]);
         snprintf(label, sizeof label, "%s and(in, gte)", modes[mode]);
-        filtered(m, md, label, qs, NQUERY, &f[2], anchor);
+        filtered(m, md, label, qs, NQUERY, &f[2]);
     }
     rcp_model_free(m);
     for (i = 0; i < ndocs; i++)

@@ -2627,10 +2627,12 @@ START_TEST(a_pinned_version_filters_its_documents_as_they_were)
     rcp_model_filter isen = fleaf(F_LANG, RCP_OP_EQ, &en, 1);
     rcp_model_filter isde = fleaf(F_LANG, RCP_OP_EQ, &de, 1);
     uint64_t v;
-    add_meta(m, "a", "a doc", "{\"lang\":\"en\"}");
-    add_meta(m, "b", "b doc", "{\"lang\":\"de\"}");
+    add_meta(m, "a", "a doc", "{\"lang\":\"en\",\"tags\":[\"alpha\"],"
+             "\"title\":\"a title longer than a cell\"}");
+    add_meta(m, "b", "b doc", "{\"lang\":\"de\",\"tags\":[\"b\",\"c\"]}");
     v = rcp_model_version(m);
-    add_meta(m, "a", "a doc", "{\"lang\":\"de\"}");
+    add_meta(m, "a", "a doc", "{\"lang\":\"de\",\"tags\":[\"delta\",\"e\"],"
+             "\"title\":\"another title, in the pool\"}");
     ck_assert_int_eq(del(m, "b"), 1);
     ck_assert_str_eq(passing(m, &isen, RCP_MODE_SPARSE, v), "a");
     ck_assert_str_eq(passing(m, &isde, RCP_MODE_DENSE, v), "b");
@@ -2645,20 +2647,30 @@ END_TEST
 
 START_TEST(filtered_values_survive_the_reclaiming_of_documents)
 {
-    /* compaction renumbers documents: their cells move with them, and a
-    ** dropped one's values go with its text */
-    rcp_model *m = field_model(8);
-    rcp_model_value y = vn(7);
-    rcp_model_filter f = fleaf(F_YEAR, RCP_OP_EQ, &y, 1);
+    /* compaction renumbers documents: their cells move with them, the
+    ** pools of elements and longer strings are packed behind them, and a
+    ** dropped document's values go with its text -- so memory stays flat
+    ** under upsert churn with values too (issue 8's promise) */
+    rcp_model *m;
+    rcp_model_value y = vn(7), tag = vs("tag number 3"), title = vs("conic");
+    rcp_model_filter f[3];
     rcp_model_stats st;
-    size_t shrank = 0, slots = 0;
+    size_t shrank = 0, slots = 0, warm = 0;
     unsigned long k;
-    char id[16], meta[64];
-    add_meta(m, "keep", "doc kept", "{\"year\":7,\"tags\":[\"x\",\"y\"]}");
-    for (k = 0; k < 2000; k++) {
+    char id[16], meta[160];
+    HELD = 0;
+    rcp_set_allocator(counting_alloc, NULL);
+    m = field_model(8);
+    f[0] = fleaf(F_YEAR, RCP_OP_EQ, &y, 1);
+    f[1] = fleaf(F_TAGS, RCP_OP_EQ, &tag, 1);
+    f[2] = fleaf(F_TITLE, RCP_OP_CONTAINS, &title, 1);
+    add_meta(m, "keep", "doc kept", "{\"year\":7,\"tags\":[\"x\",\"y\"],"
+             "\"title\":\"a title longer than a cell\"}");
+    for (k = 0; k < 4000; k++) {
         snprintf(id, sizeof id, "c%lu", k % 10);
-        snprintf(meta, sizeof meta, "{\"year\":%lu,\"title\":\"t%lu\"}",
-                 k % 7, k);
+        snprintf(meta, sizeof meta, "{\"year\":%lu,\"tags\":[\"tag number "
+                 "%lu\",\"t\"],\"title\":\"the conical revision %lu\"}",
+                 k % 7, k % 10, k);
         ck_assert_int_eq(rcp_model_add(m, id, strlen(id), "doc churn", 9,
                                        meta, strlen(meta)), 0);
         if (k % 7 == 0)
@@ -2666,11 +2678,20 @@ START_TEST(filtered_values_survive_the_reclaiming_of_documents)
         rcp_model_stat(m, &st);
         shrank += st.slots < slots;
         slots = st.slots;
+        if (k == 1999)
+            warm = HELD;
     }
     check(m);
     ck_assert_uint_ge(shrank, 1);
-    ck_assert_str_eq(passing(m, &f, RCP_MODE_SPARSE, 0), "keep");
+    ck_assert_msg(HELD <= 2 * warm, "held %lu bytes after 4000 upserts, %lu "
+                  "after 2000", (unsigned long)HELD, (unsigned long)warm);
+    ck_assert_str_eq(passing(m, &f[0], RCP_MODE_SPARSE, 0), "keep");
+    ck_assert_str_eq(passing(m, &f[1], RCP_MODE_DENSE, 0), "c3");
+    ck_assert_str_eq(passing(m, &f[2], RCP_MODE_HYBRID, 0),
+                     "c0 c1 c2 c3 c4 c5 c6 c7 c8 c9");
     rcp_model_free(m);
+    rcp_set_allocator(NULL, NULL);
+    ck_assert_uint_eq(HELD, 0);
 }
 END_TEST
 
