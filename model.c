@@ -86,17 +86,21 @@
 **     is the exception: where a stem is as long as its word ("study",
 **     "studi") it keeps the word -- a known defect, left for a change of
 **     its own, since mending it moves the retrieval figures.
-** 15. A filter (§8) is a bitmap, made once per search: each document's
-**     values of the declared fields are read from its meta once, when it
-**     is added, into one column per field (a cell per docno: absent, of
-**     another type, a typed value, or an array of them), so no meta is
-**     parsed at query time, and recall scans the bitmap -- the dense
-**     leg keeps the SIMD scan (vec.c's allow), BM25 scores only what
-**     passes.  Values are per docno like postings: a pinned version
-**     filters its documents as they were; a dropped one (note 11) gives
-**     its values back with its text; compaction moves the cells.
-**     Statistics (N, df) stay those of everything visible: a filter
-**     chooses candidates, it does not change scores.
+** 15. A filter (§8) is compiled once per search, against values typed
+**     once per document: when a document is added, its values of the
+**     declared fields are read from its meta into one column per field
+**     (a cell per docno: absent, of another type, a typed value, or an
+**     array of them; elements and longer strings in the field's pools,
+**     in docno order, so a filter reads front to back).  No meta is
+**     parsed at query time.  A dense or hybrid search turns the filter
+**     into one bitmap, which the SIMD scan honours (vec.c's allow) and
+**     BM25 too; a sparse one tries each document BM25 offers in turn,
+**     since BM25 scores only documents holding a query term.  Values
+**     are per docno like postings: a pinned version filters its
+**     documents as they were; a dropped one (note 11) loses its values
+**     with its text; compaction packs the pools.  Statistics (N, df)
+**     stay those of everything visible: a filter chooses candidates, it
+**     does not change scores.
 **
 ** THE LIFE OF A DOCUMENT (state: the function that moves it)
 **
