@@ -373,6 +373,8 @@ static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
     rcp_store_config want;
     if (peek_store(o, a))
         return -1;
+    mo->fields = o->fields;     /* §8 the engine reads their values at add */
+    mo->nfields = o->nfields;
     o->model = rcp_model_new(mo, err, sizeof err);
     if (!o->model) {
         fprintf(stderr, "rcp serve: %s\n", err);
@@ -541,8 +543,6 @@ static int serve_opt(int k, const char *v, rcp_server_opts *o,
                                "not '%s'", v);
         o->fields = fields;
         o->nfields++;
-        mo->fields = fields;    /* the engine reads their values at add */
-        mo->nfields = o->nfields;
         break;
     case S_WRITE_TRUST:
         if (trust_opt("--write-trust", v, &level) != RC_OK)

@@ -53,6 +53,7 @@ typedef struct builtin {
     rcp_store       *store;     /* NULL: documents live in memory only */
     const rcp_field *fields;    /* §8 the filterable fields */
     size_t           nfields;
+    size_t          *fno;       /* each one's index in the model's fields */
     rcp_model_origin writer;    /* §15.2 the origin of client writes */
     int              read_only; /* §6 index {writable: false} */
     text_screen     *screen;    /* §15.2 the injection screen's cues */
@@ -212,9 +213,7 @@ static const char *const field_types[] = { "keyword", "text", "int",
                                            "float", "bool", "date" };
 static const char *const filter_ops[] = { "eq", "ne", "gt", "gte", "lt",
     "lte", "in", "nin", "contains", "exists" };
-enum { OP_EQ, OP_NE, OP_GT, OP_GTE, OP_LT, OP_LTE, OP_IN, OP_NIN,
-       OP_CONTAINS, OP_EXISTS, NOPS };
-enum { F_AND, F_OR, F_NOT, F_CMP };
+enum { NOPS = RCP_OP_EXISTS + 1 };    /* in RCP_OP_* order */
 
 int rcp_field_parse(const char *spec, rcp_field *out)
 {
@@ -810,7 +809,13 @@ static int meta_bytes(const rcp_json *meta, size_t *n)
     return oom ? -1 : 0;
 }
 
-static int value_fits(const rcp_field *f, const rcp_json *v);
+/* The §8 table: the engine's definition (rcp_model_value_of), the one
+** documents are read by and filter values are built with. */
+static int value_fits(const rcp_field *f, const rcp_json *v)
+{
+    rcp_model_value x;
+    return rcp_model_value_of(f->type, v, &x) == 0;
+}
 
 int rcp_field_accepts(const rcp_field *f, const rcp_json *v)
 {
@@ -1178,122 +1183,13 @@ static int m_index_delete(void *ud, rcp_call *c)
 
 /* MARK: - §8 Metadata filtering (used by §7.7 retrieve) */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-    int64_t era, yoe, doy, doe;
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* Read exactly n digits at *p. */
-static int digits(const char **p, const char *end, int n, int *out)
-{
-    int v = 0;
-    while (n--) {
-        if (*p >= end || **p < '0' || **p > '9')
-            return -1;
-        v = v * 10 + (*(*p)++ - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-/* §4.6 RFC 3339 date-time ("2017-06-12T00:00:00Z", offsets, fractions)
-** or a full-date ("2017-06-12", midnight UTC) into epoch milliseconds. */
-static int parse_rfc3339(const char *p, size_t n, int64_t *ms)
-{
-    static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30,
-                                 31 };
-    const char *e = p + n;
-    int y, mo, d, h = 0, mi = 0, sec = 0, oh = 0, om = 0, sign = 0;
-    double frac = 0, scale = 0.1;
-    if (digits(&p, e, 4, &y) || p >= e || *p++ != '-' || digits(&p, e, 2, &mo)
-        || p >= e || *p++ != '-' || digits(&p, e, 2, &d) || mo < 1
-        || mo > 12 || d < 1 || d > mdays[mo - 1]
-        || (mo == 2 && d == 29 && (y % 4 || (y % 100 == 0 && y % 400))))
-        return -1;
-    if (p < e) {
-        if ((*p != 'T' && *p != 't' && *p != ' ') || (++p, digits(&p, e, 2,
-            &h)) || p >= e || *p++ != ':' || digits(&p, e, 2, &mi)
-            || p >= e || *p++ != ':' || digits(&p, e, 2, &sec) || h > 23
-            || mi > 59 || sec > 60)
-            return -1;
-        if (p < e && *p == '.') {
-            if (++p >= e || *p < '0' || *p > '9')
-                return -1;
-            for (; p < e && *p >= '0' && *p <= '9'; p++, scale /= 10)
-                frac += (*p - '0') * scale;
-        }
-        if (p < e && (*p == 'Z' || *p == 'z'))
-            p++;
-        else if (p < e && (*p == '+' || *p == '-')) {
-            sign = *p++ == '-' ? -1 : 1;
-            if (digits(&p, e, 2, &oh) || p >= e || *p++ != ':'
-                || digits(&p, e, 2, &om) || oh > 23 || om > 59)
-                return -1;
-        } else {
-            return -1;
-        }
-    }
-    if (p != e)
-        return -1;
-    *ms = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec
-            - sign * (oh * 3600 + om * 60)) * 1000) + (int64_t)(frac * 1000);
-    return 0;
-}
-
-/* A date value: an RFC 3339 string or an integer of epoch ms (§4.6). */
-static int date_ms(const rcp_json *v, int64_t *ms)
-{
-    if (v->type == RCP_JSON_STRING)
-        return parse_rfc3339(v->s, v->n, ms);
-    return rcp_json_int(v, ms) ? 0 : -1;
-}
-
-/* §8 table: is v's JSON type compatible with the field's type?  JSON has
-** one number type, so int and float fields both take any number (an int
-** field simply never equals 2.5). */
-static int value_fits(const rcp_field *f, const rcp_json *v)
-{
-    int64_t x;
-    switch (f->type) {
-    case RCP_FIELD_KEYWORD:
-    case RCP_FIELD_TEXT:
-        return v->type == RCP_JSON_STRING;
-    case RCP_FIELD_INT:
-    case RCP_FIELD_FLOAT:
-        return v->type == RCP_JSON_NUMBER;
-    case RCP_FIELD_BOOL:
-        return v->type == RCP_JSON_TRUE || v->type == RCP_JSON_FALSE;
-    case RCP_FIELD_DATE:
-        return date_ms(v, &x) == 0;
-    }
-    return 0;
-}
-
-typedef struct fnode {
-    int             kind, op;
-    const rcp_field *field;
-    const rcp_json  *value;
-    struct fnode    *kids;
-    size_t           n;
-    /* prepared once per request, so a document costs what its own value
-    ** costs, not the product of two client-sized lists */
-    struct fval     *set;       /* in/nin: the values, sorted */
-    size_t           nset;
-    uint32_t        *kmp;       /* contains on text: the needle's borders */
-} fnode;
-
-/* A value of an in/nin list with its field (the sort's context). */
-typedef struct fval {
-    const rcp_field *f;
-    const rcp_json  *v;
-} fval;
+/* The protocol's side of a filter: the request's JSON is checked against
+** §8 (shapes, advertised fields and operators, value types) with errors
+** naming the clause, and built once into the engine's tree
+** (rcp_model_filter, in the call arena) of typed values.  The engine
+** evaluates it against the values it read from each document's meta when
+** the document was added (model.c design note 15), so no meta is parsed
+** per candidate and a filtered dense query keeps its SIMD scan. */
 
 static const rcp_field *find_field(const builtin *b, const rcp_json *name)
 {
@@ -1305,99 +1201,121 @@ static const rcp_field *find_field(const builtin *b, const rcp_json *name)
     return NULL;
 }
 
-/* §8 value shapes per operator; -32602 naming "filter.<field>". */
-static int check_value(rcp_call *c, fnode *n, const char *f)
+/* One filter value of field f as the engine's typed value: the §8 table
+** (rcp_model_value_of, the definition documents are read by, too); the
+** -32602 naming "filter.<field>" when it does not fit. */
+static int filter_value(rcp_call *c, const rcp_field *f, const rcp_json *v,
+                        const char *path, const char *which,
+                        rcp_model_value *out)
 {
-    const rcp_json *v = n->value;
-    size_t i;
-    int ordered = n->op >= OP_GT && n->op <= OP_LTE;
-    if (n->op == OP_EXISTS)
-        return v && (v->type == RCP_JSON_TRUE || v->type == RCP_JSON_FALSE)
-            ? 0 : call_fail(c, RCP_INVALID_PARAMS, f, NULL, "exists takes true "
-                            "or false (§8)");
-    if (ordered && n->field->type != RCP_FIELD_INT
-        && n->field->type != RCP_FIELD_FLOAT
-        && n->field->type != RCP_FIELD_DATE)
-        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s applies to int, "
-                         "float and date fields only (§8)", filter_ops[n->op]);
-    if (!v)
-        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s needs a value "
-                         "(§8)", filter_ops[n->op]);
-    if (n->op == OP_IN || n->op == OP_NIN) {
-        if (v->type != RCP_JSON_ARRAY)
-            return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s takes an "
-                             "array of scalars (§8)", filter_ops[n->op]);
-        for (i = 0; i < v->n; i++)
-            if (!value_fits(n->field, &v->kids[i]))
-                return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "a value "
-                                 "does not fit the field's type %s (§8)",
-                                 field_types[n->field->type]);
+    if (rcp_model_value_of(f->type, v, out) == 0)
         return 0;
-    }
-    if (value_fits(n->field, v))
-        return 0;
-    return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "the value does not fit "
-                     "the field's type %s (§8)", field_types[n->field->type]);
+    return call_fail(c, RCP_INVALID_PARAMS, path, NULL, "%s does not fit "
+                     "the field's type %s (§8)", which, field_types[f->type]);
 }
 
-static int compile_filter(const builtin *b, rcp_call *c, const rcp_json *v,
-                          fnode *out, unsigned depth);
-static int prepare_leaf(rcp_call *c, fnode *n);
+/* §8 value shapes per operator, into out->values (call arena); -32602
+** naming "filter.<field>". */
+static int leaf_values(rcp_call *c, const rcp_field *f, const rcp_json *v,
+                       const char *path, rcp_model_filter *out)
+{
+    rcp_model_value *vals;
+    size_t i;
+    int rc, op = out->op;
+    if (op == RCP_OP_EXISTS && (!v || (v->type != RCP_JSON_TRUE
+                                       && v->type != RCP_JSON_FALSE)))
+        return call_fail(c, RCP_INVALID_PARAMS, path, NULL, "exists takes "
+                         "true or false (§8)");
+    if (op >= RCP_OP_GT && op <= RCP_OP_LTE && f->type != RCP_FIELD_INT
+        && f->type != RCP_FIELD_FLOAT && f->type != RCP_FIELD_DATE)
+        return call_fail(c, RCP_INVALID_PARAMS, path, NULL, "%s applies to "
+                         "int, float and date fields only (§8)",
+                         filter_ops[op]);
+    if (!v)
+        return call_fail(c, RCP_INVALID_PARAMS, path, NULL, "%s needs a "
+                         "value (§8)", filter_ops[op]);
+    if ((op == RCP_OP_IN || op == RCP_OP_NIN) && v->type != RCP_JSON_ARRAY)
+        return call_fail(c, RCP_INVALID_PARAMS, path, NULL, "%s takes an "
+                         "array of scalars (§8)", filter_ops[op]);
+    out->nvalues = op == RCP_OP_IN || op == RCP_OP_NIN ? v->n : 1;
+    vals = rcp_arena_alloc(call_arena(c), (out->nvalues ? out->nvalues : 1)
+                           * sizeof *vals);
+    if (!vals)
+        return call_oom(c);
+    out->values = vals;
+    if (op == RCP_OP_EXISTS) {
+        memset(vals, 0, sizeof *vals);
+        vals->ms = v->type == RCP_JSON_TRUE;  /* present or absent */
+        return 0;
+    }
+    if (op != RCP_OP_IN && op != RCP_OP_NIN)
+        return filter_value(c, f, v, path, "the value", vals);
+    for (i = 0; i < v->n; i++)
+        if ((rc = filter_value(c, f, &v->kids[i], path, "a value",
+                               &vals[i])) != 0)
+            return rc;
+    return 0;
+}
+
+static int build_filter(const builtin *b, rcp_call *c, const rcp_json *v,
+                        rcp_model_filter *out);
 
 /* {"and": [...]} / {"or": [...]}: nest arbitrarily; empty is -32602. */
-static int compile_list(const builtin *b, rcp_call *c, const rcp_json *list,
-                        fnode *out, unsigned depth)
+static int build_list(const builtin *b, rcp_call *c, const rcp_json *list,
+                      rcp_model_filter *out)
 {
+    rcp_model_filter *kids;
     size_t i;
     int rc;
     if (list->type != RCP_JSON_ARRAY || list->n == 0)
         return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "and/or take a "
                          "non-empty array of clauses (§8)");
-    out->n = list->n;
-    out->kids = rcp_arena_alloc(call_arena(c), list->n * sizeof *out->kids);
-    if (!out->kids)
+    if (!(kids = rcp_arena_alloc(call_arena(c), list->n * sizeof *kids)))
         return call_oom(c);
+    out->kids = kids;
+    out->nkids = list->n;
     for (i = 0; i < list->n; i++)
-        if ((rc = compile_filter(b, c, &list->kids[i], &out->kids[i],
-                                 depth + 1)) != 0)
+        if ((rc = build_filter(b, c, &list->kids[i], &kids[i])) != 0)
             return rc;
     return 0;
 }
 
 /* A leaf {field, op, value}: §8 and §15.4 -- names are checked against
 ** the advertised set, never used to reach anything else. */
-static int compile_leaf(const builtin *b, rcp_call *c, const rcp_json *v,
-                        fnode *out)
+static int build_leaf(const builtin *b, rcp_call *c, const rcp_json *v,
+                      rcp_model_filter *out)
 {
     const rcp_json *name = proto_get(v, "field"), *op = proto_get(v, "op");
-    char f[96];
+    const rcp_field *f;
+    char path[96];
     int i;
     if (!name || name->type != RCP_JSON_STRING || !op
         || op->type != RCP_JSON_STRING)
         return call_fail(c, RCP_INVALID_PARAMS, "filter", NULL, "a clause is "
                          "{field, op, value} or and/or/not (§8)");
-    snprintf(f, sizeof f, "filter.%.*s", (int)(name->n > 80 ? 80 : name->n),
-             name->s);
-    if (!(out->field = find_field(b, name)))
-        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "field is not in the "
-                         "advertised filter.fields (§8)");
+    snprintf(path, sizeof path, "filter.%.*s",
+             (int)(name->n > 80 ? 80 : name->n), name->s);
+    if (!(f = find_field(b, name)))
+        return call_fail(c, RCP_INVALID_PARAMS, path, NULL, "field is not in "
+                         "the advertised filter.fields (§8)");
     if ((i = proto_pick(op, filter_ops, NOPS)) < 0)
         return call_fail(c, RCP_OPTION_UNSUPPORTED, NULL, "filter.op",
                          "operator '%.*s' is not in filter.operators (§8)",
                          (int)(op->n > 16 ? 16 : op->n), op->s);
-    out->kind = F_CMP;
+    out->kind = RCP_FILTER_LEAF;
+    out->field = b->fno[f - b->fields];
     out->op = i;
-    out->value = proto_get(v, "value");
-    if ((i = check_value(c, out, f)) != 0)
-        return i;
-    return prepare_leaf(c, out);
+    return leaf_values(c, f, proto_get(v, "value"), path, out);
 }
 
-static int compile_filter(const builtin *b, rcp_call *c, const rcp_json *v,
-                          fnode *out, unsigned depth)
+/* A clause, whichever of the four forms (the JSON parser bounds its
+** nesting at RCP_JSON_MAX_DEPTH, within RCP_MODEL_FILTER_DEPTH). */
+static int build_filter(const builtin *b, rcp_call *c, const rcp_json *v,
+                        rcp_model_filter *out)
 {
     const rcp_json *and_ = proto_get(v, "and"), *or_ = proto_get(v, "or");
     const rcp_json *not_ = proto_get(v, "not");
+    rcp_model_filter *kid;
     int forms;
     memset(out, 0, sizeof *out);
     if (v->type != RCP_JSON_OBJECT)
@@ -1409,209 +1327,18 @@ static int compile_filter(const builtin *b, rcp_call *c, const rcp_json *v,
                          "exactly one of and, or, not, or {field, op, value} "
                          "(§8)");
     if (and_ || or_) {
-        out->kind = and_ ? F_AND : F_OR;
-        return compile_list(b, c, and_ ? and_ : or_, out, depth);
+        out->kind = and_ ? RCP_FILTER_AND : RCP_FILTER_OR;
+        return build_list(b, c, and_ ? and_ : or_, out);
     }
     if (not_) {
-        out->kind = F_NOT;
-        out->n = 1;
-        if (!(out->kids = rcp_arena_alloc(call_arena(c), sizeof *out->kids)))
+        if (!(kid = rcp_arena_alloc(call_arena(c), sizeof *kid)))
             return call_oom(c);
-        return compile_filter(b, c, not_, out->kids, depth + 1);
+        out->kind = RCP_FILTER_NOT;
+        out->kids = kid;
+        out->nkids = 1;
+        return build_filter(b, c, not_, kid);
     }
-    return compile_leaf(b, c, v, out);
-}
-
-/* Compare a document value with a filter value of the field's type:
-** <0, 0, >0, or 2 when they cannot be compared. */
-static int compare(const rcp_field *f, const rcp_json *dv, const rcp_json *fv)
-{
-    int64_t a, b;
-    double x, y;
-    size_t n;
-    int r;
-    switch (f->type) {
-    case RCP_FIELD_KEYWORD:
-    case RCP_FIELD_TEXT:
-        if (dv->type != RCP_JSON_STRING)
-            return 2;
-        n = dv->n < fv->n ? dv->n : fv->n;
-        r = memcmp(dv->s, fv->s, n);   /* §8: case-sensitive, byte order */
-        return r ? (r < 0 ? -1 : 1) : (dv->n > fv->n) - (dv->n < fv->n);
-    case RCP_FIELD_BOOL:
-        if (dv->type != RCP_JSON_TRUE && dv->type != RCP_JSON_FALSE)
-            return 2;
-        return (dv->type == RCP_JSON_TRUE) - (fv->type == RCP_JSON_TRUE);
-    case RCP_FIELD_DATE:
-        if (date_ms(dv, &a) || date_ms(fv, &b))
-            return 2;
-        return (a > b) - (a < b);
-    default:
-        if (dv->type != RCP_JSON_NUMBER)
-            return 2;
-        x = rcp_json_num(dv);
-        y = rcp_json_num(fv);
-        return (x > y) - (x < y);
-    }
-}
-
-static int fval_cmp(const void *a, const void *b)
-{
-    const fval *x = a, *y = b;
-    return compare(x->f, x->v, y->v);   /* both fit the field: -1, 0, 1 */
-}
-
-/* The needle's border table (Knuth-Morris-Pratt): k[i] is the length of
-** the longest proper prefix of p[0..i] that is also its suffix. */
-static void kmp_borders(const char *p, size_t n, uint32_t *k)
-{
-    size_t i;
-    uint32_t q = 0;
-    k[0] = 0;
-    for (i = 1; i < n; i++) {
-        while (q && p[i] != p[q])
-            q = k[q - 1];
-        q += p[i] == p[q];
-        k[i] = q;
-    }
-}
-
-/* Is the needle in hay?  O(len + needle), whatever the bytes. */
-static int kmp_find(const char *hay, size_t len, const rcp_json *needle,
-                    const uint32_t *k)
-{
-    size_t i;
-    uint32_t q = 0;
-    if (!needle->n)
-        return 1;
-    for (i = 0; i < len; i++) {
-        while (q && hay[i] != needle->s[q])
-            q = k[q - 1];
-        q += hay[i] == needle->s[q];
-        if (q == needle->n)
-            return 1;
-    }
-    return 0;
-}
-
-/* in/nin as a sorted set (a binary search per value) and contains on a
-** text field as a linear-time search: otherwise a list of 10^5 values
-** against a meta array of 10^5 elements is 10^10 comparisons for one
-** document, and a needle of half a text is quadratic in the text. */
-static int prepare_leaf(rcp_call *c, fnode *n)
-{
-    size_t i;
-    if (n->op == OP_IN || n->op == OP_NIN) {
-        n->nset = n->value->n;
-        if (!n->nset)
-            return 0;
-        n->set = rcp_arena_alloc(call_arena(c), n->nset * sizeof *n->set);
-        if (!n->set)
-            return call_oom(c);
-        for (i = 0; i < n->nset; i++) {
-            n->set[i].f = n->field;
-            n->set[i].v = &n->value->kids[i];
-        }
-        qsort(n->set, n->nset, sizeof *n->set, fval_cmp);
-    }
-    if (n->op == OP_CONTAINS && n->field->type == RCP_FIELD_TEXT
-        && n->value->n) {
-        if (n->value->n > UINT32_MAX
-            || !(n->kmp = rcp_arena_alloc(call_arena(c), n->value->n
-                                          * sizeof *n->kmp)))
-            return call_oom(c);
-        kmp_borders(n->value->s, n->value->n, n->kmp);
-    }
-    return 0;
-}
-
-/* dv in the sorted set?  A value of another type matches nothing. */
-static int in_set(const fnode *n, const rcp_json *dv)
-{
-    size_t lo = 0, hi = n->nset, mid;
-    int r;
-    while (lo < hi) {
-        mid = lo + (hi - lo) / 2;
-        if ((r = compare(n->field, dv, n->set[mid].v)) == 0)
-            return 1;
-        if (r == 2)
-            return 0;
-        if (r < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return 0;
-}
-
-/* One scalar document value against a leaf. */
-static int leaf_scalar(const fnode *n, const rcp_json *dv)
-{
-    int r;
-    if (n->op == OP_IN)
-        return in_set(n, dv);
-    if (n->op == OP_CONTAINS)      /* text: substring */
-        return n->field->type == RCP_FIELD_TEXT && dv->type == RCP_JSON_STRING
-            && kmp_find(dv->s, dv->n, n->value, n->kmp);
-    r = compare(n->field, dv, n->value);
-    switch (n->op) {
-    case OP_EQ:  return r == 0;
-    case OP_GT:  return r == 1;
-    case OP_GTE: return r == 0 || r == 1;
-    case OP_LT:  return r == -1;
-    case OP_LTE: return r == 0 || r == -1;
-    }
-    return 0;
-}
-
-/* A leaf against a document's meta.  An array-valued field matches when
-** any element does (contains: element membership); ne and nin are the
-** negations of eq and in, so they hold for an absent field. */
-static int eval_leaf(const fnode *n, const rcp_json *meta)
-{
-    const rcp_json *dv = NULL;
-    fnode pos = *n;
-    size_t i;
-    int neg = n->op == OP_NE || n->op == OP_NIN, hit = 0;
-    for (i = 0; meta && meta->type == RCP_JSON_OBJECT && i < meta->n; i++)
-        if (meta->kids[i].keylen == n->field->namelen          /* last wins */
-            && memcmp(meta->kids[i].key, n->field->name,
-                      n->field->namelen) == 0)
-            dv = meta->kids[i].type == RCP_JSON_NULL ? NULL : &meta->kids[i];
-    if (n->op == OP_EXISTS)
-        return (dv != NULL) == (n->value->type == RCP_JSON_TRUE);
-    if (!dv)
-        return neg;
-    pos.op = n->op == OP_NE ? OP_EQ : n->op == OP_NIN ? OP_IN : n->op;
-    if (dv->type == RCP_JSON_ARRAY) {
-        if (pos.op == OP_CONTAINS)
-            pos.op = OP_EQ;
-        for (i = 0; i < dv->n && !hit; i++)
-            hit = leaf_scalar(&pos, &dv->kids[i]);
-    } else {
-        hit = leaf_scalar(&pos, dv);
-    }
-    return neg ? !hit : hit;
-}
-
-static int eval_filter(const fnode *n, const rcp_json *meta)
-{
-    size_t i;
-    switch (n->kind) {
-    case F_AND:
-        for (i = 0; i < n->n; i++)
-            if (!eval_filter(&n->kids[i], meta))
-                return 0;
-        return 1;
-    case F_OR:
-        for (i = 0; i < n->n; i++)
-            if (eval_filter(&n->kids[i], meta))
-                return 1;
-        return 0;
-    case F_NOT:
-        return !eval_filter(n->kids, meta);
-    }
-    return eval_leaf(n, meta);
+    return build_leaf(b, c, v, out);
 }
 
 /* MARK: - §7.7 retrieve */
@@ -1627,14 +1354,11 @@ typedef struct rq {
     int64_t budget;          /* §7.7.2 tokenBudget; 0 = none */
     size_t  offset;          /* §10 page start */
     uint64_t fp;             /* request fingerprint for cursors */
-    fnode    root;           /* §8 the compiled filter, if any */
     const rcp_field *recency; /* §7.7 recency date field, or NULL */
     double   half_life;      /* days */
     double  *decay;          /* per hit, when recency is on */
     uint64_t served;         /* §7.7.1 the index version served */
     int      sent_partial;   /* §9 partial.hits sent once, after recall */
-    int      lost;           /* a document's meta could not be parsed for
-                                lack of memory: the answer is -32603 */
     size_t   k;              /* the page size asked for */
     int      unit;           /* §7.7.2 UNIT_* */
 } rq;
@@ -1646,27 +1370,6 @@ static int view_doc(const rq *r, uint32_t docno, rcp_model_docview *d)
     const rcp_model *m = r->b->model;
     return r->q.pinned ? rcp_model_doc_at(m, docno, r->q.version, d)
                        : rcp_model_doc(m, docno, d);
-}
-
-/* The engine's row filter (§8): parse the document's meta (into the
-** scratch arena, released per document) and evaluate the compiled tree. */
-static int accept_doc(void *ud, const rcp_model *m, uint32_t docno)
-{
-    rq *r = ud;
-    rcp_model_docview d;
-    rcp_json_err err;
-    const rcp_json *meta = NULL;
-    int ok;
-    (void)m;
-    if (view_doc(r, docno, &d) != 0)
-        return 0;
-    if (d.meta)
-        meta = rcp_json_parse(call_scratch(r->c), d.meta, d.metalen, 0, &err);
-    if (d.meta && !meta)
-        r->lost = 1;    /* never a silently smaller answer (rq.lost) */
-    ok = meta || !d.meta ? eval_filter(&r->root, meta) : 0;
-    rcp_arena_reset(call_scratch(r->c));
-    return ok;
 }
 
 /* §9 partial.hits: the recall stage's best candidates, id and score. */
@@ -1706,8 +1409,6 @@ static int search_checkpoint(void *ud, double progress, const char *stage,
 {
     rq *r = ud;
     partial_hits ph;
-    if (r->lost)
-        return -1;              /* out of memory: stop the search */
     if (!partial || r->sent_partial)
         return call_checkpoint(r->c, progress, stage);
     r->sent_partial = 1;
@@ -1770,11 +1471,12 @@ static int get_unoffered(rcp_call *c, rq *r)
     return 0;
 }
 
-/* §8 filter: compiled once per request, evaluated by the engine on each
-** live document it considers. */
+/* §8 filter: built once per request into the engine's tree, which the
+** engine compiles into one bitmap over the documents it searches. */
 static int get_filter(rcp_call *c, rq *r)
 {
     const rcp_json *f = proto_get(call_params(c), "filter");
+    rcp_model_filter *root;
     int rc;
     if (!f)
         return 0;
@@ -1784,9 +1486,11 @@ static int get_filter(rcp_call *c, rq *r)
     if (!call_offers(c, PROTO_CAP_FILTER))
         return call_unsupported(c, r->strict, "filter", "filter is not "
                                 "advertised");
-    if ((rc = compile_filter(r->b, c, f, &r->root, 0)) != 0)
+    if (!(root = rcp_arena_alloc(call_arena(c), sizeof *root)))
+        return call_oom(c);
+    if ((rc = build_filter(r->b, c, f, root)) != 0)
         return rc;
-    r->q.accept = accept_doc;
+    r->q.filter = root;
     return 0;
 }
 
@@ -2401,6 +2105,7 @@ static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
     rcp_model_docview d;
     rcp_json_err err;
     const rcp_json *meta, *v = NULL;
+    rcp_model_value x;
     size_t i;
     if (view_doc(r, doc, &d) != 0 || !d.meta)
         return 1;
@@ -2412,7 +2117,9 @@ static int doc_date(rcp_call *c, const rq *r, uint32_t doc, int64_t *ms)
             && memcmp(meta->kids[i].key, r->recency->name,
                       r->recency->namelen) == 0)
             v = &meta->kids[i];
-    i = v && date_ms(v, ms) == 0;
+    i = v && rcp_model_value_of(RCP_FIELD_DATE, v, &x) == 0;
+    if (i)
+        *ms = x.ms;
     rcp_arena_reset(call_scratch(c));
     return i ? 0 : 1;
 }
@@ -2566,6 +2273,9 @@ static int retrieve_failed(rcp_call *c, int rc)
 {
     if (rc == -1)
         return call_oom(c);
+    if (rc == RCP_MODEL_INVALID)        /* what get_retrieve let through */
+        return call_fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "the engine "
+                         "refused the query as built (a defect)");
     return call_fail(c, rc == RCP_MODEL_GONE ? RCP_BACKEND_UNAVAILABLE : rc,
                      NULL, NULL, "%s", rc == RCP_MODEL_GONE
                      ? "the pinned snapshot is no longer kept (§7.7.1)"
@@ -2607,8 +2317,8 @@ static int m_retrieve(void *ud, rcp_call *c)
     r.q.k = pool;
     if (r.q.candidate_k < pool)
         r.q.candidate_k = pool;
-    if ((rc = rcp_model_search(m, &r.q, hits, &n)) != 0 || r.lost)
-        return retrieve_failed(c, r.lost ? -1 : rc);
+    if ((rc = rcp_model_search(m, &r.q, hits, &n)) != 0)
+        return retrieve_failed(c, rc);
     if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
         return rc;
     if (r.unit == UNIT_DOCUMENT)
@@ -3939,6 +3649,7 @@ static void builtin_close(void *ud)
     rcp_free(b->screen);
     for (i = 0; i < b->nmem; i++)
         memory_free(&b->mem[i]);
+    rcp_free(b->fno);
     rcp_free(b);
 }
 
@@ -3963,6 +3674,33 @@ static const proto_backend builtin_backend = {
     builtin_close
 };
 
+
+/* §8: each field the server advertises is one the engine reads values
+** of (rcp_model_opts.fields), under the same name with the same type:
+** the engine filters on the values it typed when documents were added,
+** so a field it was not told of could only ever match nothing.  0, or -1
+** (out of memory, or a field the model does not declare so). */
+static int map_fields(builtin *b)
+{
+    size_t i, j, n;
+    const rcp_field *mf = rcp_model_fields(b->model, &n);
+    if (!b->nfields)
+        return 0;
+    if (!b->fields || !(b->fno = rcp_malloc(b->nfields * sizeof *b->fno)))
+        return -1;
+    for (i = 0; i < b->nfields; i++) {
+        const rcp_field *f = &b->fields[i];
+        for (j = 0; j < n; j++)
+            if (mf[j].namelen == f->namelen && mf[j].type == f->type
+                && (!f->namelen || memcmp(mf[j].name, f->name,
+                                          f->namelen) == 0))
+                break;
+        if (j == n)
+            return -1;
+        b->fno[i] = j;
+    }
+    return 0;
+}
 
 int methods_open(const rcp_server_opts *o, const proto_backend **be,
                  void **ud)
@@ -3992,6 +3730,10 @@ int methods_open(const rcp_server_opts *o, const proto_backend **be,
         b->writer.sourcelen = RCP_MAX_SOURCE_BYTES;
     b->read_only = o->read_only;
     b->idem = b->store ? store_idem_table(b->store) : &b->own_idem;
+    if (map_fields(b) != 0) {
+        builtin_close(b);
+        return -1;
+    }
     if (b->store)
         b->voff = rcp_store_version(b->store) - rcp_model_version(b->model);
     if (b->store && load_memories(b) != 0) {

@@ -302,7 +302,10 @@ typedef struct rcp_server_opts {
     rcp_model *model;     /* the engine serving the retrieval methods, or
                              NULL for none; borrowed, must outlive s */
     const rcp_field *fields;  /* §8 filterable fields (borrowed); the
-                             filter capability is advertised when any */
+                             filter capability is advertised when any.
+                             Each must be one the model was made with
+                             (rcp_model_opts.fields: same name, same
+                             type), whose values it reads at add */
     size_t nfields;
     rcp_store *store;     /* durable home of the model's documents
                              (borrowed), or NULL to keep them in memory */
@@ -326,7 +329,8 @@ typedef struct rcp_server_opts {
 /* A new server in the uninitialised state (§13).  opts may be NULL (all
 ** defaults); it is copied, and what it points to is borrowed.  The
 ** capabilities it advertises follow from opts now and never change
-** (§13.2).  NULL on allocation failure.  Free with rcp_server_free. */
+** (§13.2).  NULL on allocation failure, or when opts->fields names a
+** field opts->model was not made with.  Free with rcp_server_free. */
 rcp_server *rcp_server_new(const rcp_server_opts *opts);
 /* §7.7 trust.level names: "untrusted", "community", "trusted" as
 ** RCP_TRUST_* (0, 1, 2; rcp_model_origin), or -1 for any other name. */
@@ -1664,7 +1668,8 @@ rcp_server *proto_server_new(const rcp_server_opts *opts,
                              const proto_backend *be, void *ud);
 /* The built-in backend over opts->model, store, fields and trust (all
 ** borrowed from opts' owner): *be and *ud to hand to proto_server_new, or
-** *be NULL when opts (or its model) is NULL.  0, or -1 out of memory. */
+** *be NULL when opts (or its model) is NULL.  0, or -1 out of memory or
+** a field of opts->fields the model does not declare (name and type). */
 int methods_open(const rcp_server_opts *opts, const proto_backend **be,
                  void **ud);
 /* §16 the aggregator backend (federation.c) over the engines of the

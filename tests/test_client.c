@@ -1446,11 +1446,13 @@ static rcp_server *fake_core(int mode, rcp_model **model,
     size_t i;
     memset(&o, 0, sizeof o);
     o.debug = 1;
-    rcp_model_opts_init(&mo);
-    *model = rcp_model_new(&mo, NULL, 0);
-    o.model = *model;
     for (i = 0; i < sizeof fake_fields / sizeof *fake_fields; i++)
         rcp_field_parse(fake_fields[i], &fields[i]);
+    rcp_model_opts_init(&mo);
+    mo.fields = fields;
+    mo.nfields = i;
+    *model = rcp_model_new(&mo, NULL, 0);
+    o.model = *model;
     o.fields = fields;
     o.nfields = mode == L_NO_FIELDS || mode == B_NO_FIELDS_FILTER_IGNORED
         ? 0 : i;

@@ -60,10 +60,16 @@ static void setup_opts(int debug, size_t max_batch)
 
 static void setup(void) { setup_opts(0, 0); }
 
+/* A model told the fields the server will advertise (§8: the engine
+** reads their values when documents are added). */
 static void setup_model(void)
 {
+    rcp_model_opts mo;
     char err[128];
-    M = rcp_model_new(NULL, err, sizeof err);
+    rcp_model_opts_init(&mo);
+    mo.fields = FIELDS;
+    mo.nfields = NFIELDS;
+    M = rcp_model_new(&mo, err, sizeof err);
     ck_assert_msg(M != NULL, "%s", err);
     setup_opts(0, 0);
 }
@@ -88,6 +94,8 @@ static void setup_no_dense(void)
     NFIELDS = 1;
     rcp_model_opts_init(&mo);
     mo.no_dense_index = 1;
+    mo.fields = FIELDS;
+    mo.nfields = NFIELDS;
     M = rcp_model_new(&mo, err, sizeof err);
     ck_assert_msg(M != NULL, "%s", err);
     setup_opts(0, 0);
@@ -1024,6 +1032,8 @@ static void add_meta_corpus(void)
         "{\"id\":\"d\",\"text\":\"shock again\"}]}")), "result.ids"));
 }
 
+static const char *MODE = "sparse";     /* ids_for's retrieve mode */
+
 /* The sorted ids a filter lets through, as "a,c". */
 static const char *ids_for(const char *filter)
 {
@@ -1033,7 +1043,7 @@ static const char *ids_for(const char *filter)
     size_t i, j, n = 0;
     char ids[8];
     snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"shock\","
-             "\"k\":10,\"mode\":\"sparse\",\"filter\":%s}"), filter);
+             "\"k\":10,\"mode\":\"%s\",\"filter\":%s}"), MODE, filter);
     v = reply(frame);
     hits = at(v, "result.hits");
     ck_assert_msg(hits != NULL, "%s -> %s", filter, OUT.data);
@@ -1142,6 +1152,71 @@ START_TEST(filter_dates_compare_as_instants)
                              "631152000000}"), "c");
     ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"lt\",\"value\":"
                              "\"1990-01-01\"}"), "a,b");
+}
+END_TEST
+
+/* §8 through the engine: the server hands each filter to the engine as a
+** tree over the engine's own fields, found by name -- so a server that
+** lists them in another order filters the same -- and every recall mode
+** honours it (dense and hybrid through the bitmap the SIMD scan reads). */
+START_TEST(filter_reaches_the_engine_by_field_name_in_every_mode)
+{
+    static const char *const modes[] = { "sparse", "dense", "hybrid" };
+    rcp_field rev[4];
+    rcp_server_opts o;
+    size_t i;
+    add_meta_corpus();
+    for (i = 0; i < 4; i++)
+        rev[i] = FIELDS[3 - i];
+    rcp_server_free(S);
+    memset(&o, 0, sizeof o);
+    o.model = M;
+    o.fields = rev;
+    o.nfields = 4;
+    S = rcp_server_new(&o);
+    ck_assert_ptr_nonnull(S);
+    init_session();
+    for (i = 0; i < 3; i++) {
+        MODE = modes[i];
+        ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"gte\","
+                                 "\"value\":1975}"), "b,c");
+        ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"lt\","
+                                 "\"value\":\"1990-01-01\"}"), "a,b");
+        ck_assert_str_eq(ids_for("{\"not\":{\"field\":\"tags\",\"op\":"
+                                 "\"in\",\"value\":[\"gas\",\"heat\"]}}"),
+                         "c,d");
+        ck_assert_str_eq(ids_for("{\"field\":\"title\",\"op\":"
+                                 "\"exists\",\"value\":true}"), "a");
+    }
+    MODE = "sparse";
+}
+END_TEST
+
+/* §8: the engine filters on the values it read when documents were added,
+** so a server may advertise only fields its engine was made with, under
+** the same name and type; any other is refused when the server is made,
+** never a field that silently matches nothing. */
+START_TEST(server_refuses_filter_fields_its_engine_does_not_read)
+{
+    static const char *const bad[] = { "lang:keyword", "year:float",
+                                       "when:text", "yea:int" };
+    rcp_field f[2];
+    rcp_server_opts o;
+    rcp_server *s;
+    size_t i;
+    memset(&o, 0, sizeof o);
+    o.model = M;
+    o.fields = f;
+    o.nfields = 2;
+    f[0] = FIELDS[1];
+    for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_int_eq(rcp_field_parse(bad[i], &f[1]), 0);
+        ck_assert_msg(rcp_server_new(&o) == NULL, "%s", bad[i]);
+    }
+    f[1] = FIELDS[2];                   /* a subset is fine */
+    s = rcp_server_new(&o);
+    ck_assert_ptr_nonnull(s);
+    rcp_server_free(s);
 }
 END_TEST
 
@@ -2638,13 +2713,19 @@ static void session_open(session *x)
                                         "published:date" };
     struct stat sb;
     rcp_server_opts o;
+    rcp_model_opts mo;
     char err[256];
     size_t i;
     snprintf(x->dir, sizeof x->dir, "%s/rcp-oom-XXXXXX",
              stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) ? "/dev/shm"
              : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(x->dir));
-    x->m = rcp_model_new(NULL, err, sizeof err);
+    for (i = 0; i < 3; i++)
+        ck_assert_int_eq(rcp_field_parse(spec[i], &x->fields[i]), 0);
+    rcp_model_opts_init(&mo);
+    mo.fields = x->fields;
+    mo.nfields = 3;
+    x->m = rcp_model_new(&mo, err, sizeof err);
     ck_assert_msg(x->m != NULL, "%s", err);
     x->st = rcp_store_open(x->dir, x->m, err, sizeof err);
     ck_assert_msg(x->st != NULL, "%s", err);
@@ -2653,8 +2734,6 @@ static void session_open(session *x)
                                        strlen(doc[i][1]), doc[i][2],
                                        strlen(doc[i][2])), 0);
     ck_assert_int_eq(rcp_store_commit(x->st), 0);
-    for (i = 0; i < 3; i++)
-        ck_assert_int_eq(rcp_field_parse(spec[i], &x->fields[i]), 0);
     memset(&o, 0, sizeof o);
     o.model = x->m;
     o.store = x->st;
@@ -2994,6 +3073,8 @@ static Suite *make_suite(void)
     tcase_add_test(f, index_add_meta_must_fit_the_declared_fields);
     tcase_add_test(f, retrieve_empty_query_is_invalid_params);
     tcase_add_test(f, filter_dates_compare_as_instants);
+    tcase_add_test(f, filter_reaches_the_engine_by_field_name_in_every_mode);
+    tcase_add_test(f, server_refuses_filter_fields_its_engine_does_not_read);
     tcase_add_test(f, filter_errors_name_the_field);
     tcase_add_test(f, filter_advertises_fields_with_types_and_all_operators);
     tcase_add_test(f,

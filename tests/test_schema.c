@@ -1263,10 +1263,15 @@ static void judge_output(const sent *S, const char *out, tally *t)
 static rcp_model *model_with_fields(rcp_field *f)
 {
     char err[256];
-    rcp_model *m = rcp_model_new(NULL, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    rcp_model_opts mo;
+    rcp_model *m;
     ck_assert_int_eq(rcp_field_parse("year:int", &f[0]), 0);
     ck_assert_int_eq(rcp_field_parse("lang:keyword", &f[1]), 0);
+    rcp_model_opts_init(&mo);
+    mo.fields = f;
+    mo.nfields = 2;
+    m = rcp_model_new(&mo, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
     return m;
 }
 

@@ -123,12 +123,16 @@ static void fz_open(fz_server *f, const char *trust,
                     const char *const *docs, size_t n)
 {
     rcp_server_opts o;
+    rcp_model_opts mo;
     char err[256];
     size_t i;
     memset(f, 0, sizeof *f);
     rcp_buf_init(&f->out);
     rcp_arena_init(&f->a, 0);
-    f->m = rcp_model_new(NULL, err, sizeof err);
+    rcp_model_opts_init(&mo);
+    mo.fields = FZ_FIELDS;      /* §8: the engine reads their values */
+    mo.nfields = sizeof FZ_FIELDS / sizeof *FZ_FIELDS;
+    f->m = rcp_model_new(&mo, err, sizeof err);
     FZ_ASSERT(f->m != NULL, "%s", err);
     memset(&o, 0, sizeof o);
     o.model = f->m;

@@ -1,8 +1,8 @@
 /*
-** fuzz_filter.c -- the §8 filter compiler and evaluator (methods.c), through
-** retrieve requests, on one server holding FZ_DOCS (fuzz.h), whose
-** documents set every field type, leave some out and hold an
-** array-valued keyword.
+** fuzz_filter.c -- the §8 filter builder (methods.c) and the engine's
+** evaluator (model.c), through retrieve requests, on one server holding
+** FZ_DOCS (fuzz.h), whose documents set every field type, leave some
+** out and hold an array-valued keyword.
 **
 ** Input: a filter, as JSON text (inputs that are not one JSON value, or
 ** nest deeper than the server's parser allows once wrapped, or are null
