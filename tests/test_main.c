@@ -973,6 +973,34 @@ START_TEST(serve_data_keeps_its_fields_and_refuses_another_embedder)
                   && strstr(OUT(&p), "embedder: rcp-hash-ngram-v4-384\n"),
                   "%s", OUT(&p));
     proc_free(&p);
+    /* §8: the recorded fields are the engine's too, so what the log
+    ** replays is filtered on after a restart without --field */
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "index/add",
+                                  "{\"documents\":[{\"id\":\"n\",\"text\":"
+                                  "\"zebra\",\"meta\":{\"kind\":\"note\"}}]}",
+                                  "--", bin(), "serve", "--data", d), NULL,
+                         ON_PIPES, NULL), 0);
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "retrieve",
+                                  "{\"query\":\"zebra\",\"k\":5,\"mode\":"
+                                  "\"sparse\",\"filter\":{\"field\":"
+                                  "\"kind\",\"op\":\"eq\",\"value\":"
+                                  "\"note\"}}",
+                                  "--", bin(),
+                                  "serve", "--data", d), NULL, ON_PIPES,
+                         NULL), 0);
+    ck_assert_msg(strstr(OUT(&p), "\"id\":\"n\""), "%s", OUT(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "retrieve",
+                                  "{\"query\":\"zebra\",\"k\":5,\"mode\":"
+                                  "\"sparse\",\"filter\":{\"field\":"
+                                  "\"kind\",\"op\":\"ne\",\"value\":"
+                                  "\"note\"}}",
+                                  "--", bin(),
+                                  "serve", "--data", d), NULL, ON_PIPES,
+                         NULL), 0);
+    ck_assert_msg(!strstr(OUT(&p), "\"id\":\"n\""), "%s", OUT(&p));
+    proc_free(&p);
     rm_tmp();
 }
 END_TEST
