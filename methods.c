@@ -76,6 +76,24 @@ typedef struct builtin {
     uint64_t         mem_next, mem_tick;
 } builtin;
 
+/* §7.8 the transforms, which retrieve's rewrite applies too (below). */
+enum { TX_REWRITE, TX_HYDE, TX_MULTI, TX_DECOMPOSE, TX_STEPBACK, TX_N };
+#define TRANSFORM_MAX_N  10     /* §15.5: multi-query/decompose fan-out */
+/* The rewrites retrieve advertises (retrieve.rewrite): those that did not
+** lower nDCG@10 in make eval (README, "query/transform"). */
+#define RETRIEVE_REWRITES ((1u << TX_REWRITE) | (1u << TX_HYDE) \
+                           | (1u << TX_MULTI) | (1u << TX_DECOMPOSE) \
+                           | (1u << TX_STEPBACK))
+typedef struct txout {          /* a transform's answer, in the arena */
+    const char *q[TRANSFORM_MAX_N];
+    size_t n[TRANSFORM_MAX_N], count;
+    const char *hyp;            /* hyde's passage, or NULL */
+    size_t hyplen;
+} txout;
+static const char *const transform_names[TX_N];
+static int transform(rcp_call *c, const builtin *b, int method,
+                     const char *text, size_t len, size_t n, txout *t);
+
 /* MARK: - §6 Capability metadata ---------------------------------------- */
 
 static void write_strings(rcp_jw *w, const char *key,
@@ -161,6 +179,26 @@ static const char *const fusion_names[] = { "rrf", "weighted", "convex" };
 ** every fusion >= 0), so the scale is "unbounded" and -1 is the floor
 ** that holds for all of them.  A model without a dense index (make tiny)
 ** offers sparse alone: no fusion, no MMR (§6: presence => supported). */
+/* §6, §7.7: retrieve.rewrite, the transforms retrieve applies (an
+** informational member of a known capability, §6: RCP/1 names no key for
+** it), and transform.methods, all five. */
+static void write_rewrite_cap(rcp_jw *w)
+{
+    const char *names[TX_N];
+    int i, n = 0;
+    for (i = 0; i < TX_N; i++)
+        if (RETRIEVE_REWRITES & (1u << i))
+            names[n++] = transform_names[i];
+    write_strings(w, "rewrite", names, (size_t)n);
+}
+
+static void write_transform_cap(rcp_jw *w)
+{
+    rcp_jw_obj(w);
+    write_strings(w, "methods", transform_names, TX_N);
+    rcp_jw_obj_end(w);
+}
+
 static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
 {
     int dense = rcp_model_has_dense_index(m);
@@ -190,6 +228,7 @@ static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
     rcp_jw_cstr(w, "unbounded");
     rcp_jw_key(w, "scoreFloor");
     rcp_jw_double(w, -1.0);
+    write_rewrite_cap(w);
     rcp_jw_obj_end(w);
 }
 
@@ -643,8 +682,30 @@ static int rank_order(rcp_arena *a, const double *sc, size_t n, size_t *order)
     return 0;
 }
 
+/* §17.2 usage.latencyMs: since t0, to the microsecond. */
+static void write_latency(rcp_jw *w, double t0)
+{
+    rcp_jw_key(w, "latencyMs");
+    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+}
+
+/* §17.2 usage on a rerank result: every passage was a candidate and was
+** scored, and the time it took. */
+static void write_rerank_usage(rcp_jw *w, size_t n, double t0)
+{
+    rcp_jw_key(w, "usage");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "candidates");
+    rcp_jw_int(w, (int64_t)n);
+    rcp_jw_key(w, "reranked");
+    rcp_jw_int(w, (int64_t)n);
+    write_latency(w, t0);
+    rcp_jw_obj_end(w);
+}
+
 static void write_rerank_result(rcp_call *c, int legacy, const double *sc,
-                                const size_t *order, size_t n, size_t top)
+                                const size_t *order, size_t n, size_t top,
+                                double t0)
 {
     rcp_jw *w = call_w(c);
     size_t i;
@@ -673,6 +734,7 @@ static void write_rerank_result(rcp_call *c, int legacy, const double *sc,
             rcp_jw_int(w, (int64_t)order[i]);
         rcp_jw_arr_end(w);
     }
+    write_rerank_usage(w, n, t0);
     rcp_jw_obj_end(w);
 }
 
@@ -685,7 +747,7 @@ static int m_rerank(void *ud, rcp_call *c)
     size_t ql, i, *order, *lens;
     int legacy = 0, method, strict, rc;
     int64_t top;
-    double *sc;
+    double *sc, t0 = proto_now_ms();
     char f[40];
     if (!ps && (ps = proto_get(call_params(c), "documents")) != NULL) {
         field = "documents";
@@ -723,7 +785,7 @@ static int m_rerank(void *ud, rcp_call *c)
     if (rank_order(call_arena(c), sc, ps->n, order) != 0)
         return call_oom(c);
     write_rerank_result(c, legacy, sc, order, ps->n,
-                        (size_t)top < ps->n ? (size_t)top : ps->n);
+                        (size_t)top < ps->n ? (size_t)top : ps->n, t0);
     return 0;
 }
 
@@ -753,12 +815,26 @@ static uint64_t index_version(const builtin *b)
 /* §7.10, §13.1: an acknowledged write is on disk before its response is
 ** written.  A failed fsync leaves the store refusing writes until it is
 ** reopened, so the error is BackendUnavailable. */
+/* §12.2: -32010 is retryable while the store still takes writes (no room
+** on the disk: later writes can succeed); after a failed fsync it refuses
+** every write until it is reopened, so an identical retry cannot succeed
+** (§12.1 retryable, store.c case F). */
+static int store_failed(const builtin *b, rcp_call *c, int code)
+{
+    rcp_store_info si;
+    if (code != RCP_BACKEND_UNAVAILABLE || !b->store)
+        return code;
+    rcp_store_stat(b->store, &si);
+    return call_retryable(c, code, !si.failed);
+}
+
 static int commit_write(const builtin *b, rcp_call *c)
 {
     if (!b->store || rcp_store_commit(b->store) == 0)
         return 0;
-    return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "the write could "
-                     "not be made durable: %s", rcp_store_error(b->store));
+    return store_failed(b, c, call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL,
+                        NULL, "the write could not be made durable: %s",
+                        rcp_store_error(b->store)));
 }
 
 static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
@@ -897,9 +973,10 @@ static int put_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
                                 &b->writer)
         : rcp_model_add_from(b->model, id, idn, text, n, meta, mn, ck,
                              &b->writer))
-        return call_fail(c, st ? RCP_BACKEND_UNAVAILABLE : RCP_INTERNAL_ERROR,
-                         NULL, NULL, "adding a document: %s",
-                         st ? rcp_store_error(st) : "out of memory");
+        return store_failed(b, c, call_fail(c, st ? RCP_BACKEND_UNAVAILABLE
+                            : RCP_INTERNAL_ERROR, NULL, NULL, "adding a "
+                            "document: %s", st ? rcp_store_error(st)
+                            : "out of memory"));
     return 0;
 }
 
@@ -913,8 +990,8 @@ static int del_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
         return 0;
     }
     if (rcp_store_delete(st, id, idn, removed) != 0)
-        return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "deleting: %s",
-                         rcp_store_error(st));
+        return store_failed(b, c, call_fail(c, RCP_BACKEND_UNAVAILABLE,
+                            NULL, NULL, "deleting: %s", rcp_store_error(st)));
     return 0;
 }
 
@@ -931,8 +1008,9 @@ static int chunk_failed(const builtin *b, rcp_call *c)
 {
     if (!b->store)
         return call_oom(c);
-    return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "writing "
-                     "chunks: %s", rcp_store_error(b->store));
+    return store_failed(b, c, call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL,
+                        NULL, "writing chunks: %s",
+                        rcp_store_error(b->store)));
 }
 
 /* Remove the live chunks of document id numbered from on. */
@@ -1623,6 +1701,11 @@ typedef struct rq {
                                 lack of memory: the answer is -32603 */
     size_t   k;              /* the page size asked for */
     int      unit;           /* §7.7.2 UNIT_* */
+    size_t   recalled;       /* §7.7 usage.candidates: what recall found */
+    int      rewrite;        /* §7.7 rewrite: TX_*, or -1 */
+    txout    tx;             /* what it gave */
+    const char *searched;    /* rewrittenQuery: the text searched */
+    size_t   searchedlen;
 } rq;
 
 
@@ -1694,6 +1777,8 @@ static int search_checkpoint(void *ud, double progress, const char *stage,
     partial_hits ph;
     if (r->lost)
         return -1;              /* out of memory: stop the search */
+    if (partial)                /* recall is done: its effective count */
+        r->recalled = n;
     if (!partial || r->sent_partial)
         return call_checkpoint(r->c, progress, stage);
     r->sent_partial = 1;
@@ -1728,28 +1813,6 @@ static int get_fusion(rcp_call *c, rq *r)
         return rc;
     return call_num(c, w, "fusion.weights.sparse", 0, 1e9, 1,
                     &r->q.w_sparse);
-}
-
-/* Options this engine does not offer: well-formed first (-32602), then
-** strict (-32005 or a note). */
-static int get_unoffered(rcp_call *c, rq *r)
-{
-    static const struct { const char *key; rcp_json_type type; } opt[] = {
-        { "rewrite", RCP_JSON_STRING } };
-    size_t i;
-    int rc;
-    for (i = 0; i < sizeof opt / sizeof *opt; i++) {
-        const rcp_json *v = proto_get(call_params(c), opt[i].key);
-        if (!v || v->type == RCP_JSON_FALSE)
-            continue;
-        if (v->type != opt[i].type)
-            return call_fail(c, RCP_INVALID_PARAMS, opt[i].key, NULL, "%s has "
-                             "the wrong type (§7.7)", opt[i].key);
-        if ((rc = call_unsupported(c, r->strict, opt[i].key,
-                                   "this option is not advertised")) != 0)
-            return rc;
-    }
-    return 0;
 }
 
 /* §8 filter: compiled once per request, evaluated by the engine on each
@@ -1857,6 +1920,10 @@ static int get_rerank_mmr(rcp_call *c, rq *r)
         if ((size_t)top < r->q.k)
             top = (int64_t)r->q.k;
         r->q.rerank_top = (size_t)(top < RERANK_MAX ? top : RERANK_MAX);
+        if (proto_get(rr, "topN") && (size_t)top < (size_t)sent_size(rr,
+                                                                 "topN"))
+            call_note_add(c, "rerank.topN clamped to %lu",
+                          (unsigned long)top);
     }
     if ((rc = call_obj(c, call_params(c), "mmr", &mmr)) || !mmr)
         return rc;
@@ -1911,6 +1978,10 @@ static int get_sizes(rcp_call *c, rq *r)
                          (long long)k);
     r->q.k = (size_t)(k < RETRIEVE_MAX_K ? k : RETRIEVE_MAX_K);
     r->q.candidate_k = (size_t)(ck < RETRIEVE_MAX_K ? ck : RETRIEVE_MAX_K);
+    if (k > RETRIEVE_MAX_K)             /* §12: clamped, and said (§7.7) */
+        call_note_add(c, "k clamped to maxK %d", RETRIEVE_MAX_K);
+    if (ck > RETRIEVE_MAX_K)
+        call_note_add(c, "candidateK clamped to maxK %d", RETRIEVE_MAX_K);
     if (r->q.candidate_k < r->q.k)
         r->q.candidate_k = r->q.k;
     r->budget = budget;
@@ -1948,11 +2019,13 @@ static int pin_version(rcp_call *c, rq *r, uint64_t v, int gone_code)
         return 0;
     if (v < b->voff || v > now
         || !rcp_model_has_version(b->model, v - b->voff))
-        return call_fail(c, gone_code, NULL, NULL, gone_code == RCP_NOT_FOUND
-                         ? "the cursor expired: its snapshot is no longer kept "
-                         "(§10, §12)" : "snapshot v%llu is not available; "
-                         "the live index is v%llu (§7.7.1)",
-                         (unsigned long long)v, (unsigned long long)now);
+        return call_retryable(c, call_fail(c, gone_code, NULL, NULL,
+                              gone_code == RCP_NOT_FOUND ? "the cursor "
+                              "expired: its snapshot is no longer kept (§10, "
+                              "§12)" : "snapshot v%llu is not available; "
+                              "the live index is v%llu (§7.7.1)",
+                              (unsigned long long)v, (unsigned long long)now),
+                              0);
     r->q.pinned = 1;
     r->q.version = v - b->voff;
     return 0;
@@ -2031,9 +2104,10 @@ static int get_snapshot(rcp_call *c, rq *r)
     r->fp = retrieve_fingerprint(c);
     if (iv) {
         if (parse_version(iv, &ver) != 0)
-            return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "snapshot "
-                             "'%.*s' is not one this server issued (§7.7.1)",
-                             (int)(iv->n < 100 ? iv->n : 100), iv->s);
+            return call_retryable(c, call_fail(c, RCP_BACKEND_UNAVAILABLE,
+                                  NULL, NULL, "snapshot '%.*s' is not one "
+                                  "this server issued (§7.7.1)", (int)(iv->n
+                                  < 100 ? iv->n : 100), iv->s), 0);
         if ((rc = pin_version(c, r, ver, RCP_BACKEND_UNAVAILABLE)))
             return rc;
     }
@@ -2073,6 +2147,70 @@ static int get_mode_vectors(rcp_call *c, rq *r)
                             "stores no vectors");
 }
 
+/* §7.7 rewrite: a transform (§7.8) retrieve.rewrite advertises, or
+** false; under strict false another is noted and not applied. */
+static int get_rewrite(rcp_call *c, rq *r)
+{
+    const rcp_json *v = proto_get(call_params(c), "rewrite");
+    int i;
+    r->rewrite = -1;
+    if (!v || v->type == RCP_JSON_FALSE)
+        return 0;
+    if (v->type != RCP_JSON_STRING)
+        return call_fail(c, RCP_INVALID_PARAMS, "rewrite", NULL, "rewrite "
+                         "must be a transform method or false");
+    i = proto_pick(v, transform_names, TX_N);
+    if (i < 0 || !(RETRIEVE_REWRITES & (1u << i)))
+        return call_unsupported(c, r->strict, "rewrite", "this rewrite is "
+                                "not in retrieve.rewrite");
+    r->rewrite = i;
+    return 0;
+}
+
+/* Apply the rewrite: rewrite and step-back search their query; hyde the
+** query and its hypothetical passage together (the query's own words
+** keep their weight); multi-query and decompose search each of theirs
+** (fused, search_rewritten).  rewrittenQuery says what was searched. */
+static int apply_rewrite(rcp_call *c, rq *r)
+{
+    txout *t = &r->tx;
+    char *p;
+    size_t i, n = 0;
+    int rc;
+    if (r->rewrite < 0)
+        return 0;
+    if ((rc = transform(c, r->b, r->rewrite, r->q.text, r->q.len, 3, t)))
+        return rc;
+    for (i = 0; i < t->count; i++)
+        n += t->n[i] + 3;
+    if (!(p = rcp_arena_alloc(call_arena(c), n + t->hyplen + 2)))
+        return call_oom(c);
+    n = 0;
+    for (i = 0; i < t->count; i++) {
+        if (i) {
+            memcpy(p + n, " | ", 3);
+            n += 3;
+        }
+        memcpy(p + n, t->q[i], t->n[i]);
+        n += t->n[i];
+    }
+    if (t->hyp) {
+        p[n++] = ' ';
+        memcpy(p + n, t->hyp, t->hyplen);
+        n += t->hyplen;
+    }
+    r->searched = p;
+    r->searchedlen = n;
+    if (t->count == 1 || t->hyp) {
+        r->q.text = p;
+        r->q.len = n;
+    }
+    call_note_add(c, "rewrite %s: %lu %s", transform_names[r->rewrite],
+                  (unsigned long)t->count, t->count == 1 ? "query"
+                  : "queries fused by RRF");
+    return 0;
+}
+
 static int get_retrieve(rcp_call *c, rq *r)
 {
     const rcp_json *v;
@@ -2086,7 +2224,7 @@ static int get_retrieve(rcp_call *c, rq *r)
         || (rc = get_fusion(c, r)) || (rc = get_rerank_mmr(c, r))
         || (rc = get_filter(c, r)) || (rc = get_recency(c, r))
         || (rc = get_granularity(c, r))
-        || (rc = get_unoffered(c, r))
+        || (rc = get_rewrite(c, r))
         || (rc = call_bool(c, call_params(c), "includeText", 1,
                            &r->include_text))
         || (rc = call_enum(c, call_params(c), "encoding", encodings, 2,
@@ -2518,18 +2656,25 @@ static void write_usage(rcp_call *c, const rq *r, double t0, size_t tokens)
 {
     rcp_jw *w = call_w(c);
     const char *note;
-    size_t i;
+    size_t i, reranked = r->q.rerank_top && r->q.rerank_top < r->recalled
+                         ? r->q.rerank_top : r->recalled;
     rcp_jw_key(w, "usage");
     rcp_jw_obj(w);
+    /* §7.7 "the effective counts": what recall found and what the reranker
+    ** scored, never the depth asked for (a 7-document corpus has at most 7
+    ** candidates) */
     rcp_jw_key(w, "candidates");
-    rcp_jw_int(w, (int64_t)r->q.candidate_k);
+    rcp_jw_int(w, (int64_t)r->recalled);
     rcp_jw_key(w, "reranked");
-    rcp_jw_int(w, r->q.rerank ? (int64_t)r->q.rerank_top : 0);
-    rcp_jw_key(w, "latencyMs");
-    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+    rcp_jw_int(w, r->q.rerank ? (int64_t)reranked : 0);
+    write_latency(w, t0);
     if (r->budget) {
         rcp_jw_key(w, "tokens");
         rcp_jw_int(w, (int64_t)tokens);
+    }
+    if (r->searched) {                  /* issue 15: and in usage */
+        rcp_jw_key(w, "rewrittenQuery");
+        rcp_jw_str(w, r->searched, r->searchedlen);
     }
     if (call_note(c, 0)) {
         rcp_jw_key(w, "notes");
@@ -2548,13 +2693,92 @@ static int retrieve_failed(rcp_call *c, int rc)
 {
     if (rc == -1)
         return call_oom(c);
-    return call_fail(c, rc == RCP_MODEL_GONE ? RCP_BACKEND_UNAVAILABLE : rc,
-                     NULL, NULL, "%s", rc == RCP_MODEL_GONE
-                     ? "the pinned snapshot is no longer kept (§7.7.1)"
-                     : rc == RCP_CANCELLED ? "cancelled by notifications/cancel"
+    if (rc == RCP_MODEL_GONE)   /* gone for good: no retry brings it back */
+        return call_retryable(c, call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL,
+                              NULL, "the pinned snapshot is no longer kept "
+                              "(§7.7.1)"), 0);
+    return call_fail(c, rc, NULL, NULL, "%s", rc == RCP_CANCELLED
+                     ? "cancelled by notifications/cancel"
                      : "deadline elapsed");
 }
 
+
+/* One fused hit: the list it ranked best in and its summed RRF. */
+typedef struct fusedhit {
+    rcp_model_hit h;
+    size_t best;            /* its best rank in any list */
+} fusedhit;
+
+static int fused_by_doc(const void *a, const void *b)
+{
+    const fusedhit *x = a, *y = b;
+    if (x->h.doc != y->h.doc)
+        return x->h.doc < y->h.doc ? -1 : 1;
+    return x->best < y->best ? -1 : x->best > y->best;
+}
+
+static int fused_by_score(const void *a, const void *b)
+{
+    const fusedhit *x = a, *y = b;
+    if (x->h.fused != y->h.fused)
+        return x->h.fused > y->h.fused ? -1 : 1;
+    if (x->best != y->best)
+        return x->best < y->best ? -1 : 1;
+    return x->h.doc < y->h.doc ? -1 : x->h.doc > y->h.doc;
+}
+
+/* The search, or for multi-query and decompose one search per query fused
+** by RRF (k = fusion.rrfK, 60; Cormack et al. 2009): a document's score
+** is the sum of 1 / (rrfK + rank) over the lists it is in, each list
+** candidateK deep (a list cut at the page would drop what the others rank
+** high); ties by its best rank, then docno.  Its stage scores are those
+** of its best list. */
+static int search_rewritten(rq *r, rcp_model_hit *hits, size_t *n)
+{
+    const txout *t = &r->tx;
+    size_t pool = r->q.k, deep = r->q.candidate_k, i, j, all = 0, got;
+    size_t kept = 0;
+    fusedhit *f;
+    rcp_model_hit *one;
+    int rc;
+    if ((r->rewrite != TX_MULTI && r->rewrite != TX_DECOMPOSE)
+        || t->count < 2)
+        return rcp_model_search(r->b->model, &r->q, hits, n);
+    f = rcp_arena_alloc(call_arena(r->c), (t->count * deep + 1) * sizeof *f);
+    one = rcp_arena_alloc(call_arena(r->c), (deep + 1) * sizeof *one);
+    if (!f || !one)
+        return -1;
+    for (i = 0; i < t->count; i++) {
+        rcp_model_query q = r->q;
+        q.text = t->q[i];
+        q.len = t->n[i];
+        q.k = deep;
+        if ((rc = rcp_model_search(r->b->model, &q, one, &got)) != 0)
+            return rc;
+        for (j = 0; j < got; j++, all++) {
+            f[all].h = one[j];
+            f[all].h.fused = 1.0 / (r->q.rrf_k + (double)(j + 1));
+            f[all].best = j;
+        }
+    }
+    qsort(f, all, sizeof *f, fused_by_doc);
+    for (i = 0; i < all; i++) {         /* one per document, summed */
+        if (kept && f[kept - 1].h.doc == f[i].h.doc) {
+            f[kept - 1].h.fused += f[i].h.fused;
+            continue;
+        }
+        f[kept++] = f[i];
+    }
+    qsort(f, kept, sizeof *f, fused_by_score);
+    r->recalled = kept;
+    for (i = 0; i < kept && i < pool; i++) {
+        hits[i] = f[i].h;
+        hits[i].score = hits[i].fused;
+        hits[i].has |= RCP_HIT_FUSED;
+    }
+    *n = i;
+    return 0;
+}
 
 /* §7.7 retrieve: recall -> fuse -> pack, one page (§10) at a time. */
 static int m_retrieve(void *ud, rcp_call *c)
@@ -2571,7 +2795,7 @@ static int m_retrieve(void *ud, rcp_call *c)
     memset(&r, 0, sizeof r);
     r.c = c;
     r.b = b;
-    if ((rc = get_retrieve(c, &r)) != 0)
+    if ((rc = get_retrieve(c, &r)) != 0 || (rc = apply_rewrite(c, &r)) != 0)
         return rc;
     r.q.ud = &r;
     r.q.checkpoint = search_checkpoint;
@@ -2579,9 +2803,13 @@ static int m_retrieve(void *ud, rcp_call *c)
     want = r.offset + r.q.k + 1;        /* one more tells a next page */
     if (want > RETRIEVE_MAX_K + 1)
         want = RETRIEVE_MAX_K + 1;
-    pool = r.recency && r.q.candidate_k > want ? r.q.candidate_k : want;
-    if (r.unit == UNIT_DOCUMENT)
-        pool *= 4;              /* several chunks may share a document */
+    /* the recall depth stays within maxK (§7.7 "MUST clamp"): at the cap
+    ** there is no next page to look ahead for (no cursor past maxK) */
+    pool = want > RETRIEVE_MAX_K ? RETRIEVE_MAX_K : want;
+    if (r.recency && r.q.candidate_k > pool)
+        pool = r.q.candidate_k;
+    if (r.unit == UNIT_DOCUMENT)    /* several chunks share a document */
+        pool = pool * 4 < RETRIEVE_MAX_K ? pool * 4 : RETRIEVE_MAX_K;
     hits = rcp_arena_alloc(call_arena(c), pool * sizeof *hits);
     b64 = rcp_arena_alloc(call_arena(c), rcp_vec_b64_len(rcp_model_dim(m)));
     if (!hits || !b64)
@@ -2589,7 +2817,7 @@ static int m_retrieve(void *ud, rcp_call *c)
     r.q.k = pool;
     if (r.q.candidate_k < pool)
         r.q.candidate_k = pool;
-    if ((rc = rcp_model_search(m, &r.q, hits, &n)) != 0 || r.lost)
+    if ((rc = search_rewritten(&r, hits, &n)) != 0 || r.lost)
         return retrieve_failed(c, r.lost ? -1 : rc);
     if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
         return rc;
@@ -2627,7 +2855,397 @@ static int m_retrieve(void *ud, rcp_call *c)
     rcp_jw_key(w, "indexVersion");
     rcp_jw_str(w, b64, (size_t)sprintf(b64, "v%llu",
                (unsigned long long)r.served));
+    if (r.searched) {                   /* §7.7 Result */
+        rcp_jw_key(w, "rewrittenQuery");
+        rcp_jw_str(w, r.searched, r.searchedlen);
+    }
     write_usage(c, &r, t0, tokens);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+/* MARK: - §7.8 query/transform */
+
+/* Classical IR in place of a language model (README, "query/transform"):
+** every method reads the query as the index's tokenizer folds it, and
+** what it adds comes from the corpus -- its vocabulary (spelling), its
+** pseudo-relevant documents (RM3 terms, hyde's sentences) and its
+** document frequencies (step-back).  Deterministic: the same index and
+** query give the same queries. */
+#define TRANSFORM_FIX    32     /* words spell-corrected, at most (each
+                                   scans the vocabulary) */
+#define EXPAND_TERMS     3      /* pseudo-relevance words rewrite adds */
+#define HYDE_PASSAGES    3      /* passages hyde takes a sentence from */
+#define HYDE_SENTENCE    600    /* bytes of a sentence it takes, at most */
+
+static const char *const transform_names[TX_N] = {
+    "rewrite", "hyde", "multi-query", "decompose", "step-back"
+};
+
+/* A query word: folded, or its correction from the vocabulary. */
+typedef struct qword {
+    const char *w;
+    size_t n;
+    long   df;          /* of w: -1 a stopword, 0 unknown to the index */
+    size_t start, end;  /* its span in the query as sent */
+} qword;
+
+typedef struct qwords {
+    qword *v;
+    size_t n;
+} qwords;
+
+/* The query's words, folded (RCP_TOK_FOLD: no stopword is dropped, no
+** stem is taken, so they read as typed), the first TRANSFORM_FIX unknown
+** ones corrected against the vocabulary. */
+static int tx_words(rcp_call *c, const rcp_model *m, const char *text,
+                    size_t len, qwords *out)
+{
+    rcp_tokens tk;
+    size_t i, fixes = 0;
+    char fix[64];
+    int rc = 0;
+    rcp_tokens_init(&tk);
+    out->n = 0;
+    if (rcp_tokenize(&tk, text, len, RCP_TOK_FOLD)
+        || !(out->v = rcp_arena_alloc(call_arena(c), (tk.n + 1)
+                                      * sizeof *out->v))) {
+        rcp_tokens_free(&tk);
+        return call_oom(c);
+    }
+    for (i = 0; i < tk.n && !rc; i++) {
+        qword *q = &out->v[out->n++];
+        const char *w = tk.buf + tk.v[i].word;
+        long fl = 0;
+        char *copy;
+        q->start = tk.v[i].start;
+        q->end = tk.v[i].end;
+        q->n = tk.v[i].wlen;
+        q->df = rcp_model_df(m, w, q->n);
+        if (q->df == 0 && fixes < TRANSFORM_FIX) {
+            fixes++;
+            fl = rcp_model_correct(m, w, q->n, fix, sizeof fix);
+        }
+        if (q->df < -1 || fl < 0)
+            rc = -1;
+        if (fl > 0) {
+            w = fix;
+            q->n = (size_t)fl;
+            q->df = rcp_model_df(m, fix, q->n);
+        }
+        if (!(copy = rcp_arena_alloc(call_arena(c), q->n + 1)))
+            rc = -1;
+        else
+            memcpy(copy, w, q->n);
+        q->w = copy;
+    }
+    rcp_tokens_free(&tk);
+    return rc ? call_oom(c) : 0;
+}
+
+/* The words of w[from, to) not in drop (may be NULL), then the words
+** extra[0..nx), one space apart, into the arena. */
+static int tx_join(rcp_call *c, const qwords *w, size_t from, size_t to,
+                   const unsigned char *drop, const rcp_model_term *extra,
+                   size_t nx, const char **out, size_t *len)
+{
+    size_t i, n = 0;
+    char *p;
+    for (i = from; i < to; i++)
+        n += w->v[i].n + 1;
+    for (i = 0; i < nx; i++)
+        n += strlen(extra[i].word) + 1;
+    if (!(p = rcp_arena_alloc(call_arena(c), n + 1)))
+        return call_oom(c);
+    *out = p;
+    n = 0;
+    for (i = from; i < to; i++) {
+        if (drop && drop[i])
+            continue;
+        if (n)
+            p[n++] = ' ';
+        memcpy(p + n, w->v[i].w, w->v[i].n);
+        n += w->v[i].n;
+    }
+    for (i = 0; i < nx; i++) {
+        size_t k = strlen(extra[i].word);
+        if (n)
+            p[n++] = ' ';
+        memcpy(p + n, extra[i].word, k);
+        n += k;
+    }
+    p[n] = '\0';
+    *len = n;
+    return 0;
+}
+
+/* Add q[0..n) to t unless it is empty or already there. */
+static void tx_add(txout *t, const char *q, size_t n)
+{
+    size_t i;
+    for (i = 0; i < t->count; i++)
+        if (t->n[i] == n && memcmp(t->q[i], q, n) == 0)
+            return;
+    if (t->count < TRANSFORM_MAX_N && (n || t->count == 0)) {
+        t->q[t->count] = q;
+        t->n[t->count++] = n;
+    }
+}
+
+/* RM3 words for the corrected query q (up to cap). */
+static int tx_expand(rcp_call *c, const rcp_model *m, const char *q,
+                     size_t n, size_t cap, rcp_model_term **ex, size_t *nx)
+{
+    *nx = 0;
+    if (!(*ex = rcp_arena_alloc(call_arena(c), (cap + 1) * sizeof **ex))
+        || rcp_model_expand(m, q, n, *ex, cap, nx))
+        return call_oom(c);
+    return 0;
+}
+
+/* step-back: a more general query -- drop the ceil(k/3) most specific of
+** its k known content words (highest IDF, ties the later word), k >= 2;
+** stopwords and unknown words stay. */
+static int tx_step_back(rcp_call *c, const qwords *w, const char **out,
+                        size_t *len)
+{
+    unsigned char *drop = rcp_arena_alloc(call_arena(c), w->n + 1);
+    size_t i, j, k = 0, ndrop;
+    if (!drop)
+        return call_oom(c);
+    memset(drop, 0, w->n + 1);
+    for (i = 0; i < w->n; i++)
+        k += w->v[i].df > 0;
+    ndrop = k >= 2 ? (k + 2) / 3 : 0;
+    for (j = 0; j < ndrop; j++) {
+        size_t best = w->n;
+        for (i = 0; i < w->n; i++)      /* the rarest left: lowest df */
+            if (w->v[i].df > 0 && !drop[i]
+                && (best == w->n || w->v[i].df <= w->v[best].df))
+                best = i;
+        drop[best] = 1;
+    }
+    for (i = 0; ndrop && i < w->n && (drop[i] || w->v[i].df < 0); i++)
+        drop[i] = 1;                    /* no stopword left dangling */
+    for (i = w->n; ndrop && i > 0 && (drop[i - 1] || w->v[i - 1].df < 0); i--)
+        drop[i - 1] = 1;
+    return tx_join(c, w, 0, w->n, drop, NULL, 0, out, len);
+}
+
+/* Is the text between two words a clause break (; ? , : or a newline)? */
+static int tx_break(const char *text, size_t from, size_t to)
+{
+    for (; from < to; from++)
+        if (strchr(";?,:!\n", text[from]))
+            return 1;
+    return 0;
+}
+
+static int tx_conjunction(const qword *q)
+{
+    static const char *const conj[] = { "and", "or", "versus", "vs",
+                                        "also", "plus" };
+    size_t i;
+    for (i = 0; i < sizeof conj / sizeof *conj; i++)
+        if (q->n == strlen(conj[i]) && memcmp(q->w, conj[i], q->n) == 0)
+            return 1;
+    return 0;
+}
+
+/* decompose: cut the query at clause punctuation and at the conjunctions
+** and, or, versus, vs, also, plus; a piece without a known content word
+** joins the piece before it (leading ones, the piece after); past n
+** pieces the rest stays in the last.  It does not distribute shared words
+** ("A and B of C" gives "A" and "B of C"). */
+static int tx_decompose(rcp_call *c, const char *text, const qwords *w,
+                        size_t n, txout *t)
+{
+    size_t s[TRANSFORM_MAX_N], e[TRANSFORM_MAX_N], np = 0, from = 0, i, j;
+    const char *q;
+    size_t ql;
+    int rc;
+    for (i = 0; i <= w->n; i++) {
+        int conj = i < w->n && tx_conjunction(&w->v[i]);
+        size_t content = 0;
+        if (i < w->n && !conj
+            && !(i > 0 && tx_break(text, w->v[i - 1].end, w->v[i].start)))
+            continue;
+        for (j = from; j < i; j++)
+            content += w->v[j].df > 0;
+        if (content && np < n) {
+            s[np] = from;
+            e[np++] = i;
+        } else if (np) {
+            e[np - 1] = i;              /* joins the piece before */
+        } else {
+            continue;                   /* leading: joins the next */
+        }
+        from = i + (size_t)conj;
+    }
+    if (np == 0) {
+        s[0] = 0;
+        e[np++] = w->n;
+    }
+    for (i = 0; i < np; i++) {
+        if ((rc = tx_join(c, w, s[i], e[i], NULL, NULL, 0, &q, &ql)))
+            return rc;
+        tx_add(t, q, ql);
+    }
+    return 0;
+}
+
+/* One sentence of a passage: the span ending at . ! ? or a newline. */
+static size_t tx_sentence_end(const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] == '.' || p[i] == '!' || p[i] == '?' || p[i] == '\n')
+            return i + 1;
+    return n;
+}
+
+/* hyde: a hypothetical answer passage assembled, in rank order, from the
+** best sentence (by rcp_model_confidence against the query: coverage and
+** adjacency of its words) of each of the top HYDE_PASSAGES passages the
+** query retrieves; the query itself when nothing is retrieved. */
+static int tx_hyde(rcp_call *c, const builtin *b, const char *q, size_t ql,
+                   txout *t)
+{
+    rcp_model_hit hits[HYDE_PASSAGES];
+    rcp_model_query mq;
+    rcp_model_docview d;
+    size_t nh = 0, i, n = 0;
+    char *p = rcp_arena_alloc(call_arena(c), HYDE_PASSAGES
+                              * (HYDE_SENTENCE + 1) + ql + 1);
+    if (!p)
+        return call_oom(c);
+    rcp_model_query_init(&mq);
+    mq.text = q;
+    mq.len = ql;
+    mq.k = HYDE_PASSAGES;
+    mq.no_confidence = 1;
+    mq.mode = rcp_model_has_dense_index(b->model) ? RCP_MODE_HYBRID
+                                                  : RCP_MODE_SPARSE;
+    if (rcp_model_search(b->model, &mq, hits, &nh))
+        return call_oom(c);
+    for (i = 0; i < nh; i++) {
+        size_t at = 0, best = 0, bl = 0, e;
+        double bs = -1, s;
+        if (rcp_model_doc(b->model, hits[i].doc, &d) != 0)
+            continue;
+        for (; at < d.textlen; at += e) {
+            e = tx_sentence_end(d.text + at, d.textlen - at);
+            if (rcp_model_confidence(b->model, q, ql, d.text + at, e, &s))
+                return call_oom(c);
+            if (s > bs) {
+                bs = s;
+                best = at;
+                bl = e;
+            }
+        }
+        while (bl && (d.text[best] == ' ' || d.text[best] == '\n')) {
+            best++;
+            bl--;
+        }
+        if (bl > HYDE_SENTENCE) {       /* at a word boundary */
+            bl = HYDE_SENTENCE;
+            while (bl > 1 && d.text[best + bl] != ' ')
+                bl--;
+        }
+        if (n && bl)
+            p[n++] = ' ';
+        memcpy(p + n, d.text + best, bl);
+        n += bl;
+    }
+    if (n == 0) {
+        memcpy(p, q, ql);
+        n = ql;
+    }
+    p[n] = '\0';
+    t->hyp = p;
+    t->hyplen = n;
+    return 0;
+}
+
+/* The transform of query text[0..len) by method (TX_*), at most n
+** queries (multi-query, decompose), into t. */
+static int transform(rcp_call *c, const builtin *b, int method,
+                     const char *text, size_t len, size_t n, txout *t)
+{
+    const rcp_model *m = b->model;
+    rcp_model_term *ex;
+    qwords w;
+    const char *q, *x;
+    size_t ql, xl, nx, i;
+    int rc;
+    memset(t, 0, sizeof *t);
+    if ((rc = tx_words(c, m, text, len, &w))
+        || (rc = tx_join(c, &w, 0, w.n, NULL, NULL, 0, &q, &ql)))
+        return rc;
+    switch (method) {
+    case TX_REWRITE:        /* normalised, corrected, expanded */
+        if ((rc = tx_expand(c, m, q, ql, EXPAND_TERMS, &ex, &nx))
+            || (rc = tx_join(c, &w, 0, w.n, NULL, ex, nx, &x, &xl)))
+            return rc;
+        tx_add(t, x, xl);
+        return 0;
+    case TX_MULTI:          /* the query, then a pair of RM3 words each */
+        tx_add(t, q, ql);
+        if ((rc = tx_expand(c, m, q, ql, 2 * (n - 1), &ex, &nx)))
+            return rc;
+        for (i = 0; i < nx && t->count < n; i += 2) {
+            if ((rc = tx_join(c, &w, 0, w.n, NULL, ex + i, nx - i < 2
+                              ? nx - i : 2, &x, &xl)))
+                return rc;
+            tx_add(t, x, xl);
+        }
+        if (t->count < n && (rc = tx_step_back(c, &w, &x, &xl)) == 0)
+            tx_add(t, x, xl);
+        return rc;
+    case TX_DECOMPOSE:
+        return tx_decompose(c, text, &w, n, t);
+    case TX_STEPBACK:
+        if ((rc = tx_step_back(c, &w, &x, &xl)))
+            return rc;
+        tx_add(t, x, xl);
+        return 0;
+    default:                /* TX_HYDE */
+        tx_add(t, q, ql);
+        return tx_hyde(c, b, q, ql, t);
+    }
+}
+
+/* §7.8 query/transform {query, method, n?} -> {queries, hypothetical?}. */
+static int m_transform(void *ud, rcp_call *c)
+{
+    const rcp_json *qv, *mv;
+    int method = 0, rc;
+    int64_t n;
+    txout t;
+    size_t i;
+    rcp_jw *w = call_w(c);
+    if ((rc = call_need(c, call_params(c), "query", &qv))
+        || (rc = call_str(c, call_params(c), "query", &qv))
+        || (rc = call_need(c, call_params(c), "method", &mv))
+        || (rc = call_enum(c, call_params(c), "method", transform_names,
+                           TX_N, 1, &method))
+        || (rc = call_int(c, call_params(c), "n", 1, (int64_t)RCP_INT53_MAX,
+                          3, &n)))
+        return rc;
+    if (n > TRANSFORM_MAX_N)            /* §12, §15.5: clamped */
+        n = TRANSFORM_MAX_N;
+    if ((rc = transform(c, ud, method, qv->s, qv->n, (size_t)n, &t)))
+        return rc;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "queries");
+    rcp_jw_arr(w);
+    for (i = 0; i < t.count; i++)
+        rcp_jw_str(w, t.q[i], t.n[i]);
+    rcp_jw_arr_end(w);
+    if (t.hyp) {
+        rcp_jw_key(w, "hypothetical");
+        rcp_jw_str(w, t.hyp, t.hyplen);
+    }
     rcp_jw_obj_end(w);
     return 0;
 }
@@ -3844,7 +4462,8 @@ static unsigned long builtin_offers(const void *ud)
         | PROTO_CAP(PROTO_CAP_RERANK) | PROTO_CAP(PROTO_CAP_RETRIEVE)
         | PROTO_CAP(PROTO_CAP_CITATIONS) | PROTO_CAP(PROTO_CAP_STREAMING)
         | PROTO_CAP(PROTO_CAP_PAGINATION) | PROTO_CAP(PROTO_CAP_INDEX)
-        | PROTO_CAP(PROTO_CAP_GRAPH) | PROTO_CAP(PROTO_CAP_MEMORY);
+        | PROTO_CAP(PROTO_CAP_GRAPH) | PROTO_CAP(PROTO_CAP_MEMORY)
+        | PROTO_CAP(PROTO_CAP_TRANSFORM);
     return b->nfields ? caps | PROTO_CAP(PROTO_CAP_FILTER) : caps;
 }
 
@@ -3894,6 +4513,9 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
         rcp_jw_bool(w, 1);
         rcp_jw_obj_end(w);
         break;
+    case PROTO_CAP_TRANSFORM:
+        write_transform_cap(w);
+        break;
     case PROTO_CAP_INDEX:
         rcp_jw_obj(w);
         rcp_jw_key(w, "writable");
@@ -3936,6 +4558,7 @@ static const proto_backend builtin_backend = {
         [PROTO_M_MULTI]        = m_embed_multi,
         [PROTO_M_RERANK]       = m_rerank,
         [PROTO_M_RETRIEVE]     = m_retrieve,
+        [PROTO_M_TRANSFORM]    = m_transform,
         [PROTO_M_GRAPH]        = m_graph,
         [PROTO_M_INDEX_ADD]    = m_index_add,
         [PROTO_M_INDEX_DELETE] = m_index_delete,

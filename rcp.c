@@ -141,6 +141,8 @@ struct rcp_call {
     char field[128], option[64], detail[256];
     char notes[MAX_NOTES][96];  /* §7.7 usage.notes (strict:false) */
     size_t nnotes;
+    int retry;                  /* §12.2 error.data.retryable: -1 by the
+                                   code (retryable()), 0 no, 1 yes */
 };
 
 /* MARK: - §6 and §7: the capabilities and the roster -------------------- */
@@ -287,6 +289,23 @@ int call_fail(rcp_call *c, int code, const char *field, const char *option,
     return code;
 }
 
+/* §12.2, §12.1 retryable: "whether an identical retry might succeed".
+** The table's "yes" rows (-32011, -32010 transient, -32014) and "maybe"
+** (-32603: retry once) are true; the rows whose retry needs the request or
+** the state to change first (-32001 after initialize, -32016 re-read) and
+** -32006 (n/a) carry nothing, like the "no" rows: only a retryable error
+** says so (README Decisions, "Errors").  -1: say nothing. */
+static int retryable(int code)
+{
+    switch (code) {
+    case RCP_RATE_LIMITED: case RCP_BACKEND_UNAVAILABLE: case RCP_TIMEOUT:
+    case RCP_INTERNAL_ERROR:
+        return 1;
+    default:
+        return -1;
+    }
+}
+
 static void write_id(rcp_jw *w, const rcp_json *id)
 {
     if (id)
@@ -298,9 +317,11 @@ static void write_id(rcp_jw *w, const rcp_json *id)
 /* §4.3 and §12: {"jsonrpc":"2.0","id":..,"error":{code,message,data}}. */
 static void write_error(rcp_buf *b, const rcp_json *id, int code,
                         const char *field, const char *option,
-                        const char *detail)
+                        const char *detail, int retry)
 {
     rcp_jw w;
+    if (retry < 0)
+        retry = retryable(code);
     rcp_jw_init(&w, b);
     rcp_jw_obj(&w);
     rcp_jw_key(&w, "jsonrpc");
@@ -313,7 +334,8 @@ static void write_error(rcp_buf *b, const rcp_json *id, int code,
     rcp_jw_int(&w, code);
     rcp_jw_key(&w, "message");
     rcp_jw_cstr(&w, rcp_code_message(code));
-    if ((field && *field) || (option && *option) || (detail && *detail)) {
+    if ((field && *field) || (option && *option) || (detail && *detail)
+        || retry >= 0) {
         rcp_jw_key(&w, "data");
         rcp_jw_obj(&w);
         if (field && *field) {
@@ -327,6 +349,10 @@ static void write_error(rcp_buf *b, const rcp_json *id, int code,
         if (detail && *detail) {
             rcp_jw_key(&w, "detail");
             rcp_jw_cstr(&w, detail);
+        }
+        if (retry >= 0) {
+            rcp_jw_key(&w, "retryable");
+            rcp_jw_bool(&w, retry);
         }
         rcp_jw_obj_end(&w);
     }
@@ -345,7 +371,7 @@ static void frame_error(rcp_server *s, int code, const char *fmt, ...)
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
     rcp_buf_clear(&s->resp);
-    write_error(&s->resp, NULL, code, NULL, NULL, detail);
+    write_error(&s->resp, NULL, code, NULL, NULL, detail, -1);
     seal(s, NULL);
 }
 
@@ -368,7 +394,7 @@ static void seal(rcp_server *s, const rcp_json *id)
     s->stats.oom_answers++;
     rcp_buf_clear(&s->resp);
     write_error(&s->resp, id, RCP_INTERNAL_ERROR, NULL, NULL,
-                "out of memory while building the response");
+                "out of memory while building the response", -1);
     if (!s->resp.oom)
         return;
     rcp_buf_clear(&s->resp);     /* fits RESP_RESERVE: never fails */
@@ -1078,6 +1104,7 @@ static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
     c.params = params;
     c.fl = fl;
     c.progress = -1;
+    c.retry = -1;
     s->arena.full = s->scratch.full = 0;    /* this request's own (call_oom) */
 
     rcp_buf_clear(&s->resp);
@@ -1098,7 +1125,7 @@ static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
         return;                 /* an oom is seal()'s to see */
     }
     rcp_buf_clear(&s->resp);
-    write_error(&s->resp, id, rc, c.field, c.option, c.detail);
+    write_error(&s->resp, id, rc, c.field, c.option, c.detail, c.retry);
 }
 
 /* §4.5: a notification is never answered.  Cancel, the one RCP/1 defines
@@ -1142,7 +1169,7 @@ static void handle_message(rcp_server *s, const rcp_json *msg, flight *fl,
             : (!name || name->type != RCP_JSON_STRING)
                 ? "method must be a string (§4.1)"
                 : "params must be an object (§4.1)";
-        write_error(&s->resp, id, RCP_INVALID_REQUEST, NULL, NULL, why);
+        write_error(&s->resp, id, RCP_INVALID_REQUEST, NULL, NULL, why, -1);
     } else {
         call(s, id, name, params ? params : &empty_object, fl, t0);
     }
@@ -1350,6 +1377,22 @@ double call_deadline(const rcp_call *c)
 int call_offers(const rcp_call *c, int cap)
 {
     return has_cap(c->s, cap);
+}
+
+int call_retryable(rcp_call *c, int code, int yes)
+{
+    c->retry = yes != 0;
+    return code;
+}
+
+void call_note_add(rcp_call *c, const char *fmt, ...)
+{
+    va_list ap;
+    if (c->nnotes >= MAX_NOTES)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(c->notes[c->nnotes++], sizeof c->notes[0], fmt, ap);
+    va_end(ap);
 }
 
 const char *call_note(const rcp_call *c, size_t i)

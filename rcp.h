@@ -1259,6 +1259,29 @@ int rcp_model_rerank(const rcp_model *m, int method, const char *query,
 int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
                          const char *text, size_t len, double *out);
 
+/* --- §7.8 the vocabulary, for query/transform --- */
+
+/* The live document frequency of the term word[0..len) (its first token,
+** analysed as the index analyses text): >= 0 (0: the index has no such
+** term), -1 when it is no term at all (a stopword), -2 out of memory. */
+long rcp_model_df(const rcp_model *m, const char *word, size_t len);
+/* Spelling correction: for a word of 4+ letters the index has no term
+** for, the surface word of the live term nearest it (trigram Dice >= 3/5;
+** ties: higher df, then the smaller term), NUL-terminated in out[0..cap).
+** Its length; 0 when the word is known or nothing is near; -1 oom. */
+long rcp_model_correct(const rcp_model *m, const char *word, size_t len,
+                       char *out, size_t cap);
+/* Pseudo-relevance terms: RM3's relevance model over the query's top
+** opts.prf_docs BM25 documents, best first, leaving out the query's own
+** terms; up to cap of them in out, *n how many.  0, or -1 out of memory. */
+typedef struct rcp_model_term {
+    char     word[64];          /* the surface (folded) word */
+    double   weight;            /* P(t|R) */
+    uint32_t df;                /* live documents holding it */
+} rcp_model_term;
+int rcp_model_expand(const rcp_model *m, const char *query, size_t qlen,
+                     rcp_model_term *out, size_t cap, size_t *n);
+
 /* MARK: - Storage (store.c) §7.7.1, §7.10, §7.11, §13.1 ------------------ */
 
 /* A durable home for a model's documents: a directory holding an
@@ -1606,6 +1629,13 @@ int call_oom(rcp_call *c);
 int call_unsupported(rcp_call *c, int strict, const char *option,
                      const char *why);
 const char *call_note(const rcp_call *c, size_t i);
+/* call_note_add: a printf-style note of what the server did (§7.7
+** "SHOULD reflect what it actually did in usage"), dropped past the last
+** slot.  call_retryable(c, code, yes): after call_fail, overrides the
+** §12.2 error.data.retryable its code implies (a -32010 no retry can
+** cure: a snapshot that is gone); returns code. */
+void call_note_add(rcp_call *c, const char *fmt, ...);
+int call_retryable(rcp_call *c, int code, int yes);
 
 /* The parameter readers, one per JSON type (Lua's luaL_check*): path is
 ** what error.data.field names, and its last part is the key read from obj

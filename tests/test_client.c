@@ -702,7 +702,7 @@ enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        B_FIELDS_LIST, B_TOKEN_AS_NUMBER, B_PROGRESS_OUT_OF_RANGE,
        B_HITS_UNSORTED, B_NONDETERMINISTIC, B_RERANK_SORTED,
        B_NOT_DETERMINISTIC_SILENT, B_MMR_HIDDEN, B_FUSION_HIDDEN,
-       B_RERANK_HIDDEN,
+       B_RERANK_HIDDEN, B_USAGE_DEPTH, B_RETRY_INVERTED,
        /* legal counterparts of the last four (they refuse what they hide) */
        L_NOT_DETERMINISTIC_NOTED, L_NO_MMR, L_NO_CONVEX,
        L_NO_INLINE_RERANK, L_FUNNEL_NORMALISES, L_NO_FIELDS,
@@ -1085,6 +1085,9 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
         rcp_jw_raw(w, v->s + i, v->n - i);
     } else if (m == B_PROGRESS_OUT_OF_RANGE && key_is(k, n, "progress")) {
         rcp_jw_raw(w, "1.5", 3);
+    } else if (m == B_USAGE_DEPTH && key_is(k, n, "candidates")
+               && v->type == RCP_JSON_NUMBER) {
+        rcp_jw_raw(w, "1001", 4);       /* the depth asked, past maxK */
     } else if (key_is(k, n, "hits") && v->type == RCP_JSON_ARRAY
                && v->n >= 2 && (m == B_HITS_UNSORTED
                                 || (m == B_NONDETERMINISTIC
@@ -1389,6 +1392,8 @@ static void out_rewrite(fake_state *f, const char *line, size_t len,
         replace_all(out, "\"citations\":{}", "\"citations\":true");
     if (f->mode == B_STREAMING_TRUE)
         replace_all(out, "\"streaming\":{}", "\"streaming\":true");
+    if (f->mode == B_RETRY_INVERTED)
+        replace_all(out, "\"retryable\":true", "\"retryable\":false");
     if (f->mode == B_SERVER_NAME_NUMBER)
         replace_all(out, "\"server\":{\"name\":\"rcp\"",
                     "\"server\":{\"name\":7");
@@ -2053,6 +2058,20 @@ START_TEST(suite_catches_unadvertised_options_accepted)
               "s07-retrieve-unadvertised-rerank", "fail");
     caught_on(B_NO_FIELDS_FILTER_IGNORED, L_NO_FIELDS, "s08-filter-unadvertised",
               "s08-filter-unadvertised", "fail");
+}
+END_TEST
+
+START_TEST(suite_warns_of_usage_that_reports_the_depth_asked)
+{
+    warned(B_USAGE_DEPTH, "s07-retrieve-usage-effective",
+           "s07-retrieve-usage-effective");
+}
+END_TEST
+
+START_TEST(suite_warns_of_retryable_against_the_table)
+{
+    warned(B_RETRY_INVERTED, "s12-retryable-per-table",
+           "s12-retryable-per-table");
 }
 END_TEST
 
@@ -3013,6 +3032,8 @@ static Suite *make_suite(void)
     tcase_add_test(r, suite_catches_a_mode_that_is_ignored);
     tcase_add_test(r, suite_warns_of_min_score_ignored);
     tcase_add_test(r, suite_catches_unadvertised_options_accepted);
+    tcase_add_test(r, suite_warns_of_usage_that_reports_the_depth_asked);
+    tcase_add_test(r, suite_warns_of_retryable_against_the_table);
     tcase_add_test(r, suite_catches_seeded_results_that_differ);
     tcase_add_test(r, suite_catches_a_pinned_snapshot_not_served);
     tcase_add_test(r, suite_warns_of_missing_usage_citations_and_similarity);
