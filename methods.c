@@ -45,6 +45,21 @@
 #define RERANK_CHUNK    64       /* passages scored between checkpoints */
 #define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
 #define MEMORY_MAX      16       /* §7.17 memories kept */
+#define SESSION_SLOTS   64       /* §7.7.3 sessions remembered (LRU) */
+#define SESSION_IDS     1024     /* hit ids remembered per session */
+#define SESSION_TTL_S   600      /* §6 session.ttlSeconds */
+#define SESSION_ID_BYTES 256     /* a longer sessionId is -32602 */
+
+/* §7.7.3 one trajectory's state: the hits it was given, as 64-bit hashes
+** of their ids in a ring (the oldest forgotten first past SESSION_IDS);
+** 8 KiB each, so all sessions together hold at most 512 KiB. */
+typedef struct session {
+    char    *id;                /* the sessionId, rcp_malloc'd */
+    size_t   idlen;
+    double   last;              /* proto_now_ms of its last retrieve */
+    uint64_t seen[SESSION_IDS];
+    size_t   nseen, head;
+} session;
 
 /* The built-in backend's state: the engine it serves (borrowed from the
 ** server's options) and what the write methods remember between calls. */
@@ -74,16 +89,19 @@ typedef struct builtin {
     } mem[MEMORY_MAX];
     size_t           nmem;
     uint64_t         mem_next, mem_tick;
+    session         *sess[SESSION_SLOTS];   /* NULL: a free slot */
+    unsigned         rewrites;  /* TX_* bits retrieve.rewrite offers */
 } builtin;
 
 /* §7.8 the transforms, which retrieve's rewrite applies too (below). */
 enum { TX_REWRITE, TX_HYDE, TX_MULTI, TX_DECOMPOSE, TX_STEPBACK, TX_N };
 #define TRANSFORM_MAX_N  10     /* §15.5: multi-query/decompose fan-out */
 /* The rewrites retrieve advertises (retrieve.rewrite): those that did not
-** lower nDCG@10 in make eval (README, "query/transform"). */
-#define RETRIEVE_REWRITES ((1u << TX_REWRITE) | (1u << TX_HYDE) \
-                           | (1u << TX_MULTI) | (1u << TX_DECOMPOSE) \
-                           | (1u << TX_STEPBACK))
+** lower nDCG@10 in make eval (README, "query/transform": rewrite alone);
+** a --debug server (opts.debug) offers all five, so eval can measure the
+** others. */
+#define RETRIEVE_REWRITES      (1u << TX_REWRITE)
+#define RETRIEVE_REWRITES_ALL  ((1u << TX_N) - 1)
 typedef struct txout {          /* a transform's answer, in the arena */
     const char *q[TRANSFORM_MAX_N];
     size_t n[TRANSFORM_MAX_N], count;
@@ -92,7 +110,8 @@ typedef struct txout {          /* a transform's answer, in the arena */
 } txout;
 static const char *const transform_names[TX_N];
 static int transform(rcp_call *c, const builtin *b, int method,
-                     const char *text, size_t len, size_t n, txout *t);
+                     const char *text, size_t len, size_t n, int expand,
+                     txout *t);
 
 /* MARK: - §6 Capability metadata ---------------------------------------- */
 
@@ -182,12 +201,12 @@ static const char *const fusion_names[] = { "rrf", "weighted", "convex" };
 /* §6, §7.7: retrieve.rewrite, the transforms retrieve applies (an
 ** informational member of a known capability, §6: RCP/1 names no key for
 ** it), and transform.methods, all five. */
-static void write_rewrite_cap(rcp_jw *w)
+static void write_rewrite_cap(rcp_jw *w, unsigned rewrites)
 {
     const char *names[TX_N];
     int i, n = 0;
     for (i = 0; i < TX_N; i++)
-        if (RETRIEVE_REWRITES & (1u << i))
+        if (rewrites & (1u << i))
             names[n++] = transform_names[i];
     write_strings(w, "rewrite", names, (size_t)n);
 }
@@ -199,8 +218,9 @@ static void write_transform_cap(rcp_jw *w)
     rcp_jw_obj_end(w);
 }
 
-static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
+static void write_retrieve_cap(rcp_jw *w, const builtin *b)
 {
+    const rcp_model *m = b->model;
     int dense = rcp_model_has_dense_index(m);
     rcp_jw_obj(w);
     rcp_jw_key(w, "maxK");
@@ -228,7 +248,7 @@ static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
     rcp_jw_cstr(w, "unbounded");
     rcp_jw_key(w, "scoreFloor");
     rcp_jw_double(w, -1.0);
-    write_rewrite_cap(w);
+    write_rewrite_cap(w, b->rewrites);
     rcp_jw_obj_end(w);
 }
 
@@ -1706,6 +1726,8 @@ typedef struct rq {
     txout    tx;             /* what it gave */
     const char *searched;    /* rewrittenQuery: the text searched */
     size_t   searchedlen;
+    const rcp_json *session_id;  /* §7.7.3 sessionId, or NULL */
+    session *sess;           /* its state (dedup), or NULL */
 } rq;
 
 
@@ -2160,7 +2182,7 @@ static int get_rewrite(rcp_call *c, rq *r)
         return call_fail(c, RCP_INVALID_PARAMS, "rewrite", NULL, "rewrite "
                          "must be a transform method or false");
     i = proto_pick(v, transform_names, TX_N);
-    if (i < 0 || !(RETRIEVE_REWRITES & (1u << i)))
+    if (i < 0 || !(r->b->rewrites & (1u << i)))
         return call_unsupported(c, r->strict, "rewrite", "this rewrite is "
                                 "not in retrieve.rewrite");
     r->rewrite = i;
@@ -2179,7 +2201,8 @@ static int apply_rewrite(rcp_call *c, rq *r)
     int rc;
     if (r->rewrite < 0)
         return 0;
-    if ((rc = transform(c, r->b, r->rewrite, r->q.text, r->q.len, 3, t)))
+    if ((rc = transform(c, r->b, r->rewrite, r->q.text, r->q.len, 3, 0,
+                        t)))
         return rc;
     for (i = 0; i < t->count; i++)
         n += t->n[i] + 3;
@@ -2213,7 +2236,6 @@ static int apply_rewrite(rcp_call *c, rq *r)
 
 static int get_retrieve(rcp_call *c, rq *r)
 {
-    const rcp_json *v;
     int64_t seed;
     int rc;
     rcp_model_query_init(&r->q);
@@ -2232,10 +2254,13 @@ static int get_retrieve(rcp_call *c, rq *r)
         || (rc = call_int(c, call_params(c), "seed",
                           -(int64_t)RCP_INT53_MAX, (int64_t)RCP_INT53_MAX, 0,
                           &seed))
-        || (rc = call_str(c, call_params(c), "sessionId", &v)))
+        || (rc = call_str(c, call_params(c), "sessionId", &r->session_id)))
         return rc;
+    if (r->session_id && r->session_id->n > SESSION_ID_BYTES)
+        return call_too_big(c, "sessionId", r->session_id->n,
+                            SESSION_ID_BYTES);
     /* §7.7.1: every stage is deterministic, so any seed is honoured
-    ** trivially; §7.7.3: sessionId is a hint this server ignores. */
+    ** trivially (a session's dedup is trajectory state, §7.7.3) */
     if ((rc = call_num(c, call_params(c), "minScore", -1e300, 1e300,
                        -HUGE_VAL, &r->min_score)))
         return rc;
@@ -2703,6 +2728,88 @@ static int retrieve_failed(rcp_call *c, int rc)
 }
 
 
+/* MARK: - §7.7.3 sessions: dedup across a trajectory */
+
+/* The session named id, made when new: expired ones (SESSION_TTL_S after
+** their last retrieve) are forgotten first, and a new one past
+** SESSION_SLOTS takes the least recently used slot.  NULL out of memory. */
+static session *session_get(builtin *b, const rcp_json *id, double now)
+{
+    session *s;
+    size_t i, lru = 0;
+    for (i = 0; i < SESSION_SLOTS; i++) {
+        s = b->sess[i];
+        if (s && now - s->last > SESSION_TTL_S * 1000.0) {
+            rcp_free(s->id);
+            rcp_free(s);
+            b->sess[i] = s = NULL;
+        }
+        if (s && s->idlen == id->n && memcmp(s->id, id->s, id->n) == 0) {
+            s->last = now;
+            return s;
+        }
+        if (!s || (b->sess[lru] && s->last < b->sess[lru]->last))
+            lru = i;
+    }
+    if ((s = b->sess[lru]) != NULL) {       /* evicted: forgotten whole */
+        rcp_free(s->id);
+        rcp_free(s);
+        b->sess[lru] = NULL;
+    }
+    if (!(s = rcp_malloc(sizeof *s)) || !(s->id = rcp_malloc(id->n + 1))) {
+        rcp_free(s);
+        return NULL;
+    }
+    memcpy(s->id, id->s, id->n);
+    s->idlen = id->n;
+    s->last = now;
+    s->nseen = s->head = 0;
+    return b->sess[lru] = s;
+}
+
+static int session_saw(const session *s, uint64_t h)
+{
+    size_t i;
+    for (i = 0; i < s->nseen; i++)
+        if (s->seen[i] == h)
+            return 1;
+    return 0;
+}
+
+static void session_add(session *s, uint64_t h)
+{
+    s->seen[s->head] = h;
+    s->head = (s->head + 1) % SESSION_IDS;
+    if (s->nseen < SESSION_IDS)
+        s->nseen++;
+}
+
+/* The id a hit is written under (its document's when unit is document),
+** hashed: what the session remembers.  A collision (2^-64 a pair) would
+** hide one hit; nothing else depends on it. */
+static uint64_t hit_hash(const rq *r, uint32_t docno)
+{
+    rcp_model_docview d;
+    if (view_doc(r, docno, &d) != 0)
+        return 0;
+    if (r->unit == UNIT_DOCUMENT && d.chunk.of)
+        return fnv1a(14695981039346656037u, d.chunk.of, d.chunk.oflen);
+    return fnv1a(14695981039346656037u, d.id, d.idlen);
+}
+
+/* Drop the hits the session was given before; returns how many remain. */
+static size_t session_filter(rq *r, rcp_model_hit *h, size_t n)
+{
+    size_t i, kept = 0;
+    for (i = 0; i < n; i++)
+        if (!session_saw(r->sess, hit_hash(r, h[i].doc)))
+            h[kept++] = h[i];
+    if (kept < n)
+        call_note_add(r->c, "session: %lu hits returned before left out",
+                      (unsigned long)(n - kept));
+    return kept;
+}
+
 /* One fused hit: the list it ranked best in and its summed RRF. */
 typedef struct fusedhit {
     rcp_model_hit h;
@@ -2783,7 +2890,7 @@ static int search_rewritten(rq *r, rcp_model_hit *hits, size_t *n)
 /* §7.7 retrieve: recall -> fuse -> pack, one page (§10) at a time. */
 static int m_retrieve(void *ud, rcp_call *c)
 {
-    const builtin *b = ud;
+    builtin *b = ud;
     const rcp_model *m = b->model;
     rcp_jw *w = call_w(c);
     double t0 = proto_now_ms();
@@ -2808,6 +2915,11 @@ static int m_retrieve(void *ud, rcp_call *c)
     pool = want > RETRIEVE_MAX_K ? RETRIEVE_MAX_K : want;
     if (r.recency && r.q.candidate_k > pool)
         pool = r.q.candidate_k;
+    if (r.session_id && !(r.sess = session_get(b, r.session_id, t0)))
+        return call_oom(c);
+    if (r.sess)             /* room for the hits it will leave out */
+        pool = pool + r.sess->nseen < RETRIEVE_MAX_K
+               ? pool + r.sess->nseen : RETRIEVE_MAX_K;
     if (r.unit == UNIT_DOCUMENT)    /* several chunks share a document */
         pool = pool * 4 < RETRIEVE_MAX_K ? pool * 4 : RETRIEVE_MAX_K;
     hits = rcp_arena_alloc(call_arena(c), pool * sizeof *hits);
@@ -2822,7 +2934,9 @@ static int m_retrieve(void *ud, rcp_call *c)
     if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
         return rc;
     if (r.unit == UNIT_DOCUMENT)
-        n = group_by_document(&r, hits, n, want);
+        n = group_by_document(&r, hits, n, r.sess ? pool : want);
+    if (r.sess)
+        n = session_filter(&r, hits, n);
     n = apply_min_score(&r, hits, n);
     r.q.k = want - 1 - r.offset;
     page = n > r.offset ? n - r.offset : 0;
@@ -2838,8 +2952,12 @@ static int m_retrieve(void *ud, rcp_call *c)
                             ? r.decay[r.offset + i] : -1, b64)) != 0)
             return retrieve_failed(c, rc);
     rcp_jw_arr_end(w);
+    for (i = 0; r.sess && i < page; i++)    /* given now: not again */
+        session_add(r.sess, hit_hash(&r, hits[r.offset + i].doc));
+    /* §7.7.3 with a session the next page is the session's next retrieve
+    ** (nothing given is given again), so no cursor is issued */
     if (r.offset + page < n && !r.budget && r.offset + page < RETRIEVE_MAX_K
-        && call_offers(c, PROTO_CAP_PAGINATION)) {
+        && !r.sess && call_offers(c, PROTO_CAP_PAGINATION)) {
         char cur[96];
         rcp_jw_key(w, "nextCursor");
         rcp_jw_str(w, cur, (size_t)snprintf(cur, sizeof cur,
@@ -3168,9 +3286,11 @@ static int tx_hyde(rcp_call *c, const builtin *b, const char *q, size_t ql,
 }
 
 /* The transform of query text[0..len) by method (TX_*), at most n
-** queries (multi-query, decompose), into t. */
+** queries (multi-query, decompose), into t.  expand 0: rewrite without
+** its expansion step (retrieve's, whose pipeline expands by RM3 itself). */
 static int transform(rcp_call *c, const builtin *b, int method,
-                     const char *text, size_t len, size_t n, txout *t)
+                     const char *text, size_t len, size_t n, int expand,
+                     txout *t)
 {
     const rcp_model *m = b->model;
     rcp_model_term *ex;
@@ -3184,7 +3304,8 @@ static int transform(rcp_call *c, const builtin *b, int method,
         return rc;
     switch (method) {
     case TX_REWRITE:        /* normalised, corrected, expanded */
-        if ((rc = tx_expand(c, m, q, ql, EXPAND_TERMS, &ex, &nx))
+        if ((rc = tx_expand(c, m, q, ql, expand ? EXPAND_TERMS : 0, &ex,
+                            &nx))
             || (rc = tx_join(c, &w, 0, w.n, NULL, ex, nx, &x, &xl)))
             return rc;
         tx_add(t, x, xl);
@@ -3234,7 +3355,7 @@ static int m_transform(void *ud, rcp_call *c)
         return rc;
     if (n > TRANSFORM_MAX_N)            /* §12, §15.5: clamped */
         n = TRANSFORM_MAX_N;
-    if ((rc = transform(c, ud, method, qv->s, qv->n, (size_t)n, &t)))
+    if ((rc = transform(c, ud, method, qv->s, qv->n, (size_t)n, 1, &t)))
         return rc;
     rcp_jw_obj(w);
     rcp_jw_key(w, "queries");
@@ -4463,7 +4584,7 @@ static unsigned long builtin_offers(const void *ud)
         | PROTO_CAP(PROTO_CAP_CITATIONS) | PROTO_CAP(PROTO_CAP_STREAMING)
         | PROTO_CAP(PROTO_CAP_PAGINATION) | PROTO_CAP(PROTO_CAP_INDEX)
         | PROTO_CAP(PROTO_CAP_GRAPH) | PROTO_CAP(PROTO_CAP_MEMORY)
-        | PROTO_CAP(PROTO_CAP_TRANSFORM);
+        | PROTO_CAP(PROTO_CAP_TRANSFORM) | PROTO_CAP(PROTO_CAP_SESSION);
     return b->nfields ? caps | PROTO_CAP(PROTO_CAP_FILTER) : caps;
 }
 
@@ -4495,7 +4616,7 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
         write_rerank_cap(w);
         break;
     case PROTO_CAP_RETRIEVE:
-        write_retrieve_cap(w, b->model);
+        write_retrieve_cap(w, b);
         break;
 
     case PROTO_CAP_FILTER:
@@ -4515,6 +4636,14 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
         break;
     case PROTO_CAP_TRANSFORM:
         write_transform_cap(w);
+        break;
+    case PROTO_CAP_SESSION:             /* §7.7.3 */
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "dedup");
+        rcp_jw_bool(w, 1);
+        rcp_jw_key(w, "ttlSeconds");
+        rcp_jw_int(w, SESSION_TTL_S);
+        rcp_jw_obj_end(w);
         break;
     case PROTO_CAP_INDEX:
         rcp_jw_obj(w);
@@ -4539,6 +4668,11 @@ static void builtin_close(void *ud)
     builtin *b = ud;
     size_t i;
     graph_free(b->graph);
+    for (i = 0; i < SESSION_SLOTS; i++)
+        if (b->sess[i]) {
+            rcp_free(b->sess[i]->id);
+            rcp_free(b->sess[i]);
+        }
     store_idem_free(&b->own_idem);
     rcp_free(b->screen);
     for (i = 0; i < b->nmem; i++)
@@ -4597,6 +4731,7 @@ int methods_open(const rcp_server_opts *o, const proto_backend **be,
         b->writer.sourcelen = RCP_MAX_SOURCE_BYTES;
     b->read_only = o->read_only;
     b->idem = b->store ? store_idem_table(b->store) : &b->own_idem;
+    b->rewrites = o->debug ? RETRIEVE_REWRITES_ALL : RETRIEVE_REWRITES;
     if (b->store)
         b->voff = rcp_store_version(b->store) - rcp_model_version(b->model);
     if (b->store && load_memories(b) != 0) {

@@ -298,7 +298,9 @@ typedef struct rcp_server_opts {
     long   deadline_ms;   /* §13.1 the server's own per-request deadline;
                              0 = none, < 0 = default (60 s) */
     int    debug;         /* adds the x-rcp/sleep test method (§6.2) and
-                             advertises its x-rcp capability */
+                             advertises its x-rcp capability; retrieve
+                             then offers all five §7.8 rewrites (for
+                             measuring them, tests/eval.c) */
     rcp_model *model;     /* the engine serving the retrieval methods, or
                              NULL for none; borrowed, must outlive s */
     const rcp_field *fields;  /* §8 filterable fields (borrowed); the

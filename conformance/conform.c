@@ -1511,6 +1511,9 @@ static int pred(pctx *x, const rcp_json *root, const rcp_json *p,
     if ((q = rcp_json_get(p, "sameAs")) && !json_equal(v, same_as(x, q)))
         return fail_at(why, ptr, "should equal the other response's value",
                        same_as(x, q));
+    if ((q = rcp_json_get(p, "notSameAs")) && v && json_equal(v, same_as(x, q)))
+        return fail_at(why, ptr, "should differ from the other response's "
+                       "value", v);
     if ((q = rcp_json_get(p, "each"))
         && !pred_each(x, v, ptr, q, rcp_json_get(p, "except"), why))
         return 0;

@@ -702,7 +702,8 @@ enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        B_FIELDS_LIST, B_TOKEN_AS_NUMBER, B_PROGRESS_OUT_OF_RANGE,
        B_HITS_UNSORTED, B_NONDETERMINISTIC, B_RERANK_SORTED,
        B_NOT_DETERMINISTIC_SILENT, B_MMR_HIDDEN, B_FUSION_HIDDEN,
-       B_RERANK_HIDDEN, B_USAGE_DEPTH, B_RETRY_INVERTED,
+       B_RERANK_HIDDEN, B_USAGE_DEPTH, B_RETRY_INVERTED, B_NO_HYPOTHETICAL,
+       B_TRANSFORM_PADDED, B_NO_REWRITTEN, B_SESSION_IGNORED,
        /* legal counterparts of the last four (they refuse what they hide) */
        L_NOT_DETERMINISTIC_NOTED, L_NO_MMR, L_NO_CONVEX,
        L_NO_INLINE_RERANK, L_FUNNEL_NORMALISES, L_NO_FIELDS,
@@ -1008,6 +1009,8 @@ static void put_array(rw *x, rcp_jw *w, const rcp_json *v, int how)
     for (i = 0; i < n && i < 64; i++)
         if (!(how == 'c' && rcp_json_streq(&v->kids[idx[i]], "convex")))
             put_rw(x, w, &v->kids[idx[i]]);
+    for (i = 0; how == 'p' && i < 3; i++)       /* padded: 3 more */
+        put_rw(x, w, &v->kids[0]);
     rcp_jw_arr_end(w);
 }
 
@@ -1025,6 +1028,7 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
             || ((m == B_FILTER_IGNORED || m == B_NO_FIELDS_FILTER_IGNORED)
                 && key_is(k, n, "filter"))
             || (m == B_PAGE_REPEATS && key_is(k, n, "cursor"))
+            || (m == B_SESSION_IGNORED && key_is(k, n, "sessionId"))
             || (x->f->drop_sizes && (key_is(k, n, "candidateK")
                                      || key_is(k, n, "topN"))))
             return DROP;
@@ -1064,7 +1068,9 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
         || (m == B_NO_MAXK && key_is(k, n, "maxK"))
         || (m == B_NO_SIMILARITY && key_is(k, n, "similarity"))
         || (m == B_NO_FOLLOWUPS && key_is(k, n, "followups"))
-        || (m == B_NO_MEMORY_ID && key_is(k, n, "memoryId")))
+        || (m == B_NO_MEMORY_ID && key_is(k, n, "memoryId"))
+        || (m == B_NO_HYPOTHETICAL && key_is(k, n, "hypothetical"))
+        || (m == B_NO_REWRITTEN && key_is(k, n, "rewrittenQuery")))
         return DROP;
     rcp_jw_keyn(w, k, n);
     if (m == B_MEMORY_NOTFOUND_INVALID && x->is_error && key_is(k, n, "code")
@@ -1093,6 +1099,9 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
                                 || (m == B_NONDETERMINISTIC
                                     && ++x->f->counter % 2 == 0))) {
         put_array(x, w, v, m == B_HITS_UNSORTED ? 'r' : 's');
+    } else if (m == B_TRANSFORM_PADDED && key_is(k, n, "queries")
+               && v->type == RCP_JSON_ARRAY && v->n) {
+        put_array(x, w, v, 'p');
     } else if (m == B_RERANK_SORTED && key_is(k, n, "scores")
                && v->type == RCP_JSON_ARRAY) {
         put_array(x, w, v, 'd');
@@ -2075,6 +2084,24 @@ START_TEST(suite_warns_of_retryable_against_the_table)
 }
 END_TEST
 
+START_TEST(suite_catches_transform_results_that_break_their_contract)
+{
+    caught(B_NO_HYPOTHETICAL, "s07-transform-hyde-hypothetical",
+           "s07-transform-hyde-hypothetical");
+    warned(B_TRANSFORM_PADDED, "s07-transform-multi-query-n",
+           "s07-transform-multi-query-n");
+    warned(B_NO_REWRITTEN, "s07-retrieve-rewrite-reported",
+           "s07-retrieve-rewrite-reported");
+}
+END_TEST
+
+START_TEST(suite_catches_a_session_that_does_not_dedup)
+{
+    caught(B_SESSION_IGNORED, "s07-retrieve-session-dedup",
+           "s07-retrieve-session-dedup");
+}
+END_TEST
+
 START_TEST(suite_catches_seeded_results_that_differ)
 {
     caught(B_NONDETERMINISTIC, "s07-retrieve-deterministic-corpus",
@@ -3034,6 +3061,8 @@ static Suite *make_suite(void)
     tcase_add_test(r, suite_catches_unadvertised_options_accepted);
     tcase_add_test(r, suite_warns_of_usage_that_reports_the_depth_asked);
     tcase_add_test(r, suite_warns_of_retryable_against_the_table);
+    tcase_add_test(r, suite_catches_transform_results_that_break_their_contract);
+    tcase_add_test(r, suite_catches_a_session_that_does_not_dedup);
     tcase_add_test(r, suite_catches_seeded_results_that_differ);
     tcase_add_test(r, suite_catches_a_pinned_snapshot_not_served);
     tcase_add_test(r, suite_warns_of_missing_usage_citations_and_similarity);
