@@ -49,6 +49,8 @@
 #define SESSION_IDS     1024     /* hit ids remembered per session */
 #define SESSION_TTL_S   600      /* §6 session.ttlSeconds */
 #define SESSION_ID_BYTES 256     /* a longer sessionId is -32602 */
+#define FEEDBACK_SIGNALS 1000    /* §15.5 signals in one feedback call */
+#define FLAG_SLOTS      4096     /* §7.16 hit ids whose reports are kept */
 
 /* §7.7.3 one trajectory's state: the hits it was given, as 64-bit hashes
 ** of their ids in a ring (the oldest forgotten first past SESSION_IDS);
@@ -91,6 +93,16 @@ typedef struct builtin {
     uint64_t         mem_next, mem_tick;
     session         *sess[SESSION_SLOTS];   /* NULL: a free slot */
     unsigned         rewrites;  /* TX_* bits retrieve.rewrite offers */
+    /* §7.16 the integrity reports of feedback, per hit id (advisory, §15):
+    ** the first FLAG_SLOTS ids reported are kept, later ones only on
+    ** disk; and how many signals were accepted (replayed with --data) */
+    struct flag {
+        char    *id;            /* rcp_malloc'd */
+        size_t   idlen;
+        uint32_t poison, injection;
+    } *flags;
+    size_t           nflags;
+    uint64_t         signals;
 } builtin;
 
 /* §7.8 the transforms, which retrieve's rewrite applies too (below). */
@@ -112,6 +124,18 @@ static const char *const transform_names[TX_N];
 static int transform(rcp_call *c, const builtin *b, int method,
                      const char *text, size_t len, size_t n, int expand,
                      txout *t);
+
+/* §7.16 the reports kept for a hit id, or NULL (none, or not kept). */
+static const struct flag *flag_find(const builtin *b, const char *id,
+                                    size_t n)
+{
+    size_t i;
+    for (i = 0; i < b->nflags; i++)
+        if (b->flags[i].idlen == n && memcmp(b->flags[i].id, id, n) == 0
+            && (b->flags[i].poison || b->flags[i].injection))
+            return &b->flags[i];
+    return NULL;
+}
 
 /* MARK: - §6 Capability metadata ---------------------------------------- */
 
@@ -2443,6 +2467,7 @@ static void write_citation(rcp_call *c, const rq *r, const hitview *hv)
     int flagged = text_screen_hit(r->b->screen, hv->text, hv->textlen);
     int level = flagged && o->trust == RCP_TRUST_TRUSTED
                 ? RCP_TRUST_UNTRUSTED : o->trust;
+    const struct flag *f = flag_find(r->b, hv->id, hv->idlen);
     rcp_jw *w = call_w(c);
     const rcp_json *v;
     size_t i;
@@ -2470,10 +2495,19 @@ static void write_citation(rcp_call *c, const rq *r, const hitview *hv)
     rcp_jw_key(w, "level");
     rcp_jw_cstr(w, trust_names[level]);
     rcp_jw_key(w, "injectionSuspected");
-    rcp_jw_bool(w, flagged);
+    rcp_jw_bool(w, flagged || (f && f->injection));
     if (o->sourcelen) {
         rcp_jw_key(w, "x-rcp-source");
         rcp_jw_str(w, o->source, o->sourcelen);
+    }
+    if (f) {        /* §7.16, §15.3: what clients reported, advisory */
+        rcp_jw_key(w, "x-rcp-reported");
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "poisonSuspected");
+        rcp_jw_int(w, f->poison);
+        rcp_jw_key(w, "injectionSuspected");
+        rcp_jw_int(w, f->injection);
+        rcp_jw_obj_end(w);
     }
     rcp_jw_obj_end(w);
 }
@@ -4571,6 +4605,178 @@ static int m_memory_recall(void *ud, rcp_call *c)
     return 0;
 }
 
+/* MARK: - §7.16 feedback */
+
+/* One signal: an object with hitId (string or number), the booleans and a
+** reward in [-1, 1]; other members are ignored (§7.16: MAY ignore). */
+static int check_signal(rcp_call *c, const rcp_json *sig, size_t i)
+{
+    static const char *const flags[] = { "used", "cited", "helpful",
+        "poisonSuspected", "injectionSuspected" };
+    char f[64];
+    const rcp_json *id;
+    double reward;
+    size_t k;
+    int yes, rc;
+    snprintf(f, sizeof f, "signals[%lu]", (unsigned long)i);
+    if (sig->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an "
+                         "object", f);
+    snprintf(f, sizeof f, "signals[%lu].hitId", (unsigned long)i);
+    if ((rc = call_need(c, sig, f, &id)))
+        return rc;
+    if (id->type != RCP_JSON_STRING && id->type != RCP_JSON_NUMBER)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a "
+                         "string or a number", f);
+    for (k = 0; k < sizeof flags / sizeof *flags; k++) {
+        snprintf(f, sizeof f, "signals[%lu].%s", (unsigned long)i, flags[k]);
+        if ((rc = call_bool(c, sig, f, 0, &yes)))
+            return rc;
+    }
+    snprintf(f, sizeof f, "signals[%lu].reward", (unsigned long)i);
+    return call_num(c, sig, f, -1, 1, 0, &reward);
+}
+
+/* The slot of hit id (made when new and there is room), or NULL: no
+** room (FLAG_SLOTS), or *oom set. */
+static struct flag *flag_slot(builtin *b, const rcp_json *id, int *oom)
+{
+    struct flag *f = (struct flag *)flag_find(b, id->s, id->n);
+    size_t i;
+    for (i = 0; !f && i < b->nflags; i++)       /* one with no report yet */
+        if (b->flags[i].idlen == id->n
+            && memcmp(b->flags[i].id, id->s, id->n) == 0)
+            f = &b->flags[i];
+    if (f || b->nflags == FLAG_SLOTS)
+        return f;
+    if (!b->flags && !(b->flags = rcp_malloc(FLAG_SLOTS * sizeof *b->flags)))
+        goto oom;
+    f = &b->flags[b->nflags];
+    if (!(f->id = rcp_malloc(id->n + 1)))
+        goto oom;
+    memcpy(f->id, id->s, id->n);
+    f->idlen = id->n;
+    f->poison = f->injection = 0;
+    b->nflags++;
+    return f;
+oom:
+    *oom = 1;
+    return NULL;
+}
+
+/* Apply signals: count them; with count 0, only make the slots of the
+** reported ids (what may fail), so the durable write that follows is
+** never left unapplied.  0, or -1 out of memory. */
+static int apply_signals(builtin *b, const rcp_json *sigs, int count)
+{
+    size_t i;
+    for (i = 0; i < sigs->n; i++) {
+        const rcp_json *s = &sigs->kids[i];
+        const rcp_json *p = proto_get(s, "poisonSuspected");
+        const rcp_json *j = proto_get(s, "injectionSuspected");
+        int po = p && p->type == RCP_JSON_TRUE;
+        int in = j && j->type == RCP_JSON_TRUE, oom = 0;
+        struct flag *f = po || in ? flag_slot(b, proto_get(s, "hitId"), &oom)
+                                  : NULL;
+        if (oom)
+            return -1;
+        if (count && f) {
+            f->poison += (uint32_t)po;
+            f->injection += (uint32_t)in;
+        }
+    }
+    if (count)
+        b->signals += sigs->n;
+    return 0;
+}
+
+/* --data: a line of DIR/feedback.log, replayed at start.  The lines are
+** this server's own compact JSON; one that does not parse (damage) is
+** skipped: feedback is advisory, no document depends on it.  -1 only out
+** of memory. */
+static int replay_feedback(void *ud, const char *line, size_t n)
+{
+    builtin *b = ud;
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *v, *sigs;
+    int rc = -1;
+    rcp_arena_init(&a, 0);
+    v = rcp_json_parse(&a, line, n, 0, &err);
+    sigs = v && v->type == RCP_JSON_OBJECT ? proto_get(v, "signals") : NULL;
+    if (!sigs || sigs->type != RCP_JSON_ARRAY)
+        rc = 0;
+    else
+        rc = apply_signals(b, sigs, 0) || apply_signals(b, sigs, 1) ? -1 : 0;
+    rcp_arena_free(&a);
+    return rc;
+}
+
+/* §7.16 feedback {sessionId?, query?, signals} -> {accepted}.  Every
+** signal is checked first (a bad one records nothing), then the call is
+** made durable (--data: its params, as one line of DIR/feedback.log),
+** then applied.  used, cited, helpful and reward are recorded only: they
+** change no ranking (README, "feedback").  poisonSuspected and
+** injectionSuspected label the hit's trust from then on, advisory; no
+** retrieve ranks differently for them.  A request is served whole before
+** the next (rcp.c), so no retrieve sees a feedback half applied. */
+static int m_feedback(void *ud, rcp_call *c)
+{
+    builtin *b = ud;
+    const rcp_json *sigs, *v;
+    rcp_buf line;
+    rcp_jw lw;
+    size_t i;
+    int rc;
+    if ((rc = call_str(c, call_params(c), "sessionId", &v)))
+        return rc;
+    if (v && v->n > SESSION_ID_BYTES)
+        return call_too_big(c, "sessionId", v->n, SESSION_ID_BYTES);
+    if ((rc = call_str(c, call_params(c), "query", &v))
+        || (rc = call_need(c, call_params(c), "signals", &sigs)))
+        return rc;
+    if (sigs->type != RCP_JSON_ARRAY)
+        return call_fail(c, RCP_INVALID_PARAMS, "signals", NULL, "signals "
+                         "must be an array of signal objects");
+    if (sigs->n > FEEDBACK_SIGNALS)
+        return call_fail(c, RCP_INVALID_PARAMS, "signals", NULL, "%lu "
+                         "signals; one feedback call takes at most %d "
+                         "(§15.5)", (unsigned long)sigs->n,
+                         FEEDBACK_SIGNALS);
+    for (i = 0; i < sigs->n; i++)
+        if ((rc = check_signal(c, &sigs->kids[i], i)))
+            return rc;
+    if ((rc = call_reserve(c, 64)) || apply_signals(b, sigs, 0))
+        return rc ? rc : call_oom(c);
+    if (b->store) {
+        rcp_buf_init(&line);
+        rcp_jw_init(&lw, &line);
+        rcp_jw_obj(&lw);
+        for (i = 0; i < call_params(c)->n; i++) {
+            const rcp_json *m = &call_params(c)->kids[i];
+            if (m->keylen == 5 && memcmp(m->key, "_meta", 5) == 0)
+                continue;
+            rcp_jw_keyn(&lw, m->key, m->keylen);
+            rcp_jw_value(&lw, m);
+        }
+        rcp_jw_obj_end(&lw);
+        rc = line.oom ? call_oom(c)
+             : rcp_store_feedback(b->store, line.data, line.len)
+             ? store_failed(b, c, call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL,
+                            NULL, "feedback not recorded: %s",
+                            rcp_store_error(b->store))) : 0;
+        rcp_buf_free(&line);
+        if (rc)
+            return rc;
+    }
+    apply_signals(b, sigs, 1);
+    rcp_jw_obj(call_w(c));
+    rcp_jw_key(call_w(c), "accepted");
+    rcp_jw_int(call_w(c), (int64_t)sigs->n);
+    rcp_jw_obj_end(call_w(c));
+    return 0;
+}
+
 /* MARK: - The backend table --------------------------------------------- */
 
 /* §6: what the built-in engine offers.  Everything but filter, which
@@ -4584,7 +4790,8 @@ static unsigned long builtin_offers(const void *ud)
         | PROTO_CAP(PROTO_CAP_CITATIONS) | PROTO_CAP(PROTO_CAP_STREAMING)
         | PROTO_CAP(PROTO_CAP_PAGINATION) | PROTO_CAP(PROTO_CAP_INDEX)
         | PROTO_CAP(PROTO_CAP_GRAPH) | PROTO_CAP(PROTO_CAP_MEMORY)
-        | PROTO_CAP(PROTO_CAP_TRANSFORM) | PROTO_CAP(PROTO_CAP_SESSION);
+        | PROTO_CAP(PROTO_CAP_TRANSFORM) | PROTO_CAP(PROTO_CAP_SESSION)
+        | PROTO_CAP(PROTO_CAP_FEEDBACK);
     return b->nfields ? caps | PROTO_CAP(PROTO_CAP_FILTER) : caps;
 }
 
@@ -4668,6 +4875,9 @@ static void builtin_close(void *ud)
     builtin *b = ud;
     size_t i;
     graph_free(b->graph);
+    for (i = 0; i < b->nflags; i++)
+        rcp_free(b->flags[i].id);
+    rcp_free(b->flags);
     for (i = 0; i < SESSION_SLOTS; i++)
         if (b->sess[i]) {
             rcp_free(b->sess[i]->id);
@@ -4694,6 +4904,7 @@ static const proto_backend builtin_backend = {
         [PROTO_M_RETRIEVE]     = m_retrieve,
         [PROTO_M_TRANSFORM]    = m_transform,
         [PROTO_M_GRAPH]        = m_graph,
+        [PROTO_M_FEEDBACK]     = m_feedback,
         [PROTO_M_INDEX_ADD]    = m_index_add,
         [PROTO_M_INDEX_DELETE] = m_index_delete,
         [PROTO_M_MEMORY_BUILD] = m_memory_build,
@@ -4734,7 +4945,9 @@ int methods_open(const rcp_server_opts *o, const proto_backend **be,
     b->rewrites = o->debug ? RETRIEVE_REWRITES_ALL : RETRIEVE_REWRITES;
     if (b->store)
         b->voff = rcp_store_version(b->store) - rcp_model_version(b->model);
-    if (b->store && load_memories(b) != 0) {
+    if (b->store && (load_memories(b) != 0
+                     || rcp_store_feedback_each(b->store, replay_feedback,
+                                                b))) {
         builtin_close(b);
         return -1;
     }

@@ -1505,6 +1505,17 @@ int rcp_store_drop_chunks(rcp_store *st, rcp_model *m, const char *id,
 long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
                     const rcp_store_load_opts *o, char *err, size_t errlen);
 
+/* §7.16 feedback, kept durably beside the log (DIR/feedback.log; store.c
+** says why not in it): rcp_store_feedback appends line[0..n) (no newline
+** in it) as one line and fsyncs it; 0, or -1 with rcp_store_error.
+** rcp_store_feedback_each calls fn for every whole line in order (a torn
+** last one, never acknowledged, is cut off); it stops at and returns the
+** first nonzero fn returns, else 0, or -1 when the file cannot be read. */
+typedef int (*rcp_store_feedback_fn)(void *ud, const char *line, size_t n);
+int rcp_store_feedback(rcp_store *st, const char *line, size_t n);
+int rcp_store_feedback_each(rcp_store *st, rcp_store_feedback_fn fn,
+                            void *ud);
+
 /* ======================================================================
 ** INTERNAL: shared between rcp's files, not part of the public API; may
 ** change in any release (the sqliteInt.h role).  A program using rcp

@@ -704,6 +704,7 @@ enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        B_NOT_DETERMINISTIC_SILENT, B_MMR_HIDDEN, B_FUSION_HIDDEN,
        B_RERANK_HIDDEN, B_USAGE_DEPTH, B_RETRY_INVERTED, B_NO_HYPOTHETICAL,
        B_TRANSFORM_PADDED, B_NO_REWRITTEN, B_SESSION_IGNORED,
+       B_FEEDBACK_MISCOUNT,
        /* legal counterparts of the last four (they refuse what they hide) */
        L_NOT_DETERMINISTIC_NOTED, L_NO_MMR, L_NO_CONVEX,
        L_NO_INLINE_RERANK, L_FUNNEL_NORMALISES, L_NO_FIELDS,
@@ -1401,6 +1402,8 @@ static void out_rewrite(fake_state *f, const char *line, size_t len,
         replace_all(out, "\"citations\":{}", "\"citations\":true");
     if (f->mode == B_STREAMING_TRUE)
         replace_all(out, "\"streaming\":{}", "\"streaming\":true");
+    if (f->mode == B_FEEDBACK_MISCOUNT)
+        replace_all(out, "\"accepted\":3", "\"accepted\":2");
     if (f->mode == B_RETRY_INVERTED)
         replace_all(out, "\"retryable\":true", "\"retryable\":false");
     if (f->mode == B_SERVER_NAME_NUMBER)
@@ -2099,6 +2102,13 @@ START_TEST(suite_catches_a_session_that_does_not_dedup)
 {
     caught(B_SESSION_IGNORED, "s07-retrieve-session-dedup",
            "s07-retrieve-session-dedup");
+}
+END_TEST
+
+START_TEST(suite_catches_feedback_that_miscounts)
+{
+    caught(B_FEEDBACK_MISCOUNT, "s07-feedback-accepted-exact",
+           "s07-feedback-accepted-exact");
 }
 END_TEST
 
@@ -3063,6 +3073,7 @@ static Suite *make_suite(void)
     tcase_add_test(r, suite_warns_of_retryable_against_the_table);
     tcase_add_test(r, suite_catches_transform_results_that_break_their_contract);
     tcase_add_test(r, suite_catches_a_session_that_does_not_dedup);
+    tcase_add_test(r, suite_catches_feedback_that_miscounts);
     tcase_add_test(r, suite_catches_seeded_results_that_differ);
     tcase_add_test(r, suite_catches_a_pinned_snapshot_not_served);
     tcase_add_test(r, suite_warns_of_missing_usage_citations_and_similarity);

@@ -3241,6 +3241,142 @@ START_TEST(sessions_are_bounded_and_the_least_recent_is_forgotten)
 }
 END_TEST
 
+/* MARK: - §7.16 feedback ------------------------------------------------- */
+
+#define FEEDBACK(signals) CALL("feedback", "{\"signals\":" signals "}")
+
+START_TEST(feedback_counts_every_signal_and_checks_them_all_first)
+{
+    /* §7.16 "accepted: how many signals the server recorded": all of a
+    ** valid call, none of a call with one bad signal (nothing recorded) */
+    const rcp_json *v;
+    add_corpus();
+    ck_assert_ptr_nonnull(at(reply(CALL("info", "{}")),
+                             "result.capabilities.feedback"));
+    v = reply(CALL("feedback", "{\"sessionId\":\"s\",\"query\":\"shock\","
+                   "\"signals\":[{\"hitId\":\"d1\",\"used\":true,\"cited\":"
+                   "true,\"helpful\":false,\"reward\":-1,\"x-extra\":1},"
+                   "{\"hitId\":7,\"reward\":0.5}]}"));
+    valid_result(v, "feedback");
+    ck_assert_int_eq(num(v, "result.accepted"), 2);
+    ck_assert_int_eq(num(reply(FEEDBACK("[]")), "result.accepted"), 0);
+    expect_field(CALL("feedback", "{}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "signals");
+    expect_field(FEEDBACK("{}"), RCP_INVALID_PARAMS, "error.data.field",
+                 "signals");
+    expect_field(FEEDBACK("[{\"hitId\":\"d1\"},3]"), RCP_INVALID_PARAMS,
+                 "error.data.field", "signals[1]");
+    expect_field(FEEDBACK("[{\"used\":true}]"), RCP_INVALID_PARAMS,
+                 "error.data.field", "signals[0].hitId");
+    expect_field(FEEDBACK("[{\"hitId\":null}]"), RCP_INVALID_PARAMS,
+                 "error.data.field", "signals[0].hitId");
+    expect_field(FEEDBACK("[{\"hitId\":\"d1\",\"reward\":1.5}]"),
+                 RCP_INVALID_PARAMS, "error.data.field", "signals[0].reward");
+    expect_field(FEEDBACK("[{\"hitId\":\"d1\",\"used\":1}]"),
+                 RCP_INVALID_PARAMS, "error.data.field", "signals[0].used");
+    /* the bad call recorded nothing: d1 carries no report */
+    expect_field(FEEDBACK("[{\"hitId\":\"d1\",\"poisonSuspected\":true},"
+                          "{\"hitId\":\"d2\",\"reward\":9}]"),
+                 RCP_INVALID_PARAMS, "error.data.field", "signals[1].reward");
+    v = reply(CALL("retrieve", "{\"query\":\"shock waves\",\"k\":1}"));
+    ck_assert(is_str(v, "result.hits.0.id", "d1"));
+    ck_assert_ptr_null(at(v, "result.hits.0.trust.x-rcp-reported"));
+}
+END_TEST
+
+START_TEST(feedback_reports_label_trust_and_never_change_the_ranking)
+{
+    /* §7.16 "MUST NOT alter the result of any concurrent retrieve", §15.3
+    ** "advisory": the hit's trust says what was reported; its rank and
+    ** scores are what they were */
+    char before[8192];
+    const rcp_json *v;
+    add_corpus();
+    snprintf(before, sizeof before, "%s", ask(CALL("retrieve", "{\"query\":"
+             "\"shock\",\"k\":3,\"includeText\":false}")));
+    v = reply(FEEDBACK("[{\"hitId\":\"d1\",\"injectionSuspected\":true},"
+                       "{\"hitId\":\"d1\",\"poisonSuspected\":true},"
+                       "{\"hitId\":\"d3\",\"helpful\":true,\"reward\":1}]"));
+    ck_assert_int_eq(num(v, "result.accepted"), 3);
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":3,"
+                   "\"includeText\":false}"));
+    valid_result(v, "retrieve");
+    ck_assert(is_str(v, "result.hits.0.id", "d1"));
+    ck_assert(at(v, "result.hits.0.trust.injectionSuspected")->type
+              == RCP_JSON_TRUE);
+    ck_assert_int_eq(num(v, "result.hits.0.trust.x-rcp-reported."
+                        "poisonSuspected"), 1);
+    ck_assert_int_eq(num(v, "result.hits.0.trust.x-rcp-reported."
+                        "injectionSuspected"), 1);
+    /* helpful and reward are recorded only: d3 is where it was */
+    ck_assert_ptr_null(at(v, "result.hits.1.trust.x-rcp-reported"));
+    {
+        const rcp_json *b = rcp_json_parse(&A, before, strlen(before) - 1, 0,
+                                           NULL);
+        size_t i;
+        ck_assert_ptr_nonnull(b);
+        for (i = 0; i < 3; i++) {
+            const rcp_json *x = &at(b, "result.hits")->kids[i];
+            const rcp_json *y = &at(v, "result.hits")->kids[i];
+            ck_assert_uint_eq(rcp_json_get(x, "id")->n,
+                              rcp_json_get(y, "id")->n);
+            ck_assert(memcmp(rcp_json_get(x, "id")->s,
+                             rcp_json_get(y, "id")->s,
+                             rcp_json_get(x, "id")->n) == 0);
+            ck_assert(rcp_json_num(rcp_json_get(x, "score"))
+                      == rcp_json_num(rcp_json_get(y, "score")));
+        }
+    }
+}
+END_TEST
+
+START_TEST(storage_feedback_survives_a_restart_and_a_torn_last_line)
+{
+    /* §7.16 recorded durably with --data: the reports are back after a
+    ** restart; a last line torn by a crash (never acknowledged) is cut */
+    char dir[64], data[80], path[128];
+    proc p;
+    const char *l;
+    FILE *f;
+    snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
+    start(&p, "--data", data, NULL);
+    send_str(&p, INIT "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"index/add\","
+             "\"params\":{\"documents\":[{\"id\":\"a\",\"text\":"
+             "\"shock tube\"}]}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"feedback\","
+             "\"params\":{\"signals\":[{\"hitId\":\"a\",\"poisonSuspected\":"
+             "true},{\"hitId\":\"a\",\"used\":true}]}}\n");
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(l = next_line(&p, 10000));
+    ck_assert_msg(strstr(l, "\"accepted\":2") != NULL, "%s", l);
+    ck_assert_int_eq(finish(&p), 0);
+    snprintf(path, sizeof path, "%s/feedback.log", data);
+    ck_assert_ptr_nonnull(f = fopen(path, "a"));
+    fputs("{\"signals\":[{\"hitId\":\"a\",\"poisonSus", f);    /* torn */
+    fclose(f);
+    start(&p, "--data", data, NULL);
+    send_str(&p, INIT "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"retrieve\","
+             "\"params\":{\"query\":\"shock\",\"k\":1}}\n");
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(l = next_line(&p, 10000));
+    ck_assert_msg(strstr(l, "\"x-rcp-reported\":{\"poisonSuspected\":1,"
+                            "\"injectionSuspected\":0}") != NULL, "%s", l);
+    ck_assert_int_eq(finish(&p), 0);
+    {
+        struct stat sb;
+        ck_assert_int_eq(stat(path, &sb), 0);       /* cut to whole lines */
+        ck_assert_int_gt(sb.st_size, 0);
+        f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        fseek(f, -1, SEEK_END);
+        ck_assert_int_eq(fgetc(f), '\n');
+        fclose(f);
+    }
+    remove_dir(dir);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("methods");
@@ -3287,6 +3423,8 @@ static Suite *make_suite(void)
     tcase_add_test(e, retrieve_rewrite_applies_the_transform_and_reports_it);
     tcase_add_test(e, session_dedup_never_returns_a_hit_twice_in_a_trajectory);
     tcase_add_test(e, sessions_are_bounded_and_the_least_recent_is_forgotten);
+    tcase_add_test(e, feedback_counts_every_signal_and_checks_them_all_first);
+    tcase_add_test(e, feedback_reports_label_trust_and_never_change_the_ranking);
     tcase_add_test(e, retrieve_never_returns_more_than_k);
     tcase_add_test(e, retrieve_modes_and_fusion_and_strict);
     tcase_add_test(e, retrieve_unadvertised_options_are_32005);
@@ -3344,6 +3482,7 @@ static Suite *make_suite(void)
     tcase_set_timeout(oom, 600);
     tcase_add_checked_fixture(st, setup, teardown);
     tcase_add_test(st, storage_restart_serves_the_same_version_and_results);
+    tcase_add_test(st, storage_feedback_survives_a_restart_and_a_torn_last_line);
     tcase_add_test(st, storage_kill_9_mid_write_loses_nothing_acknowledged);
     tcase_add_test(st,
                    storage_damaged_log_is_never_silent_and_salvage_is_chosen);
