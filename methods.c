@@ -2921,13 +2921,52 @@ static int search_rewritten(rq *r, rcp_model_hit *hits, size_t *n)
     return 0;
 }
 
+/* §17.1 a retrieve's stages, for notifications/log: counts and times,
+** never a document's text. */
+typedef struct stage_log {
+    size_t candidates, reranked, hits;
+    double recall_ms, total_ms;
+} stage_log;
+
+static void write_stage_log(rcp_jw *w, const void *ud)
+{
+    const stage_log *l = ud;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "candidates");
+    rcp_jw_int(w, (int64_t)l->candidates);
+    rcp_jw_key(w, "reranked");
+    rcp_jw_int(w, (int64_t)l->reranked);
+    rcp_jw_key(w, "hits");
+    rcp_jw_int(w, (int64_t)l->hits);
+    rcp_jw_key(w, "recallMs");
+    rcp_jw_double(w, (double)(long)(l->recall_ms * 1000) / 1000);
+    rcp_jw_key(w, "latencyMs");
+    rcp_jw_double(w, (double)(long)(l->total_ms * 1000) / 1000);
+    rcp_jw_obj_end(w);
+}
+
+static void log_stages(rcp_call *c, const rq *r, size_t hits, double t0,
+                       double t1)
+{
+    stage_log l;
+    l.candidates = r->recalled;
+    l.reranked = !r->q.rerank ? 0 : r->q.rerank_top && r->q.rerank_top
+                 < r->recalled ? r->q.rerank_top : r->recalled;
+    l.hits = hits;
+    l.recall_ms = t1 - t0;
+    l.total_ms = proto_now_ms() - t0;
+    call_log(c, PROTO_LOG_INFO, "retrieve", write_stage_log, &l, "recall "
+             "%lu candidates, reranked %lu, %lu hits", (unsigned long)
+             l.candidates, (unsigned long)l.reranked, (unsigned long)hits);
+}
+
 /* §7.7 retrieve: recall -> fuse -> pack, one page (§10) at a time. */
 static int m_retrieve(void *ud, rcp_call *c)
 {
     builtin *b = ud;
     const rcp_model *m = b->model;
     rcp_jw *w = call_w(c);
-    double t0 = proto_now_ms();
+    double t0 = proto_now_ms(), t1;
     rq r;
     rcp_model_hit *hits;
     size_t n = 0, page, want, pool, tokens, i;
@@ -2965,6 +3004,7 @@ static int m_retrieve(void *ud, rcp_call *c)
         r.q.candidate_k = pool;
     if ((rc = search_rewritten(&r, hits, &n)) != 0 || r.lost)
         return retrieve_failed(c, r.lost ? -1 : rc);
+    t1 = proto_now_ms();
     if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
         return rc;
     if (r.unit == UNIT_DOCUMENT)
@@ -3013,6 +3053,7 @@ static int m_retrieve(void *ud, rcp_call *c)
     }
     write_usage(c, &r, t0, tokens);
     rcp_jw_obj_end(w);
+    log_stages(c, &r, page, t0, t1);
     return 0;
 }
 

@@ -1648,6 +1648,15 @@ const char *call_note(const rcp_call *c, size_t i);
 ** §12.2 error.data.retryable its code implies (a -32010 no retry can
 ** cure: a snapshot that is gone); returns code. */
 void call_note_add(rcp_call *c, const char *fmt, ...);
+/* §17.1 notifications/log at level (PROTO_LOG_*) from logger, with a
+** printf-style message and data written by data(w, ud) (NULL: none; an
+** object) -- sent only when the client asked for that level (rcp.c says
+** how); never put document text in it. */
+enum { PROTO_LOG_DEBUG, PROTO_LOG_INFO, PROTO_LOG_NOTICE, PROTO_LOG_WARNING,
+       PROTO_LOG_ERROR, PROTO_LOG_OFF };
+void call_log(rcp_call *c, int level, const char *logger,
+              void (*data)(rcp_jw *w, const void *ud), const void *ud,
+              const char *fmt, ...);
 int call_retryable(rcp_call *c, int code, int yes);
 
 /* The parameter readers, one per JSON type (Lua's luaL_check*): path is
@@ -1828,6 +1837,8 @@ typedef struct proto_session {
     int         ended;
     int         implicit;
     const char *token;
+    int         log;            /* §17.1 asked at initialize: PROTO_LOG_*
+                                   + 1; 0 none (a zeroed session) */
 } proto_session;
 /* The session of the frames handed next (borrowed until the next call);
 ** NULL: the server's own again. */

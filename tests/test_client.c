@@ -704,7 +704,7 @@ enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        B_NOT_DETERMINISTIC_SILENT, B_MMR_HIDDEN, B_FUSION_HIDDEN,
        B_RERANK_HIDDEN, B_USAGE_DEPTH, B_RETRY_INVERTED, B_NO_HYPOTHETICAL,
        B_TRANSFORM_PADDED, B_NO_REWRITTEN, B_SESSION_IGNORED,
-       B_FEEDBACK_MISCOUNT,
+       B_FEEDBACK_MISCOUNT, B_LOG_LEVEL_IGNORED, B_LOG_LEVEL_TRACE,
        /* legal counterparts of the last four (they refuse what they hide) */
        L_NOT_DETERMINISTIC_NOTED, L_NO_MMR, L_NO_CONVEX,
        L_NO_INLINE_RERANK, L_FUNNEL_NORMALISES, L_NO_FIELDS,
@@ -1030,6 +1030,7 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
                 && key_is(k, n, "filter"))
             || (m == B_PAGE_REPEATS && key_is(k, n, "cursor"))
             || (m == B_SESSION_IGNORED && key_is(k, n, "sessionId"))
+            || (m == B_LOG_LEVEL_IGNORED && key_is(k, n, "logLevel"))
             || (x->f->drop_sizes && (key_is(k, n, "candidateK")
                                      || key_is(k, n, "topN"))))
             return DROP;
@@ -1402,6 +1403,8 @@ static void out_rewrite(fake_state *f, const char *line, size_t len,
         replace_all(out, "\"citations\":{}", "\"citations\":true");
     if (f->mode == B_STREAMING_TRUE)
         replace_all(out, "\"streaming\":{}", "\"streaming\":true");
+    if (f->mode == B_LOG_LEVEL_TRACE)
+        replace_all(out, "\"level\":\"debug\"", "\"level\":\"trace\"");
     if (f->mode == B_FEEDBACK_MISCOUNT)
         replace_all(out, "\"accepted\":3", "\"accepted\":2");
     if (f->mode == B_RETRY_INVERTED)
@@ -2109,6 +2112,14 @@ START_TEST(suite_catches_feedback_that_miscounts)
 {
     caught(B_FEEDBACK_MISCOUNT, "s07-feedback-accepted-exact",
            "s07-feedback-accepted-exact");
+}
+END_TEST
+
+START_TEST(suite_catches_logs_that_ignore_the_level_or_break_the_shape)
+{
+    warned(B_LOG_LEVEL_IGNORED, "s17-log-honours-log-level",
+           "s17-log-honours-log-level");
+    caught(B_LOG_LEVEL_TRACE, "s17-log-shape", "s17-log-shape");
 }
 END_TEST
 
@@ -3074,6 +3085,8 @@ static Suite *make_suite(void)
     tcase_add_test(r, suite_catches_transform_results_that_break_their_contract);
     tcase_add_test(r, suite_catches_a_session_that_does_not_dedup);
     tcase_add_test(r, suite_catches_feedback_that_miscounts);
+    tcase_add_test(r,
+        suite_catches_logs_that_ignore_the_level_or_break_the_shape);
     tcase_add_test(r, suite_catches_seeded_results_that_differ);
     tcase_add_test(r, suite_catches_a_pinned_snapshot_not_served);
     tcase_add_test(r, suite_warns_of_missing_usage_citations_and_similarity);

@@ -3377,6 +3377,43 @@ START_TEST(storage_feedback_survives_a_restart_and_a_torn_last_line)
 }
 END_TEST
 
+/* MARK: - §17.1 notifications/log from the backend ----------------------- */
+
+START_TEST(retrieve_logs_its_stages_and_never_a_documents_text)
+{
+    /* §17.1 useful content: counts and stage timings at info; degraded
+    ** options at warning; never document text (a log is no data channel,
+    ** §15.2) */
+    const rcp_json *v[4];
+    size_t n;
+    add_corpus();
+    rcp_server_free(S);                 /* a client that asks for logs */
+    make_server(0, 0);
+    ask("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+        "{\"protocolVersion\":1,\"capabilities\":{\"log\":{}}}}");
+    n = lines_of(ask(CALL("retrieve", "{\"query\":\"supersonic\",\"k\":1,"
+                          "\"mode\":\"sparse\",\"modality\":\"image\","
+                          "\"strict\":false}")), v, 4);
+    ck_assert_uint_eq(n, 3);
+    ck_assert(is_str(v[0], "params.level", "warning"));   /* modality ignored */
+    ck_assert(is_str(v[0], "params.logger", "options"));
+    ck_assert(is_str(v[1], "params.level", "info"));
+    ck_assert(is_str(v[1], "params.logger", "retrieve"));
+    ck_assert_int_eq(num(v[1], "params.data.candidates"), 1);
+    ck_assert_int_eq(num(v[1], "params.data.hits"), 1);
+    ck_assert_ptr_nonnull(at(v[1], "params.data.recallMs"));
+    ck_assert_ptr_nonnull(at(v[2], "result.hits"));
+    {   /* the logs are the bytes before the answer: no text in them */
+        char *answer = strstr(OUT.data, "{\"jsonrpc\":\"2.0\",\"id\":1,");
+        ck_assert_ptr_nonnull(answer);
+        *answer = '\0';
+        ck_assert_msg(!strstr(OUT.data, "supersonic flow")
+                      && !strstr(OUT.data, "shock waves"),
+                      "document text in a log: %s", OUT.data);
+    }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("methods");
@@ -3425,6 +3462,7 @@ static Suite *make_suite(void)
     tcase_add_test(e, sessions_are_bounded_and_the_least_recent_is_forgotten);
     tcase_add_test(e, feedback_counts_every_signal_and_checks_them_all_first);
     tcase_add_test(e, feedback_reports_label_trust_and_never_change_the_ranking);
+    tcase_add_test(e, retrieve_logs_its_stages_and_never_a_documents_text);
     tcase_add_test(e, retrieve_never_returns_more_than_k);
     tcase_add_test(e, retrieve_modes_and_fusion_and_strict);
     tcase_add_test(e, retrieve_unadvertised_options_are_32005);
