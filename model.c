@@ -1882,7 +1882,10 @@ static int emit_token_lex(void *ctx, int cc, const char *w, size_t n,
     tk.wlen = (uint32_t)n;
     tk.term = tk.word;
     tk.tlen = t->len;
-    if (t->len != n && text_tok_bytes(c->t.t, t->s, t->len, &tk.term))
+    /* the word is its own term only when the bytes agree: a stem of the
+    ** same length may differ ("density" -> "densiti") */
+    if ((t->len != n || memcmp(t->s, w, n) != 0)
+        && text_tok_bytes(c->t.t, t->s, t->len, &tk.term))
         return -1;
     return text_tok_push(c->t.t, &tk);
 }
