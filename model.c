@@ -3265,25 +3265,38 @@ static void wterm_norm(wterm *v, size_t n)
         v[i].w /= s;
 }
 
+/* The relevance model of the top documents, unnormalised: every term's
+** sum of score(d) tf(t,d)/|d|, best first, in *v (rcp_free; *cap its
+** room); returns the count, or -1 out of memory. */
+static long rm3_relevance(const rcp_model *m, const rcp_model_hit *top,
+                          size_t ntop, wterm **v, size_t *cap)
+{
+    size_t n = 0, i;
+    double ssum = 0;
+    for (i = 0; i < ntop; i++)
+        ssum += top[i].score;
+    for (i = 0; i < ntop && ssum > 0; i++)
+        if (rm3_doc(m, top[i].doc, top[i].score / ssum, v, &n, cap))
+            return -1;
+    n = wterm_merge(*v, n);
+    if (n)
+        qsort(*v, n, sizeof **v, wterm_by_weight);
+    return (long)n;
+}
+
 /* The expanded query: *out = RM3_ORIG P(t|Q) + (1 - RM3_ORIG) P(t|R). */
 static int rm3_expand(const rcp_model *m, const wterm *qt, size_t nq,
                       const rcp_model_hit *top, size_t ntop, wterm **out,
                       size_t *nout)
 {
     wterm *v = NULL;
-    size_t n = 0, cap = 0, i, nr;
-    double ssum = 0;
+    size_t cap = 0, i, nr;
+    long got;
     if (ntop > m->o.prf_docs)
         ntop = m->o.prf_docs;
-    for (i = 0; i < ntop; i++)
-        ssum += top[i].score;
-    for (i = 0; i < ntop && ssum > 0; i++)
-        if (rm3_doc(m, top[i].doc, top[i].score / ssum, &v, &n, &cap))
-            goto fail;
-    nr = wterm_merge(v, n);
-    if (nr)
-        qsort(v, nr, sizeof *v, wterm_by_weight);
-    nr = nr < RM3_TERMS ? nr : RM3_TERMS;
+    if ((got = rm3_relevance(m, top, ntop, &v, &cap)) < 0)
+        goto fail;
+    nr = (size_t)got < RM3_TERMS ? (size_t)got : RM3_TERMS;
     wterm_norm(v, nr);
     for (i = 0; i < nr; i++)
         v[i].w *= 1 - RM3_ORIG;
@@ -4528,8 +4541,8 @@ int rcp_model_expand(const rcp_model *m, const char *query, size_t qlen,
     rcp_model_hit *top;
     rcp_tokens tk;
     wterm *v = NULL, *qt = NULL;
-    size_t nt = 0, vn = 0, vcap = 0, nq = 0, i, j;
-    double ssum = 0;
+    size_t nt = 0, vn, vcap = 0, nq = 0, i, j;
+    long got;
     int rc = -1;
     *n = 0;
     if (!m->o.prf_docs || !cap)
@@ -4544,16 +4557,10 @@ int rcp_model_expand(const rcp_model *m, const char *query, size_t qlen,
     if (!(top = rcp_malloc((m->o.prf_docs + 1) * sizeof *top))
         || rcp_model_search(m, &q, top, &nt)
         || model_tokenize(m, &tk, query, qlen)
-        || query_wterms(m, &tk, &qt, &nq))
+        || query_wterms(m, &tk, &qt, &nq)
+        || (got = rm3_relevance(m, top, nt, &v, &vcap)) < 0)
         goto done;
-    for (i = 0; i < nt; i++)
-        ssum += top[i].score;
-    for (i = 0; i < nt && ssum > 0; i++)
-        if (rm3_doc(m, top[i].doc, top[i].score / ssum, &v, &vn, &vcap))
-            goto done;
-    vn = wterm_merge(v, vn);
-    if (vn)
-        qsort(v, vn, sizeof *v, wterm_by_weight);
+    vn = (size_t)got;
     for (i = 0; i < vn && *n < cap; i++) {
         long sl = 0;
         for (j = 0; j < nq && qt[j].tid != v[i].tid; j++)

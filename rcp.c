@@ -851,6 +851,36 @@ static void send_resp(rcp_server *s)
     rcp_buf_clear(&s->resp);
 }
 
+/* A notification to the frame's out (invariant 4): its head up to the
+** open params object, then note_end closes it as one whole line, or
+** takes it back when memory ran out (invariant 6: never half a line);
+** note_end returns 0 sent, -1 dropped. */
+static size_t note_begin(rcp_server *s, rcp_jw *w, const char *method)
+{
+    size_t mark = s->sink->len;
+    rcp_jw_init(w, s->sink);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "jsonrpc");
+    rcp_jw_cstr(w, "2.0");
+    rcp_jw_key(w, "method");
+    rcp_jw_cstr(w, method);
+    rcp_jw_key(w, "params");
+    rcp_jw_obj(w);
+    return mark;
+}
+
+static int note_end(rcp_server *s, rcp_jw *w, size_t mark)
+{
+    rcp_jw_obj_end(w);
+    rcp_jw_obj_end(w);
+    rcp_buf_putc(s->sink, '\n');
+    if (!s->sink->oom)
+        return 0;
+    s->sink->len = mark;
+    s->sink->oom = 0;
+    return -1;
+}
+
 /* §9: progress only for a request that carried a token, only while the
 ** streaming capability is advertised, and only rising. */
 static void emit_progress(rcp_call *c, double progress, const char *stage,
@@ -869,15 +899,7 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
         return;
     }
     c->progress = progress;
-    mark = s->sink->len;
-    rcp_jw_init(&w, s->sink);
-    rcp_jw_obj(&w);
-    rcp_jw_key(&w, "jsonrpc");
-    rcp_jw_cstr(&w, "2.0");
-    rcp_jw_key(&w, "method");
-    rcp_jw_cstr(&w, "notifications/progress");
-    rcp_jw_key(&w, "params");
-    rcp_jw_obj(&w);
+    mark = note_begin(s, &w, "notifications/progress");
     rcp_jw_key(&w, "progressToken");
     rcp_jw_value(&w, c->token);
     rcp_jw_key(&w, "progress");
@@ -890,12 +912,7 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
         rcp_jw_key(&w, "partial");
         partial(&w, ud);
     }
-    rcp_jw_obj_end(&w);
-    rcp_jw_obj_end(&w);
-    rcp_buf_putc(s->sink, '\n');
-    if (s->sink->oom) {                 /* invariant 6: never half a line */
-        s->sink->len = mark;
-        s->sink->oom = 0;
+    if (note_end(s, &w, mark)) {
         s->stats.progress_dropped++;
         return;
     }
@@ -922,15 +939,7 @@ void call_log(rcp_call *c, int level, const char *logger,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    mark = s->sink->len;
-    rcp_jw_init(&w, s->sink);
-    rcp_jw_obj(&w);
-    rcp_jw_key(&w, "jsonrpc");
-    rcp_jw_cstr(&w, "2.0");
-    rcp_jw_key(&w, "method");
-    rcp_jw_cstr(&w, "notifications/log");
-    rcp_jw_key(&w, "params");
-    rcp_jw_obj(&w);
+    mark = note_begin(s, &w, "notifications/log");
     rcp_jw_key(&w, "level");
     rcp_jw_cstr(&w, log_levels[level]);
     rcp_jw_key(&w, "message");
@@ -954,13 +963,7 @@ void call_log(rcp_call *c, int level, const char *logger,
         }
         rcp_jw_obj_end(&w);
     }
-    rcp_jw_obj_end(&w);
-    rcp_jw_obj_end(&w);
-    rcp_buf_putc(s->sink, '\n');
-    if (s->sink->oom) {                 /* invariant 6: never half a line */
-        s->sink->len = mark;
-        s->sink->oom = 0;
-    }
+    (void)note_end(s, &w, mark);        /* advisory: dropped, not sent */
 }
 
 static int checkpoint(rcp_call *c, double progress, const char *stage,
