@@ -2671,9 +2671,9 @@ int rcp_store_feedback(rcp_store *st, const char *line, size_t n)
     char *path;
     struct stat sb;
     int fd, made, rc = 0;
-    if (st->failed)
-        return st_fail(st, "%s", st->err[0] ? st->err
-                       : "the store takes no more writes");
+    if (st->failed)         /* st->err still says why (case F) */
+        return st->err[0] ? -1 : st_fail(st, "the store takes no more "
+                                         "writes until it is reopened");
     if (!(path = feedback_path(st)))
         return -1;
     made = stat(path, &sb) != 0;
