@@ -1433,8 +1433,8 @@ static void out_rewrite(fake_state *f, const char *line, size_t len,
     }
     if (f->mode == B_PROGRESS_WITH_ID)
         progress_with_id(line, len, dst);
-    if (out->len && strstr(out->data, "\"protocolVersion\"")
-        && !strstr(out->data, "\"error\""))
+    /* an initialize result (log's levels hold the word "error") */
+    if (out->len && strstr(out->data, "\"result\":{\"protocolVersion\""))
         f->initialized = 1;
     mutate(f->mode, line, len, out, dst);
 }
