@@ -705,6 +705,7 @@ enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        B_RERANK_HIDDEN, B_USAGE_DEPTH, B_RETRY_INVERTED, B_NO_HYPOTHETICAL,
        B_TRANSFORM_PADDED, B_NO_REWRITTEN, B_SESSION_IGNORED,
        B_FEEDBACK_MISCOUNT, B_LOG_LEVEL_IGNORED, B_LOG_LEVEL_TRACE,
+       B_LOG_UNASKED,
        /* legal counterparts of the last four (they refuse what they hide) */
        L_NOT_DETERMINISTIC_NOTED, L_NO_MMR, L_NO_CONVEX,
        L_NO_INLINE_RERANK, L_FUNNEL_NORMALISES, L_NO_FIELDS,
@@ -1433,6 +1434,10 @@ static void out_rewrite(fake_state *f, const char *line, size_t len,
     }
     if (f->mode == B_PROGRESS_WITH_ID)
         progress_with_id(line, len, dst);
+    if (f->mode == B_LOG_UNASKED && out->len)   /* to everyone, asked or not */
+        rcp_buf_puts(dst, "{\"jsonrpc\":\"2.0\",\"method\":"
+                     "\"notifications/log\",\"params\":{\"level\":\"info\","
+                     "\"message\":\"answered\"}}\n");
     /* an initialize result (log's levels hold the word "error") */
     if (out->len && strstr(out->data, "\"result\":{\"protocolVersion\""))
         f->initialized = 1;
@@ -2120,6 +2125,15 @@ START_TEST(suite_catches_logs_that_ignore_the_level_or_break_the_shape)
     warned(B_LOG_LEVEL_IGNORED, "s17-log-honours-log-level",
            "s17-log-honours-log-level");
     caught(B_LOG_LEVEL_TRACE, "s17-log-shape", "s17-log-shape");
+}
+END_TEST
+
+START_TEST(suite_catches_a_log_the_client_never_asked_for)
+{
+    /* the control passes though the s17 checks ask for logs: the oracle
+    ** knows which servers were asked (initialize's log, _meta.logLevel) */
+    caught(B_LOG_UNASKED, "s07-no-unsolicited-notifications",
+           "s07-no-unsolicited-notifications");
 }
 END_TEST
 
@@ -3087,6 +3101,7 @@ static Suite *make_suite(void)
     tcase_add_test(r, suite_catches_feedback_that_miscounts);
     tcase_add_test(r,
         suite_catches_logs_that_ignore_the_level_or_break_the_shape);
+    tcase_add_test(r, suite_catches_a_log_the_client_never_asked_for);
     tcase_add_test(r, suite_catches_seeded_results_that_differ);
     tcase_add_test(r, suite_catches_a_pinned_snapshot_not_served);
     tcase_add_test(r, suite_warns_of_missing_usage_citations_and_similarity);
