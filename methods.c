@@ -45,6 +45,23 @@
 #define RERANK_CHUNK    64       /* passages scored between checkpoints */
 #define INDEX_BATCH_LIMIT 10000  /* documents in one index/add */
 #define MEMORY_MAX      16       /* §7.17 memories kept */
+#define SESSION_SLOTS   64       /* §7.7.3 sessions remembered (LRU) */
+#define SESSION_IDS     1024     /* hit ids remembered per session */
+#define SESSION_TTL_S   600      /* §6 session.ttlSeconds */
+#define SESSION_ID_BYTES 256     /* a longer sessionId is -32602 */
+#define FEEDBACK_SIGNALS 1000    /* §15.5 signals in one feedback call */
+#define FLAG_SLOTS      4096     /* §7.16 hit ids whose reports are kept */
+
+/* §7.7.3 one trajectory's state: the hits it was given, as 64-bit hashes
+** of their ids in a ring (the oldest forgotten first past SESSION_IDS);
+** 8 KiB each, so all sessions together hold at most 512 KiB. */
+typedef struct session {
+    char    *id;                /* the sessionId, rcp_malloc'd */
+    size_t   idlen;
+    double   last;              /* proto_now_ms of its last retrieve */
+    uint64_t seen[SESSION_IDS];
+    size_t   nseen, head;
+} session;
 
 /* The built-in backend's state: the engine it serves (borrowed from the
 ** server's options) and what the write methods remember between calls. */
@@ -75,7 +92,52 @@ typedef struct builtin {
     } mem[MEMORY_MAX];
     size_t           nmem;
     uint64_t         mem_next, mem_tick;
+    session         *sess[SESSION_SLOTS];   /* NULL: a free slot */
+    unsigned         rewrites;  /* TX_* bits retrieve.rewrite offers */
+    /* §7.16 the integrity reports of feedback, per hit id (advisory, §15):
+    ** the first FLAG_SLOTS ids reported are kept, later ones only on
+    ** disk; and how many signals were accepted (replayed with --data) */
+    struct flag {
+        char    *id;            /* rcp_malloc'd */
+        size_t   idlen;
+        uint32_t poison, injection;
+    } *flags;
+    size_t           nflags;
+    uint64_t         signals;
 } builtin;
+
+/* §7.8 the transforms, which retrieve's rewrite applies too (below). */
+enum { TX_REWRITE, TX_HYDE, TX_MULTI, TX_DECOMPOSE, TX_STEPBACK, TX_N };
+#define TRANSFORM_MAX_N  10     /* §15.5: multi-query/decompose fan-out */
+/* The rewrites retrieve advertises (retrieve.rewrite): those that did not
+** lower nDCG@10 on Cranfield in make eval (README, "query/transform":
+** rewrite and multi-query);
+** a --debug server (opts.debug) offers all five, so eval can measure the
+** others. */
+#define RETRIEVE_REWRITES      ((1u << TX_REWRITE) | (1u << TX_MULTI))
+#define RETRIEVE_REWRITES_ALL  ((1u << TX_N) - 1)
+typedef struct txout {          /* a transform's answer, in the arena */
+    const char *q[TRANSFORM_MAX_N];
+    size_t n[TRANSFORM_MAX_N], count;
+    const char *hyp;            /* hyde's passage, or NULL */
+    size_t hyplen;
+} txout;
+static const char *const transform_names[TX_N];
+static int transform(rcp_call *c, const builtin *b, int method,
+                     const char *text, size_t len, size_t n, int expand,
+                     txout *t);
+
+/* §7.16 the reports kept for a hit id, or NULL (none, or not kept). */
+static const struct flag *flag_find(const builtin *b, const char *id,
+                                    size_t n)
+{
+    size_t i;
+    for (i = 0; i < b->nflags; i++)
+        if (b->flags[i].idlen == n && memcmp(b->flags[i].id, id, n) == 0
+            && (b->flags[i].poison || b->flags[i].injection))
+            return &b->flags[i];
+    return NULL;
+}
 
 /* MARK: - §6 Capability metadata ---------------------------------------- */
 
@@ -172,12 +234,29 @@ static double score_floor(const rcp_model *m)
                                         : RCP_MODEL_SPARSE_FLOOR;
 }
 
-/* §6.1 retrieve.  Scores depend on the mode, so the scale is
-** "unbounded", the floor score_floor's.  A model without a dense index
-** (make tiny) offers sparse alone: no fusion, no MMR (§6: presence =>
-** supported). */
-static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
+/* §6, §7.7: retrieve.rewrite, the transforms retrieve applies (an
+** informational member of a known capability, §6: RCP/1 names no key for
+** it), and transform.methods, all five. */
+static void write_rewrite_cap(rcp_jw *w, unsigned rewrites)
 {
+    const char *names[TX_N];
+    int i, n = 0;
+    for (i = 0; i < TX_N; i++)
+        if (rewrites & (1u << i))
+            names[n++] = transform_names[i];
+    write_strings(w, "rewrite", names, (size_t)n);
+}
+
+static void write_transform_cap(rcp_jw *w)
+{
+    rcp_jw_obj(w);
+    write_strings(w, "methods", transform_names, TX_N);
+    rcp_jw_obj_end(w);
+}
+
+static void write_retrieve_cap(rcp_jw *w, const builtin *b)
+{
+    const rcp_model *m = b->model;
     int dense = rcp_model_has_dense_index(m);
     rcp_jw_obj(w);
     rcp_jw_key(w, "maxK");
@@ -205,6 +284,7 @@ static void write_retrieve_cap(rcp_jw *w, const rcp_model *m)
     rcp_jw_cstr(w, "unbounded");
     rcp_jw_key(w, "scoreFloor");
     rcp_jw_double(w, score_floor(m));
+    write_rewrite_cap(w, b->rewrites);
     rcp_jw_obj_end(w);
 }
 
@@ -656,8 +736,30 @@ static int rank_order(rcp_arena *a, const double *sc, size_t n, size_t *order)
     return 0;
 }
 
+/* §17.2 usage.latencyMs: since t0, to the microsecond. */
+static void write_latency(rcp_jw *w, double t0)
+{
+    rcp_jw_key(w, "latencyMs");
+    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+}
+
+/* §17.2 usage on a rerank result: every passage was a candidate and was
+** scored, and the time it took. */
+static void write_rerank_usage(rcp_jw *w, size_t n, double t0)
+{
+    rcp_jw_key(w, "usage");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "candidates");
+    rcp_jw_int(w, (int64_t)n);
+    rcp_jw_key(w, "reranked");
+    rcp_jw_int(w, (int64_t)n);
+    write_latency(w, t0);
+    rcp_jw_obj_end(w);
+}
+
 static void write_rerank_result(rcp_call *c, int legacy, const double *sc,
-                                const size_t *order, size_t n, size_t top)
+                                const size_t *order, size_t n, size_t top,
+                                double t0)
 {
     rcp_jw *w = call_w(c);
     size_t i;
@@ -686,6 +788,7 @@ static void write_rerank_result(rcp_call *c, int legacy, const double *sc,
             rcp_jw_int(w, (int64_t)order[i]);
         rcp_jw_arr_end(w);
     }
+    write_rerank_usage(w, n, t0);
     rcp_jw_obj_end(w);
 }
 
@@ -698,7 +801,7 @@ static int m_rerank(void *ud, rcp_call *c)
     size_t ql, i, *order, *lens;
     int legacy = 0, method, strict, rc;
     int64_t top;
-    double *sc;
+    double *sc, t0 = proto_now_ms();
     char f[40];
     if (!ps && (ps = proto_get(call_params(c), "documents")) != NULL) {
         field = "documents";
@@ -736,7 +839,7 @@ static int m_rerank(void *ud, rcp_call *c)
     if (rank_order(call_arena(c), sc, ps->n, order) != 0)
         return call_oom(c);
     write_rerank_result(c, legacy, sc, order, ps->n,
-                        (size_t)top < ps->n ? (size_t)top : ps->n);
+                        (size_t)top < ps->n ? (size_t)top : ps->n, t0);
     return 0;
 }
 
@@ -766,12 +869,26 @@ static uint64_t index_version(const builtin *b)
 /* §7.10, §13.1: an acknowledged write is on disk before its response is
 ** written.  A failed fsync leaves the store refusing writes until it is
 ** reopened, so the error is BackendUnavailable. */
+/* §12.2: -32010 is retryable while the store still takes writes (no room
+** on the disk: later writes can succeed); after a failed fsync it refuses
+** every write until it is reopened, so an identical retry cannot succeed
+** (§12.1 retryable, store.c case F). */
+static int store_failed(const builtin *b, rcp_call *c, int code)
+{
+    rcp_store_info si;
+    if (code != RCP_BACKEND_UNAVAILABLE || !b->store)
+        return code;
+    rcp_store_stat(b->store, &si);
+    return call_retryable(c, code, !si.failed);
+}
+
 static int commit_write(const builtin *b, rcp_call *c)
 {
     if (!b->store || rcp_store_commit(b->store) == 0)
         return 0;
-    return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "the write could "
-                     "not be made durable: %s", rcp_store_error(b->store));
+    return store_failed(b, c, call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL,
+                        NULL, "the write could not be made durable: %s",
+                        rcp_store_error(b->store)));
 }
 
 static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
@@ -916,9 +1033,10 @@ static int put_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
                                 &b->writer)
         : rcp_model_add_from(b->model, id, idn, text, n, meta, mn, ck,
                              &b->writer))
-        return call_fail(c, st ? RCP_BACKEND_UNAVAILABLE : RCP_INTERNAL_ERROR,
-                         NULL, NULL, "adding a document: %s",
-                         st ? rcp_store_error(st) : "out of memory");
+        return store_failed(b, c, call_fail(c, st ? RCP_BACKEND_UNAVAILABLE
+                            : RCP_INTERNAL_ERROR, NULL, NULL, "adding a "
+                            "document: %s", st ? rcp_store_error(st)
+                            : "out of memory"));
     return 0;
 }
 
@@ -932,8 +1050,8 @@ static int del_doc(builtin *b, rcp_call *c, const char *id, size_t idn,
         return 0;
     }
     if (rcp_store_delete(st, id, idn, removed) != 0)
-        return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "deleting: %s",
-                         rcp_store_error(st));
+        return store_failed(b, c, call_fail(c, RCP_BACKEND_UNAVAILABLE,
+                            NULL, NULL, "deleting: %s", rcp_store_error(st)));
     return 0;
 }
 
@@ -950,8 +1068,9 @@ static int chunk_failed(const builtin *b, rcp_call *c)
 {
     if (!b->store)
         return call_oom(c);
-    return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "writing "
-                     "chunks: %s", rcp_store_error(b->store));
+    return store_failed(b, c, call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL,
+                        NULL, "writing chunks: %s",
+                        rcp_store_error(b->store)));
 }
 
 /* Remove the live chunks of document id numbered from on. */
@@ -1361,6 +1480,13 @@ typedef struct rq {
     int      sent_partial;   /* §9 partial.hits sent once, after recall */
     size_t   k;              /* the page size asked for */
     int      unit;           /* §7.7.2 UNIT_* */
+    size_t   recalled;       /* §7.7 usage.candidates: what recall found */
+    int      rewrite;        /* §7.7 rewrite: TX_*, or -1 */
+    txout    tx;             /* what it gave */
+    const char *searched;    /* rewrittenQuery: the text searched */
+    size_t   searchedlen;
+    const rcp_json *session_id;  /* §7.7.3 sessionId, or NULL */
+    session *sess;           /* its state (dedup), or NULL */
 } rq;
 
 
@@ -1409,6 +1535,8 @@ static int search_checkpoint(void *ud, double progress, const char *stage,
 {
     rq *r = ud;
     partial_hits ph;
+    if (partial)                /* recall is done: its effective count */
+        r->recalled = n;
     if (!partial || r->sent_partial)
         return call_checkpoint(r->c, progress, stage);
     r->sent_partial = 1;
@@ -1447,28 +1575,6 @@ static int get_fusion(rcp_call *c, rq *r)
         return rc;
     return call_num(c, w, "fusion.weights.sparse", 0, 1e9, 1,
                     &r->q.w_sparse);
-}
-
-/* Options this engine does not offer: well-formed first (-32602), then
-** strict (-32005 or a note). */
-static int get_unoffered(rcp_call *c, rq *r)
-{
-    static const struct { const char *key; rcp_json_type type; } opt[] = {
-        { "rewrite", RCP_JSON_STRING } };
-    size_t i;
-    int rc;
-    for (i = 0; i < sizeof opt / sizeof *opt; i++) {
-        const rcp_json *v = proto_get(call_params(c), opt[i].key);
-        if (!v || v->type == RCP_JSON_FALSE)
-            continue;
-        if (v->type != opt[i].type)
-            return call_fail(c, RCP_INVALID_PARAMS, opt[i].key, NULL, "%s has "
-                             "the wrong type (§7.7)", opt[i].key);
-        if ((rc = call_unsupported(c, r->strict, opt[i].key,
-                                   "this option is not advertised")) != 0)
-            return rc;
-    }
-    return 0;
 }
 
 /* §8 filter: built once per request into the engine's tree, which the
@@ -1579,6 +1685,10 @@ static int get_rerank_mmr(rcp_call *c, rq *r)
         if ((size_t)top < r->q.k)
             top = (int64_t)r->q.k;
         r->q.rerank_top = (size_t)(top < RERANK_MAX ? top : RERANK_MAX);
+        if (proto_get(rr, "topN") && (size_t)top < (size_t)sent_size(rr,
+                                                                 "topN"))
+            call_note_add(c, "rerank.topN clamped to %lu",
+                          (unsigned long)top);
     }
     if ((rc = call_obj(c, call_params(c), "mmr", &mmr)) || !mmr)
         return rc;
@@ -1633,6 +1743,10 @@ static int get_sizes(rcp_call *c, rq *r)
                          (long long)k);
     r->q.k = (size_t)(k < RETRIEVE_MAX_K ? k : RETRIEVE_MAX_K);
     r->q.candidate_k = (size_t)(ck < RETRIEVE_MAX_K ? ck : RETRIEVE_MAX_K);
+    if (k > RETRIEVE_MAX_K)             /* §12: clamped, and said (§7.7) */
+        call_note_add(c, "k clamped to maxK %d", RETRIEVE_MAX_K);
+    if (ck > RETRIEVE_MAX_K)
+        call_note_add(c, "candidateK clamped to maxK %d", RETRIEVE_MAX_K);
     if (r->q.candidate_k < r->q.k)
         r->q.candidate_k = r->q.k;
     r->budget = budget;
@@ -1670,11 +1784,13 @@ static int pin_version(rcp_call *c, rq *r, uint64_t v, int gone_code)
         return 0;
     if (v < b->voff || v > now
         || !rcp_model_has_version(b->model, v - b->voff))
-        return call_fail(c, gone_code, NULL, NULL, gone_code == RCP_NOT_FOUND
-                         ? "the cursor expired: its snapshot is no longer kept "
-                         "(§10, §12)" : "snapshot v%llu is not available; "
-                         "the live index is v%llu (§7.7.1)",
-                         (unsigned long long)v, (unsigned long long)now);
+        return call_retryable(c, call_fail(c, gone_code, NULL, NULL,
+                              gone_code == RCP_NOT_FOUND ? "the cursor "
+                              "expired: its snapshot is no longer kept (§10, "
+                              "§12)" : "snapshot v%llu is not available; "
+                              "the live index is v%llu (§7.7.1)",
+                              (unsigned long long)v, (unsigned long long)now),
+                              0);
     r->q.pinned = 1;
     r->q.version = v - b->voff;
     return 0;
@@ -1753,9 +1869,10 @@ static int get_snapshot(rcp_call *c, rq *r)
     r->fp = retrieve_fingerprint(c);
     if (iv) {
         if (parse_version(iv, &ver) != 0)
-            return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "snapshot "
-                             "'%.*s' is not one this server issued (§7.7.1)",
-                             (int)(iv->n < 100 ? iv->n : 100), iv->s);
+            return call_retryable(c, call_fail(c, RCP_BACKEND_UNAVAILABLE,
+                                  NULL, NULL, "snapshot '%.*s' is not one "
+                                  "this server issued (§7.7.1)", (int)(iv->n
+                                  < 100 ? iv->n : 100), iv->s), 0);
         if ((rc = pin_version(c, r, ver, RCP_BACKEND_UNAVAILABLE)))
             return rc;
     }
@@ -1795,9 +1912,73 @@ static int get_mode_vectors(rcp_call *c, rq *r)
                             "stores no vectors");
 }
 
+/* §7.7 rewrite: a transform (§7.8) retrieve.rewrite advertises, or
+** false; under strict false another is noted and not applied. */
+static int get_rewrite(rcp_call *c, rq *r)
+{
+    const rcp_json *v = proto_get(call_params(c), "rewrite");
+    int i;
+    r->rewrite = -1;
+    if (!v || v->type == RCP_JSON_FALSE)
+        return 0;
+    if (v->type != RCP_JSON_STRING)
+        return call_fail(c, RCP_INVALID_PARAMS, "rewrite", NULL, "rewrite "
+                         "must be a transform method or false");
+    i = proto_pick(v, transform_names, TX_N);
+    if (i < 0 || !(r->b->rewrites & (1u << i)))
+        return call_unsupported(c, r->strict, "rewrite", "this rewrite is "
+                                "not in retrieve.rewrite");
+    r->rewrite = i;
+    return 0;
+}
+
+/* Apply the rewrite: rewrite and step-back search their query; hyde the
+** query and its hypothetical passage together (the query's own words
+** keep their weight); multi-query and decompose search each of theirs
+** (fused, search_rewritten).  rewrittenQuery says what was searched. */
+static int apply_rewrite(rcp_call *c, rq *r)
+{
+    txout *t = &r->tx;
+    char *p;
+    size_t i, n = 0;
+    int rc;
+    if (r->rewrite < 0)
+        return 0;
+    if ((rc = transform(c, r->b, r->rewrite, r->q.text, r->q.len, 3, 0,
+                        t)))
+        return rc;
+    for (i = 0; i < t->count; i++)
+        n += t->n[i] + 3;
+    if (!(p = rcp_arena_alloc(call_arena(c), n + t->hyplen + 2)))
+        return call_oom(c);
+    n = 0;
+    for (i = 0; i < t->count; i++) {
+        if (i) {
+            memcpy(p + n, " | ", 3);
+            n += 3;
+        }
+        memcpy(p + n, t->q[i], t->n[i]);
+        n += t->n[i];
+    }
+    if (t->hyp) {
+        p[n++] = ' ';
+        memcpy(p + n, t->hyp, t->hyplen);
+        n += t->hyplen;
+    }
+    r->searched = p;
+    r->searchedlen = n;
+    if (t->count == 1 || t->hyp) {
+        r->q.text = p;
+        r->q.len = n;
+    }
+    call_note_add(c, "rewrite %s: %lu %s", transform_names[r->rewrite],
+                  (unsigned long)t->count, t->count == 1 ? "query"
+                  : "queries fused by RRF");
+    return 0;
+}
+
 static int get_retrieve(rcp_call *c, rq *r)
 {
-    const rcp_json *v;
     int64_t seed;
     int rc;
     rcp_model_query_init(&r->q);
@@ -1808,7 +1989,7 @@ static int get_retrieve(rcp_call *c, rq *r)
         || (rc = get_fusion(c, r)) || (rc = get_rerank_mmr(c, r))
         || (rc = get_filter(c, r)) || (rc = get_recency(c, r))
         || (rc = get_granularity(c, r))
-        || (rc = get_unoffered(c, r))
+        || (rc = get_rewrite(c, r))
         || (rc = call_bool(c, call_params(c), "includeText", 1,
                            &r->include_text))
         || (rc = call_enum(c, call_params(c), "encoding", encodings, 2,
@@ -1816,10 +1997,13 @@ static int get_retrieve(rcp_call *c, rq *r)
         || (rc = call_int(c, call_params(c), "seed",
                           -(int64_t)RCP_INT53_MAX, (int64_t)RCP_INT53_MAX, 0,
                           &seed))
-        || (rc = call_str(c, call_params(c), "sessionId", &v)))
+        || (rc = call_str(c, call_params(c), "sessionId", &r->session_id)))
         return rc;
+    if (r->session_id && r->session_id->n > SESSION_ID_BYTES)
+        return call_too_big(c, "sessionId", r->session_id->n,
+                            SESSION_ID_BYTES);
     /* §7.7.1: every stage is deterministic, so any seed is honoured
-    ** trivially; §7.7.3: sessionId is a hint this server ignores. */
+    ** trivially (a session's dedup is trajectory state, §7.7.3) */
     if ((rc = call_num(c, call_params(c), "minScore", -1e300, 1e300,
                        -HUGE_VAL, &r->min_score)))
         return rc;
@@ -2002,6 +2186,7 @@ static void write_citation(rcp_call *c, const rq *r, const hitview *hv)
     int flagged = text_screen_hit(r->b->screen, hv->text, hv->textlen);
     int level = flagged && o->trust == RCP_TRUST_TRUSTED
                 ? RCP_TRUST_UNTRUSTED : o->trust;
+    const struct flag *f = flag_find(r->b, hv->id, hv->idlen);
     rcp_jw *w = call_w(c);
     const rcp_json *v;
     size_t i;
@@ -2029,10 +2214,19 @@ static void write_citation(rcp_call *c, const rq *r, const hitview *hv)
     rcp_jw_key(w, "level");
     rcp_jw_cstr(w, trust_names[level]);
     rcp_jw_key(w, "injectionSuspected");
-    rcp_jw_bool(w, flagged);
+    rcp_jw_bool(w, flagged || (f && f->injection));
     if (o->sourcelen) {
         rcp_jw_key(w, "x-rcp-source");
         rcp_jw_str(w, o->source, o->sourcelen);
+    }
+    if (f) {        /* §7.16, §15.3: what clients reported, advisory */
+        rcp_jw_key(w, "x-rcp-reported");
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "poisonSuspected");
+        rcp_jw_int(w, f->poison);
+        rcp_jw_key(w, "injectionSuspected");
+        rcp_jw_int(w, f->injection);
+        rcp_jw_obj_end(w);
     }
     rcp_jw_obj_end(w);
 }
@@ -2243,18 +2437,25 @@ static void write_usage(rcp_call *c, const rq *r, double t0, size_t tokens)
 {
     rcp_jw *w = call_w(c);
     const char *note;
-    size_t i;
+    size_t i, reranked = r->q.rerank_top && r->q.rerank_top < r->recalled
+                         ? r->q.rerank_top : r->recalled;
     rcp_jw_key(w, "usage");
     rcp_jw_obj(w);
+    /* §7.7 "the effective counts": what recall found and what the reranker
+    ** scored, never the depth asked for (a 7-document corpus has at most 7
+    ** candidates) */
     rcp_jw_key(w, "candidates");
-    rcp_jw_int(w, (int64_t)r->q.candidate_k);
+    rcp_jw_int(w, (int64_t)r->recalled);
     rcp_jw_key(w, "reranked");
-    rcp_jw_int(w, r->q.rerank ? (int64_t)r->q.rerank_top : 0);
-    rcp_jw_key(w, "latencyMs");
-    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+    rcp_jw_int(w, r->q.rerank ? (int64_t)reranked : 0);
+    write_latency(w, t0);
     if (r->budget) {
         rcp_jw_key(w, "tokens");
         rcp_jw_int(w, (int64_t)tokens);
+    }
+    if (r->searched) {                  /* issue 15: and in usage */
+        rcp_jw_key(w, "rewrittenQuery");
+        rcp_jw_str(w, r->searched, r->searchedlen);
     }
     if (call_note(c, 0)) {
         rcp_jw_key(w, "notes");
@@ -2276,21 +2477,221 @@ static int retrieve_failed(rcp_call *c, int rc)
     if (rc == RCP_MODEL_INVALID)        /* what get_retrieve let through */
         return call_fail(c, RCP_INTERNAL_ERROR, NULL, NULL, "the engine "
                          "refused the query as built (a defect)");
-    return call_fail(c, rc == RCP_MODEL_GONE ? RCP_BACKEND_UNAVAILABLE : rc,
-                     NULL, NULL, "%s", rc == RCP_MODEL_GONE
-                     ? "the pinned snapshot is no longer kept (§7.7.1)"
-                     : rc == RCP_CANCELLED ? "cancelled by notifications/cancel"
+    if (rc == RCP_MODEL_GONE)   /* gone for good: no retry brings it back */
+        return call_retryable(c, call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL,
+                              NULL, "the pinned snapshot is no longer kept "
+                              "(§7.7.1)"), 0);
+    return call_fail(c, rc, NULL, NULL, "%s", rc == RCP_CANCELLED
+                     ? "cancelled by notifications/cancel"
                      : "deadline elapsed");
 }
 
 
+/* MARK: - §7.7.3 sessions: dedup across a trajectory */
+
+/* The session named id, made when new: expired ones (SESSION_TTL_S after
+** their last retrieve) are forgotten first, and a new one past
+** SESSION_SLOTS takes the least recently used slot.  NULL out of memory. */
+static session *session_get(builtin *b, const rcp_json *id, double now)
+{
+    session *s;
+    size_t i, lru = 0;
+    for (i = 0; i < SESSION_SLOTS; i++) {
+        s = b->sess[i];
+        if (s && now - s->last > SESSION_TTL_S * 1000.0) {
+            rcp_free(s->id);
+            rcp_free(s);
+            b->sess[i] = s = NULL;
+        }
+        if (s && s->idlen == id->n && memcmp(s->id, id->s, id->n) == 0) {
+            s->last = now;
+            return s;
+        }
+        if (!s || (b->sess[lru] && s->last < b->sess[lru]->last))
+            lru = i;
+    }
+    if ((s = b->sess[lru]) != NULL) {       /* evicted: forgotten whole */
+        rcp_free(s->id);
+        rcp_free(s);
+        b->sess[lru] = NULL;
+    }
+    if (!(s = rcp_malloc(sizeof *s)) || !(s->id = rcp_malloc(id->n + 1))) {
+        rcp_free(s);
+        return NULL;
+    }
+    memcpy(s->id, id->s, id->n);
+    s->idlen = id->n;
+    s->last = now;
+    s->nseen = s->head = 0;
+    return b->sess[lru] = s;
+}
+
+static int session_saw(const session *s, uint64_t h)
+{
+    size_t i;
+    for (i = 0; i < s->nseen; i++)
+        if (s->seen[i] == h)
+            return 1;
+    return 0;
+}
+
+static void session_add(session *s, uint64_t h)
+{
+    s->seen[s->head] = h;
+    s->head = (s->head + 1) % SESSION_IDS;
+    if (s->nseen < SESSION_IDS)
+        s->nseen++;
+}
+
+/* The id a hit is written under (its document's when unit is document),
+** hashed: what the session remembers.  A collision (2^-64 a pair) would
+** hide one hit; nothing else depends on it. */
+static uint64_t hit_hash(const rq *r, uint32_t docno)
+{
+    rcp_model_docview d;
+    if (view_doc(r, docno, &d) != 0)
+        return 0;
+    if (r->unit == UNIT_DOCUMENT && d.chunk.of)
+        return fnv1a(14695981039346656037u, d.chunk.of, d.chunk.oflen);
+    return fnv1a(14695981039346656037u, d.id, d.idlen);
+}
+
+/* Drop the hits the session was given before; returns how many remain. */
+static size_t session_filter(rq *r, rcp_model_hit *h, size_t n)
+{
+    size_t i, kept = 0;
+    for (i = 0; i < n; i++)
+        if (!session_saw(r->sess, hit_hash(r, h[i].doc)))
+            h[kept++] = h[i];
+    if (kept < n)
+        call_note_add(r->c, "session: %lu hits returned before left out",
+                      (unsigned long)(n - kept));
+    return kept;
+}
+
+/* One fused hit: the list it ranked best in and its summed RRF. */
+typedef struct fusedhit {
+    rcp_model_hit h;
+    size_t best;            /* its best rank in any list */
+} fusedhit;
+
+static int fused_by_doc(const void *a, const void *b)
+{
+    const fusedhit *x = a, *y = b;
+    if (x->h.doc != y->h.doc)
+        return x->h.doc < y->h.doc ? -1 : 1;
+    return x->best < y->best ? -1 : x->best > y->best;
+}
+
+static int fused_by_score(const void *a, const void *b)
+{
+    const fusedhit *x = a, *y = b;
+    if (x->h.fused != y->h.fused)
+        return x->h.fused > y->h.fused ? -1 : 1;
+    if (x->best != y->best)
+        return x->best < y->best ? -1 : 1;
+    return x->h.doc < y->h.doc ? -1 : x->h.doc > y->h.doc;
+}
+
+/* The search, or for multi-query and decompose one search per query fused
+** by RRF (k = fusion.rrfK, 60; Cormack et al. 2009): a document's score
+** is the sum of 1 / (rrfK + rank) over the lists it is in, each list
+** candidateK deep (a list cut at the page would drop what the others rank
+** high); ties by its best rank, then docno.  Its stage scores are those
+** of its best list. */
+static int search_rewritten(rq *r, rcp_model_hit *hits, size_t *n)
+{
+    const txout *t = &r->tx;
+    size_t pool = r->q.k, deep = r->q.candidate_k, i, j, all = 0, got;
+    size_t kept = 0;
+    fusedhit *f;
+    rcp_model_hit *one;
+    int rc;
+    if ((r->rewrite != TX_MULTI && r->rewrite != TX_DECOMPOSE)
+        || t->count < 2)
+        return rcp_model_search(r->b->model, &r->q, hits, n);
+    f = rcp_arena_alloc(call_arena(r->c), (t->count * deep + 1) * sizeof *f);
+    one = rcp_arena_alloc(call_arena(r->c), (deep + 1) * sizeof *one);
+    if (!f || !one)
+        return -1;
+    for (i = 0; i < t->count; i++) {
+        rcp_model_query q = r->q;
+        q.text = t->q[i];
+        q.len = t->n[i];
+        q.k = deep;
+        if ((rc = rcp_model_search(r->b->model, &q, one, &got)) != 0)
+            return rc;
+        for (j = 0; j < got; j++, all++) {
+            f[all].h = one[j];
+            f[all].h.fused = 1.0 / (r->q.rrf_k + (double)(j + 1));
+            f[all].best = j;
+        }
+    }
+    qsort(f, all, sizeof *f, fused_by_doc);
+    for (i = 0; i < all; i++) {         /* one per document, summed */
+        if (kept && f[kept - 1].h.doc == f[i].h.doc) {
+            f[kept - 1].h.fused += f[i].h.fused;
+            continue;
+        }
+        f[kept++] = f[i];
+    }
+    qsort(f, kept, sizeof *f, fused_by_score);
+    r->recalled = kept;
+    for (i = 0; i < kept && i < pool; i++) {
+        hits[i] = f[i].h;
+        hits[i].score = hits[i].fused;
+        hits[i].has |= RCP_HIT_FUSED;
+    }
+    *n = i;
+    return 0;
+}
+
+/* §17.1 a retrieve's stages, for notifications/log: counts and times,
+** never a document's text. */
+typedef struct stage_log {
+    size_t candidates, reranked, hits;
+    double recall_ms, total_ms;
+} stage_log;
+
+static void write_stage_log(rcp_jw *w, const void *ud)
+{
+    const stage_log *l = ud;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "candidates");
+    rcp_jw_int(w, (int64_t)l->candidates);
+    rcp_jw_key(w, "reranked");
+    rcp_jw_int(w, (int64_t)l->reranked);
+    rcp_jw_key(w, "hits");
+    rcp_jw_int(w, (int64_t)l->hits);
+    rcp_jw_key(w, "recallMs");
+    rcp_jw_double(w, (double)(long)(l->recall_ms * 1000) / 1000);
+    rcp_jw_key(w, "latencyMs");
+    rcp_jw_double(w, (double)(long)(l->total_ms * 1000) / 1000);
+    rcp_jw_obj_end(w);
+}
+
+static void log_stages(rcp_call *c, const rq *r, size_t hits, double t0,
+                       double t1)
+{
+    stage_log l;
+    l.candidates = r->recalled;
+    l.reranked = !r->q.rerank ? 0 : r->q.rerank_top && r->q.rerank_top
+                 < r->recalled ? r->q.rerank_top : r->recalled;
+    l.hits = hits;
+    l.recall_ms = t1 - t0;
+    l.total_ms = proto_now_ms() - t0;
+    call_log(c, PROTO_LOG_INFO, "retrieve", write_stage_log, &l, "recall "
+             "%lu candidates, reranked %lu, %lu hits", (unsigned long)
+             l.candidates, (unsigned long)l.reranked, (unsigned long)hits);
+}
+
 /* §7.7 retrieve: recall -> fuse -> pack, one page (§10) at a time. */
 static int m_retrieve(void *ud, rcp_call *c)
 {
-    const builtin *b = ud;
+    builtin *b = ud;
     const rcp_model *m = b->model;
     rcp_jw *w = call_w(c);
-    double t0 = proto_now_ms();
+    double t0 = proto_now_ms(), t1;
     rq r;
     rcp_model_hit *hits;
     size_t n = 0, page, want, pool, tokens, i;
@@ -2299,7 +2700,7 @@ static int m_retrieve(void *ud, rcp_call *c)
     memset(&r, 0, sizeof r);
     r.c = c;
     r.b = b;
-    if ((rc = get_retrieve(c, &r)) != 0)
+    if ((rc = get_retrieve(c, &r)) != 0 || (rc = apply_rewrite(c, &r)) != 0)
         return rc;
     r.q.ud = &r;
     r.q.checkpoint = search_checkpoint;
@@ -2307,9 +2708,18 @@ static int m_retrieve(void *ud, rcp_call *c)
     want = r.offset + r.q.k + 1;        /* one more tells a next page */
     if (want > RETRIEVE_MAX_K + 1)
         want = RETRIEVE_MAX_K + 1;
-    pool = r.recency && r.q.candidate_k > want ? r.q.candidate_k : want;
-    if (r.unit == UNIT_DOCUMENT)
-        pool *= 4;              /* several chunks may share a document */
+    /* the recall depth stays within maxK (§7.7 "MUST clamp"): at the cap
+    ** there is no next page to look ahead for (no cursor past maxK) */
+    pool = want > RETRIEVE_MAX_K ? RETRIEVE_MAX_K : want;
+    if (r.recency && r.q.candidate_k > pool)
+        pool = r.q.candidate_k;
+    if (r.session_id && !(r.sess = session_get(b, r.session_id, t0)))
+        return call_oom(c);
+    if (r.sess)             /* room for the hits it will leave out */
+        pool = pool + r.sess->nseen < RETRIEVE_MAX_K
+               ? pool + r.sess->nseen : RETRIEVE_MAX_K;
+    if (r.unit == UNIT_DOCUMENT)    /* several chunks share a document */
+        pool = pool * 4 < RETRIEVE_MAX_K ? pool * 4 : RETRIEVE_MAX_K;
     hits = rcp_arena_alloc(call_arena(c), pool * sizeof *hits);
     b64 = rcp_arena_alloc(call_arena(c), rcp_vec_b64_len(rcp_model_dim(m)));
     if (!hits || !b64)
@@ -2317,12 +2727,15 @@ static int m_retrieve(void *ud, rcp_call *c)
     r.q.k = pool;
     if (r.q.candidate_k < pool)
         r.q.candidate_k = pool;
-    if ((rc = rcp_model_search(m, &r.q, hits, &n)) != 0)
+    if ((rc = search_rewritten(&r, hits, &n)) != 0)
         return retrieve_failed(c, rc);
+    t1 = proto_now_ms();
     if (r.recency && (rc = apply_recency(c, &r, hits, n)) != 0)
         return rc;
     if (r.unit == UNIT_DOCUMENT)
-        n = group_by_document(&r, hits, n, want);
+        n = group_by_document(&r, hits, n, r.sess ? pool : want);
+    if (r.sess)
+        n = session_filter(&r, hits, n);
     n = apply_min_score(&r, hits, n);
     r.q.k = want - 1 - r.offset;
     page = n > r.offset ? n - r.offset : 0;
@@ -2338,8 +2751,12 @@ static int m_retrieve(void *ud, rcp_call *c)
                             ? r.decay[r.offset + i] : -1, b64)) != 0)
             return retrieve_failed(c, rc);
     rcp_jw_arr_end(w);
+    for (i = 0; r.sess && i < page; i++)    /* given now: not again */
+        session_add(r.sess, hit_hash(&r, hits[r.offset + i].doc));
+    /* §7.7.3 with a session the next page is the session's next retrieve
+    ** (nothing given is given again), so no cursor is issued */
     if (r.offset + page < n && !r.budget && r.offset + page < RETRIEVE_MAX_K
-        && call_offers(c, PROTO_CAP_PAGINATION)) {
+        && !r.sess && call_offers(c, PROTO_CAP_PAGINATION)) {
         char cur[96];
         rcp_jw_key(w, "nextCursor");
         rcp_jw_str(w, cur, (size_t)snprintf(cur, sizeof cur,
@@ -2355,7 +2772,401 @@ static int m_retrieve(void *ud, rcp_call *c)
     rcp_jw_key(w, "indexVersion");
     rcp_jw_str(w, b64, (size_t)sprintf(b64, "v%llu",
                (unsigned long long)r.served));
+    if (r.searched) {                   /* §7.7 Result */
+        rcp_jw_key(w, "rewrittenQuery");
+        rcp_jw_str(w, r.searched, r.searchedlen);
+    }
     write_usage(c, &r, t0, tokens);
+    rcp_jw_obj_end(w);
+    log_stages(c, &r, page, t0, t1);
+    return 0;
+}
+
+/* MARK: - §7.8 query/transform */
+
+/* Classical IR in place of a language model (README, "query/transform"):
+** every method reads the query as the index's tokenizer folds it, and
+** what it adds comes from the corpus -- its vocabulary (spelling), its
+** pseudo-relevant documents (RM3 terms, hyde's sentences) and its
+** document frequencies (step-back).  Deterministic: the same index and
+** query give the same queries. */
+#define TRANSFORM_FIX    32     /* words spell-corrected, at most (each
+                                   scans the vocabulary) */
+#define EXPAND_TERMS     3      /* pseudo-relevance words rewrite adds */
+#define HYDE_PASSAGES    3      /* passages hyde takes a sentence from */
+#define HYDE_SENTENCE    600    /* bytes of a sentence it takes, at most */
+
+static const char *const transform_names[TX_N] = {
+    "rewrite", "hyde", "multi-query", "decompose", "step-back"
+};
+
+/* A query word: folded, or its correction from the vocabulary. */
+typedef struct qword {
+    const char *w;
+    size_t n;
+    long   df;          /* of w: -1 a stopword, 0 unknown to the index */
+    size_t start, end;  /* its span in the query as sent */
+} qword;
+
+typedef struct qwords {
+    qword *v;
+    size_t n;
+} qwords;
+
+/* The query's words, folded (RCP_TOK_FOLD: no stopword is dropped, no
+** stem is taken, so they read as typed), the first TRANSFORM_FIX unknown
+** ones corrected against the vocabulary. */
+static int tx_words(rcp_call *c, const rcp_model *m, const char *text,
+                    size_t len, qwords *out)
+{
+    rcp_tokens tk;
+    size_t i, fixes = 0;
+    char fix[64];
+    int rc = 0;
+    rcp_tokens_init(&tk);
+    out->n = 0;
+    if (rcp_tokenize(&tk, text, len, RCP_TOK_FOLD)
+        || !(out->v = rcp_arena_alloc(call_arena(c), (tk.n + 1)
+                                      * sizeof *out->v))) {
+        rcp_tokens_free(&tk);
+        return call_oom(c);
+    }
+    for (i = 0; i < tk.n && !rc; i++) {
+        qword *q = &out->v[out->n++];
+        const char *w = tk.buf + tk.v[i].word;
+        long fl = 0;
+        char *copy;
+        q->start = tk.v[i].start;
+        q->end = tk.v[i].end;
+        q->n = tk.v[i].wlen;
+        q->df = rcp_model_df(m, w, q->n);
+        if (q->df == 0 && fixes < TRANSFORM_FIX) {
+            fixes++;
+            fl = rcp_model_correct(m, w, q->n, fix, sizeof fix);
+        }
+        if (q->df < -1 || fl < 0)
+            rc = -1;
+        if (fl > 0) {
+            w = fix;
+            q->n = (size_t)fl;
+            q->df = rcp_model_df(m, fix, q->n);
+        }
+        if (!(copy = rcp_arena_alloc(call_arena(c), q->n + 1)))
+            rc = -1;
+        else
+            memcpy(copy, w, q->n);
+        q->w = copy;
+    }
+    rcp_tokens_free(&tk);
+    return rc ? call_oom(c) : 0;
+}
+
+/* The words of w[from, to) not in drop (may be NULL), then the words
+** extra[0..nx), one space apart, into the arena. */
+static int tx_join(rcp_call *c, const qwords *w, size_t from, size_t to,
+                   const unsigned char *drop, const rcp_model_term *extra,
+                   size_t nx, const char **out, size_t *len)
+{
+    size_t i, n = 0;
+    char *p;
+    for (i = from; i < to; i++)
+        n += w->v[i].n + 1;
+    for (i = 0; i < nx; i++)
+        n += strlen(extra[i].word) + 1;
+    if (!(p = rcp_arena_alloc(call_arena(c), n + 1)))
+        return call_oom(c);
+    *out = p;
+    n = 0;
+    for (i = from; i < to; i++) {
+        if (drop && drop[i])
+            continue;
+        if (n)
+            p[n++] = ' ';
+        memcpy(p + n, w->v[i].w, w->v[i].n);
+        n += w->v[i].n;
+    }
+    for (i = 0; i < nx; i++) {
+        size_t k = strlen(extra[i].word);
+        if (n)
+            p[n++] = ' ';
+        memcpy(p + n, extra[i].word, k);
+        n += k;
+    }
+    p[n] = '\0';
+    *len = n;
+    return 0;
+}
+
+/* Add q[0..n) to t unless it is empty or already there. */
+static void tx_add(txout *t, const char *q, size_t n)
+{
+    size_t i;
+    for (i = 0; i < t->count; i++)
+        if (t->n[i] == n && memcmp(t->q[i], q, n) == 0)
+            return;
+    if (t->count < TRANSFORM_MAX_N && (n || t->count == 0)) {
+        t->q[t->count] = q;
+        t->n[t->count++] = n;
+    }
+}
+
+/* RM3 words for the corrected query q (up to cap). */
+static int tx_expand(rcp_call *c, const rcp_model *m, const char *q,
+                     size_t n, size_t cap, rcp_model_term **ex, size_t *nx)
+{
+    *nx = 0;
+    if (!(*ex = rcp_arena_alloc(call_arena(c), (cap + 1) * sizeof **ex))
+        || rcp_model_expand(m, q, n, *ex, cap, nx))
+        return call_oom(c);
+    return 0;
+}
+
+/* step-back: a more general query -- drop the ceil(k/3) most specific of
+** its k known content words (highest IDF, ties the later word), k >= 2;
+** stopwords and unknown words stay. */
+static int tx_step_back(rcp_call *c, const qwords *w, const char **out,
+                        size_t *len)
+{
+    unsigned char *drop = rcp_arena_alloc(call_arena(c), w->n + 1);
+    size_t i, j, k = 0, ndrop;
+    if (!drop)
+        return call_oom(c);
+    memset(drop, 0, w->n + 1);
+    for (i = 0; i < w->n; i++)
+        k += w->v[i].df > 0;
+    ndrop = k >= 2 ? (k + 2) / 3 : 0;
+    for (j = 0; j < ndrop; j++) {
+        size_t best = w->n;
+        for (i = 0; i < w->n; i++)      /* the rarest left: lowest df */
+            if (w->v[i].df > 0 && !drop[i]
+                && (best == w->n || w->v[i].df <= w->v[best].df))
+                best = i;
+        drop[best] = 1;
+    }
+    for (i = 0; ndrop && i < w->n && (drop[i] || w->v[i].df < 0); i++)
+        drop[i] = 1;                    /* no stopword left dangling */
+    for (i = w->n; ndrop && i > 0 && (drop[i - 1] || w->v[i - 1].df < 0); i--)
+        drop[i - 1] = 1;
+    return tx_join(c, w, 0, w->n, drop, NULL, 0, out, len);
+}
+
+/* Is the text between two words a clause break (; ? , : or a newline)? */
+static int tx_break(const char *text, size_t from, size_t to)
+{
+    for (; from < to; from++)
+        if (strchr(";?,:!\n", text[from]))
+            return 1;
+    return 0;
+}
+
+static int tx_conjunction(const qword *q)
+{
+    static const char *const conj[] = { "and", "or", "versus", "vs",
+                                        "also", "plus" };
+    size_t i;
+    for (i = 0; i < sizeof conj / sizeof *conj; i++)
+        if (q->n == strlen(conj[i]) && memcmp(q->w, conj[i], q->n) == 0)
+            return 1;
+    return 0;
+}
+
+/* decompose: cut the query at clause punctuation and at the conjunctions
+** and, or, versus, vs, also, plus; a piece without a known content word
+** joins the piece before it (leading ones, the piece after); past n
+** pieces the rest stays in the last.  It does not distribute shared words
+** ("A and B of C" gives "A" and "B of C"). */
+static int tx_decompose(rcp_call *c, const char *text, const qwords *w,
+                        size_t n, txout *t)
+{
+    size_t s[TRANSFORM_MAX_N], e[TRANSFORM_MAX_N], np = 0, from = 0, i, j;
+    const char *q;
+    size_t ql;
+    int rc;
+    for (i = 0; i <= w->n; i++) {
+        int conj = i < w->n && tx_conjunction(&w->v[i]);
+        size_t content = 0;
+        if (i < w->n && !conj
+            && !(i > 0 && tx_break(text, w->v[i - 1].end, w->v[i].start)))
+            continue;
+        for (j = from; j < i; j++)
+            content += w->v[j].df > 0;
+        if (content && np < n) {
+            s[np] = from;
+            e[np++] = i;
+        } else if (np) {
+            e[np - 1] = i;              /* joins the piece before */
+        } else {
+            continue;                   /* leading: joins the next */
+        }
+        from = i + (size_t)conj;
+    }
+    if (np == 0) {
+        s[0] = 0;
+        e[np++] = w->n;
+    }
+    for (i = 0; i < np; i++) {
+        if ((rc = tx_join(c, w, s[i], e[i], NULL, NULL, 0, &q, &ql)))
+            return rc;
+        tx_add(t, q, ql);
+    }
+    return 0;
+}
+
+/* One sentence of a passage: the span ending at . ! ? or a newline. */
+static size_t tx_sentence_end(const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i] == '.' || p[i] == '!' || p[i] == '?' || p[i] == '\n')
+            return i + 1;
+    return n;
+}
+
+/* hyde: a hypothetical answer passage assembled, in rank order, from the
+** best sentence (by rcp_model_confidence against the query: coverage and
+** adjacency of its words) of each of the top HYDE_PASSAGES passages the
+** query retrieves; the query itself when nothing is retrieved. */
+static int tx_hyde(rcp_call *c, const builtin *b, const char *q, size_t ql,
+                   txout *t)
+{
+    rcp_model_hit hits[HYDE_PASSAGES];
+    rcp_model_query mq;
+    rcp_model_docview d;
+    size_t nh = 0, i, n = 0;
+    char *p = rcp_arena_alloc(call_arena(c), HYDE_PASSAGES
+                              * (HYDE_SENTENCE + 1) + ql + 1);
+    if (!p)
+        return call_oom(c);
+    rcp_model_query_init(&mq);
+    mq.text = q;
+    mq.len = ql;
+    mq.k = HYDE_PASSAGES;
+    mq.no_confidence = 1;
+    mq.mode = rcp_model_has_dense_index(b->model) ? RCP_MODE_HYBRID
+                                                  : RCP_MODE_SPARSE;
+    if (rcp_model_search(b->model, &mq, hits, &nh))
+        return call_oom(c);
+    for (i = 0; i < nh; i++) {
+        size_t at = 0, best = 0, bl = 0, e;
+        double bs = -1, s;
+        if (rcp_model_doc(b->model, hits[i].doc, &d) != 0)
+            continue;
+        for (; at < d.textlen; at += e) {
+            e = tx_sentence_end(d.text + at, d.textlen - at);
+            if (rcp_model_confidence(b->model, q, ql, d.text + at, e, &s))
+                return call_oom(c);
+            if (s > bs) {
+                bs = s;
+                best = at;
+                bl = e;
+            }
+        }
+        while (bl && (d.text[best] == ' ' || d.text[best] == '\n')) {
+            best++;
+            bl--;
+        }
+        if (bl > HYDE_SENTENCE) {       /* at a word boundary */
+            bl = HYDE_SENTENCE;
+            while (bl > 1 && d.text[best + bl] != ' ')
+                bl--;
+        }
+        if (n && bl)
+            p[n++] = ' ';
+        memcpy(p + n, d.text + best, bl);
+        n += bl;
+    }
+    if (n == 0) {
+        memcpy(p, q, ql);
+        n = ql;
+    }
+    p[n] = '\0';
+    t->hyp = p;
+    t->hyplen = n;
+    return 0;
+}
+
+/* The transform of query text[0..len) by method (TX_*), at most n
+** queries (multi-query, decompose), into t.  expand 0: rewrite without
+** its expansion step (retrieve's, whose pipeline expands by RM3 itself). */
+static int transform(rcp_call *c, const builtin *b, int method,
+                     const char *text, size_t len, size_t n, int expand,
+                     txout *t)
+{
+    const rcp_model *m = b->model;
+    rcp_model_term *ex;
+    qwords w;
+    const char *q, *x;
+    size_t ql, xl, nx, i;
+    int rc;
+    memset(t, 0, sizeof *t);
+    if ((rc = tx_words(c, m, text, len, &w))
+        || (rc = tx_join(c, &w, 0, w.n, NULL, NULL, 0, &q, &ql)))
+        return rc;
+    switch (method) {
+    case TX_REWRITE:        /* normalised, corrected, expanded */
+        if ((rc = tx_expand(c, m, q, ql, expand ? EXPAND_TERMS : 0, &ex,
+                            &nx))
+            || (rc = tx_join(c, &w, 0, w.n, NULL, ex, nx, &x, &xl)))
+            return rc;
+        tx_add(t, x, xl);
+        return 0;
+    case TX_MULTI:          /* the query, then a pair of RM3 words each */
+        tx_add(t, q, ql);
+        if ((rc = tx_expand(c, m, q, ql, 2 * (n - 1), &ex, &nx)))
+            return rc;
+        for (i = 0; i < nx && t->count < n; i += 2) {
+            if ((rc = tx_join(c, &w, 0, w.n, NULL, ex + i, nx - i < 2
+                              ? nx - i : 2, &x, &xl)))
+                return rc;
+            tx_add(t, x, xl);
+        }
+        if (t->count < n && (rc = tx_step_back(c, &w, &x, &xl)) == 0)
+            tx_add(t, x, xl);
+        return rc;
+    case TX_DECOMPOSE:
+        return tx_decompose(c, text, &w, n, t);
+    case TX_STEPBACK:
+        if ((rc = tx_step_back(c, &w, &x, &xl)))
+            return rc;
+        tx_add(t, x, xl);
+        return 0;
+    default:                /* TX_HYDE */
+        tx_add(t, q, ql);
+        return tx_hyde(c, b, q, ql, t);
+    }
+}
+
+/* §7.8 query/transform {query, method, n?} -> {queries, hypothetical?}. */
+static int m_transform(void *ud, rcp_call *c)
+{
+    const rcp_json *qv, *mv;
+    int method = 0, rc;
+    int64_t n;
+    txout t;
+    size_t i;
+    rcp_jw *w = call_w(c);
+    if ((rc = call_need(c, call_params(c), "query", &qv))
+        || (rc = call_str(c, call_params(c), "query", &qv))
+        || (rc = call_need(c, call_params(c), "method", &mv))
+        || (rc = call_enum(c, call_params(c), "method", transform_names,
+                           TX_N, 1, &method))
+        || (rc = call_int(c, call_params(c), "n", 1, (int64_t)RCP_INT53_MAX,
+                          3, &n)))
+        return rc;
+    if (n > TRANSFORM_MAX_N)            /* §12, §15.5: clamped */
+        n = TRANSFORM_MAX_N;
+    if ((rc = transform(c, ud, method, qv->s, qv->n, (size_t)n, 1, &t)))
+        return rc;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "queries");
+    rcp_jw_arr(w);
+    for (i = 0; i < t.count; i++)
+        rcp_jw_str(w, t.q[i], t.n[i]);
+    rcp_jw_arr_end(w);
+    if (t.hyp) {
+        rcp_jw_key(w, "hypothetical");
+        rcp_jw_str(w, t.hyp, t.hyplen);
+    }
     rcp_jw_obj_end(w);
     return 0;
 }
@@ -3560,6 +4371,178 @@ static int m_memory_recall(void *ud, rcp_call *c)
     return 0;
 }
 
+/* MARK: - §7.16 feedback */
+
+/* One signal: an object with hitId (string or number), the booleans and a
+** reward in [-1, 1]; other members are ignored (§7.16: MAY ignore). */
+static int check_signal(rcp_call *c, const rcp_json *sig, size_t i)
+{
+    static const char *const flags[] = { "used", "cited", "helpful",
+        "poisonSuspected", "injectionSuspected" };
+    char f[64];
+    const rcp_json *id;
+    double reward;
+    size_t k;
+    int yes, rc;
+    snprintf(f, sizeof f, "signals[%lu]", (unsigned long)i);
+    if (sig->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be an "
+                         "object", f);
+    snprintf(f, sizeof f, "signals[%lu].hitId", (unsigned long)i);
+    if ((rc = call_need(c, sig, f, &id)))
+        return rc;
+    if (id->type != RCP_JSON_STRING && id->type != RCP_JSON_NUMBER)
+        return call_fail(c, RCP_INVALID_PARAMS, f, NULL, "%s must be a "
+                         "string or a number", f);
+    for (k = 0; k < sizeof flags / sizeof *flags; k++) {
+        snprintf(f, sizeof f, "signals[%lu].%s", (unsigned long)i, flags[k]);
+        if ((rc = call_bool(c, sig, f, 0, &yes)))
+            return rc;
+    }
+    snprintf(f, sizeof f, "signals[%lu].reward", (unsigned long)i);
+    return call_num(c, sig, f, -1, 1, 0, &reward);
+}
+
+/* The slot of hit id (made when new and there is room), or NULL: no
+** room (FLAG_SLOTS), or *oom set. */
+static struct flag *flag_slot(builtin *b, const rcp_json *id, int *oom)
+{
+    struct flag *f = (struct flag *)flag_find(b, id->s, id->n);
+    size_t i;
+    for (i = 0; !f && i < b->nflags; i++)       /* one with no report yet */
+        if (b->flags[i].idlen == id->n
+            && memcmp(b->flags[i].id, id->s, id->n) == 0)
+            f = &b->flags[i];
+    if (f || b->nflags == FLAG_SLOTS)
+        return f;
+    if (!b->flags && !(b->flags = rcp_malloc(FLAG_SLOTS * sizeof *b->flags)))
+        goto oom;
+    f = &b->flags[b->nflags];
+    if (!(f->id = rcp_malloc(id->n + 1)))
+        goto oom;
+    memcpy(f->id, id->s, id->n);
+    f->idlen = id->n;
+    f->poison = f->injection = 0;
+    b->nflags++;
+    return f;
+oom:
+    *oom = 1;
+    return NULL;
+}
+
+/* Apply signals: count them; with count 0, only make the slots of the
+** reported ids (what may fail), so the durable write that follows is
+** never left unapplied.  0, or -1 out of memory. */
+static int apply_signals(builtin *b, const rcp_json *sigs, int count)
+{
+    size_t i;
+    for (i = 0; i < sigs->n; i++) {
+        const rcp_json *s = &sigs->kids[i];
+        const rcp_json *p = proto_get(s, "poisonSuspected");
+        const rcp_json *j = proto_get(s, "injectionSuspected");
+        int po = p && p->type == RCP_JSON_TRUE;
+        int in = j && j->type == RCP_JSON_TRUE, oom = 0;
+        struct flag *f = po || in ? flag_slot(b, proto_get(s, "hitId"), &oom)
+                                  : NULL;
+        if (oom)
+            return -1;
+        if (count && f) {
+            f->poison += (uint32_t)po;
+            f->injection += (uint32_t)in;
+        }
+    }
+    if (count)
+        b->signals += sigs->n;
+    return 0;
+}
+
+/* --data: a line of DIR/feedback.log, replayed at start.  The lines are
+** this server's own compact JSON; one that does not parse (damage) is
+** skipped: feedback is advisory, no document depends on it.  -1 only out
+** of memory. */
+static int replay_feedback(void *ud, const char *line, size_t n)
+{
+    builtin *b = ud;
+    rcp_arena a;
+    rcp_json_err err;
+    const rcp_json *v, *sigs;
+    int rc = -1;
+    rcp_arena_init(&a, 0);
+    v = rcp_json_parse(&a, line, n, 0, &err);
+    sigs = v && v->type == RCP_JSON_OBJECT ? proto_get(v, "signals") : NULL;
+    if (!sigs || sigs->type != RCP_JSON_ARRAY)
+        rc = 0;
+    else
+        rc = apply_signals(b, sigs, 0) || apply_signals(b, sigs, 1) ? -1 : 0;
+    rcp_arena_free(&a);
+    return rc;
+}
+
+/* §7.16 feedback {sessionId?, query?, signals} -> {accepted}.  Every
+** signal is checked first (a bad one records nothing), then the call is
+** made durable (--data: its params, as one line of DIR/feedback.log),
+** then applied.  used, cited, helpful and reward are recorded only: they
+** change no ranking (README, "feedback").  poisonSuspected and
+** injectionSuspected label the hit's trust from then on, advisory; no
+** retrieve ranks differently for them.  A request is served whole before
+** the next (rcp.c), so no retrieve sees a feedback half applied. */
+static int m_feedback(void *ud, rcp_call *c)
+{
+    builtin *b = ud;
+    const rcp_json *sigs, *v;
+    rcp_buf line;
+    rcp_jw lw;
+    size_t i;
+    int rc;
+    if ((rc = call_str(c, call_params(c), "sessionId", &v)))
+        return rc;
+    if (v && v->n > SESSION_ID_BYTES)
+        return call_too_big(c, "sessionId", v->n, SESSION_ID_BYTES);
+    if ((rc = call_str(c, call_params(c), "query", &v))
+        || (rc = call_need(c, call_params(c), "signals", &sigs)))
+        return rc;
+    if (sigs->type != RCP_JSON_ARRAY)
+        return call_fail(c, RCP_INVALID_PARAMS, "signals", NULL, "signals "
+                         "must be an array of signal objects");
+    if (sigs->n > FEEDBACK_SIGNALS)
+        return call_fail(c, RCP_INVALID_PARAMS, "signals", NULL, "%lu "
+                         "signals; one feedback call takes at most %d "
+                         "(§15.5)", (unsigned long)sigs->n,
+                         FEEDBACK_SIGNALS);
+    for (i = 0; i < sigs->n; i++)
+        if ((rc = check_signal(c, &sigs->kids[i], i)))
+            return rc;
+    if ((rc = call_reserve(c, 64)) || apply_signals(b, sigs, 0))
+        return rc ? rc : call_oom(c);
+    if (b->store) {
+        rcp_buf_init(&line);
+        rcp_jw_init(&lw, &line);
+        rcp_jw_obj(&lw);
+        for (i = 0; i < call_params(c)->n; i++) {
+            const rcp_json *m = &call_params(c)->kids[i];
+            if (m->keylen == 5 && memcmp(m->key, "_meta", 5) == 0)
+                continue;
+            rcp_jw_keyn(&lw, m->key, m->keylen);
+            rcp_jw_value(&lw, m);
+        }
+        rcp_jw_obj_end(&lw);
+        rc = line.oom ? call_oom(c)
+             : rcp_store_feedback(b->store, line.data, line.len)
+             ? store_failed(b, c, call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL,
+                            NULL, "feedback not recorded: %s",
+                            rcp_store_error(b->store))) : 0;
+        rcp_buf_free(&line);
+        if (rc)
+            return rc;
+    }
+    apply_signals(b, sigs, 1);
+    rcp_jw_obj(call_w(c));
+    rcp_jw_key(call_w(c), "accepted");
+    rcp_jw_int(call_w(c), (int64_t)sigs->n);
+    rcp_jw_obj_end(call_w(c));
+    return 0;
+}
+
 /* MARK: - The backend table --------------------------------------------- */
 
 /* §6: what the built-in engine offers.  Everything but filter, which
@@ -3572,7 +4555,9 @@ static unsigned long builtin_offers(const void *ud)
         | PROTO_CAP(PROTO_CAP_RERANK) | PROTO_CAP(PROTO_CAP_RETRIEVE)
         | PROTO_CAP(PROTO_CAP_CITATIONS) | PROTO_CAP(PROTO_CAP_STREAMING)
         | PROTO_CAP(PROTO_CAP_PAGINATION) | PROTO_CAP(PROTO_CAP_INDEX)
-        | PROTO_CAP(PROTO_CAP_GRAPH) | PROTO_CAP(PROTO_CAP_MEMORY);
+        | PROTO_CAP(PROTO_CAP_GRAPH) | PROTO_CAP(PROTO_CAP_MEMORY)
+        | PROTO_CAP(PROTO_CAP_TRANSFORM) | PROTO_CAP(PROTO_CAP_SESSION)
+        | PROTO_CAP(PROTO_CAP_FEEDBACK);
     return b->nfields ? caps | PROTO_CAP(PROTO_CAP_FILTER) : caps;
 }
 
@@ -3604,7 +4589,7 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
         write_rerank_cap(w);
         break;
     case PROTO_CAP_RETRIEVE:
-        write_retrieve_cap(w, b->model);
+        write_retrieve_cap(w, b);
         break;
 
     case PROTO_CAP_FILTER:
@@ -3620,6 +4605,17 @@ static void builtin_describe(const void *ud, int cap, rcp_jw *w)
         write_strings(w, "scopes", memory_scopes, 2);
         rcp_jw_key(w, "clues");
         rcp_jw_bool(w, 1);
+        rcp_jw_obj_end(w);
+        break;
+    case PROTO_CAP_TRANSFORM:
+        write_transform_cap(w);
+        break;
+    case PROTO_CAP_SESSION:             /* §7.7.3 */
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "dedup");
+        rcp_jw_bool(w, 1);
+        rcp_jw_key(w, "ttlSeconds");
+        rcp_jw_int(w, SESSION_TTL_S);
         rcp_jw_obj_end(w);
         break;
     case PROTO_CAP_INDEX:
@@ -3645,6 +4641,14 @@ static void builtin_close(void *ud)
     builtin *b = ud;
     size_t i;
     graph_free(b->graph);
+    for (i = 0; i < b->nflags; i++)
+        rcp_free(b->flags[i].id);
+    rcp_free(b->flags);
+    for (i = 0; i < SESSION_SLOTS; i++)
+        if (b->sess[i]) {
+            rcp_free(b->sess[i]->id);
+            rcp_free(b->sess[i]);
+        }
     store_idem_free(&b->own_idem);
     rcp_free(b->screen);
     for (i = 0; i < b->nmem; i++)
@@ -3665,7 +4669,9 @@ static const proto_backend builtin_backend = {
         [PROTO_M_MULTI]        = m_embed_multi,
         [PROTO_M_RERANK]       = m_rerank,
         [PROTO_M_RETRIEVE]     = m_retrieve,
+        [PROTO_M_TRANSFORM]    = m_transform,
         [PROTO_M_GRAPH]        = m_graph,
+        [PROTO_M_FEEDBACK]     = m_feedback,
         [PROTO_M_INDEX_ADD]    = m_index_add,
         [PROTO_M_INDEX_DELETE] = m_index_delete,
         [PROTO_M_MEMORY_BUILD] = m_memory_build,
@@ -3734,9 +4740,12 @@ int methods_open(const rcp_server_opts *o, const proto_backend **be,
         builtin_close(b);
         return -1;
     }
+    b->rewrites = o->debug ? RETRIEVE_REWRITES_ALL : RETRIEVE_REWRITES;
     if (b->store)
         b->voff = rcp_store_version(b->store) - rcp_model_version(b->model);
-    if (b->store && load_memories(b) != 0) {
+    if (b->store && (load_memories(b) != 0
+                     || rcp_store_feedback_each(b->store, replay_feedback,
+                                                b))) {
         builtin_close(b);
         return -1;
     }

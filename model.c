@@ -3899,25 +3899,38 @@ static void wterm_norm(wterm *v, size_t n)
         v[i].w /= s;
 }
 
+/* The relevance model of the top documents, unnormalised: every term's
+** sum of score(d) tf(t,d)/|d|, best first, in *v (rcp_free; *cap its
+** room); returns the count, or -1 out of memory. */
+static long rm3_relevance(const rcp_model *m, const rcp_model_hit *top,
+                          size_t ntop, wterm **v, size_t *cap)
+{
+    size_t n = 0, i;
+    double ssum = 0;
+    for (i = 0; i < ntop; i++)
+        ssum += top[i].score;
+    for (i = 0; i < ntop && ssum > 0; i++)
+        if (rm3_doc(m, top[i].doc, top[i].score / ssum, v, &n, cap))
+            return -1;
+    n = wterm_merge(*v, n);
+    if (n)
+        qsort(*v, n, sizeof **v, wterm_by_weight);
+    return (long)n;
+}
+
 /* The expanded query: *out = RM3_ORIG P(t|Q) + (1 - RM3_ORIG) P(t|R). */
 static int rm3_expand(const rcp_model *m, const wterm *qt, size_t nq,
                       const rcp_model_hit *top, size_t ntop, wterm **out,
                       size_t *nout)
 {
     wterm *v = NULL;
-    size_t n = 0, cap = 0, i, nr;
-    double ssum = 0;
+    size_t cap = 0, i, nr;
+    long got;
     if (ntop > m->o.prf_docs)
         ntop = m->o.prf_docs;
-    for (i = 0; i < ntop; i++)
-        ssum += top[i].score;
-    for (i = 0; i < ntop && ssum > 0; i++)
-        if (rm3_doc(m, top[i].doc, top[i].score / ssum, &v, &n, &cap))
-            goto fail;
-    nr = wterm_merge(v, n);
-    if (nr)
-        qsort(v, nr, sizeof *v, wterm_by_weight);
-    nr = nr < RM3_TERMS ? nr : RM3_TERMS;
+    if ((got = rm3_relevance(m, top, ntop, &v, &cap)) < 0)
+        goto fail;
+    nr = (size_t)got < RM3_TERMS ? (size_t)got : RM3_TERMS;
     wterm_norm(v, nr);
     for (i = 0; i < nr; i++)
         v[i].w *= 1 - RM3_ORIG;
@@ -6212,4 +6225,190 @@ int model_break(rcp_model *m, int what)
         return break_field(m);
     }
     return -1;
+}
+
+/* MARK: - §7.8 The vocabulary, for query/transform ------------------------ */
+
+/* What methods.c's query/transform asks of the index (README, "query/
+** transform"): a word's document frequency, its nearest spelling in the
+** vocabulary, and the RM3 terms of its pseudo-relevant documents.  Each
+** answers in surface words (a token's folded word), never in stems, so
+** what it returns reads as a query and analyses back to the same term. */
+
+static int live_doc(const rcp_model *m, uint32_t d)
+{
+    return d < m->ndocs && ((m->livebits[d >> 3] >> (d & 7)) & 1);
+}
+
+/* The index term of the first token of word, or -1 (none: a stopword,
+** punctuation, a word the index never saw); -2 out of memory. */
+static long word_tid(const rcp_model *m, const char *word, size_t len,
+                     rcp_tokens *tk)
+{
+    size_t sl;
+    const char *s;
+    if (model_tokenize(m, tk, word, len))
+        return -2;
+    if (tk->n == 0 || !m->tix.cap)
+        return -1;
+    s = tk->buf + tk->v[0].term;
+    sl = sidx_find(&m->tix, m, term_eq, s, tk->v[0].tlen,
+                   hash_bytes(1, s, tk->v[0].tlen));
+    return m->tix.slot[sl] ? (long)m->tix.slot[sl] - 1 : -1;
+}
+
+long rcp_model_df(const rcp_model *m, const char *word, size_t len)
+{
+    rcp_tokens tk;
+    long tid;
+    rcp_tokens_init(&tk);
+    tid = word_tid(m, word, len, &tk);
+    if (tid == -1 && tk.n == 0)
+        tid = -3;               /* no term at all: a stopword */
+    rcp_tokens_free(&tk);
+    return tid >= 0 ? (long)m->terms[tid].df : tid == -1 ? 0
+         : tid == -3 ? -1 : -2;
+}
+
+/* Byte-wise order of two terms, a shorter prefix first. */
+static int term_cmp(const term *a, const term *b)
+{
+    int c = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* The surface word of term tid in doc d: the folded word of its first
+** token there.  Its length in out (cap > 0), 0 when none, -1 oom. */
+static long surface_in(const rcp_model *m, uint32_t d, uint32_t tid,
+                       char *out, size_t cap)
+{
+    const term *t = &m->terms[tid];
+    rcp_tokens tk;
+    size_t i;
+    long n = 0;
+    rcp_tokens_init(&tk);
+    if (model_tokenize(m, &tk, m->docs[d].text, m->docs[d].textlen)) {
+        rcp_tokens_free(&tk);
+        return -1;
+    }
+    for (i = 0; i < tk.n && !n; i++)
+        if (tk.v[i].tlen == t->len && tk.v[i].wlen < cap
+            && memcmp(tk.buf + tk.v[i].term, t->s, t->len) == 0) {
+            memcpy(out, tk.buf + tk.v[i].word, tk.v[i].wlen);
+            out[tk.v[i].wlen] = '\0';
+            n = (long)tk.v[i].wlen;
+        }
+    rcp_tokens_free(&tk);
+    return n;
+}
+
+/* The surface word of tid in the first live document holding it. */
+static long surface_of(const rcp_model *m, uint32_t tid, char *out,
+                       size_t cap)
+{
+    const term *t = &m->terms[tid];
+    size_t i;
+    for (i = 0; i < t->n; i++)
+        if (live_doc(m, t->p[i].doc))
+            return surface_in(m, t->p[i].doc, tid, out, cap);
+    return 0;
+}
+
+/* Spelling correction against the vocabulary: the live term whose
+** boundary-marked trigrams are nearest the word's term by Dice (at least
+** 3/5, the near match of rcp_model_confidence), ties to the higher df,
+** then the byte-wise smaller term -- deterministic and corpus-bound (a
+** misspelling the corpus has no near neighbour for stays). */
+long rcp_model_correct(const rcp_model *m, const char *word, size_t len,
+                       char *out, size_t cap)
+{
+    uint32_t qa[TEXT_MAX_WORD_BYTES + 2], tb[TEXT_MAX_WORD_BYTES + 2];
+    rcp_tokens tk;
+    size_t na, i, best = (size_t)-1;
+    double bd = 0;
+    long tid;
+    rcp_tokens_init(&tk);
+    tid = word_tid(m, word, len, &tk);
+    if (tid != -1 || tk.n == 0 || tk.v[0].kind != RCP_TOKEN_WORD
+        || tk.v[0].wlen < 4) {
+        rcp_tokens_free(&tk);
+        return tid == -2 ? -1 : 0;  /* known, no word, or too short */
+    }
+    na = trigrams(tk.buf + tk.v[0].term, tk.v[0].tlen, qa,
+                  TEXT_MAX_WORD_BYTES + 2);
+    rcp_tokens_free(&tk);
+    for (i = 0; i < m->nterms; i++) {
+        const term *t = &m->terms[i];
+        double d;
+        if (!t->df)
+            continue;
+        d = near_dice(qa, na, tb, trigrams(t->s, t->len, tb,
+                                           TEXT_MAX_WORD_BYTES + 2));
+        if (d > bd || (d == bd && d > 0 && best != (size_t)-1
+                       && (t->df > m->terms[best].df
+                           || (t->df == m->terms[best].df
+                               && term_cmp(t, &m->terms[best]) < 0)))) {
+            bd = d;
+            best = i;
+        }
+    }
+    return best == (size_t)-1 ? 0 : surface_of(m, (uint32_t)best, out, cap);
+}
+
+/* RM3's relevance model over the query's top opts.prf_docs BM25
+** documents (the lexical feedback the hybrid leg uses, here exposed as
+** words): up to cap terms, best first, the query's own terms and numbers
+** left out, each with its P(t|R) and the surface word it had in the
+** first feedback document holding it. */
+int rcp_model_expand(const rcp_model *m, const char *query, size_t qlen,
+                     rcp_model_term *out, size_t cap, size_t *n)
+{
+    rcp_model_query q;
+    rcp_model_hit *top;
+    rcp_tokens tk;
+    wterm *v = NULL, *qt = NULL;
+    size_t nt = 0, vn, vcap = 0, nq = 0, i, j;
+    long got;
+    int rc = -1;
+    *n = 0;
+    if (!m->o.prf_docs || !cap)
+        return 0;
+    rcp_model_query_init(&q);
+    q.text = query;
+    q.len = qlen;
+    q.k = q.candidate_k = m->o.prf_docs;
+    q.mode = RCP_MODE_SPARSE;
+    q.no_confidence = 1;
+    rcp_tokens_init(&tk);
+    if (!(top = rcp_malloc((m->o.prf_docs + 1) * sizeof *top))
+        || rcp_model_search(m, &q, top, &nt)
+        || model_tokenize(m, &tk, query, qlen)
+        || query_wterms(m, &tk, &qt, &nq)
+        || (got = rm3_relevance(m, top, nt, &v, &vcap)) < 0)
+        goto done;
+    vn = (size_t)got;
+    for (i = 0; i < vn && *n < cap; i++) {
+        long sl = 0;
+        for (j = 0; j < nq && qt[j].tid != v[i].tid; j++)
+            ;
+        if (j < nq)
+            continue;           /* the query's own */
+        for (j = 0; j < nt && sl == 0; j++)
+            sl = surface_in(m, top[j].doc, v[i].tid, out[*n].word,
+                            sizeof out[*n].word);
+        if (sl < 0)
+            goto done;
+        if (sl == 0)
+            continue;
+        out[*n].weight = v[i].w;
+        out[*n].df = m->terms[v[i].tid].df;
+        (*n)++;
+    }
+    rc = 0;
+done:
+    rcp_tokens_free(&tk);
+    rcp_free(top);
+    rcp_free(v);
+    rcp_free(qt);
+    return rc;
 }

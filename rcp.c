@@ -97,6 +97,7 @@
 #define DEFAULT_DEADLINE_MS 60000L
 #define SLEEP_MAX_MS    3600000L
 #define MAX_NOTES       8
+#define SLOW_REQUEST_MS 1000.0  /* §17.1 a request slower is logged */
 
 /* A request of the frame being served that may still be cancelled. */
 typedef struct flight {
@@ -140,6 +141,12 @@ struct rcp_call {
     double          progress;  /* last progress sent (§9: rising) */
     rcp_jw          w;         /* writes the result into s->resp */
     size_t nnotes;
+    int retry;                  /* §12.2 error.data.retryable: -1 by the
+                                   code (retryable()), 0 no, 1 yes */
+    int log_level;              /* §17.1 this request's: its _meta.logLevel,
+                                   else the session's */
+    const char *method;         /* its name, for the logs */
+    size_t methodlen;
     /* the message buffers last: call() zeroes what comes before them and
     ** only their first bytes (1.4 KB; a ping is ~2400 instructions, and
     ** clearing them all was 380 of them) */
@@ -291,6 +298,23 @@ int call_fail(rcp_call *c, int code, const char *field, const char *option,
     return code;
 }
 
+/* §12.2, §12.1 retryable: "whether an identical retry might succeed".
+** The table's "yes" rows (-32011, -32010 transient, -32014) and "maybe"
+** (-32603: retry once) are true; the rows whose retry needs the request or
+** the state to change first (-32001 after initialize, -32016 re-read) and
+** -32006 (n/a) carry nothing, like the "no" rows: only a retryable error
+** says so (README Decisions, "Errors").  -1: say nothing. */
+static int retryable(int code)
+{
+    switch (code) {
+    case RCP_RATE_LIMITED: case RCP_BACKEND_UNAVAILABLE: case RCP_TIMEOUT:
+    case RCP_INTERNAL_ERROR:
+        return 1;
+    default:
+        return -1;
+    }
+}
+
 static void write_id(rcp_jw *w, const rcp_json *id)
 {
     if (id)
@@ -302,9 +326,11 @@ static void write_id(rcp_jw *w, const rcp_json *id)
 /* §4.3 and §12: {"jsonrpc":"2.0","id":..,"error":{code,message,data}}. */
 static void write_error(rcp_buf *b, const rcp_json *id, int code,
                         const char *field, const char *option,
-                        const char *detail)
+                        const char *detail, int retry)
 {
     rcp_jw w;
+    if (retry < 0)
+        retry = retryable(code);
     rcp_jw_init(&w, b);
     rcp_jw_obj(&w);
     rcp_jw_key(&w, "jsonrpc");
@@ -317,7 +343,8 @@ static void write_error(rcp_buf *b, const rcp_json *id, int code,
     rcp_jw_int(&w, code);
     rcp_jw_key(&w, "message");
     rcp_jw_cstr(&w, rcp_code_message(code));
-    if ((field && *field) || (option && *option) || (detail && *detail)) {
+    if ((field && *field) || (option && *option) || (detail && *detail)
+        || retry >= 0) {
         rcp_jw_key(&w, "data");
         rcp_jw_obj(&w);
         if (field && *field) {
@@ -331,6 +358,10 @@ static void write_error(rcp_buf *b, const rcp_json *id, int code,
         if (detail && *detail) {
             rcp_jw_key(&w, "detail");
             rcp_jw_cstr(&w, detail);
+        }
+        if (retry >= 0) {
+            rcp_jw_key(&w, "retryable");
+            rcp_jw_bool(&w, retry);
         }
         rcp_jw_obj_end(&w);
     }
@@ -349,7 +380,7 @@ static void frame_error(rcp_server *s, int code, const char *fmt, ...)
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
     rcp_buf_clear(&s->resp);
-    write_error(&s->resp, NULL, code, NULL, NULL, detail);
+    write_error(&s->resp, NULL, code, NULL, NULL, detail, -1);
     seal(s, NULL);
 }
 
@@ -372,7 +403,7 @@ static void seal(rcp_server *s, const rcp_json *id)
     s->stats.oom_answers++;
     rcp_buf_clear(&s->resp);
     write_error(&s->resp, id, RCP_INTERNAL_ERROR, NULL, NULL,
-                "out of memory while building the response");
+                "out of memory while building the response", -1);
     if (!s->resp.oom)
         return;
     rcp_buf_clear(&s->resp);     /* fits RESP_RESERVE: never fails */
@@ -557,6 +588,8 @@ int call_unsupported(rcp_call *c, int strict, const char *option,
     if (c->nnotes < MAX_NOTES)
         snprintf(c->notes[c->nnotes++], sizeof c->notes[0],
                  "ignored %s: not supported", option);
+    call_log(c, PROTO_LOG_WARNING, "options", NULL, NULL, "%.*s: %s ignored "
+             "(strict false): %s", (int)c->methodlen, c->method, option, why);
     return 0;
 }
 
@@ -621,6 +654,24 @@ static void write_vendor_cap(rcp_jw *w)
     rcp_jw_obj_end(w);
 }
 
+/* §17.1 the levels notifications/log uses, least severe first. */
+static const char *const log_levels[PROTO_LOG_OFF] = {
+    "debug", "info", "notice", "warning", "error"
+};
+
+/* §6 log {levels}: the protocol's own, for every server. */
+static void write_log_cap(rcp_jw *w)
+{
+    size_t i;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "levels");
+    rcp_jw_arr(w);
+    for (i = 0; i < PROTO_LOG_OFF; i++)
+        rcp_jw_cstr(w, log_levels[i]);
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+}
+
 /* §6: presence => supported; each value is the backend's to describe. */
 static void write_capabilities(rcp_jw *w, const rcp_server *s)
 {
@@ -634,6 +685,8 @@ static void write_capabilities(rcp_jw *w, const rcp_server *s)
         rcp_jw_key(w, caps[i].key);
         if (i == PROTO_CAP_X_RCP)
             write_vendor_cap(w);
+        else if (i == PROTO_CAP_LOG)
+            write_log_cap(w);
         else
             s->be->describe(s->be_ud, (int)i, w);
         assert(w->depth == depth);      /* describe wrote one value */
@@ -802,6 +855,36 @@ static void send_resp(rcp_server *s)
     rcp_buf_clear(&s->resp);
 }
 
+/* A notification to the frame's out (invariant 4): its head up to the
+** open params object, then note_end closes it as one whole line, or
+** takes it back when memory ran out (invariant 6: never half a line);
+** note_end returns 0 sent, -1 dropped. */
+static size_t note_begin(rcp_server *s, rcp_jw *w, const char *method)
+{
+    size_t mark = s->sink->len;
+    rcp_jw_init(w, s->sink);
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "jsonrpc");
+    rcp_jw_cstr(w, "2.0");
+    rcp_jw_key(w, "method");
+    rcp_jw_cstr(w, method);
+    rcp_jw_key(w, "params");
+    rcp_jw_obj(w);
+    return mark;
+}
+
+static int note_end(rcp_server *s, rcp_jw *w, size_t mark)
+{
+    rcp_jw_obj_end(w);
+    rcp_jw_obj_end(w);
+    rcp_buf_putc(s->sink, '\n');
+    if (!s->sink->oom)
+        return 0;
+    s->sink->len = mark;
+    s->sink->oom = 0;
+    return -1;
+}
+
 /* §9: progress only for a request that carried a token, only while the
 ** streaming capability is advertised, and only rising. */
 static void emit_progress(rcp_call *c, double progress, const char *stage,
@@ -820,15 +903,7 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
         return;
     }
     c->progress = progress;
-    mark = s->sink->len;
-    rcp_jw_init(&w, s->sink);
-    rcp_jw_obj(&w);
-    rcp_jw_key(&w, "jsonrpc");
-    rcp_jw_cstr(&w, "2.0");
-    rcp_jw_key(&w, "method");
-    rcp_jw_cstr(&w, "notifications/progress");
-    rcp_jw_key(&w, "params");
-    rcp_jw_obj(&w);
+    mark = note_begin(s, &w, "notifications/progress");
     rcp_jw_key(&w, "progressToken");
     rcp_jw_value(&w, c->token);
     rcp_jw_key(&w, "progress");
@@ -841,16 +916,58 @@ static void emit_progress(rcp_call *c, double progress, const char *stage,
         rcp_jw_key(&w, "partial");
         partial(&w, ud);
     }
-    rcp_jw_obj_end(&w);
-    rcp_jw_obj_end(&w);
-    rcp_buf_putc(s->sink, '\n');
-    if (s->sink->oom) {                 /* invariant 6: never half a line */
-        s->sink->len = mark;
-        s->sink->oom = 0;
+    if (note_end(s, &w, mark)) {
         s->stats.progress_dropped++;
         return;
     }
     io_flush(s);
+}
+
+/* §17.1 notifications/log {level, message, logger, data}: only at or
+** above the request's level (none unless the client opted in: the log
+** capability at initialize, or _meta.logLevel on the request, §7.1), as
+** whole lines before the answer, dropped (advisory, like progress) when
+** a batch answer is already spilling or memory is short.  data (NULL:
+** none) writes an object; the request's id is added to it. */
+void call_log(rcp_call *c, int level, const char *logger,
+              call_partial_fn data, const void *ud, const char *fmt, ...)
+{
+    rcp_server *s = c->s;
+    char msg[256];
+    va_list ap;
+    rcp_jw w;
+    size_t mark;
+    if (level < c->log_level || c->log_level >= PROTO_LOG_OFF || !s->sink
+        || s->batch_open || s->sink->oom)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    mark = note_begin(s, &w, "notifications/log");
+    rcp_jw_key(&w, "level");
+    rcp_jw_cstr(&w, log_levels[level]);
+    rcp_jw_key(&w, "message");
+    rcp_jw_cstr(&w, msg);
+    rcp_jw_key(&w, "logger");
+    rcp_jw_cstr(&w, logger);
+    if (data) {
+        rcp_jw_key(&w, "data");
+        data(&w, ud);
+    }
+    if (c->id || c->token) {            /* correlation lives in _meta */
+        rcp_jw_key(&w, "_meta");
+        rcp_jw_obj(&w);
+        if (c->id) {
+            rcp_jw_key(&w, "requestId");
+            rcp_jw_value(&w, c->id);
+        }
+        if (c->token) {
+            rcp_jw_key(&w, "progressToken");
+            rcp_jw_value(&w, c->token);
+        }
+        rcp_jw_obj_end(&w);
+    }
+    (void)note_end(s, &w, mark);        /* advisory: dropped, not sent */
 }
 
 static int checkpoint(rcp_call *c, double progress, const char *stage,
@@ -921,6 +1038,12 @@ static int m_initialize(rcp_call *c)
                          "client supports no version >= 1; this server speaks "
                          "1..%d", RCP_PROTOCOL_VERSION);
     c->s->sess->initialized = 1;
+    /* §7.1, §17.1: logs only for a client that advertised log, from
+    ** _meta.logLevel (read with the request's _meta) or info; kept per
+    ** session, so one client's opt-in is never another's */
+    c->s->sess->log = !cs || !proto_get(cs, "log") ? 0
+        : proto_get(proto_get(c->params, "_meta"), "logLevel")
+        ? c->log_level + 1 : PROTO_LOG_INFO + 1;
     write_server_info(&c->w, c->s, c->s->sess->token);
     return 0;
 }
@@ -991,6 +1114,22 @@ static int m_sleep(rcp_call *c)
 
 /* MARK: - §13 Lifecycle and gating --------------------------------------- */
 
+/* §17.1 _meta.logLevel, one of the levels: *level, unchanged when absent;
+** else -32602. */
+static int get_log_level(rcp_call *c, const rcp_json *meta, int *level)
+{
+    const rcp_json *v = proto_get(meta, "logLevel");
+    int i;
+    if (!v)
+        return 0;
+    if ((i = proto_pick(v, log_levels, PROTO_LOG_OFF)) < 0)
+        return call_fail(c, RCP_INVALID_PARAMS, "_meta.logLevel", NULL,
+                         "logLevel must be one of debug, info, notice, "
+                         "warning, error (§17.1)");
+    *level = i;
+    return 0;
+}
+
 /* §4.4, §9, §16.2: the _meta keys this server acts on. */
 static int check_meta(rcp_call *c, double t0)
 {
@@ -1012,6 +1151,8 @@ static int check_meta(rcp_call *c, double t0)
         if (c->deadline == 0 || t0 + ms < c->deadline)
             c->deadline = t0 + ms;
     }
+    if ((rc = get_log_level(c, meta, &c->log_level)))
+        return rc;
     c->token = proto_get(meta, "progressToken");
     if (c->token && c->token->type != RCP_JSON_STRING
         && !rcp_json_int(c->token, &tok))
@@ -1072,6 +1213,41 @@ static int dispatch(rcp_call *c, const rcp_json *name, double t0)
     return s->be->handle[m->row](s->be_ud, c);
 }
 
+/* §17.1 data {latencyMs, code?} of a request's closing log. */
+typedef struct answer_log {
+    double ms;
+    int code;
+} answer_log;
+
+static void write_answer_log(rcp_jw *w, const void *ud)
+{
+    const answer_log *a = ud;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "latencyMs");
+    rcp_jw_double(w, (double)(long)(a->ms * 1000) / 1000);
+    if (a->code) {
+        rcp_jw_key(w, "code");
+        rcp_jw_int(w, a->code);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* §17.1 how a request ended: an internal error at error, one slower
+** than SLOW_REQUEST_MS at warning, any other at debug. */
+static void log_answer(rcp_call *c, int rc, double t0)
+{
+    answer_log a;
+    int level;
+    a.ms = proto_now_ms() - t0;
+    a.code = rc;
+    level = rc == RCP_INTERNAL_ERROR ? PROTO_LOG_ERROR
+          : a.ms >= SLOW_REQUEST_MS ? PROTO_LOG_WARNING : PROTO_LOG_DEBUG;
+    call_log(c, level, "server", write_answer_log, &a, "%.*s %s in %.3f ms%s",
+             (int)(c->methodlen > 64 ? 64 : c->methodlen), c->method,
+             rc ? "failed" : "answered", a.ms, level == PROTO_LOG_WARNING
+             ? " (slow)" : "");
+}
+
 /* Answer one request (invariant 1): the envelope and the handler's result
 ** into s->resp, or, if the handler failed, the error in its place. */
 static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
@@ -1089,6 +1265,10 @@ static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
     c.params = params;
     c.fl = fl;
     c.progress = -1;
+    c.retry = -1;
+    c.log_level = s->sess->log ? s->sess->log - 1 : PROTO_LOG_OFF;
+    c.method = name->s;
+    c.methodlen = name->n;
     s->arena.full = s->scratch.full = 0;    /* this request's own (call_oom) */
 
     rcp_buf_clear(&s->resp);
@@ -1103,12 +1283,13 @@ static void call(rcp_server *s, const rcp_json *id, const rcp_json *name,
     ** error is a §12 code it recorded with call_fail */
     assert(rc != 0 || c.w.depth == 1);
     assert(rc == 0 || (rcp_code_known(rc) && c.detail[0]));
+    log_answer(&c, rc, t0);
     if (rc == 0) {
         rcp_jw_obj_end(&c.w);
         return;                 /* an oom is seal()'s to see */
     }
     rcp_buf_clear(&s->resp);
-    write_error(&s->resp, id, rc, c.field, c.option, c.detail);
+    write_error(&s->resp, id, rc, c.field, c.option, c.detail, c.retry);
 }
 
 /* §4.5: a notification is never answered.  Cancel, the one RCP/1 defines
@@ -1187,7 +1368,7 @@ static void handle_message(rcp_server *s, const rcp_json *msg,
             : (!name || name->type != RCP_JSON_STRING)
                 ? "method must be a string (§4.1)"
                 : "params must be an object (§4.1)";
-        write_error(&s->resp, id, RCP_INVALID_REQUEST, NULL, NULL, why);
+        write_error(&s->resp, id, RCP_INVALID_REQUEST, NULL, NULL, why, -1);
     } else {
         call(s, id, name, params ? params : &empty_object, fl, t0);
     }
@@ -1400,6 +1581,22 @@ int call_offers(const rcp_call *c, int cap)
     return has_cap(c->s, cap);
 }
 
+int call_retryable(rcp_call *c, int code, int yes)
+{
+    c->retry = yes != 0;
+    return code;
+}
+
+void call_note_add(rcp_call *c, const char *fmt, ...)
+{
+    va_list ap;
+    if (c->nnotes >= MAX_NOTES)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(c->notes[c->nnotes++], sizeof c->notes[0], fmt, ap);
+    va_end(ap);
+}
+
 const char *call_note(const rcp_call *c, size_t i)
 {
     return i < c->nnotes ? c->notes[i] : NULL;
@@ -1444,7 +1641,9 @@ rcp_server *proto_server_new(const rcp_server_opts *opts,
     s->be = be;
     s->be_ud = ud;
     /* §13.2: the set is fixed now; x-rcp is the protocol's own (§6.2) */
-    s->caps = be ? be->offers(ud) & ~PROTO_CAP(PROTO_CAP_X_RCP) : 0;
+    s->caps = be ? be->offers(ud) & ~(PROTO_CAP(PROTO_CAP_X_RCP)
+                                      | PROTO_CAP(PROTO_CAP_LOG)) : 0;
+    s->caps |= PROTO_CAP(PROTO_CAP_LOG);    /* §17.1: logs are ours */
     if (s->opts.debug)
         s->caps |= PROTO_CAP(PROTO_CAP_X_RCP);
     s->level = conformance_level(s->caps, be && be->partial

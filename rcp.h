@@ -298,7 +298,9 @@ typedef struct rcp_server_opts {
     long   deadline_ms;   /* §13.1 the server's own per-request deadline;
                              0 = none, < 0 = default (60 s) */
     int    debug;         /* adds the x-rcp/sleep test method (§6.2) and
-                             advertises its x-rcp capability */
+                             advertises its x-rcp capability; retrieve
+                             then offers all five §7.8 rewrites (for
+                             measuring them, tests/eval.c) */
     rcp_model *model;     /* the engine serving the retrieval methods, or
                              NULL for none; borrowed, must outlive s */
     const rcp_field *fields;  /* §8 filterable fields (borrowed); the
@@ -1366,6 +1368,29 @@ int rcp_model_rerank(const rcp_model *m, int method, const char *query,
 int rcp_model_confidence(const rcp_model *m, const char *query, size_t qlen,
                          const char *text, size_t len, double *out);
 
+/* --- §7.8 the vocabulary, for query/transform --- */
+
+/* The live document frequency of the term word[0..len) (its first token,
+** analysed as the index analyses text): >= 0 (0: the index has no such
+** term), -1 when it is no term at all (a stopword), -2 out of memory. */
+long rcp_model_df(const rcp_model *m, const char *word, size_t len);
+/* Spelling correction: for a word of 4+ letters the index has no term
+** for, the surface word of the live term nearest it (trigram Dice >= 3/5;
+** ties: higher df, then the smaller term), NUL-terminated in out[0..cap).
+** Its length; 0 when the word is known or nothing is near; -1 oom. */
+long rcp_model_correct(const rcp_model *m, const char *word, size_t len,
+                       char *out, size_t cap);
+/* Pseudo-relevance terms: RM3's relevance model over the query's top
+** opts.prf_docs BM25 documents, best first, leaving out the query's own
+** terms; up to cap of them in out, *n how many.  0, or -1 out of memory. */
+typedef struct rcp_model_term {
+    char     word[64];          /* the surface (folded) word */
+    double   weight;            /* P(t|R) */
+    uint32_t df;                /* live documents holding it */
+} rcp_model_term;
+int rcp_model_expand(const rcp_model *m, const char *query, size_t qlen,
+                     rcp_model_term *out, size_t cap, size_t *n);
+
 /* MARK: - Storage (store.c) §7.7.1, §7.10, §7.11, §13.1 ------------------ */
 
 /* A durable home for a model's documents: a directory holding an
@@ -1587,6 +1612,17 @@ int rcp_store_drop_chunks(rcp_store *st, rcp_model *m, const char *id,
 long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
                     const rcp_store_load_opts *o, char *err, size_t errlen);
 
+/* §7.16 feedback, kept durably beside the log (DIR/feedback.log; store.c
+** says why not in it): rcp_store_feedback appends line[0..n) (no newline
+** in it) as one line and fsyncs it; 0, or -1 with rcp_store_error.
+** rcp_store_feedback_each calls fn for every whole line in order (a torn
+** last one, never acknowledged, is cut off); it stops at and returns the
+** first nonzero fn returns, else 0, or -1 when the file cannot be read. */
+typedef int (*rcp_store_feedback_fn)(void *ud, const char *line, size_t n);
+int rcp_store_feedback(rcp_store *st, const char *line, size_t n);
+int rcp_store_feedback_each(rcp_store *st, rcp_store_feedback_fn fn,
+                            void *ud);
+
 /* ======================================================================
 ** INTERNAL: shared between rcp's files, not part of the public API; may
 ** change in any release (the sqliteInt.h role).  A program using rcp
@@ -1715,6 +1751,22 @@ int call_oom(rcp_call *c);
 int call_unsupported(rcp_call *c, int strict, const char *option,
                      const char *why);
 const char *call_note(const rcp_call *c, size_t i);
+/* call_note_add: a printf-style note of what the server did (§7.7
+** "SHOULD reflect what it actually did in usage"), dropped past the last
+** slot.  call_retryable(c, code, yes): after call_fail, overrides the
+** §12.2 error.data.retryable its code implies (a -32010 no retry can
+** cure: a snapshot that is gone); returns code. */
+void call_note_add(rcp_call *c, const char *fmt, ...);
+/* §17.1 notifications/log at level (PROTO_LOG_*) from logger, with a
+** printf-style message and data written by data(w, ud) (NULL: none; an
+** object) -- sent only when the client asked for that level (rcp.c says
+** how); never put document text in it. */
+enum { PROTO_LOG_DEBUG, PROTO_LOG_INFO, PROTO_LOG_NOTICE, PROTO_LOG_WARNING,
+       PROTO_LOG_ERROR, PROTO_LOG_OFF };
+void call_log(rcp_call *c, int level, const char *logger,
+              void (*data)(rcp_jw *w, const void *ud), const void *ud,
+              const char *fmt, ...);
+int call_retryable(rcp_call *c, int code, int yes);
 
 /* The parameter readers, one per JSON type (Lua's luaL_check*): path is
 ** what error.data.field names, and its last part is the key read from obj
@@ -1894,6 +1946,8 @@ typedef struct proto_session {
     int         ended;
     int         implicit;
     const char *token;
+    int         log;            /* §17.1 asked at initialize: PROTO_LOG_*
+                                   + 1; 0 none (a zeroed session) */
 } proto_session;
 /* The session of the frames handed next (borrowed until the next call);
 ** NULL: the server's own again. */

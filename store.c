@@ -2670,3 +2670,83 @@ int rcp_store_get_file(rcp_store *st, const char *name, char **data,
     *n = got;
     return 0;
 }
+
+/* MARK: - §7.16 feedback: DIR/feedback.log -------------------------------- */
+
+/* Feedback is kept beside the log, not in it: compaction rewrites rcp.log
+** from the live documents and its versions count corpus changes (§7.7.1),
+** and feedback is neither -- it changes no document and no version.  So
+** it is a file of its own, DIR/feedback.log: one line per accepted call,
+** the caller's bytes (methods.c writes compact JSON, which holds no raw
+** newline) and "\n", appended and fsynced before the call is answered
+** (§13.1).  A crash mid-append leaves a last line without its newline,
+** never acknowledged: reading cuts it off (case A's rule), so the next
+** append starts a whole line.  The file is new in this format's life;
+** a store without one has had no feedback, and a server that predates it
+** never looks at it. */
+
+static char *feedback_path(rcp_store *st)
+{
+    char *p = join(st->dir, "feedback.log");
+    if (!p)
+        st_fail(st, "out of memory");
+    return p;
+}
+
+int rcp_store_feedback(rcp_store *st, const char *line, size_t n)
+{
+    char *path;
+    struct stat sb;
+    int fd, made, rc = 0;
+    if (st->failed)         /* st->err still says why (case F) */
+        return st->err[0] ? -1 : st_fail(st, "the store takes no more "
+                                         "writes until it is reopened");
+    if (!(path = feedback_path(st)))
+        return -1;
+    made = stat(path, &sb) != 0;
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 || fstat(fd, &sb) != 0
+        || write_at(fd, line, n, (uint64_t)sb.st_size)
+        || write_at(fd, "\n", 1, (uint64_t)sb.st_size + n) || sync_fd(fd)
+        || (made && sync_dirfd(st->dfd))) {
+        rc = st_sys(st, "appending feedback", path);
+        if (fd >= 0)        /* best effort: nothing half-written stays */
+            (void)truncate_fd(fd, (uint64_t)sb.st_size);
+    }
+    if (fd >= 0)
+        close(fd);
+    rcp_free(path);
+    return rc;
+}
+
+int rcp_store_feedback_each(rcp_store *st, rcp_store_feedback_fn fn,
+                            void *ud)
+{
+    char *path, *buf = NULL;
+    struct stat sb;
+    size_t got = 0, i, from = 0;
+    int fd, rc = 0;
+    if (!(path = feedback_path(st)))
+        return -1;
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        rc = errno == ENOENT ? 0 : st_sys(st, "open", path);
+        rcp_free(path);
+        return rc;
+    }
+    if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size > (uint64_t)SIZE_MAX - 1
+        || !(buf = rcp_malloc((size_t)sb.st_size + 1))
+        || read_at(fd, buf, (size_t)sb.st_size, 0, &got))
+        rc = buf ? st_sys(st, "read", path) : st_fail(st, "out of memory");
+    for (i = 0; !rc && i < got; i++)
+        if (buf[i] == '\n') {
+            rc = fn(ud, buf + from, i - from);
+            from = i + 1;
+        }
+    if (!rc && from < got && truncate_fd(fd, from))    /* a torn last line */
+        rc = st_sys(st, "truncate", path);
+    close(fd);
+    rcp_free(buf);
+    rcp_free(path);
+    return rc;
+}

@@ -159,6 +159,9 @@ typedef struct runner {
     rcp_arena   tok_arena;   /* the progress tokens sent to cur (§9) */
     const rcp_json **toks;
     size_t      ntoks, captoks;
+    int         log_asked;   /* §7.1 cur was asked for logs: log in
+                                initialize's capabilities, or a request's
+                                _meta.logLevel (the s17 checks) */
     rcp_arena   req_arena;   /* the requests since the last wire scan */
     sent_req   *reqs;
     size_t      nreqs, capreqs;
@@ -1086,6 +1089,7 @@ static void drop_cur(runner *R)
     R->cur_init = 0;
     R->corpus_loaded = 0;
     R->ntoks = 0;
+    R->log_asked = 0;
     rcp_arena_reset(&R->tok_arena);
 }
 
@@ -1511,6 +1515,9 @@ static int pred(pctx *x, const rcp_json *root, const rcp_json *p,
     if ((q = rcp_json_get(p, "sameAs")) && !json_equal(v, same_as(x, q)))
         return fail_at(why, ptr, "should equal the other response's value",
                        same_as(x, q));
+    if ((q = rcp_json_get(p, "notSameAs")) && v && json_equal(v, same_as(x, q)))
+        return fail_at(why, ptr, "should differ from the other response's "
+                       "value", v);
     if ((q = rcp_json_get(p, "each"))
         && !pred_each(x, v, ptr, q, rcp_json_get(p, "except"), why))
         return 0;
@@ -2281,6 +2288,10 @@ static void note_sent(runner *R, const char *p, size_t n)
                 continue;
             note_token(R, m);
             note_request(R, m);
+            if ((rcp_json_streq(rcp_json_get(m, "method"), "initialize")
+                 && jptr(m, "/params/capabilities/log"))
+                || jptr(m, "/params/_meta/logLevel"))
+                R->log_asked = 1;
         }
         rcp_arena_reset(&a);
         pos += len + 1;
@@ -2387,7 +2398,7 @@ static void wire_message(runner *R, const rcp_json *m, const char *cid,
     wire_schema(R, m, cid, f);
     if (rcp_json_get(m, "method")) {
         const rcp_json *me = rcp_json_get(m, "method");
-        if (rcp_json_streq(me, "notifications/log"))
+        if (rcp_json_streq(me, "notifications/log") && !R->log_asked)
             wire_note(R, W_LOG, cid, f->line, f->len, "log notification "
                       "the client did not opt into");
         if (rcp_json_streq(me, "notifications/progress")

@@ -854,7 +854,8 @@ static size_t ql_search(const ql *x, const coll *c, const topic *tp,
 enum { P_BM25, P_DENSE, P_LEXLEG, P_DENSELEG, P_RRF, P_RRF_EQ, P_CONVEX,
        P_WEIGHTED,
        P_BM25_CE, P_RRF_CE, P_CONVEX_CE, P_RRF_COLBERT, P_RRF_NOFB,
-       P_CONVEX_NOFB, P_RRF_CLUE, P_RRF_MEMORY, P_QL, NPIPE };
+       P_CONVEX_NOFB, P_RRF_CLUE, P_RRF_MEMORY, P_SERVER, P_RW_REWRITE,
+       P_RW_HYDE, P_RW_MULTI, P_RW_DECOMPOSE, P_RW_STEPBACK, P_QL, NPIPE };
 
 typedef struct pipeline {
     const char *label, *tag;    /* tag: the run file's name and column */
@@ -866,6 +867,8 @@ typedef struct pipeline {
                                 ** equal (as retrieve gives it); 0: the
                                 ** engine's default weights */
     int input[2];               /* the stages it is built on; -1: none */
+    int server;                 /* 1: through the protocol (methods.c) */
+    const char *rewrite;        /* §7.7 retrieve.rewrite sent, or NULL */
 } pipeline;
 
 /* In order: the plain lists, the feedback legs, their fusions, the
@@ -875,38 +878,55 @@ typedef struct pipeline {
 ** rerank the list it reranks. */
 static const pipeline pipes[NPIPE] = {
     {"sparse (BM25)", "bm25", RCP_MODE_SPARSE, RCP_FUSE_RRF,
-     RCP_RERANK_NONE, 0, 0, 0, 0, {-1, -1}},
+     RCP_RERANK_NONE, 0, 0, 0, 0, {-1, -1}, 0, NULL},
     {"dense", "dense", RCP_MODE_DENSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0,
-     0, 0, 0, {-1, -1}},
+     0, 0, 0, {-1, -1}, 0, NULL},
     {"lexical leg alone (BM25+RM3)", "lexleg", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 1, 0, 0, {P_BM25, -1}},
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 1, 0, 0, {P_BM25, -1}, 0, NULL},
     {"dense leg alone (+Rocchio)", "denseleg", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 2, 0, 0, {P_DENSE, -1}},
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 2, 0, 0, {P_DENSE, -1}, 0, NULL},
     {"hybrid default: rrf, dense .15", "rrf", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_LEXLEG, P_DENSELEG}},
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_LEXLEG, P_DENSELEG}, 0, NULL},
     {"hybrid rrf, equal weights", "rrf-eq", RCP_MODE_HYBRID, RCP_FUSE_RRF,
-     RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}},
+     RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}, 0, NULL},
     {"hybrid convex", "convex", RCP_MODE_HYBRID, RCP_FUSE_CONVEX,
-     RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}},
+     RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}, 0, NULL},
     {"hybrid weighted", "weighted", RCP_MODE_HYBRID, RCP_FUSE_WEIGHTED,
-     RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}},
+     RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}, 0, NULL},
     {"sparse + cross-encoder@100", "bm25-ce", RCP_MODE_SPARSE, RCP_FUSE_RRF,
-     RCP_RERANK_CROSS, 100, 0, 0, 0, {P_BM25, -1}},
+     RCP_RERANK_CROSS, 100, 0, 0, 0, {P_BM25, -1}, 0, NULL},
     {"hybrid default + cross-enc@100", "rrf-ce", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_CROSS, 100, 0, 0, 0, {P_RRF, -1}},
+     RCP_FUSE_RRF, RCP_RERANK_CROSS, 100, 0, 0, 0, {P_RRF, -1}, 0, NULL},
     {"hybrid convex + cross-enc@100", "convex-ce", RCP_MODE_HYBRID,
-     RCP_FUSE_CONVEX, RCP_RERANK_CROSS, 100, 0, 0, 1, {P_CONVEX, -1}},
+     RCP_FUSE_CONVEX, RCP_RERANK_CROSS, 100, 0, 0, 1, {P_CONVEX, -1}, 0, NULL},
     {"hybrid default + colbert@100", "rrf-colbert", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_COLBERT, 100, 0, 0, 0, {P_RRF, -1}},
+     RCP_FUSE_RRF, RCP_RERANK_COLBERT, 100, 0, 0, 0, {P_RRF, -1}, 0, NULL},
     {"hybrid default, no feedback", "rrf-nofb", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 1, 0, {P_BM25, P_DENSE}},
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 1, 0, {P_BM25, P_DENSE}, 0, NULL},
     {"hybrid convex, no feedback", "convex-nofb", RCP_MODE_HYBRID,
-     RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 1, 1, {P_BM25, P_DENSE}},
+     RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 1, 1, {P_BM25, P_DENSE}, 0, NULL},
     {"hybrid default + top mem. clue", "rrf-clue", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}},
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
     {"hybrid default + memory clues", "rrf-memory", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}},
-    {"reference: query likelihood", "ql", 0, 0, 0, 0, 0, 0, 0, {-1, -1}},
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
+    /* retrieve through the protocol, candidateK 1000, the server's
+    ** defaults otherwise (hybrid rrf): without rewrite, then with each
+    ** §7.8 transform applied server-side (retrieve.rewrite), each judged
+    ** against the plain request */
+    {"retrieve (protocol, no rewrite)", "server", 0, 0, 0, 0, 0, 0, 0,
+     {P_RRF, -1}, 1, NULL},
+    {"retrieve rewrite=rewrite", "rw-rewrite", 0, 0, 0, 0, 0, 0, 0,
+     {P_SERVER, -1}, 1, "rewrite"},
+    {"retrieve rewrite=hyde", "rw-hyde", 0, 0, 0, 0, 0, 0, 0,
+     {P_SERVER, -1}, 1, "hyde"},
+    {"retrieve rewrite=multi-query", "rw-multi", 0, 0, 0, 0, 0, 0, 0,
+     {P_SERVER, -1}, 1, "multi-query"},
+    {"retrieve rewrite=decompose", "rw-decompose", 0, 0, 0, 0, 0, 0, 0,
+     {P_SERVER, -1}, 1, "decompose"},
+    {"retrieve rewrite=step-back", "rw-stepback", 0, 0, 0, 0, 0, 0, 0,
+     {P_SERVER, -1}, 1, "step-back"},
+    {"reference: query likelihood", "ql", 0, 0, 0, 0, 0, 0, 0, {-1, -1}, 0,
+     NULL},
 };
 
 enum { M_NDCG, M_MAP, M_R100, M_JUDGED, NMETRIC };
@@ -1172,6 +1192,90 @@ static size_t memory_search(memsrv *x, const rcp_model *m, const size_t *docs,
     return n;
 }
 
+/* The ranking for topic t from a retrieve request through the protocol
+** (rcp_server_handle, in process), rewrite p->rewrite when set. */
+static size_t server_search(rcp_server *s, const rcp_model *m,
+                            const size_t *docs, const pipeline *p,
+                            const topic *t, ranked *out)
+{
+    rcp_buf req, resp;
+    rcp_arena a;
+    rcp_jw w;
+    rcp_json_err err;
+    const rcp_json *v, *hits;
+    size_t i, n = 0;
+    rcp_buf_init(&req);
+    rcp_buf_init(&resp);
+    rcp_arena_init(&a, 0);
+    rcp_jw_init(&w, &req);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "jsonrpc");
+    rcp_jw_cstr(&w, "2.0");
+    rcp_jw_key(&w, "id");
+    rcp_jw_int(&w, 1);
+    rcp_jw_key(&w, "method");
+    rcp_jw_cstr(&w, "retrieve");
+    rcp_jw_key(&w, "params");
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "query");
+    rcp_jw_str(&w, t->text, t->len);
+    rcp_jw_key(&w, "k");
+    rcp_jw_int(&w, DEPTH);
+    rcp_jw_key(&w, "candidateK");
+    rcp_jw_int(&w, DEPTH);
+    rcp_jw_key(&w, "includeText");
+    rcp_jw_bool(&w, 0);
+    if (p->rewrite) {
+        rcp_jw_key(&w, "rewrite");
+        rcp_jw_cstr(&w, p->rewrite);
+    }
+    rcp_jw_obj_end(&w);
+    rcp_jw_obj_end(&w);
+    rcp_server_handle(s, req.data, req.len, &resp);
+    v = resp.oom ? NULL : rcp_json_parse(&a, resp.data, resp.len, 0, &err);
+    hits = v && rcp_json_get(v, "result")
+           ? rcp_json_get(rcp_json_get(v, "result"), "hits") : NULL;
+    if (!hits) {
+        fprintf(stderr, "eval: retrieve failed: %.*s\n",
+                (int)(resp.len < 400 ? resp.len : 400), resp.data);
+        exit(1);
+    }
+    for (i = 0; i < hits->n && n < DEPTH; i++) {
+        const rcp_json *id = rcp_json_get(&hits->kids[i], "id");
+        long dn = id ? rcp_model_find(m, id->s, id->n) : -1;
+        if (dn < 0)
+            continue;
+        out[n].doc = docs[dn];
+        out[n++].score = rcp_json_num(rcp_json_get(&hits->kids[i],
+                                                   "score"));
+    }
+    rcp_arena_free(&a);
+    rcp_buf_free(&req);
+    rcp_buf_free(&resp);
+    return n;
+}
+
+/* A server over m, initialized, for the pipelines through the protocol. */
+static rcp_server *eval_server(rcp_model *m)
+{
+    static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+        "\"initialize\",\"params\":{\"protocolVersion\":1}}";
+    rcp_server_opts so;
+    rcp_server *s;
+    rcp_buf out;
+    memset(&so, 0, sizeof so);
+    so.model = m;
+    so.debug = 1;       /* retrieve offers every rewrite, to measure */
+    if (!(s = rcp_server_new(&so))) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    rcp_buf_init(&out);
+    rcp_server_handle(s, init, sizeof init - 1, &out);
+    rcp_buf_free(&out);
+    return s;
+}
+
 static void run_coll(const coll *c, const rcp_model_opts *o,
                      const run_opts *ro, results *r)
 {
@@ -1180,6 +1284,7 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     rcp_model_opts nofb = *o;
     size_t *docs, *docs0;
     rcp_model *m = build_model(c, *o, &docs), *m0;
+    rcp_server *srv = eval_server(m);
     ql x;
     int p;
     memsrv ms;
@@ -1211,6 +1316,9 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
                 : p == P_RRF_CLUE || p == P_RRF_MEMORY
                           ? memory_search(&ms, m, docs, c, &c->t[t],
                                           p == P_RRF_CLUE, rk)
+                          : pipes[p].server
+                          ? server_search(srv, m, docs, &pipes[p], &c->t[t],
+                                          rk)
                           : pipes[p].nofb
                           ? engine_search(m0, docs0, &pipes[p], &c->t[t], rk)
                           : engine_search(m, docs, &pipes[p], &c->t[t], rk);
@@ -1228,6 +1336,7 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
             fclose(f);
     }
     ql_free(&x);
+    rcp_server_free(srv);
     memsrv_close(&ms);
     rcp_model_free(m0);
     rcp_model_free(m);

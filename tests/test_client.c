@@ -702,7 +702,10 @@ enum { B_NONE, B_ANSWER_NOTIFICATIONS, B_BATCH_ENTRY_FOR_NOTIFICATION,
        B_FIELDS_LIST, B_TOKEN_AS_NUMBER, B_PROGRESS_OUT_OF_RANGE,
        B_HITS_UNSORTED, B_NONDETERMINISTIC, B_RERANK_SORTED,
        B_NOT_DETERMINISTIC_SILENT, B_MMR_HIDDEN, B_FUSION_HIDDEN,
-       B_RERANK_HIDDEN,
+       B_RERANK_HIDDEN, B_USAGE_DEPTH, B_RETRY_INVERTED, B_NO_HYPOTHETICAL,
+       B_TRANSFORM_PADDED, B_NO_REWRITTEN, B_SESSION_IGNORED,
+       B_FEEDBACK_MISCOUNT, B_LOG_LEVEL_IGNORED, B_LOG_LEVEL_TRACE,
+       B_LOG_UNASKED,
        /* legal counterparts of the last four (they refuse what they hide) */
        L_NOT_DETERMINISTIC_NOTED, L_NO_MMR, L_NO_CONVEX,
        L_NO_INLINE_RERANK, L_FUNNEL_NORMALISES, L_NO_FIELDS,
@@ -1008,6 +1011,8 @@ static void put_array(rw *x, rcp_jw *w, const rcp_json *v, int how)
     for (i = 0; i < n && i < 64; i++)
         if (!(how == 'c' && rcp_json_streq(&v->kids[idx[i]], "convex")))
             put_rw(x, w, &v->kids[idx[i]]);
+    for (i = 0; how == 'p' && i < 3; i++)       /* padded: 3 more */
+        put_rw(x, w, &v->kids[0]);
     rcp_jw_arr_end(w);
 }
 
@@ -1025,6 +1030,8 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
             || ((m == B_FILTER_IGNORED || m == B_NO_FIELDS_FILTER_IGNORED)
                 && key_is(k, n, "filter"))
             || (m == B_PAGE_REPEATS && key_is(k, n, "cursor"))
+            || (m == B_SESSION_IGNORED && key_is(k, n, "sessionId"))
+            || (m == B_LOG_LEVEL_IGNORED && key_is(k, n, "logLevel"))
             || (x->f->drop_sizes && (key_is(k, n, "candidateK")
                                      || key_is(k, n, "topN"))))
             return DROP;
@@ -1064,7 +1071,9 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
         || (m == B_NO_MAXK && key_is(k, n, "maxK"))
         || (m == B_NO_SIMILARITY && key_is(k, n, "similarity"))
         || (m == B_NO_FOLLOWUPS && key_is(k, n, "followups"))
-        || (m == B_NO_MEMORY_ID && key_is(k, n, "memoryId")))
+        || (m == B_NO_MEMORY_ID && key_is(k, n, "memoryId"))
+        || (m == B_NO_HYPOTHETICAL && key_is(k, n, "hypothetical"))
+        || (m == B_NO_REWRITTEN && key_is(k, n, "rewrittenQuery")))
         return DROP;
     rcp_jw_keyn(w, k, n);
     if (m == B_MEMORY_NOTFOUND_INVALID && x->is_error && key_is(k, n, "code")
@@ -1085,11 +1094,17 @@ static int change(rw *x, const char *k, size_t n, const rcp_json *v,
         rcp_jw_raw(w, v->s + i, v->n - i);
     } else if (m == B_PROGRESS_OUT_OF_RANGE && key_is(k, n, "progress")) {
         rcp_jw_raw(w, "1.5", 3);
+    } else if (m == B_USAGE_DEPTH && key_is(k, n, "candidates")
+               && v->type == RCP_JSON_NUMBER) {
+        rcp_jw_raw(w, "1001", 4);       /* the depth asked, past maxK */
     } else if (key_is(k, n, "hits") && v->type == RCP_JSON_ARRAY
                && v->n >= 2 && (m == B_HITS_UNSORTED
                                 || (m == B_NONDETERMINISTIC
                                     && ++x->f->counter % 2 == 0))) {
         put_array(x, w, v, m == B_HITS_UNSORTED ? 'r' : 's');
+    } else if (m == B_TRANSFORM_PADDED && key_is(k, n, "queries")
+               && v->type == RCP_JSON_ARRAY && v->n) {
+        put_array(x, w, v, 'p');
     } else if (m == B_RERANK_SORTED && key_is(k, n, "scores")
                && v->type == RCP_JSON_ARRAY) {
         put_array(x, w, v, 'd');
@@ -1389,6 +1404,12 @@ static void out_rewrite(fake_state *f, const char *line, size_t len,
         replace_all(out, "\"citations\":{}", "\"citations\":true");
     if (f->mode == B_STREAMING_TRUE)
         replace_all(out, "\"streaming\":{}", "\"streaming\":true");
+    if (f->mode == B_LOG_LEVEL_TRACE)
+        replace_all(out, "\"level\":\"debug\"", "\"level\":\"trace\"");
+    if (f->mode == B_FEEDBACK_MISCOUNT)
+        replace_all(out, "\"accepted\":3", "\"accepted\":2");
+    if (f->mode == B_RETRY_INVERTED)
+        replace_all(out, "\"retryable\":true", "\"retryable\":false");
     if (f->mode == B_SERVER_NAME_NUMBER)
         replace_all(out, "\"server\":{\"name\":\"rcp\"",
                     "\"server\":{\"name\":7");
@@ -1413,8 +1434,12 @@ static void out_rewrite(fake_state *f, const char *line, size_t len,
     }
     if (f->mode == B_PROGRESS_WITH_ID)
         progress_with_id(line, len, dst);
-    if (out->len && strstr(out->data, "\"protocolVersion\"")
-        && !strstr(out->data, "\"error\""))
+    if (f->mode == B_LOG_UNASKED && out->len)   /* to everyone, asked or not */
+        rcp_buf_puts(dst, "{\"jsonrpc\":\"2.0\",\"method\":"
+                     "\"notifications/log\",\"params\":{\"level\":\"info\","
+                     "\"message\":\"answered\"}}\n");
+    /* an initialize result (log's levels hold the word "error") */
+    if (out->len && strstr(out->data, "\"result\":{\"protocolVersion\""))
         f->initialized = 1;
     mutate(f->mode, line, len, out, dst);
 }
@@ -2055,6 +2080,62 @@ START_TEST(suite_catches_unadvertised_options_accepted)
               "s07-retrieve-unadvertised-rerank", "fail");
     caught_on(B_NO_FIELDS_FILTER_IGNORED, L_NO_FIELDS, "s08-filter-unadvertised",
               "s08-filter-unadvertised", "fail");
+}
+END_TEST
+
+START_TEST(suite_warns_of_usage_that_reports_the_depth_asked)
+{
+    warned(B_USAGE_DEPTH, "s07-retrieve-usage-effective",
+           "s07-retrieve-usage-effective");
+}
+END_TEST
+
+START_TEST(suite_warns_of_retryable_against_the_table)
+{
+    warned(B_RETRY_INVERTED, "s12-retryable-per-table",
+           "s12-retryable-per-table");
+}
+END_TEST
+
+START_TEST(suite_catches_transform_results_that_break_their_contract)
+{
+    caught(B_NO_HYPOTHETICAL, "s07-transform-hyde-hypothetical",
+           "s07-transform-hyde-hypothetical");
+    warned(B_TRANSFORM_PADDED, "s07-transform-multi-query-n",
+           "s07-transform-multi-query-n");
+    warned(B_NO_REWRITTEN, "s07-retrieve-rewrite-reported",
+           "s07-retrieve-rewrite-reported");
+}
+END_TEST
+
+START_TEST(suite_catches_a_session_that_does_not_dedup)
+{
+    caught(B_SESSION_IGNORED, "s07-retrieve-session-dedup",
+           "s07-retrieve-session-dedup");
+}
+END_TEST
+
+START_TEST(suite_catches_feedback_that_miscounts)
+{
+    caught(B_FEEDBACK_MISCOUNT, "s07-feedback-accepted-exact",
+           "s07-feedback-accepted-exact");
+}
+END_TEST
+
+START_TEST(suite_catches_logs_that_ignore_the_level_or_break_the_shape)
+{
+    warned(B_LOG_LEVEL_IGNORED, "s17-log-honours-log-level",
+           "s17-log-honours-log-level");
+    caught(B_LOG_LEVEL_TRACE, "s17-log-shape", "s17-log-shape");
+}
+END_TEST
+
+START_TEST(suite_catches_a_log_the_client_never_asked_for)
+{
+    /* the control passes though the s17 checks ask for logs: the oracle
+    ** knows which servers were asked (initialize's log, _meta.logLevel) */
+    caught(B_LOG_UNASKED, "s07-no-unsolicited-notifications",
+           "s07-no-unsolicited-notifications");
 }
 END_TEST
 
@@ -3015,6 +3096,14 @@ static Suite *make_suite(void)
     tcase_add_test(r, suite_catches_a_mode_that_is_ignored);
     tcase_add_test(r, suite_warns_of_min_score_ignored);
     tcase_add_test(r, suite_catches_unadvertised_options_accepted);
+    tcase_add_test(r, suite_warns_of_usage_that_reports_the_depth_asked);
+    tcase_add_test(r, suite_warns_of_retryable_against_the_table);
+    tcase_add_test(r, suite_catches_transform_results_that_break_their_contract);
+    tcase_add_test(r, suite_catches_a_session_that_does_not_dedup);
+    tcase_add_test(r, suite_catches_feedback_that_miscounts);
+    tcase_add_test(r,
+        suite_catches_logs_that_ignore_the_level_or_break_the_shape);
+    tcase_add_test(r, suite_catches_a_log_the_client_never_asked_for);
     tcase_add_test(r, suite_catches_seeded_results_that_differ);
     tcase_add_test(r, suite_catches_a_pinned_snapshot_not_served);
     tcase_add_test(r, suite_warns_of_missing_usage_citations_and_similarity);

@@ -453,7 +453,7 @@ START_TEST(json_rpc_errors_are_200_unreadable_bodies_400)
     call(&s, "/rcp/no/such", RPC(1, "no/such", "{}"), NULL, &r);
     ck_assert_int_eq(r.status, 200);
     ck_assert_int_eq(code_in(r.body), -32004);
-    call(&s, "/rcp/query/transform", RPC(2, "query/transform", "{}"), NULL,
+    call(&s, "/rcp/catalog/list", RPC(2, "catalog/list", "{}"), NULL,
          &r);
     ck_assert_int_eq(r.status, 200);            /* stateless: -32003 */
     ck_assert_int_eq(code_in(r.body), -32003);

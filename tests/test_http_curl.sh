@@ -42,7 +42,7 @@ out=$(curl -s -H "$J" -d '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"non
 check "ping" '{"jsonrpc":"2.0","id":1,"result":{"nonce":"hi"}}' "$out"
 out=$(curl -s -H "$J" -d '{"jsonrpc":"2.0","id":2,"method":"retrieve","params":{"query":"blank lines","k":2}}' "$url/retrieve")
 check "retrieve (stateless: no initialize)" '"id":2,"result":{"hits":[' "$out"
-out=$(curl -s -w ' %{http_code}' -H "$J" -d '{"jsonrpc":"2.0","id":3,"method":"query/transform","params":{}}' "$url/query/transform")
+out=$(curl -s -w ' %{http_code}' -H "$J" -d '{"jsonrpc":"2.0","id":3,"method":"catalog/list","params":{}}' "$url/catalog/list")
 check "JSON-RPC error is 200" '"code":-32003' "$out"
 check "JSON-RPC error is 200 (status)" ' 200' "$out"
 out=$(curl -s -w '%{http_code}' -H "$J" -d '{"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":9}}' "$url/notifications/cancel")

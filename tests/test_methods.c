@@ -12,6 +12,7 @@
 */
 #include "rcp.h"
 #include "serverutil.h"
+#include "../conformance/conform.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -639,8 +640,9 @@ START_TEST(retrieve_unadvertised_options_are_32005)
         expect_field(frame, RCP_OPTION_UNSUPPORTED, "error.data.option",
                      opts[i]);
     }
+    /* every §7.8 method is in retrieve.rewrite now: a name that is not */
     expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"rewrite\":"
-                      "\"hyde\"}"), RCP_OPTION_UNSUPPORTED,
+                      "\"summarise\"}"), RCP_OPTION_UNSUPPORTED,
                  "error.data.option", "rewrite");
     expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"level\":2}"),
                  RCP_OPTION_UNSUPPORTED, "error.data.option", "level");
@@ -984,11 +986,17 @@ START_TEST(retrieve_funnel_violations_are_invalid_params)
     v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":3,\"candidateK\":"
                    "1000000,\"rerank\":{\"topN\":1000000}}"));
     ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
-    ck_assert_int_eq(num(v, "result.usage.candidates"), 1000);
+    /* the clamp is said in notes; the counts are the effective ones (§7.7:
+    ** five documents are at most five candidates, however deep asked) */
+    ck_assert_int_eq(num(v, "result.usage.candidates"), 5);
+    ck_assert_int_eq(num(v, "result.usage.reranked"), 5);
+    ck_assert(is_str(v, "result.usage.notes.0",
+                     "candidateK clamped to maxK 1000"));
+    ck_assert(is_str(v, "result.usage.notes.1", "rerank.topN clamped to 1000"));
     v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":3,\"rerank\":"
                    "{\"topN\":300}}"));
     ck_assert_msg(at(v, "result.hits") != NULL, "%s", OUT.data);
-    ck_assert_int_eq(num(v, "result.usage.reranked"), 300);
+    ck_assert_int_eq(num(v, "result.usage.reranked"), 5);
 }
 END_TEST
 
@@ -3006,6 +3014,520 @@ END_TEST
 
 /* MARK: - suite ---------------------------------------------------------- */
 
+/* MARK: - §7.7, §17.2 usage; §12.2 retryable ----------------------------- */
+
+/* The result of v (a reply) is what the schema says method returns. */
+static void valid_result(const rcp_json *v, const char *method)
+{
+    char err[512];
+    ck_assert_msg(at(v, "result") != NULL, "no result: %s", OUT.data);
+    ck_assert_msg(rcp_schema_validate_result(rcp_schema_rcp1(), method,
+                                             at(v, "result"), err,
+                                             sizeof err) == 0, "%s: %s",
+                  err, OUT.data);
+}
+
+START_TEST(usage_reports_the_effective_counts_never_the_depth_asked)
+{
+    /* §7.7 "SHOULD report the effective counts in usage": five documents
+    ** are at most five candidates; sparse "shock" matches three */
+    const rcp_json *v;
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,\"mode\":"
+                   "\"sparse\"}"));
+    valid_result(v, "retrieve");
+    ck_assert_int_eq(num(v, "result.usage.candidates"), 3);
+    ck_assert_int_eq(num(v, "result.usage.reranked"), 0);
+    ck_assert_ptr_nonnull(at(v, "result.usage.latencyMs"));
+    ck_assert_ptr_null(at(v, "result.usage.notes"));
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1000,\"mode\":"
+                   "\"sparse\",\"rerank\":{\"topN\":1000}}"));
+    ck_assert_int_eq(num(v, "result.usage.candidates"), 3);
+    ck_assert_int_eq(num(v, "result.usage.reranked"), 3);
+    /* §12: k above maxK is clamped, and usage says so */
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":5000}"));
+    ck_assert_int_eq(num(v, "result.usage.candidates"), 5);
+    ck_assert(is_str(v, "result.usage.notes.0", "k clamped to maxK 1000"));
+    /* §17.2: rerank carries usage too, its counts the passages */
+    v = reply(CALL("rerank", "{\"query\":\"shock\",\"passages\":[\"a shock\","
+                   "\"b\",\"c\"],\"topN\":1}"));
+    valid_result(v, "rerank");
+    ck_assert_int_eq(num(v, "result.usage.candidates"), 3);
+    ck_assert_int_eq(num(v, "result.usage.reranked"), 3);
+    ck_assert_ptr_nonnull(at(v, "result.usage.latencyMs"));
+}
+END_TEST
+
+START_TEST(usage_candidates_stay_within_max_k_on_a_large_corpus)
+{
+    /* §7.7 "A server MUST clamp each value to retrieve.maxK": the page's
+    ** look-ahead never takes recall past it (it used to report 1001) */
+    char *frame = malloc(1200 * 64 + 64), *p = frame;
+    const rcp_json *v;
+    int i;
+    init_session();
+    p += sprintf(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"index/add\","
+                 "\"params\":{\"documents\":[");
+    for (i = 0; i < 1200; i++)
+        p += sprintf(p, "%s{\"id\":\"x%d\",\"text\":\"common word %d\"}",
+                     i ? "," : "", i, i);
+    sprintf(p, "]}}");
+    ck_assert_ptr_nonnull(at(reply(frame), "result.ids"));
+    free(frame);
+    v = reply(CALL("retrieve", "{\"query\":\"common\",\"k\":1000,\"mode\":"
+                   "\"sparse\"}"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 1000);
+    ck_assert_int_eq(num(v, "result.usage.candidates"), 1000);
+    v = reply(CALL("retrieve", "{\"query\":\"common\",\"k\":10,\"mode\":"
+                   "\"sparse\",\"unit\":\"document\"}"));
+    ck_assert_int_le(num(v, "result.usage.candidates"), 1000);
+}
+END_TEST
+
+START_TEST(retryable_errors_say_so_and_the_others_do_not)
+{
+    /* §12.2: -32014 and -32603 may succeed on retry (error.data.retryable
+    ** true); -32602 and -32005 never; a snapshot that is gone is -32010
+    ** but no retry can bring it back (§12.1: "whether an identical retry
+    ** might succeed"), so false */
+    const rcp_json *v;
+    rcp_server_free(S);
+    DEADLINE = 1;
+    make_server(1, 0);
+    DEADLINE = -1;
+    init_session();
+    v = reply("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x-rcp/sleep\","
+              "\"params\":{\"ms\":2000}}");
+    ck_assert_int_eq(num(v, "error.code"), RCP_TIMEOUT);
+    ck_assert(at(v, "error.data.retryable")->type == RCP_JSON_TRUE);
+    rcp_server_free(S);
+    make_server(0, 0);
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"x\",\"k\":0}"));
+    ck_assert_int_eq(num(v, "error.code"), RCP_INVALID_PARAMS);
+    ck_assert_ptr_null(at(v, "error.data.retryable"));
+    v = reply(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"mode\":\"x\"}"));
+    ck_assert_int_eq(num(v, "error.code"), RCP_OPTION_UNSUPPORTED);
+    ck_assert_ptr_null(at(v, "error.data.retryable"));
+    v = reply(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"indexVersion\":"
+                   "\"v99\"}"));
+    ck_assert_int_eq(num(v, "error.code"), RCP_BACKEND_UNAVAILABLE);
+    ck_assert(at(v, "error.data.retryable")->type == RCP_JSON_FALSE);
+    ck_assert_int_eq(rcp_schema_validate(rcp_schema_rcp1(),
+                     "#/$defs/ErrorData", at(v, "error.data"), NULL, 0), 0);
+}
+END_TEST
+
+/* MARK: - §7.8 query/transform; §7.7 rewrite ----------------------------- */
+
+#define TRANSFORM(q, method, extra) CALL("query/transform", "{\"query\":" \
+    "\"" q "\",\"method\":\"" method "\"" extra "}")
+
+START_TEST(transform_rewrite_normalises_corrects_and_expands_from_the_corpus)
+{
+    /* §7.8 rewrite: case and punctuation folded, "supersonc" corrected to
+    ** the vocabulary's "supersonic", then RM3 words of the pseudo-relevant
+    ** documents appended -- never words the corpus does not hold */
+    const rcp_json *v;
+    const char *q;
+    add_corpus();
+    v = reply(TRANSFORM("Supersonc  SHOCK!", "rewrite", ""));
+    valid_result(v, "query/transform");
+    ck_assert_uint_eq(at(v, "result.queries")->n, 1);
+    q = at(v, "result.queries.0")->s;
+    ck_assert_msg(strncmp(q, "supersonic shock ", 17) == 0, "%s", q);
+    ck_assert_msg(strstr(q, "waves") || strstr(q, "tube")
+                  || strstr(q, "flow"), "no corpus expansion: %s", q);
+    ck_assert_ptr_null(at(v, "result.hypothetical"));
+    /* a word with no near neighbour in the vocabulary stays as typed */
+    v = reply(TRANSFORM("zyxwvut shock", "rewrite", ""));
+    ck_assert_msg(strncmp(at(v, "result.queries.0")->s, "zyxwvut shock", 13)
+                  == 0, "%s", OUT.data);
+}
+END_TEST
+
+START_TEST(transform_multi_query_decompose_step_back_and_hyde)
+{
+    const rcp_json *v;
+    size_t i;
+    add_corpus();
+    /* multi-query: the query first, n at most, all distinct */
+    v = reply(TRANSFORM("supersonic shock", "multi-query", ",\"n\":3"));
+    valid_result(v, "query/transform");
+    ck_assert(is_str(v, "result.queries.0", "supersonic shock"));
+    ck_assert_uint_ge(at(v, "result.queries")->n, 2);
+    ck_assert_uint_le(at(v, "result.queries")->n, 3);
+    for (i = 1; i < at(v, "result.queries")->n; i++)
+        ck_assert(!rcp_json_streq(&at(v, "result.queries")->kids[i],
+                                  "supersonic shock"));
+    /* §15.5: n is bounded (clamped, §12) */
+    v = reply(TRANSFORM("supersonic shock", "multi-query", ",\"n\":1000"));
+    ck_assert_uint_le(at(v, "result.queries")->n, 10);
+    /* decompose: at the conjunction, each piece with its content words */
+    v = reply(TRANSFORM("supersonic shock and wing flutter", "decompose",
+                        ""));
+    valid_result(v, "query/transform");
+    ck_assert_uint_eq(at(v, "result.queries")->n, 2);
+    ck_assert(is_str(v, "result.queries.0", "supersonic shock"));
+    ck_assert(is_str(v, "result.queries.1", "wing flutter"));
+    v = reply(TRANSFORM("wing flutter; heat transfer? laminar plate",
+                        "decompose", ",\"n\":2"));
+    ck_assert_uint_eq(at(v, "result.queries")->n, 2);   /* rest in last */
+    ck_assert(is_str(v, "result.queries.1", "heat transfer laminar plate"));
+    /* step-back: shock (in 3 documents) is the general word, kept */
+    v = reply(TRANSFORM("shock tube", "step-back", ""));
+    valid_result(v, "query/transform");
+    ck_assert(is_str(v, "result.queries.0", "shock"));
+    v = reply(TRANSFORM("shock", "step-back", ""));
+    ck_assert(is_str(v, "result.queries.0", "shock"));  /* one word: kept */
+    /* hyde: a passage of the corpus' own sentences, best passage first */
+    v = reply(TRANSFORM("supersonic shock", "hyde", ""));
+    valid_result(v, "query/transform");
+    ck_assert(is_str(v, "result.queries.0", "supersonic shock"));
+    ck_assert_msg(strncmp(at(v, "result.hypothetical")->s,
+                          "shock waves in supersonic flow", 30) == 0, "%s",
+                  OUT.data);
+}
+END_TEST
+
+START_TEST(transform_params_are_checked)
+{
+    add_corpus();
+    expect_field(CALL("query/transform", "{\"method\":\"rewrite\"}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "query");
+    expect_field(CALL("query/transform", "{\"query\":3,\"method\":"
+                      "\"rewrite\"}"), RCP_INVALID_PARAMS, "error.data.field",
+                 "query");
+    expect_field(CALL("query/transform", "{\"query\":\"x\"}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "method");
+    expect_field(CALL("query/transform", "{\"query\":\"x\",\"method\":"
+                      "\"summarise\"}"), RCP_OPTION_UNSUPPORTED,
+                 "error.data.option", "method");
+    expect_field(TRANSFORM("x", "multi-query", ",\"n\":0"),
+                 RCP_INVALID_PARAMS, "error.data.field", "n");
+    /* an empty query transforms to an empty one, never a crash */
+    ck_assert(is_str(reply(TRANSFORM("", "rewrite", "")), "result.queries.0",
+                     ""));
+}
+END_TEST
+
+START_TEST(transform_and_retrieve_rewrite_are_advertised_as_served)
+{
+    const rcp_json *v;
+    init_session();
+    v = reply(CALL("info", "{}"));
+    ck_assert_uint_eq(at(v, "result.capabilities.transform.methods")->n, 5);
+    /* the two that did not lower nDCG@10 on Cranfield (make eval) */
+    ck_assert_uint_eq(at(v, "result.capabilities.retrieve.rewrite")->n, 2);
+    ck_assert(is_str(v, "result.capabilities.retrieve.rewrite.0",
+                     "rewrite"));
+    ck_assert(is_str(v, "result.capabilities.retrieve.rewrite.1",
+                     "multi-query"));
+}
+END_TEST
+
+START_TEST(retrieve_rewrite_applies_the_transform_and_reports_it)
+{
+    /* §7.7 rewrite: the transform server-side; rewrittenQuery (and usage,
+    ** issue 15) say what was searched */
+    const rcp_json *v;
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"Supersonc shock\",\"k\":2,"
+                   "\"rewrite\":\"rewrite\"}"));
+    valid_result(v, "retrieve");
+    /* retrieve's rewrite leaves expansion to its pipeline's own RM3 */
+    ck_assert(is_str(v, "result.rewrittenQuery", "supersonic shock"));
+    ck_assert(is_str(v, "result.usage.rewrittenQuery", "supersonic shock"));
+    ck_assert(is_str(v, "result.hits.0.id", "d1"));
+    /* rewrite and multi-query are advertised (the others lowered
+    ** nDCG@10, make eval); --debug offers all five, to measure them */
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"rewrite\":"
+                      "\"decompose\"}"), RCP_OPTION_UNSUPPORTED,
+                 "error.data.option", "rewrite");
+    rcp_server_free(S);
+    make_server(1, 0);
+    init_session();
+    ck_assert_uint_eq(at(reply(CALL("info", "{}")),
+                         "result.capabilities.retrieve.rewrite")->n, 5);
+    /* decompose: both pieces' best documents come first (fused by RRF) */
+    v = reply(CALL("retrieve", "{\"query\":\"supersonic shock and wing "
+                   "flutter\",\"k\":2,\"rewrite\":\"decompose\"}"));
+    valid_result(v, "retrieve");
+    ck_assert(is_str(v, "result.rewrittenQuery",
+                     "supersonic shock | wing flutter"));
+    ck_assert(is_str(v, "result.hits.0.id", "d1"));
+    ck_assert(is_str(v, "result.hits.1.id", "d5"));
+    ck_assert(is_str(v, "result.usage.notes.0",
+                     "rewrite decompose: 2 queries fused by RRF"));
+    /* hyde searches the query with its hypothetical passage */
+    v = reply(CALL("retrieve", "{\"query\":\"supersonic shock\",\"k\":1,"
+                   "\"rewrite\":\"hyde\"}"));
+    ck_assert_msg(strstr(at(v, "result.rewrittenQuery")->s,
+                         "shock waves in supersonic flow") != NULL, "%s",
+                  OUT.data);
+    /* false: nothing rewritten; a wrong type -32602; a name not advertised
+    ** -32005, or under strict false a note and the plain search */
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1,\"rewrite\":"
+                   "false}"));
+    ck_assert_ptr_null(at(v, "result.rewrittenQuery"));
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"rewrite\":7}"),
+                 RCP_INVALID_PARAMS, "error.data.field", "rewrite");
+    expect_field(CALL("retrieve", "{\"query\":\"x\",\"k\":1,\"rewrite\":"
+                      "\"summarise\"}"), RCP_OPTION_UNSUPPORTED,
+                 "error.data.option", "rewrite");
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":1,\"rewrite\":"
+                   "\"summarise\",\"strict\":false}"));
+    ck_assert_ptr_null(at(v, "result.rewrittenQuery"));
+    ck_assert(is_str(v, "result.usage.notes.0",
+                     "ignored rewrite: not supported"));
+}
+END_TEST
+
+/* MARK: - §7.7.3 session dedup ------------------------------------------- */
+
+#define SESSION_Q(sid) CALL("retrieve", "{\"query\":\"shock\",\"k\":2," \
+    "\"mode\":\"sparse\",\"includeText\":false,\"sessionId\":\"" sid "\"}")
+
+/* The ids of a reply's hits, space-separated, in a static buffer. */
+static const char *hit_ids(const rcp_json *v)
+{
+    static char ids[256];
+    const rcp_json *h = at(v, "result.hits");
+    size_t i, n = 0;
+    ids[0] = '\0';
+    for (i = 0; h && i < h->n && n + 40 < sizeof ids; i++)
+        n += (size_t)snprintf(ids + n, sizeof ids - n, "%s%.*s", i ? " " : "",
+                              (int)rcp_json_get(&h->kids[i], "id")->n,
+                              rcp_json_get(&h->kids[i], "id")->s);
+    return ids;
+}
+
+START_TEST(session_dedup_never_returns_a_hit_twice_in_a_trajectory)
+{
+    /* §7.7.3 "deduplicate hits already returned earlier in the
+    ** trajectory": sparse "shock" matches d1, d3, d4 */
+    char first[256];
+    const rcp_json *v;
+    add_corpus();
+    v = reply(CALL("info", "{}"));
+    ck_assert(at(v, "result.capabilities.session.dedup")->type
+              == RCP_JSON_TRUE);
+    ck_assert_int_eq(num(v, "result.capabilities.session.ttlSeconds"), 600);
+    v = reply(SESSION_Q("s1"));
+    valid_result(v, "retrieve");
+    snprintf(first, sizeof first, "%s", hit_ids(v));
+    ck_assert_str_eq(first, "d1 d3");
+    ck_assert_ptr_null(at(v, "result.nextCursor"));   /* the next retrieve */
+    v = reply(SESSION_Q("s1"));
+    ck_assert_str_eq(hit_ids(v), "d4");
+    ck_assert(is_str(v, "result.usage.notes.0",
+                     "session: 2 hits returned before left out"));
+    v = reply(SESSION_Q("s1"));
+    ck_assert_uint_eq(at(v, "result.hits")->n, 0);    /* all given */
+    /* another session, and no session, see nothing of s1's */
+    ck_assert_str_eq(hit_ids(reply(SESSION_Q("s2"))), first);
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":2,\"mode\":"
+                   "\"sparse\",\"includeText\":false}"));
+    ck_assert_str_eq(hit_ids(v), first);
+    ck_assert_ptr_nonnull(at(v, "result.nextCursor"));
+    ck_assert_ptr_null(at(v, "result.usage.notes"));
+}
+END_TEST
+
+START_TEST(sessions_are_bounded_and_the_least_recent_is_forgotten)
+{
+    /* memory per session and in all is bounded: 64 sessions, the least
+    ** recently used forgotten whole; a sessionId over 256 bytes is
+    ** -32602 */
+    char frame[512];
+    int i;
+    add_corpus();
+    reply(SESSION_Q("old"));
+    for (i = 0; i < 64; i++) {
+        snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"wing\","
+                 "\"k\":1,\"sessionId\":\"n%d\"}"), i);
+        ck_assert_ptr_nonnull(at(reply(frame), "result.hits"));
+    }
+    ck_assert_str_eq(hit_ids(reply(SESSION_Q("old"))), "d1 d3");
+    expect_field_free(frame_with(CALL("retrieve", "{\"query\":\"x\",\"k\":1,"
+                                      "\"sessionId\":\"%s\"}"), 257, 's'),
+                      "sessionId");
+}
+END_TEST
+
+/* MARK: - §7.16 feedback ------------------------------------------------- */
+
+#define FEEDBACK(signals) CALL("feedback", "{\"signals\":" signals "}")
+
+START_TEST(feedback_counts_every_signal_and_checks_them_all_first)
+{
+    /* §7.16 "accepted: how many signals the server recorded": all of a
+    ** valid call, none of a call with one bad signal (nothing recorded) */
+    const rcp_json *v;
+    add_corpus();
+    ck_assert_ptr_nonnull(at(reply(CALL("info", "{}")),
+                             "result.capabilities.feedback"));
+    v = reply(CALL("feedback", "{\"sessionId\":\"s\",\"query\":\"shock\","
+                   "\"signals\":[{\"hitId\":\"d1\",\"used\":true,\"cited\":"
+                   "true,\"helpful\":false,\"reward\":-1,\"x-extra\":1},"
+                   "{\"hitId\":7,\"reward\":0.5}]}"));
+    valid_result(v, "feedback");
+    ck_assert_int_eq(num(v, "result.accepted"), 2);
+    ck_assert_int_eq(num(reply(FEEDBACK("[]")), "result.accepted"), 0);
+    expect_field(CALL("feedback", "{}"), RCP_INVALID_PARAMS,
+                 "error.data.field", "signals");
+    expect_field(FEEDBACK("{}"), RCP_INVALID_PARAMS, "error.data.field",
+                 "signals");
+    expect_field(FEEDBACK("[{\"hitId\":\"d1\"},3]"), RCP_INVALID_PARAMS,
+                 "error.data.field", "signals[1]");
+    expect_field(FEEDBACK("[{\"used\":true}]"), RCP_INVALID_PARAMS,
+                 "error.data.field", "signals[0].hitId");
+    expect_field(FEEDBACK("[{\"hitId\":null}]"), RCP_INVALID_PARAMS,
+                 "error.data.field", "signals[0].hitId");
+    expect_field(FEEDBACK("[{\"hitId\":\"d1\",\"reward\":1.5}]"),
+                 RCP_INVALID_PARAMS, "error.data.field", "signals[0].reward");
+    expect_field(FEEDBACK("[{\"hitId\":\"d1\",\"used\":1}]"),
+                 RCP_INVALID_PARAMS, "error.data.field", "signals[0].used");
+    /* the bad call recorded nothing: d1 carries no report */
+    expect_field(FEEDBACK("[{\"hitId\":\"d1\",\"poisonSuspected\":true},"
+                          "{\"hitId\":\"d2\",\"reward\":9}]"),
+                 RCP_INVALID_PARAMS, "error.data.field", "signals[1].reward");
+    v = reply(CALL("retrieve", "{\"query\":\"shock waves\",\"k\":1}"));
+    ck_assert(is_str(v, "result.hits.0.id", "d1"));
+    ck_assert_ptr_null(at(v, "result.hits.0.trust.x-rcp-reported"));
+}
+END_TEST
+
+START_TEST(feedback_reports_label_trust_and_never_change_the_ranking)
+{
+    /* §7.16 "MUST NOT alter the result of any concurrent retrieve", §15.3
+    ** "advisory": the hit's trust says what was reported; its rank and
+    ** scores are what they were */
+    char before[8192];
+    const rcp_json *v;
+    add_corpus();
+    snprintf(before, sizeof before, "%s", ask(CALL("retrieve", "{\"query\":"
+             "\"shock\",\"k\":3,\"includeText\":false}")));
+    v = reply(FEEDBACK("[{\"hitId\":\"d1\",\"injectionSuspected\":true},"
+                       "{\"hitId\":\"d1\",\"poisonSuspected\":true},"
+                       "{\"hitId\":\"d3\",\"helpful\":true,\"reward\":1}]"));
+    ck_assert_int_eq(num(v, "result.accepted"), 3);
+    v = reply(CALL("retrieve", "{\"query\":\"shock\",\"k\":3,"
+                   "\"includeText\":false}"));
+    valid_result(v, "retrieve");
+    ck_assert(is_str(v, "result.hits.0.id", "d1"));
+    ck_assert(at(v, "result.hits.0.trust.injectionSuspected")->type
+              == RCP_JSON_TRUE);
+    ck_assert_int_eq(num(v, "result.hits.0.trust.x-rcp-reported."
+                        "poisonSuspected"), 1);
+    ck_assert_int_eq(num(v, "result.hits.0.trust.x-rcp-reported."
+                        "injectionSuspected"), 1);
+    /* helpful and reward are recorded only: d3 is where it was */
+    ck_assert_ptr_null(at(v, "result.hits.1.trust.x-rcp-reported"));
+    {
+        const rcp_json *b = rcp_json_parse(&A, before, strlen(before) - 1, 0,
+                                           NULL);
+        size_t i;
+        ck_assert_ptr_nonnull(b);
+        for (i = 0; i < 3; i++) {
+            const rcp_json *x = &at(b, "result.hits")->kids[i];
+            const rcp_json *y = &at(v, "result.hits")->kids[i];
+            ck_assert_uint_eq(rcp_json_get(x, "id")->n,
+                              rcp_json_get(y, "id")->n);
+            ck_assert(memcmp(rcp_json_get(x, "id")->s,
+                             rcp_json_get(y, "id")->s,
+                             rcp_json_get(x, "id")->n) == 0);
+            ck_assert(rcp_json_num(rcp_json_get(x, "score"))
+                      == rcp_json_num(rcp_json_get(y, "score")));
+        }
+    }
+}
+END_TEST
+
+START_TEST(storage_feedback_survives_a_restart_and_a_torn_last_line)
+{
+    /* §7.16 recorded durably with --data: the reports are back after a
+    ** restart; a last line torn by a crash (never acknowledged) is cut */
+    char dir[64], data[80], path[128];
+    proc p;
+    const char *l;
+    FILE *f;
+    snprintf(data, sizeof data, "%s/store", temp_dir(dir, sizeof dir));
+    start(&p, "--data", data, NULL);
+    send_str(&p, INIT "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"index/add\","
+             "\"params\":{\"documents\":[{\"id\":\"a\",\"text\":"
+             "\"shock tube\"}]}}\n"
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"feedback\","
+             "\"params\":{\"signals\":[{\"hitId\":\"a\",\"poisonSuspected\":"
+             "true},{\"hitId\":\"a\",\"used\":true}]}}\n");
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(l = next_line(&p, 10000));
+    ck_assert_msg(strstr(l, "\"accepted\":2") != NULL, "%s", l);
+    ck_assert_int_eq(finish(&p), 0);
+    snprintf(path, sizeof path, "%s/feedback.log", data);
+    ck_assert_ptr_nonnull(f = fopen(path, "a"));
+    fputs("{\"signals\":[{\"hitId\":\"a\",\"poisonSus", f);    /* torn */
+    fclose(f);
+    start(&p, "--data", data, NULL);
+    send_str(&p, INIT "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"retrieve\","
+             "\"params\":{\"query\":\"shock\",\"k\":1}}\n");
+    ck_assert_ptr_nonnull(next_line(&p, 10000));
+    ck_assert_ptr_nonnull(l = next_line(&p, 10000));
+    ck_assert_msg(strstr(l, "\"x-rcp-reported\":{\"poisonSuspected\":1,"
+                            "\"injectionSuspected\":0}") != NULL, "%s", l);
+    ck_assert_int_eq(finish(&p), 0);
+    {
+        struct stat sb;
+        ck_assert_int_eq(stat(path, &sb), 0);       /* cut to whole lines */
+        ck_assert_int_gt(sb.st_size, 0);
+        f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        fseek(f, -1, SEEK_END);
+        ck_assert_int_eq(fgetc(f), '\n');
+        fclose(f);
+    }
+    remove_dir(dir);
+}
+END_TEST
+
+/* MARK: - §17.1 notifications/log from the backend ----------------------- */
+
+START_TEST(retrieve_logs_its_stages_and_never_a_documents_text)
+{
+    /* §17.1 useful content: counts and stage timings at info; degraded
+    ** options at warning; never document text (a log is no data channel,
+    ** §15.2) */
+    const rcp_json *v[4];
+    size_t n;
+    add_corpus();
+    rcp_server_free(S);                 /* a client that asks for logs */
+    make_server(0, 0);
+    ask("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+        "{\"protocolVersion\":1,\"capabilities\":{\"log\":{}}}}");
+    n = lines_of(ask(CALL("retrieve", "{\"query\":\"supersonic\",\"k\":1,"
+                          "\"mode\":\"sparse\",\"modality\":\"image\","
+                          "\"strict\":false}")), v, 4);
+    ck_assert_uint_eq(n, 3);
+    ck_assert(is_str(v[0], "params.level", "warning"));   /* modality ignored */
+    ck_assert(is_str(v[0], "params.logger", "options"));
+    ck_assert(is_str(v[1], "params.level", "info"));
+    ck_assert(is_str(v[1], "params.logger", "retrieve"));
+    ck_assert_int_eq(num(v[1], "params.data.candidates"), 1);
+    ck_assert_int_eq(num(v[1], "params.data.hits"), 1);
+    ck_assert_ptr_nonnull(at(v[1], "params.data.recallMs"));
+    ck_assert_ptr_nonnull(at(v[2], "result.hits"));
+    {   /* the logs are the bytes before the answer: no text in them */
+        char *answer = strstr(OUT.data, "{\"jsonrpc\":\"2.0\",\"id\":1,");
+        ck_assert_ptr_nonnull(answer);
+        *answer = '\0';
+        ck_assert_msg(!strstr(OUT.data, "supersonic flow")
+                      && !strstr(OUT.data, "shock waves"),
+                      "document text in a log: %s", OUT.data);
+    }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("methods");
@@ -3041,6 +3563,20 @@ static Suite *make_suite(void)
     tcase_add_test(e,
                    idempotency_keys_are_capped_and_results_fit_a_byte_budget);
     tcase_add_test(e, retrieve_validates_query_and_k);
+    tcase_add_test(e, usage_reports_the_effective_counts_never_the_depth_asked);
+    tcase_add_test(e, usage_candidates_stay_within_max_k_on_a_large_corpus);
+    tcase_add_test(e, retryable_errors_say_so_and_the_others_do_not);
+    tcase_add_test(e,
+        transform_rewrite_normalises_corrects_and_expands_from_the_corpus);
+    tcase_add_test(e, transform_multi_query_decompose_step_back_and_hyde);
+    tcase_add_test(e, transform_params_are_checked);
+    tcase_add_test(e, transform_and_retrieve_rewrite_are_advertised_as_served);
+    tcase_add_test(e, retrieve_rewrite_applies_the_transform_and_reports_it);
+    tcase_add_test(e, session_dedup_never_returns_a_hit_twice_in_a_trajectory);
+    tcase_add_test(e, sessions_are_bounded_and_the_least_recent_is_forgotten);
+    tcase_add_test(e, feedback_counts_every_signal_and_checks_them_all_first);
+    tcase_add_test(e, feedback_reports_label_trust_and_never_change_the_ranking);
+    tcase_add_test(e, retrieve_logs_its_stages_and_never_a_documents_text);
     tcase_add_test(e, retrieve_never_returns_more_than_k);
     tcase_add_test(e, retrieve_modes_and_fusion_and_strict);
     tcase_add_test(e,
@@ -3102,6 +3638,7 @@ static Suite *make_suite(void)
     tcase_set_timeout(oom, 600);
     tcase_add_checked_fixture(st, setup, teardown);
     tcase_add_test(st, storage_restart_serves_the_same_version_and_results);
+    tcase_add_test(st, storage_feedback_survives_a_restart_and_a_torn_last_line);
     tcase_add_test(st, storage_kill_9_mid_write_loses_nothing_acknowledged);
     tcase_add_test(st,
                    storage_damaged_log_is_never_silent_and_salvage_is_chosen);

@@ -2355,6 +2355,26 @@ START_TEST(filters_match_as_the_decisions_say)
 }
 END_TEST
 
+/* MARK: - §7.8 the vocabulary, for query/transform ----------------------- */
+
+START_TEST(vocabulary_df_knows_a_word_whose_stem_is_as_long_as_it)
+{
+    /* "density" stems to "densiti", seven bytes too: the lexicon's fast
+    ** path once took the word for its term when the lengths agreed, so
+    ** the index "had no" density (RM3 and the reranker missed it) */
+    rcp_model *m = new_model(0);
+    add(m, "a", "low density flow");
+    add(m, "b", "density of the gas and the flow");
+    ck_assert_int_eq(rcp_model_df(m, "density", 7), 2);
+    ck_assert_int_eq(rcp_model_df(m, "DENSITY", 7), 2);
+    ck_assert_int_eq(rcp_model_df(m, "flows", 5), 2);   /* its stem, flow */
+    ck_assert_int_eq(rcp_model_df(m, "gas", 3), 1);
+    ck_assert_int_eq(rcp_model_df(m, "plasma", 6), 0);
+    ck_assert_int_eq(rcp_model_df(m, "the", 3), -1);    /* a stopword */
+    rcp_model_free(m);
+}
+END_TEST
+
 /* The reference the columns are checked against: read the meta afresh
 ** for every document and evaluate the tree on it (what rcp.c did before
 ** the engine kept typed values), with a linear in-list and a naive
@@ -2620,6 +2640,27 @@ START_TEST(typed_filters_agree_with_reading_each_meta_afresh)
                                  ref_passing(m, ids, old, 60, &f));
         }
     }
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(vocabulary_correct_finds_the_nearest_live_spelling)
+{
+    char out[64];
+    rcp_model *m = new_model(0);
+    add(m, "a", "supersonic shock waves");
+    add(m, "b", "subsonic flow");
+    ck_assert_int_eq(rcp_model_correct(m, "supersonc", 9, out, sizeof out),
+                     10);
+    ck_assert_str_eq(out, "supersonic");
+    /* known, too short, or nothing near: no correction */
+    ck_assert_int_eq(rcp_model_correct(m, "shock", 5, out, sizeof out), 0);
+    ck_assert_int_eq(rcp_model_correct(m, "wav", 3, out, sizeof out), 0);
+    ck_assert_int_eq(rcp_model_correct(m, "zyxwvut", 7, out, sizeof out), 0);
+    /* a deleted document's words are no longer the vocabulary's */
+    ck_assert_int_eq(rcp_model_delete(m, "a", 1), 1);
+    ck_assert_int_eq(rcp_model_correct(m, "supersonc", 9, out, sizeof out),
+                     0);
     rcp_model_free(m);
 }
 END_TEST
@@ -3016,6 +3057,29 @@ START_TEST(entry_points_refuse_bad_input_and_change_nothing)
 }
 END_TEST
 
+START_TEST(vocabulary_expand_gives_the_feedback_documents_words)
+{
+    rcp_model_term t[8];
+    size_t n, i;
+    rcp_model *m = new_model(0);
+    add(m, "a", "shock waves in supersonic flow");
+    add(m, "b", "shock tube experiments");
+    add(m, "c", "wing flutter");
+    ck_assert_int_eq(rcp_model_expand(m, "shock", 5, t, 8, &n), 0);
+    ck_assert_uint_ge(n, 3);
+    for (i = 0; i < n; i++) {
+        ck_assert_str_ne(t[i].word, "shock");       /* not the query's */
+        ck_assert_str_ne(t[i].word, "wing");        /* not fed back */
+        ck_assert_str_ne(t[i].word, "flutter");
+        ck_assert(t[i].weight > 0 && t[i].df >= 1);
+        ck_assert(i == 0 || t[i].weight <= t[i - 1].weight);
+    }
+    ck_assert_int_eq(rcp_model_expand(m, "shock", 5, t, 0, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    rcp_model_free(m);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("model");
@@ -3023,6 +3087,9 @@ static Suite *make_suite(void)
     tcase_add_test(tc,
         embed_is_deterministic_unit_length_and_names_its_identity);
     tcase_add_test(tc, embed_counts_every_word_beyond_the_stopwords);
+    tcase_add_test(tc, vocabulary_df_knows_a_word_whose_stem_is_as_long_as_it);
+    tcase_add_test(tc, vocabulary_correct_finds_the_nearest_live_spelling);
+    tcase_add_test(tc, vocabulary_expand_gives_the_feedback_documents_words);
     tcase_add_test(tc, embed_is_independent_of_the_corpus);
     tcase_add_test(tc,
                    indexed_vectors_are_exactly_the_embedding_of_their_text);

@@ -11,6 +11,7 @@
 */
 #include "rcp.h"
 #include "serverutil.h"
+#include "../conformance/conform.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -810,9 +811,10 @@ START_TEST(backend_capabilities_are_its_offers_with_its_values)
               "\"params\":{\"protocolVersion\":1}}");
     caps = at(v, "result.capabilities");
     ck_assert_ptr_nonnull(caps);
-    ck_assert_uint_eq(caps->n, 2);
+    ck_assert_uint_eq(caps->n, 3);     /* and log, the protocol's own */
     ck_assert_int_eq(num(caps, "embed.row"), PROTO_CAP_EMBED);
     ck_assert_int_eq(num(caps, "streaming.row"), PROTO_CAP_STREAMING);
+    ck_assert_ptr_nonnull(at(caps, "log.levels"));
     ck_assert(is_str(v, "result._meta.conformance", "L0"));
     snprintf(first, sizeof first, "%s", strstr(OUT.data, "\"capabilities\""));
     ask("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"info\"}");
@@ -859,9 +861,12 @@ START_TEST(conformance_level_follows_the_capability_table_for_any_backend)
     ck_assert_str_eq(level_of(C(GRAPH), 0), "L0");
     ck_assert_str_eq(level_of(C(RETRIEVE) | C(FILTER), 0), "L0");
     ck_assert_str_eq(level_of(l1, 0), "L1");
-    ck_assert_str_eq(level_of(l1 | C(STREAMING), 0), "L1");
+    /* every server serves log (§17.1, the protocol's own): one more §14.3
+    ** surface is two */
+    ck_assert_str_eq(level_of(l1 | C(STREAMING), 0), "L2");
     ck_assert_str_eq(level_of(l1 | C(STREAMING) | C(PAGINATION), 0), "L2");
     ck_assert_str_eq(level_of(l1 | C(RERANK) | C(LOG), 0), "L2");
+    ck_assert_str_eq(level_of(l1 | C(LOG), 0), "L1");  /* log is not theirs */
     /* what a backend serves in part proves no level that asks for it
     ** whole (§14.2: retrieve without its three modes, make tiny's) */
     ck_assert_str_eq(level_of(l1 | C(STREAMING) | C(PAGINATION),
@@ -1091,6 +1096,89 @@ START_TEST(lent_session_token_is_meta_session_and_shutdown_ends_only_it)
 }
 END_TEST
 
+/* MARK: - §17.1 notifications/log ---------------------------------------- */
+
+static const char INIT_LOG[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+    "\"initialize\",\"params\":{\"protocolVersion\":1,\"capabilities\":"
+    "{\"log\":{}},\"_meta\":{\"logLevel\":\"debug\"}}}";
+static const char PING[] = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+    "\"ping\"}";
+
+START_TEST(log_only_for_a_client_that_opted_in_at_its_level)
+{
+    /* §7.1 "MUST NOT emit a notification a client did not opt into via
+    ** the corresponding capability or per-request handle"; §17.1 honour
+    ** _meta.logLevel */
+    const rcp_json *v[4];
+    char err[256];
+    init_session();                     /* no log capability */
+    ck_assert_uint_eq(lines_of(ask(PING), v, 4), 1);
+    /* a request's own _meta.logLevel opts it in */
+    ck_assert_uint_eq(lines_of(ask("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":"
+                                   "\"ping\",\"params\":{\"_meta\":{"
+                                   "\"logLevel\":\"debug\"}}}"), v, 4), 2);
+    ck_assert(is_str(v[0], "method", "notifications/log"));
+    ck_assert(is_str(v[0], "params.level", "debug"));
+    ck_assert(is_str(v[0], "params.logger", "server"));
+    ck_assert_int_eq(num(v[0], "params._meta.requestId"), 6);
+    ck_assert_msg(rcp_schema_validate(rcp_schema_rcp1(),
+                  "#/$defs/LogNotification", v[0], err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_int_eq(num(v[1], "id"), 6);        /* the answer after it */
+    expect_code("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":"
+                "{\"_meta\":{\"logLevel\":\"loud\"}}}", RCP_INVALID_PARAMS);
+    ck_assert(is_str(at(reply("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+                              "\"ping\",\"params\":{\"_meta\":{\"logLevel\":"
+                              "7}}}"), "error.data"), "field",
+                     "_meta.logLevel"));
+}
+END_TEST
+
+START_TEST(log_level_from_initialize_filters_and_slow_requests_warn)
+{
+    const rcp_json *v[4];
+    rcp_server_free(S);
+    make_server(1, 0);
+    /* log advertised without a level: info and above */
+    ask("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+        "{\"protocolVersion\":1,\"capabilities\":{\"log\":{}}}}");
+    ck_assert_uint_eq(lines_of(ask(PING), v, 4), 1);    /* debug: not sent */
+    /* a request slower than a second is a warning */
+    ck_assert_uint_eq(lines_of(ask("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":"
+                                   "\"x-rcp/sleep\",\"params\":{\"ms\":1050}}"),
+                               v, 4), 2);
+    ck_assert(is_str(v[0], "params.level", "warning"));
+    ck_assert(rcp_json_num(at(v[0], "params.data.latencyMs")) >= 1050);
+    rcp_server_free(S);
+    make_server(0, 0);
+    ask(INIT_LOG);                      /* debug: every answer */
+    ck_assert_uint_eq(lines_of(ask(PING), v, 4), 2);
+    ck_assert(is_str(v[0], "params.level", "debug"));
+    /* errors are logged too, with their code */
+    ck_assert_uint_eq(lines_of(ask("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+                                   "\"no/such\"}"), v, 4), 2);
+    ck_assert_int_eq(num(v[0], "params.data.code"), RCP_UNKNOWN_METHOD);
+}
+END_TEST
+
+START_TEST(log_opt_in_is_per_lent_session)
+{
+    /* over HTTP one server serves many sessions (§5.2): one client's
+    ** opt-in (§7.1) is never another's */
+    proto_session a, b;
+    const rcp_json *v[4];
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    proto_use_session(S, &a);
+    ask(INIT_LOG);
+    ck_assert_uint_eq(lines_of(ask(PING), v, 4), 2);
+    proto_use_session(S, &b);
+    ask(INIT1);
+    ck_assert_uint_eq(lines_of(ask(PING), v, 4), 1);
+    proto_use_session(S, NULL);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("rcp");
@@ -1123,6 +1211,9 @@ static Suite *make_suite(void)
         lent_hook_is_flushed_before_gated_work_and_polled_by_checkpoints);
     tcase_add_test(b, unbuffered_frame_is_one_32603_with_a_null_id);
     tcase_add_test(t, envelope_id_is_echoed_byte_for_byte);
+    tcase_add_test(t, log_only_for_a_client_that_opted_in_at_its_level);
+    tcase_add_test(t, log_opt_in_is_per_lent_session);
+    tcase_add_test(t, log_level_from_initialize_filters_and_slow_requests_warn);
     tcase_add_test(t, envelope_jsonrpc_must_be_2_0);
     tcase_add_test(t, envelope_invalid_id_gets_null_id);
     tcase_add_test(t, envelope_method_must_be_a_string);
