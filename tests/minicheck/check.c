@@ -265,6 +265,16 @@ void mc_float_tol(const char *file, int line, float x, float y, float t,
                 (double)x, ey, (double)y, et, (double)t);
 }
 
+void mc_double_tol(const char *file, int line, double x, double y,
+                   double t, const char *ex, const char *ey, const char *et)
+{
+    double d = y - x;                          /* Check: fabsl(y - x) < t */
+    if (!(fabs(d) < t))
+        mc_fail(file, line, "Assertion 'fabsl(%s - %s) < %s' failed: "
+                "%s == %.17g, %s == %.17g, %s == %.17g", ey, ex, et, ex, x,
+                ey, y, et, t);
+}
+
 void mc_str(const char *file, int line, const char *x, const char *y,
             int want_equal, const char *ex, const char *ey)
 {

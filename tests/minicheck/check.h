@@ -70,6 +70,8 @@ void mc_double(const char *file, int line, double x, double y, int op,
                const char *ex, const char *eop, const char *ey);
 void mc_float_tol(const char *file, int line, float x, float y, float t,
                   const char *ex, const char *ey, const char *et);
+void mc_double_tol(const char *file, int line, double x, double y,
+                   double t, const char *ex, const char *ey, const char *et);
 void mc_str(const char *file, int line, const char *x, const char *y,
             int want_equal, const char *ex, const char *ey);
 void mc_ptr(const char *file, int line, uintptr_t x, uintptr_t y,
@@ -124,6 +126,8 @@ enum { MC_EQ, MC_NE, MC_LT, MC_LE, MC_GT, MC_GE };
 #define ck_assert_double_ge(X, Y) MC_DOUBLE(X, >=, MC_GE, Y)
 #define ck_assert_float_eq_tol(X, Y, T) \
     mc_float_tol(__FILE__, __LINE__, (X), (Y), (T), #X, #Y, #T)
+#define ck_assert_double_eq_tol(X, Y, T) \
+    mc_double_tol(__FILE__, __LINE__, (X), (Y), (T), #X, #Y, #T)
 
 #define ck_assert_str_eq(X, Y) mc_str(__FILE__, __LINE__, (X), (Y), 1, #X, #Y)
 #define ck_assert_str_ne(X, Y) mc_str(__FILE__, __LINE__, (X), (Y), 0, #X, #Y)
