@@ -277,9 +277,11 @@ static char *make_adds(long ndocs, long per_call, size_t *len)
     return buf;
 }
 
-static char *make_queries(long n, const char *mode, size_t *len)
+/* n retrieve requests in mode with filter (a JSON object or "") */
+static char *make_filtered(long n, const char *mode, const char *filter,
+                           size_t *len)
 {
-    size_t cap = (size_t)n * 200, k = 0;
+    size_t cap = (size_t)n * (260 + strlen(filter)), k = 0;
     char *buf = malloc(cap);
     long i, w;
     if (!buf)
@@ -294,10 +296,17 @@ static char *make_queries(long n, const char *mode, size_t *len)
             word(buf, &k);
         }
         k += (size_t)sprintf(buf + k, "\",\"k\":10,\"mode\":\"%s\","
-                             "\"includeText\":false}}\n", mode);
+                             "\"includeText\":false%s%s}}\n", mode,
+                             *filter ? ",\"filter\":" : "", filter);
     }
     *len = k;
     return buf;
+}
+
+/* n unfiltered retrieve requests in mode */
+static char *make_queries(long n, const char *mode, size_t *len)
+{
+    return make_filtered(n, mode, "", len);
 }
 
 /* Write buf from a child (so the pipes never deadlock) and count `lines`
@@ -373,31 +382,6 @@ static char *make_meta_adds(long ndocs, long per_call, size_t *len)
     return buf;
 }
 
-/* n retrieve requests in mode with filter (a JSON object or "") */
-static char *make_filtered(long n, const char *mode, const char *filter,
-                           size_t *len)
-{
-    size_t cap = (size_t)n * (260 + strlen(filter)), k = 0;
-    char *buf = malloc(cap);
-    long i, w;
-    if (!buf)
-        exit(1);
-    for (i = 0; i < n; i++) {
-        k += (size_t)sprintf(buf + k, "{\"jsonrpc\":\"2.0\",\"id\":%ld,"
-                             "\"method\":\"retrieve\",\"params\":{"
-                             "\"query\":\"", i);
-        for (w = 0; w < 2 + i % 4; w++) {
-            if (w)
-                buf[k++] = ' ';
-            word(buf, &k);
-        }
-        k += (size_t)sprintf(buf + k, "\",\"k\":10,\"mode\":\"%s\","
-                             "\"includeText\":false%s%s}}\n", mode,
-                             *filter ? ",\"filter\":" : "", filter);
-    }
-    *len = k;
-    return buf;
-}
 
 static void bench_filters(const char *bin)
 {
