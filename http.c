@@ -97,9 +97,19 @@
 #define MSG_NOSIGNAL 0          /* (macOS) SIGPIPE is ignored anyway */
 #endif
 
-#if defined(__linux__) && !defined(RCP_HTTP_POLL)
+/* epoll(7) on Linux, poll(2) elsewhere -- and under tcc: on x86-64 the
+** kernel's struct epoll_event is packed (12 bytes, data at offset 4),
+** which glibc spells __attribute__((packed)) and tcc 0.9.27 ignores, so
+** a tcc build would read every event's data pointer from the wrong
+** offset (it crashed on the first connection).  The typedef below makes
+** any other compiler that drops the packing fail to build instead. */
+#if defined(__linux__) && !defined(RCP_HTTP_POLL) && !defined(__TINYC__)
 #define RCP_HTTP_EPOLL 1
 #include <sys/epoll.h>
+#if defined(__x86_64__)
+typedef char rcp_epoll_event_is_packed[sizeof(struct epoll_event) == 12
+                                       ? 1 : -1];
+#endif
 #else
 #define RCP_HTTP_EPOLL 0
 #endif
