@@ -38,6 +38,14 @@
 **   5. The fused order is a total order independent of arrival order
 **      (§16.3): lists are fused in registry order by rcp_fuse, whose
 **      sort is the MUST tie-break.
+**   6. A rerank is ours, never the engines' (§16.3 "a second-stage
+**      rerank over the union"): `rerank` is not forwarded; the top
+**      rerank.topN of the fused union go to one reranker -- the own
+**      index in-process, else the first engine in registry order that
+**      advertises the method -- by a §7.6 rerank call, and the final
+**      order is the cascade's RRF of fused rank and rerank rank.  A
+**      quarter of the deadline is kept for it; a reranker that fails or
+**      runs late leaves the fused order, noted and degraded.
 */
 #include "rcp.h"
 
@@ -63,6 +71,11 @@
 #define FED_SLICE_MS      20         /* upstream cancel latency while
                                         waiting on the engines */
 #define FED_NOTES         64
+#define FED_RR_SHARE      0.25       /* of the deadline, kept for the
+                                        second-stage rerank */
+#define FED_RR_DEFAULT    100        /* rerank.topN when neither it nor
+                                        candidateK is sent (§7.7's
+                                        max(k, 100)) */
 #define FED_ENV_PATH      "RCP_FEDERATION_PATH"
 #define LOCAL_ID          "local"
 
@@ -72,6 +85,8 @@ enum { E_DEAD, E_STARTING, E_READY };
 /* §6.1 retrieve.modes and .fusion as bit masks. */
 static const char *const mode_names[] = { "dense", "sparse", "hybrid" };
 static const char *const fuse_names[] = { "rrf", "weighted", "convex" };
+/* §6 rerank.methods, a mask too. */
+static const char *const rr_names[] = { "cross-encoder", "colbert", "llm" };
 static const char *const op_names[] = { "eq", "ne", "gt", "gte", "lt", "lte",
     "in", "nin", "contains", "exists" };
 #define NOPS 10
@@ -104,7 +119,15 @@ typedef struct engine {
     int           has_floor;
     double        floor;
     const rcp_json *identity;   /* catalog.identity: another aggregator */
+    unsigned      rr_methods;   /* §6 rerank.methods, a mask */
+    int64_t       rr_max;       /* rerank.maxCandidates; 0: not said */
+    const rcp_json *rr_models;  /* rerank.models, or NULL */
     struct leg     *active;     /* the query's request to it, if any */
+    int           down_later;   /* lost while its hits are still read:
+                                   engine_down once the answer is out */
+    rcp_buf       rout;         /* local: a rerank's answer ... */
+    rcp_arena     rarena;       /* ... and its parse (lout holds the
+                                   retrieve's hits meanwhile) */
 } engine;
 
 enum { L_SKIP, L_SENT, L_DONE, L_FAILED };
@@ -120,6 +143,8 @@ typedef struct leg {
     double       progress;
     double       ms;            /* sent -> answered (usage.engines) */
     char         token[24];     /* the downstream progressToken */
+    int          keep;          /* the engine's hits are in use: a lost
+                                   connection is closed later */
 } leg;
 
 typedef struct fed {
@@ -134,7 +159,9 @@ typedef struct fed {
     unsigned long offers;
     unsigned      modes, fusions;
     int64_t       maxk;
-    int           all_mmr, all_rerank, all_conf, all_det;
+    int           all_mmr, all_conf, all_det;
+    unsigned      rr_methods;   /* the rerankers' methods, united */
+    int64_t       rr_max;       /* their smallest maxCandidates; 0: none */
     /* §8 filter: the fields (name, type or NULL) and operators every
     ** retrieving engine advertises */
     char        **fname, **ftype;
@@ -144,7 +171,8 @@ typedef struct fed {
     const char   *default_mode;
     /* one query */
     rcp_call   *cur;
-    struct leg *legs;           /* f->n of them while it runs */
+    struct leg *legs;           /* nlegs of them while it runs */
+    size_t      nlegs;
     char      notes[FED_NOTES][160];
     size_t    nnotes;
 } fed;
@@ -482,7 +510,9 @@ static int parse_registry(fed *f, const char *path, int with_local,
     for (i = 0; i < engines->n; i++) {
         engine *e = &f->e[f->n++];
         rcp_buf_init(&e->lout);
+        rcp_buf_init(&e->rout);
         rcp_arena_init(&e->larena, 0);
+        rcp_arena_init(&e->rarena, 0);
         rcp_arena_init(&e->iarena, 0);
         if (parse_engine(path, &engines->kids[i], i, e, err, errlen))
             goto out;
@@ -586,7 +616,7 @@ static int engine_learn(engine *e, const rcp_json *res)
     rcp_buf b;
     rcp_jw w;
     rcp_json_err je;
-    const rcp_json *root, *ret, *floor, *mk, *cat;
+    const rcp_json *root, *ret, *floor, *mk, *cat, *rr;
     int64_t k;
     size_t i;
     if (!res || res->type != RCP_JSON_OBJECT) {
@@ -637,6 +667,13 @@ static int engine_learn(engine *e, const rcp_json *res)
     e->floor = e->has_floor ? rcp_json_num(floor) : 0;
     cat = rcp_json_get(e->caps, "catalog");
     e->identity = rcp_json_get(cat, "identity");
+    rr = rcp_json_get(e->caps, "rerank");
+    e->rr_methods = name_mask(rcp_json_get(rr, "methods"), rr_names, 3);
+    mk = rcp_json_get(rr, "maxCandidates");
+    e->rr_max = mk && rcp_json_int(mk, &k) && k > 0 ? k : 0;
+    e->rr_models = rcp_json_get(rr, "models");
+    if (!rr || !(e->offers & PROTO_CAP(PROTO_CAP_RERANK)))
+        e->rr_methods = 0;
     e->state = E_READY;
     e->backoff = 0;
     e->why[0] = '\0';
@@ -753,7 +790,9 @@ static void engine_close(engine *e)
         rcp_client_close(e->cl, 2000);
     rcp_server_free(e->local);
     rcp_buf_free(&e->lout);
+    rcp_buf_free(&e->rout);
     rcp_arena_free(&e->larena);
+    rcp_arena_free(&e->rarena);
     rcp_arena_free(&e->iarena);
     rcp_free(e->info);
     for (i = 0; e->argv && e->argv[i]; i++)
@@ -974,6 +1013,25 @@ static int check_filter(const fed *f, rcp_call *c, const rcp_json *n,
     return 0;
 }
 
+/* Invariant 6: the rerankers (the own index and every engine with a
+** §7.6 rerank) are what the second stage and the rerank method route
+** to, so their methods are united (each request goes to one that has
+** its method) and the limit is the smallest maxCandidates said. */
+static void merge_rerankers(fed *f)
+{
+    size_t i;
+    for (i = 0; i < f->n; i++) {
+        const engine *e = &f->e[i];
+        if (!e->info || !e->rr_methods)
+            continue;
+        f->rr_methods |= e->rr_methods;
+        if (e->rr_max && (!f->rr_max || e->rr_max < f->rr_max))
+            f->rr_max = e->rr_max;
+    }
+    if (f->rr_methods && (f->offers & PROTO_CAP(PROTO_CAP_RETRIEVE)))
+        f->offers |= PROTO_CAP(PROTO_CAP_RERANK);
+}
+
 /* Invariant 1: union for what routes (retrieve and its modes, fusion
 ** methods, maxK), intersection for what every hit must carry. */
 static void merge_caps(fed *f)
@@ -981,7 +1039,7 @@ static void merge_caps(fed *f)
     size_t i, nret = 0;
     int mixed_default = 0, k;
     unsigned long all = ~0ul;
-    f->all_mmr = f->all_rerank = f->all_conf = f->all_det = 1;
+    f->all_mmr = f->all_conf = f->all_det = 1;
     for (i = 0; i < f->n; i++) {
         const engine *e = &f->e[i];
         const rcp_json *ret, *dm;
@@ -996,8 +1054,6 @@ static void merge_caps(fed *f)
             f->maxk = e->maxk ? e->maxk : 1000;   /* not said: §6.1 */
         f->all_mmr &= rcp_json_get(ret, "mmr")
             && rcp_json_get(ret, "mmr")->type == RCP_JSON_TRUE;
-        f->all_rerank &= rcp_json_get(ret, "rerankBuiltin")
-            && rcp_json_get(ret, "rerankBuiltin")->type == RCP_JSON_TRUE;
         f->all_conf &= rcp_json_get(ret, "confidence")
             && rcp_json_get(ret, "confidence")->type == RCP_JSON_TRUE;
         f->all_det &= rcp_json_get(ret, "deterministic")
@@ -1018,7 +1074,7 @@ static void merge_caps(fed *f)
         /* a start-up cycle: it answers, from nothing, with the note */
         f->modes = 7;
         f->maxk = 1000;
-        f->all_mmr = f->all_rerank = f->all_conf = f->all_det = 0;
+        f->all_mmr = f->all_conf = f->all_det = 0;
         all = 0;
         nret = 1;
     }
@@ -1028,6 +1084,7 @@ static void merge_caps(fed *f)
         if (all & PROTO_CAP(PROTO_CAP_CITATIONS))
             f->offers |= PROTO_CAP(PROTO_CAP_CITATIONS);
     }
+    merge_rerankers(f);
 }
 
 static unsigned long fed_offers(const void *ud)
@@ -1048,6 +1105,51 @@ static void write_bool_key(rcp_jw *w, const char *k, int v)
     rcp_jw_bool(w, v);
 }
 
+/* 1 when arr (an array, or NULL) holds the string s. */
+static int holds(const rcp_json *arr, const rcp_json *s)
+{
+    size_t i;
+    for (i = 0; arr && arr->type == RCP_JSON_ARRAY && i < arr->n; i++)
+        if (s && s->type == RCP_JSON_STRING && str_is(&arr->kids[i], s->s,
+                                                      s->n))
+            return 1;
+    return 0;
+}
+
+/* §6 rerank {methods, maxCandidates?, models?}: the rerankers' methods
+** and models united, the smallest maxCandidates (invariant 6). */
+static void write_rerank_cap(const fed *f, rcp_jw *w)
+{
+    size_t i, j, k;
+    int any = 0;
+    write_mask(w, "methods", f->rr_methods, rr_names, 3);
+    if (f->rr_max) {
+        rcp_jw_key(w, "maxCandidates");
+        rcp_jw_int(w, f->rr_max);
+    }
+    for (i = 0; i < f->n; i++) {
+        const rcp_json *ms = f->e[i].info && f->e[i].rr_methods
+            ? f->e[i].rr_models : NULL;
+        for (j = 0; ms && ms->type == RCP_JSON_ARRAY && j < ms->n; j++) {
+            int seen = ms->kids[j].type != RCP_JSON_STRING;
+            for (k = 0; !seen && k < i; k++)
+                seen = f->e[k].info && f->e[k].rr_methods
+                    && holds(f->e[k].rr_models, &ms->kids[j]);
+            for (k = 0; !seen && k < j; k++)
+                seen = str_is(&ms->kids[k], ms->kids[j].s, ms->kids[j].n);
+            if (seen)
+                continue;
+            if (!any++) {
+                rcp_jw_key(w, "models");
+                rcp_jw_arr(w);
+            }
+            rcp_jw_value(w, &ms->kids[j]);
+        }
+    }
+    if (any)
+        rcp_jw_arr_end(w);
+}
+
 static void fed_describe(const void *ud, int cap, rcp_jw *w)
 {
     const fed *f = ud;
@@ -1063,7 +1165,7 @@ static void fed_describe(const void *ud, int cap, rcp_jw *w)
         if (f->fusions)
             write_mask(w, "fusion", f->fusions, fuse_names, 3);
         write_bool_key(w, "mmr", f->all_mmr);
-        write_bool_key(w, "rerankBuiltin", f->all_rerank);
+        write_bool_key(w, "rerankBuiltin", f->rr_methods != 0);
         write_bool_key(w, "confidence", f->all_conf);
         write_bool_key(w, "deterministic", f->all_det);
         rcp_jw_key(w, "scoreScale");
@@ -1071,6 +1173,8 @@ static void fed_describe(const void *ud, int cap, rcp_jw *w)
         /* RRF, min-max and floor-anchored sums are all >= 0 */
         rcp_jw_key(w, "scoreFloor");
         rcp_jw_double(w, 0.0);
+    } else if (cap == PROTO_CAP_RERANK) {
+        write_rerank_cap(f, w);
     } else if (cap == PROTO_CAP_FILTER) {
         write_filter_cap(f, w);
     } else if (cap == PROTO_CAP_CATALOG) {
@@ -1158,6 +1262,13 @@ typedef struct fq {
     double  fwd_ms;             /* deadlineMs forwarded; < 0: none */
     double  wait_until;         /* monotonic: stop waiting for engines */
     const rcp_json *token;      /* upstream progressToken */
+    int64_t ck;                 /* candidateK as sent, clamped; 0: none */
+    /* the second stage (invariant 6); rr NULL: none */
+    engine *rr;
+    int     rr_method;          /* index into rr_names; -1: its default */
+    const rcp_json *rr_model;
+    int64_t rr_top;             /* rerank.topN, clamped */
+    int     drop_text;          /* includeText false: text only for us */
 } fq;
 
 /* §7.7 options a federation does not offer (README Decisions): a
@@ -1189,6 +1300,15 @@ static int on_path(const rcp_json *path, const char *s, size_t n)
         if (str_is(&path->kids[i], s, n))
             return 1;
     return 0;
+}
+
+/* §16.2 "MUST NOT forward to that engine": an aggregator whose identity
+** is already on the path, or is ours. */
+static int looped(const fed *f, const fq *q, const engine *e)
+{
+    return e->identity && e->identity->type == RCP_JSON_STRING
+        && (on_path(q->path, e->identity->s, e->identity->n)
+            || str_is(e->identity, f->self, strlen(f->self)));
 }
 
 /* _meta.federation {depth, path, fusion {method, rrfK}}: -32602 when it
@@ -1233,11 +1353,151 @@ static int read_federation(rcp_call *c, fq *q)
                     60, &q->rrf_k);
 }
 
-/* k, mode, fusion.method, the deadline and the federation meta. */
+/* §16.2 budget propagation for one request downstream: of what is left
+** until `until`, a reserve of a tenth (2..250 ms) is kept; the engine
+** gets floor(left - reserve) as its deadlineMs (strictly smaller), and
+** is awaited until half the reserve is left -- the answer is in transit
+** for a while, and the other half is for our own work (fusion, the
+** answer).  -1 when less than 1 ms would be left to forward. */
+static int budget(double until, double now, double *fwd, double *wait_until)
+{
+    double left = until - now, reserve = left / 10;
+    reserve = reserve < FED_RESERVE_MIN ? FED_RESERVE_MIN
+        : reserve > FED_RESERVE_MAX ? FED_RESERVE_MAX : reserve;
+    *fwd = floor(left - reserve);
+    *wait_until = now + *fwd + reserve / 2;
+    return *fwd < 1 ? -1 : 0;
+}
+
+/* MARK: - §16.3 The second stage: which reranker, how many ------------- */
+
+/* §16.3 "a second-stage cross-encoder rerank over the union ... when one
+** engine offers rerank": the reranker for method (-1: any) and model
+** (NULL: any) -- the own index first (in-process, no transit), then the
+** registry's order, so the choice is deterministic.  An engine down and
+** not yet due for a retry, or an aggregator on the path, is passed over;
+** at depth 0 or in a cycle only the own index may serve (§16.2). */
+static engine *pick_reranker(fed *f, const fq *q, int method,
+                             const rcp_json *model)
+{
+    int cut = q->depth == 0 || f->in_cycle
+        || on_path(q->path, f->self, strlen(f->self));
+    double now = proto_now_ms();
+    size_t pass, i;
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < f->n; i++) {
+            engine *e = &f->e[i];
+            if ((e->transport == T_LOCAL) != (pass == 0) || !e->info
+                || !(method >= 0 ? e->rr_methods & (1u << method)
+                     : e->rr_methods)
+                || (model && !holds(e->rr_models, model)))
+                continue;
+            if (e->transport != T_LOCAL
+                && (cut || looped(f, q, e)
+                    || (e->state == E_DEAD && now < e->retry_at)))
+                continue;
+            return e;
+        }
+    return NULL;
+}
+
+/* §3.3, §7.7 the funnel candidateK >= rerank.topN >= k, judged on the
+** values as sent (-32602 naming the knob that is too small, as the
+** built-in backend does), then clamped: candidateK and topN to maxK,
+** topN to the reranker's maxCandidates, and topN raised to k (unless
+** maxCandidates is below k). */
+static int read_funnel(fed *f, rcp_call *c, fq *q, const rcp_json *rr,
+                       int64_t *top)
+{
+    const rcp_json *p = call_params(c);
+    int64_t k, ck, def;
+    int rc;
+    if ((rc = call_int(c, p, "k", 1, (int64_t)RCP_INT53_MAX, 10, &k))
+        || (rc = call_int(c, p, "candidateK", 1, (int64_t)RCP_INT53_MAX, 0,
+                          &ck)))
+        return rc;
+    if (ck && ck < k)
+        return call_fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
+                         "candidateK (%lld) is below k (%lld): the funnel is "
+                         "candidateK >= rerank.topN >= k (§3.3)",
+                         (long long)ck, (long long)k);
+    q->ck = ck > f->maxk ? f->maxk : ck;
+    def = q->ck ? q->ck : q->k > FED_RR_DEFAULT ? q->k : FED_RR_DEFAULT;
+    if (!rr || (rc = call_int(c, rr, "rerank.topN", 1,
+                              (int64_t)RCP_INT53_MAX, def, top)))
+        return rc;
+    if (proto_get(rr, "topN") && *top < k)
+        return call_fail(c, RCP_INVALID_PARAMS, "rerank.topN", NULL,
+                         "rerank.topN (%lld) is below k (%lld): the funnel "
+                         "is candidateK >= rerank.topN >= k (§3.3)",
+                         (long long)*top, (long long)k);
+    if (ck && ck < *top)
+        return call_fail(c, RCP_INVALID_PARAMS, "candidateK", NULL,
+                         "candidateK (%lld) is below rerank.topN (%lld): the "
+                         "funnel is candidateK >= rerank.topN >= k (§3.3)",
+                         (long long)ck, (long long)*top);
+    return 0;
+}
+
+/* §7.7 rerank {method?, model?, topN?} | false: the second stage
+** (invariant 6).  A method no reranker offers is -32005 under strict; a
+** rerank with no reranker reachable now (all down, or past the hop
+** budget) is answered in the fused order with a note. */
+static int read_rerank(fed *f, rcp_call *c, fq *q)
+{
+    const rcp_json *p = call_params(c), *rr = proto_get(p, "rerank");
+    int64_t top = 0, sent = 0;
+    int strict, inc, rc;
+    q->rr_method = -1;
+    if (rr && rr->type == RCP_JSON_FALSE)
+        rr = NULL;
+    if (rr && rr->type != RCP_JSON_OBJECT)
+        return call_fail(c, RCP_INVALID_PARAMS, "rerank", NULL,
+                         "rerank must be an object or false");
+    if ((rc = read_funnel(f, c, q, rr, &top)) || !rr)
+        return rc;
+    if ((rc = call_bool(c, p, "strict", 1, &strict))
+        || (rc = call_bool(c, p, "includeText", 1, &inc))
+        || (rc = call_enum(c, rr, "rerank.method", rr_names, 3, strict,
+                           &q->rr_method))
+        || (rc = call_str(c, rr, "rerank.model", &q->rr_model)))
+        return rc;
+    if (!f->rr_methods)
+        return call_unsupported(c, strict, "rerank", "no engine of this "
+                                "federation offers rerank (§7.6), and it "
+                                "has no index of its own");
+    if (q->rr_method >= 0 && !(f->rr_methods & (1u << q->rr_method))) {
+        q->rr_method = -1;
+        if ((rc = call_unsupported(c, strict, "rerank.method", "no reranker "
+                                   "of this federation offers it")))
+            return rc;
+    }
+    if (!(q->rr = pick_reranker(f, q, q->rr_method, q->rr_model))) {
+        if (q->rr_model && !pick_reranker(f, q, q->rr_method, NULL))
+            return call_unsupported(c, strict, "rerank.model",
+                                    "no reranker reachable offers it");
+        call_note_add(c, "rerank: no reranker reachable now (down, or past "
+                      "_meta.federation's hop budget): fused order");
+        return 0;
+    }
+    top = top > f->maxk ? f->maxk : top < q->k ? q->k : top;
+    if (q->rr->rr_max && top > q->rr->rr_max)
+        top = q->rr->rr_max;
+    if (rcp_json_int(proto_get(rr, "topN"), &sent) && sent > top)
+        call_note_add(c, "rerank.topN clamped to %lld", (long long)top);
+    q->rr_top = top;
+    if (q->ask < top)       /* the fused top-N is exact only when every
+                            ** engine was asked for N */
+        q->ask = top;
+    q->drop_text = !inc;
+    return 0;
+}
+
+/* k, mode, fusion.method, rerank, the deadline and the federation meta. */
 static int read_query(fed *f, rcp_call *c, fq *q)
 {
     const rcp_json *p = call_params(c), *fusion, *meta;
-    double dl = call_deadline(c), now = proto_now_ms(), left, reserve;
+    double dl = call_deadline(c), now = proto_now_ms();
     int rc;
     const rcp_json *v;
     memset(q, 0, sizeof *q);
@@ -1275,31 +1535,76 @@ static int read_query(fed *f, rcp_call *c, fq *q)
         return rc;
     meta = proto_get(p, "_meta");
     q->token = meta ? proto_get(meta, "progressToken") : NULL;
+    if ((rc = read_rerank(f, c, q)))
+        return rc;
     q->fwd_ms = -1;
-    q->wait_until = dl > 0 ? dl : 0;
-    if (dl > 0) {
-        left = dl - now;
-        reserve = left / 10;
-        reserve = reserve < FED_RESERVE_MIN ? FED_RESERVE_MIN
-            : reserve > FED_RESERVE_MAX ? FED_RESERVE_MAX : reserve;
-        q->fwd_ms = floor(left - reserve);
-        if (q->fwd_ms < 1)
-            return call_fail(c, RCP_TIMEOUT, NULL, NULL, "%.0f ms left: no "
-                             "time to fan out and fuse", left);
-        /* the answer to a downstream deadline is in transit for a while:
-        ** wait half the reserve for it, keep the other half for fusion */
-        q->wait_until = now + q->fwd_ms + reserve / 2;
-    }
+    q->wait_until = 0;
+    /* invariant 6: with a second stage the fan-out has three quarters */
+    if (dl > 0 && budget(q->rr ? now + (dl - now) * (1 - FED_RR_SHARE) : dl,
+                         now, &q->fwd_ms, &q->wait_until) != 0)
+        return call_fail(c, RCP_TIMEOUT, NULL, NULL, "%.0f ms left: no "
+                         "time to fan out and fuse", dl - now);
     return 0;
 }
 
+/* A downstream request's _meta: the caller's members but ours (§16.2
+** the budget fwd, < 0: none; the hop budget and path, except to the own
+** index, which forwards nothing; our progress token for the leg, when
+** the caller asked for progress and the leg has one). */
+static void write_leg_meta(rcp_jw *w, const fed *f, rcp_call *c,
+                           const fq *q, const leg *l, double fwd)
+{
+    static const char *const ours[] = { "deadlineMs", "federation",
+                                        "progressToken" };
+    const rcp_json *meta = proto_get(call_params(c), "_meta");
+    size_t i;
+    rcp_jw_key(w, "_meta");
+    rcp_jw_obj(w);
+    for (i = 0; meta && meta->type == RCP_JSON_OBJECT && i < meta->n; i++) {
+        const rcp_json *m = &meta->kids[i];
+        if (key_pick(m->key, m->keylen, ours, 3) >= 0)
+            continue;
+        rcp_jw_keyn(w, m->key, m->keylen);
+        rcp_jw_value(w, m);
+    }
+    if (fwd >= 0) {
+        rcp_jw_key(w, "deadlineMs");
+        rcp_jw_int(w, (int64_t)fwd);
+    }
+    if (l->e->transport != T_LOCAL) {
+        rcp_jw_key(w, "federation");
+        rcp_jw_obj(w);
+        rcp_jw_key(w, "depth");
+        rcp_jw_int(w, q->depth - 1);
+        rcp_jw_key(w, "path");
+        rcp_jw_arr(w);
+        for (i = 0; q->path && i < q->path->n; i++)
+            rcp_jw_value(w, &q->path->kids[i]);
+        rcp_jw_cstr(w, f->self);
+        rcp_jw_arr_end(w);
+        if (q->fusion) {
+            rcp_jw_key(w, "fusion");
+            rcp_jw_value(w, q->fusion);
+        }
+        rcp_jw_obj_end(w);
+        if (q->token && l->token[0]) {
+            rcp_jw_key(w, "progressToken");
+            rcp_jw_cstr(w, l->token);
+        }
+    }
+    rcp_jw_obj_end(w);
+}
+
 /* The params one engine gets: the caller's, with k raised for headroom
-** and _meta replaced (§16.2 budget, hop budget and path, a progress
-** token of ours). */
+** (candidateK with it, so the engine's funnel holds), _meta replaced
+** (§16.2 budget, hop budget and path, a progress token of ours), and
+** no rerank (invariant 6; the text it needs is asked for). */
 static void write_leg_params(rcp_jw *w, const fed *f, const fq *q,
                              rcp_call *c, const leg *l)
 {
-    const rcp_json *p = call_params(c), *meta = proto_get(p, "_meta");
+    const rcp_json *p = call_params(c);
+    static const char *const rewritten[] = { "k", "_meta", "rerank",
+                                             "candidateK", "includeText" };
     int64_t ask = q->ask;
     size_t i;
     if (l->e->maxk > 0 && ask > l->e->maxk)
@@ -1307,8 +1612,8 @@ static void write_leg_params(rcp_jw *w, const fed *f, const fq *q,
     rcp_jw_obj(w);
     for (i = 0; i < p->n; i++) {
         const rcp_json *m = &p->kids[i];
-        if ((m->keylen == 1 && m->key[0] == 'k')
-            || (m->keylen == 5 && memcmp(m->key, "_meta", 5) == 0)
+        int r = key_pick(m->key, m->keylen, rewritten, 5);
+        if ((r >= 0 && (r < 4 || q->rr))
             || key_pick(m->key, m->keylen, not_offered, NNOT_OFFERED) >= 0)
             continue;
         rcp_jw_keyn(w, m->key, m->keylen);
@@ -1316,46 +1621,13 @@ static void write_leg_params(rcp_jw *w, const fed *f, const fq *q,
     }
     rcp_jw_key(w, "k");
     rcp_jw_int(w, ask);
-    rcp_jw_key(w, "_meta");
-    rcp_jw_obj(w);
-    for (i = 0; meta && meta->type == RCP_JSON_OBJECT && i < meta->n; i++) {
-        const rcp_json *m = &meta->kids[i];
-        static const char *const ours[] = { "deadlineMs", "federation",
-                                            "progressToken" };
-        if (key_pick(m->key, m->keylen, ours, 3) >= 0)
-            continue;
-        rcp_jw_keyn(w, m->key, m->keylen);
-        rcp_jw_value(w, m);
+    if (q->ck) {
+        rcp_jw_key(w, "candidateK");
+        rcp_jw_int(w, q->ck > ask ? q->ck : ask);
     }
-    if (q->fwd_ms >= 0) {
-        rcp_jw_key(w, "deadlineMs");
-        rcp_jw_int(w, (int64_t)q->fwd_ms);
-    }
-    if (l->e->transport == T_LOCAL) {   /* our own index: not forwarded */
-        rcp_jw_obj_end(w);
-        rcp_jw_obj_end(w);
-        return;
-    }
-    rcp_jw_key(w, "federation");
-    rcp_jw_obj(w);
-    rcp_jw_key(w, "depth");
-    rcp_jw_int(w, q->depth - 1);
-    rcp_jw_key(w, "path");
-    rcp_jw_arr(w);
-    for (i = 0; q->path && i < q->path->n; i++)
-        rcp_jw_value(w, &q->path->kids[i]);
-    rcp_jw_cstr(w, f->self);
-    rcp_jw_arr_end(w);
-    if (q->fusion) {
-        rcp_jw_key(w, "fusion");
-        rcp_jw_value(w, q->fusion);
-    }
-    rcp_jw_obj_end(w);
-    if (q->token) {
-        rcp_jw_key(w, "progressToken");
-        rcp_jw_cstr(w, l->token);
-    }
-    rcp_jw_obj_end(w);
+    if (q->rr)
+        write_bool_key(w, "includeText", 1);
+    write_leg_meta(w, f, c, q, l, q->fwd_ms);
     rcp_jw_obj_end(w);
 }
 
@@ -1371,33 +1643,34 @@ static const char *skip_reason(const fed *f, const fq *q, const engine *e)
         return "does not serve the requested mode";
     if (q->fuse >= 0 && !(e->fusions & (1u << q->fuse)))
         return "does not offer the requested fusion.method";
-    if (e->identity && e->identity->type == RCP_JSON_STRING
-        && (on_path(q->path, e->identity->s, e->identity->n)
-            || str_is(e->identity, f->self, strlen(f->self))))
+    if (looped(f, q, e))
         return "is an aggregator already on _meta.federation.path (a cycle)";
     return NULL;
 }
 
-/* The local engine answers in-process, at once. */
-static void leg_local(leg *l, const char *params, size_t n)
+/* The local engine answers in-process, at once: the answer's line in
+** out, parsed into a (a retrieve's in lout/larena, a rerank's in
+** rout/rarena, since the rerank reads the retrieve's hits). */
+static void leg_local(leg *l, const char *method, const char *params,
+                      size_t n, rcp_buf *out, rcp_arena *a)
 {
     engine *e = l->e;
     rcp_buf fr;
     rcp_json_err je;
     const rcp_json *r, *err;
     rcp_buf_init(&fr);
-    rcp_buf_puts(&fr, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"retrieve\","
-                 "\"params\":");
+    rcp_buf_puts(&fr, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"");
+    rcp_buf_puts(&fr, method);
+    rcp_buf_puts(&fr, "\",\"params\":");
     rcp_buf_put(&fr, params, n);
     rcp_buf_putc(&fr, '}');
-    rcp_buf_clear(&e->lout);
-    rcp_arena_reset(&e->larena);
+    rcp_buf_clear(out);
+    rcp_arena_reset(a);
     l->state = L_FAILED;
     l->code = RCP_INTERNAL_ERROR;
     if (!fr.oom) {
-        rcp_server_handle(e->local, fr.data, fr.len, &e->lout);
-        r = e->lout.oom ? NULL : rcp_json_parse(&e->larena, e->lout.data,
-                                                e->lout.len, 0, &je);
+        rcp_server_handle(e->local, fr.data, fr.len, out);
+        r = out->oom ? NULL : rcp_json_parse(a, out->data, out->len, 0, &je);
         err = rcp_json_get(r, "error");
         if (r && !err && rcp_json_get(r, "result")) {
             l->res = rcp_json_get(r, "result");
@@ -1417,14 +1690,23 @@ static void leg_local(leg *l, const char *params, size_t n)
     rcp_buf_free(&fr);
 }
 
-/* Send e its retrieve (a stdio engine that is down is started again
-** first, when its backoff allows: initialize and retrieve go together,
-** the client pairs them by id).  The leg is L_SENT, L_DONE (local) or
-** L_FAILED. */
-static void leg_send(fed *f, const fq *q, rcp_call *c, leg *l, rcp_buf *b)
+/* A lost connection: closed now, or once the answer is written when the
+** engine's hits are still read (a leg with keep). */
+static void leg_lost(leg *l)
+{
+    if (l->keep)
+        l->e->down_later = 1;
+    else
+        engine_down(l->e);
+}
+
+/* Send e method with params b (a NUL-terminated buffer; a stdio engine
+** that is down is started again first, when its backoff allows:
+** initialize and the request go together, the client pairs them by id).
+** The leg is L_SENT, L_DONE (local) or L_FAILED. */
+static void leg_issue(fed *f, leg *l, const char *method, const rcp_buf *b)
 {
     engine *e = l->e;
-    rcp_jw w;
     l->code = RCP_BACKEND_UNAVAILABLE;
     if (e->state == E_DEAD && proto_now_ms() >= e->retry_at)
         engine_spawn(f, e);
@@ -1432,10 +1714,6 @@ static void leg_send(fed *f, const fq *q, rcp_call *c, leg *l, rcp_buf *b)
         l->state = L_FAILED;
         return;
     }
-    rcp_buf_clear(b);
-    rcp_jw_init(&w, b);
-    write_leg_params(&w, f, q, c, l);
-    rcp_buf_putc(b, '\0');
     if (b->oom) {
         l->state = L_FAILED;
         l->code = RCP_INTERNAL_ERROR;
@@ -1444,19 +1722,32 @@ static void leg_send(fed *f, const fq *q, rcp_call *c, leg *l, rcp_buf *b)
     }
     if (e->transport == T_LOCAL) {
         double t0 = proto_now_ms();
-        leg_local(l, b->data, b->len - 1);
+        int rr = strcmp(method, "retrieve") != 0;
+        leg_local(l, method, b->data, b->len - 1, rr ? &e->rout : &e->lout,
+                  rr ? &e->rarena : &e->larena);
         l->ms = proto_now_ms() - t0;
         return;
     }
-    l->r = rcp_client_request(e->cl, "retrieve", b->data, 0);
+    l->r = rcp_client_request(e->cl, method, b->data, 0);
     if (!l->r) {
         engine_fail(e, "the connection is lost");
-        engine_down(e);
+        leg_lost(l);
         l->state = L_FAILED;
         return;
     }
     l->state = L_SENT;
     e->active = l;
+}
+
+/* Send e its retrieve. */
+static void leg_send(fed *f, const fq *q, rcp_call *c, leg *l, rcp_buf *b)
+{
+    rcp_jw w;
+    rcp_buf_clear(b);
+    rcp_jw_init(&w, b);
+    write_leg_params(&w, f, q, c, l);
+    rcp_buf_putc(b, '\0');
+    leg_issue(f, l, "retrieve", b);
 }
 
 /* §7.14 pass-through: a leg no longer wanted is cancelled downstream. */
@@ -1512,7 +1803,7 @@ static void leg_poll(leg *l)
         l->state = L_FAILED;
         l->code = RCP_BACKEND_UNAVAILABLE;
         engine_fail(e, "the connection closed before it answered");
-        engine_down(e);
+        leg_lost(l);
     }
 }
 
@@ -1530,7 +1821,7 @@ static void relay_progress(fed *f, leg *legs, const rcp_json *msg)
         return;
     tok = rcp_json_get(p, "progressToken");
     pr = rcp_json_get(p, "progress");
-    for (i = 0; i < f->n; i++) {
+    for (i = 0; i < f->nlegs; i++) {
         leg *l = &legs[i];
         if (l->state == L_SKIP)
             continue;
@@ -1554,31 +1845,33 @@ static void on_notify(void *ud, const rcp_json *msg)
         relay_progress(f, f->legs, msg);
 }
 
-static size_t legs_pending(const fed *f, const leg *legs)
+static size_t legs_pending(const leg *legs, size_t n)
 {
-    size_t i, n = 0;
-    for (i = 0; i < f->n; i++)
-        n += legs[i].state == L_SENT;
-    return n;
+    size_t i, k = 0;
+    for (i = 0; i < n; i++)
+        k += legs[i].state == L_SENT;
+    return k;
 }
 
-/* Invariant 2: wait on every engine at once, an upstream cancel or the
-** deadline seen within FED_SLICE_MS.  0, or the code to stop with. */
-static int await_legs(fed *f, const fq *q, rcp_call *c, leg *legs)
+/* Invariant 2: wait on every engine at once until wait_until (0: no
+** end), an upstream cancel or the deadline seen within FED_SLICE_MS.
+** 0, or the code to stop with. */
+static int await_legs(fed *f, double wait_until, rcp_call *c, leg *legs,
+                      size_t n)
 {
     size_t i;
     int rc;
-    while (legs_pending(f, legs)) {
+    while (legs_pending(legs, n)) {
         double now = proto_now_ms();
         int ms = FED_SLICE_MS;
-        if (q->wait_until > 0) {
-            if (now >= q->wait_until)
+        if (wait_until > 0) {
+            if (now >= wait_until)
                 return 0;
-            if (q->wait_until - now < ms)
-                ms = (int)(q->wait_until - now) + 1;
+            if (wait_until - now < ms)
+                ms = (int)(wait_until - now) + 1;
         }
         pump_all(f, ms);
-        for (i = 0; i < f->n; i++)
+        for (i = 0; i < n; i++)
             leg_poll(&legs[i]);
         if ((rc = call_still_wanted(c)) != 0)
             return rc;
@@ -1625,15 +1918,14 @@ static int is_origin_key(const char *k, size_t n)
         || (n == 11 && !memcmp(k, "engineScore", 11));
 }
 
-/* One fused hit: the richest body among the engines that returned it
-** (longest text, most content; the earlier engine on a tie), meta merged
-** (the kept hit's members first, then the others' new ones), its origin
-** in meta.engine, engineRank (1-based) and engineScore (§16.3). */
-static void write_fused(rcp_jw *w, const src *s, size_t ns,
-                        const rcp_fused *fz)
+/* §16.3 "the richest body (longest text / most content)": the hit kept
+** for fused item fz (the earlier engine on a tie), from list *bi. */
+static const rcp_json *kept_hit(const src *s, size_t ns,
+                                const rcp_fused *fz, size_t *bi)
 {
-    const rcp_json *best = NULL, *meta;
-    size_t i, j, bi = 0;
+    const rcp_json *best = NULL;
+    size_t i;
+    *bi = 0;
     for (i = 0; i < ns; i++) {
         const rcp_json *h;
         if (fz->pos[i] < 0)
@@ -1641,21 +1933,67 @@ static void write_fused(rcp_jw *w, const src *s, size_t ns,
         h = s[i].hit[fz->pos[i]];
         if (!best || richer(h, best)) {
             best = h;
-            bi = i;
+            *bi = i;
         }
     }
     assert(best != NULL);       /* a fused id came from some list */
+    return best;
+}
+
+/* One fused hit after the second stage (invariant 6). */
+typedef struct staged {
+    size_t pos;                 /* its fused position, 0-based */
+    double score;               /* the cascade's */
+    long   rank;                /* its rerank rank, 0-based; -1: none */
+    double rr;                  /* the reranker's score, when ranked */
+} staged;
+
+/* §7.7 Hit.scores: the kept hit's stages, and the federation's rerank. */
+static void write_scores(rcp_jw *w, const rcp_json *best, const staged *st)
+{
+    const rcp_json *sc = rcp_json_get(best, "scores");
+    size_t j;
+    rcp_jw_key(w, "scores");
+    rcp_jw_obj(w);
+    for (j = 0; sc && sc->type == RCP_JSON_OBJECT && j < sc->n; j++)
+        if (!(sc->kids[j].keylen == 6
+              && !memcmp(sc->kids[j].key, "rerank", 6))) {
+            rcp_jw_keyn(w, sc->kids[j].key, sc->kids[j].keylen);
+            rcp_jw_value(w, &sc->kids[j]);
+        }
+    rcp_jw_key(w, "rerank");
+    rcp_jw_double(w, st->rr);
+    rcp_jw_obj_end(w);
+}
+
+/* One fused hit: the richest body among the engines that returned it,
+** meta merged (the kept hit's members first, then the others' new ones),
+** its origin in meta.engine, engineRank (1-based) and engineScore
+** (§16.3); after a second stage (st non-NULL) the cascade's score and
+** scores.rerank.  drop_text: the caller did not ask for text (we did,
+** for the reranker). */
+static void write_fused(rcp_jw *w, const src *s, size_t ns,
+                        const rcp_fused *fz, const staged *st, int drop_text)
+{
+    const rcp_json *best, *meta;
+    size_t i, j, bi;
+    best = kept_hit(s, ns, fz, &bi);
     rcp_jw_obj(w);
     for (j = 0; j < best->n; j++) {
         const rcp_json *m = &best->kids[j];
         if ((m->keylen == 5 && !memcmp(m->key, "score", 5))
-            || (m->keylen == 4 && !memcmp(m->key, "meta", 4)))
+            || (m->keylen == 4 && !memcmp(m->key, "meta", 4))
+            || (drop_text && m->keylen == 4 && !memcmp(m->key, "text", 4))
+            || (st && st->rank >= 0 && m->keylen == 6
+                && !memcmp(m->key, "scores", 6)))
             continue;
         rcp_jw_keyn(w, m->key, m->keylen);
         rcp_jw_value(w, m);
     }
+    if (st && st->rank >= 0)
+        write_scores(w, best, st);
     rcp_jw_key(w, "score");
-    rcp_jw_double(w, fz->score);
+    rcp_jw_double(w, st ? st->score : fz->score);
     rcp_jw_key(w, "meta");
     rcp_jw_obj(w);
     meta = rcp_json_get(best, "meta");
@@ -1763,6 +2101,220 @@ static int build_lists(fed *f, rcp_call *c, leg *legs, src *s, size_t *ns,
     return 0;
 }
 
+/* MARK: - §16.3 The second stage: rerank over the union (invariant 6) */
+
+/* The reranker's §7.6 answer: scores[i] for passage i, n numbers. */
+static int read_scores(const rcp_json *res, size_t n, double *out)
+{
+    const rcp_json *sc = rcp_json_get(res, "scores");
+    size_t i;
+    if (!sc || sc->type != RCP_JSON_ARRAY || sc->n != n)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (sc->kids[i].type != RCP_JSON_NUMBER)
+            return -1;
+        out[i] = rcp_json_num(&sc->kids[i]);
+    }
+    return 0;
+}
+
+/* §7.6 params for the passages: the caller's query, the method and model
+** it asked for, topN all of them, and the leg's _meta. */
+static void write_rerank_params(rcp_jw *w, const fed *f, rcp_call *c,
+                                const fq *q, const leg *l,
+                                const rcp_json *const *texts, size_t n,
+                                double fwd)
+{
+    size_t i;
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "query");
+    rcp_jw_value(w, proto_get(call_params(c), "query"));
+    rcp_jw_key(w, "passages");
+    rcp_jw_arr(w);
+    for (i = 0; i < n; i++)
+        rcp_jw_value(w, texts[i]);
+    rcp_jw_arr_end(w);
+    if (q->rr_method >= 0) {
+        rcp_jw_key(w, "method");
+        rcp_jw_cstr(w, rr_names[q->rr_method]);
+    }
+    if (q->rr_model) {
+        rcp_jw_key(w, "model");
+        rcp_jw_value(w, q->rr_model);
+    }
+    rcp_jw_key(w, "topN");
+    rcp_jw_int(w, (int64_t)n);
+    write_leg_meta(w, f, c, q, l, fwd);
+    rcp_jw_obj_end(w);
+}
+
+/* A score and its position, for the deterministic sorts below. */
+typedef struct byscore {
+    double score;
+    size_t pos;
+} byscore;
+
+static int byscore_cmp(const void *pa, const void *pb)
+{
+    const byscore *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* The cascade's order: its score, then the better rerank rank (a hit
+** without one after), then the fused position -- a total order. */
+static int staged_cmp(const void *pa, const void *pb)
+{
+    const staged *a = pa, *b = pb;
+    unsigned long ra = (unsigned long)a->rank, rb = (unsigned long)b->rank;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    if (ra != rb)               /* -1 is the largest unsigned: last */
+        return ra < rb ? -1 : 1;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* The reranker failed or ran late: the fused order stands (noted, and
+** degraded by the caller), unless it is required (§16.1: its failure
+** fails the query, with its code). */
+static int rerank_failed(fed *f, rcp_call *c, const leg *l)
+{
+    const rcp_json *msg = rcp_json_get(l->err, "message");
+    int ml = msg && msg->type == RCP_JSON_STRING
+        ? (int)(msg->n > 120 ? 120 : msg->n) : 0;
+    note(f, "rerank: engine %s: %s%s%.*s; the fused order is returned",
+         l->e->id, l->e->why[0] ? l->e->why : "failed", ml ? ": " : "", ml,
+         ml ? msg->s : "");
+    if (l->e->required)
+        return call_fail(c, l->code, NULL, NULL, "required engine %s failed "
+                         "the rerank: %s", l->e->id, l->e->why);
+    return 0;
+}
+
+/* Send the passages to the reranker and wait (the deadline's budget, an
+** upstream cancel seen within FED_SLICE_MS).  0, or the code to stop
+** the query with; the leg says what became of the rerank. */
+static int rerank_call(fed *f, rcp_call *c, const fq *q, leg *l,
+                       const rcp_json *const *texts, size_t n)
+{
+    double dl = call_deadline(c), now = proto_now_ms(), fwd = -1, wait = 0;
+    rcp_buf b;
+    rcp_jw w;
+    int rc;
+    if (dl > 0 && budget(dl, now, &fwd, &wait) != 0) {
+        l->state = L_FAILED;
+        l->code = RCP_TIMEOUT;
+        engine_fail(l->e, "no time left to rerank (%.0f ms)", dl - now);
+        return 0;
+    }
+    if ((rc = call_progress(c, 0.995, "rerank", NULL, NULL)))
+        return rc;
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    write_rerank_params(&w, f, c, q, l, texts, n, fwd);
+    rcp_buf_putc(&b, '\0');
+    leg_issue(f, l, "rerank", &b);
+    rcp_buf_free(&b);
+    if ((rc = await_legs(f, wait, c, l, 1)) != 0) {
+        leg_cancel(l->e, l, rc == RCP_CANCELLED ? "the federated request "
+                   "was cancelled" : "the federated request's deadline "
+                   "passed");
+        l->state = L_FAILED;
+        return rc;
+    }
+    if (l->state == L_SENT) {
+        leg_cancel(l->e, l, "past the federation's deadline");
+        l->state = L_FAILED;
+        l->code = RCP_TIMEOUT;
+        engine_fail(l->e, "past the deadline (%.0f ms forwarded); dropped",
+                    fwd);
+    }
+    return 0;
+}
+
+/* Invariant 6: the top rr_top of the fused list fz[0..nf) (the hits with
+** text) are reranked by one reranker, and st[0..nf) is the final order:
+** Σ 1/(rrfK + rank) over the fused rank and the rerank rank (§16.3's RRF
+** with the request's rrfK, the cascade the built-in engine runs), ties
+** by the rerank rank, then the fused position.  *reranked: how many
+** were; 0: the fused order stands.  0, or the code to fail the query
+** with. */
+static int second_stage(fed *f, rcp_call *c, const fq *q, const src *s,
+                        size_t ns, const rcp_fused *fz, size_t nf,
+                        staged *st, leg *l, size_t *reranked)
+{
+    size_t i, np = 0, top = (size_t)q->rr_top < nf ? (size_t)q->rr_top : nf;
+    const rcp_json **texts = rcp_arena_alloc(call_arena(c),
+                                             (top + 1) * sizeof *texts);
+    byscore *r = rcp_arena_alloc(call_arena(c), (top + 1) * sizeof *r);
+    double *sc = rcp_arena_alloc(call_arena(c), (top + 1) * sizeof *sc);
+    size_t *at = rcp_arena_alloc(call_arena(c), (top + 1) * sizeof *at);
+    int rc;
+    *reranked = 0;
+    if (!texts || !r || !sc || !at)
+        return call_oom(c);
+    for (i = 0; i < top; i++) {
+        size_t bi;
+        const rcp_json *t = rcp_json_get(kept_hit(s, ns, &fz[i], &bi),
+                                         "text");
+        if (t && t->type == RCP_JSON_STRING) {
+            texts[np] = t;
+            at[np++] = i;
+        }
+    }
+    if (np < top)
+        note(f, "rerank: %lu of the top %lu hit(s) carry no text and keep "
+             "only their fused rank", (unsigned long)(top - np),
+             (unsigned long)top);
+    /* the reranker is chosen again now: one that went down during the
+    ** fan-out is passed over (the same rule, so still deterministic) */
+    l->e = pick_reranker(f, q, q->rr_method, q->rr_model);
+    if (!np || !l->e) {
+        if (np)
+            note(f, "rerank: no reranker reachable now: fused order");
+        return 0;
+    }
+    if ((rc = rerank_call(f, c, q, l, texts, np)) != 0)
+        return rc;
+    if (l->state == L_DONE && read_scores(l->res, np, sc) != 0) {
+        l->state = L_FAILED;
+        l->code = RCP_INTERNAL_ERROR;
+        engine_fail(l->e, "its rerank answered no score per passage");
+    }
+    if (l->r) {                 /* the scores are copied out */
+        rcp_request_free(l->e->cl, l->r);
+        l->r = NULL;
+    }
+    l->res = NULL;
+    l->e->active = NULL;
+    if (l->state != L_DONE)
+        return rerank_failed(f, c, l);
+    for (i = 0; i < nf; i++) {
+        st[i].pos = i;
+        st[i].score = 1.0 / (q->rrf_k + (double)(i + 1));
+        st[i].rank = -1;
+        st[i].rr = 0;
+    }
+    for (i = 0; i < np; i++) {
+        r[i].score = sc[i];
+        r[i].pos = at[i];
+    }
+    qsort(r, np, sizeof *r, byscore_cmp);
+    for (i = 0; i < np; i++) {
+        /* each term is a double before the sum (as model.c's cascade),
+        ** so equal rank pairs tie exactly */
+        double term = 1.0 / (q->rrf_k + (double)(i + 1));
+        staged *x = &st[r[i].pos];
+        x->score += term;
+        x->rank = (long)i;
+        x->rr = r[i].score;
+    }
+    qsort(st, nf, sizeof *st, staged_cmp);
+    *reranked = np;
+    return 0;
+}
+
 /* usage.engines: each engine asked, what became of it, how long it
 ** took (send to answer, as the aggregator saw it) and how many hits it
 ** gave -- what an operator needs to see which shard is slow. */
@@ -1793,8 +2345,29 @@ static void write_engines_usage(const fed *f, rcp_jw *w, const leg *legs)
     rcp_jw_arr_end(w);
 }
 
+/* usage.reranker: the second stage's engine, as usage.engines has it. */
+static void write_reranker_usage(rcp_jw *w, const leg *rl)
+{
+    if (rl->state == L_SKIP)
+        return;
+    rcp_jw_key(w, "reranker");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "id");
+    rcp_jw_cstr(w, rl->e->id);
+    rcp_jw_key(w, "answered");
+    rcp_jw_bool(w, rl->state == L_DONE);
+    if (rl->state == L_DONE) {
+        rcp_jw_key(w, "latencyMs");
+        rcp_jw_double(w, (double)(long)(rl->ms * 1000) / 1000);
+    }
+    rcp_jw_obj_end(w);
+}
+
+/* §7.7 usage: the effective counts (candidates the engines gave, hits
+** reranked), latency, the engines and the reranker, the notes. */
 static void write_notes_usage(fed *f, rcp_call *c, rcp_jw *w, double t0,
-                              size_t candidates, const leg *legs)
+                              size_t candidates, size_t reranked,
+                              const leg *legs, const leg *rl)
 {
     const char *nt;
     size_t i;
@@ -1802,9 +2375,12 @@ static void write_notes_usage(fed *f, rcp_call *c, rcp_jw *w, double t0,
     rcp_jw_obj(w);
     rcp_jw_key(w, "candidates");
     rcp_jw_int(w, (int64_t)candidates);
+    rcp_jw_key(w, "reranked");
+    rcp_jw_int(w, (int64_t)reranked);
     rcp_jw_key(w, "latencyMs");
     rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
     write_engines_usage(f, w, legs);
+    write_reranker_usage(w, rl);
     if (f->nnotes || call_note(c, 0)) {
         rcp_jw_key(w, "notes");
         rcp_jw_arr(w);
@@ -1817,18 +2393,49 @@ static void write_notes_usage(fed *f, rcp_call *c, rcp_jw *w, double t0,
     rcp_jw_obj_end(w);
 }
 
-/* The answer: fused hits, usage with the notes, _meta.degraded naming
-** the engines that failed (§16.2 MAY). */
+/* _meta.degraded (§16.2 MAY): the engines that failed, and the reranker
+** when the second stage did. */
+static void write_degraded(const fed *f, rcp_jw *w, const leg *legs,
+                           const leg *rl)
+{
+    size_t i;
+    int any = rl->state == L_FAILED, listed = 0;
+    for (i = 0; i < f->n; i++)
+        any |= legs[i].state == L_FAILED;
+    if (!any)
+        return;
+    rcp_jw_key(w, "_meta");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "degraded");
+    rcp_jw_arr(w);
+    for (i = 0; i < f->n; i++)
+        if (legs[i].state == L_FAILED) {
+            rcp_jw_cstr(w, legs[i].e->id);
+            listed |= rl->state == L_FAILED && legs[i].e == rl->e;
+        }
+    if (rl->state == L_FAILED && !listed)
+        rcp_jw_cstr(w, rl->e->id);
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+}
+
+/* The answer: fused (and reranked) hits, usage with the notes,
+** _meta.degraded. */
 static int write_answer(fed *f, rcp_call *c, const fq *q, leg *legs,
                         double t0)
 {
     rcp_fuse_list lists[FED_MAX_ENGINES];
     src s[FED_MAX_ENGINES];
     rcp_fused *fz = NULL;
+    staged *st = NULL;
+    leg rl;
     rcp_jw *w = call_w(c);
-    size_t ns, i, cand = 0;
+    size_t ns, i, cand = 0, reranked = 0;
     long nf;
-    int method = q->method, rc, degraded = 0;
+    int method = q->method, rc;
+    memset(&rl, 0, sizeof rl);
+    rl.state = L_SKIP;
+    rl.keep = 1;                        /* the hits are read after it */
     if (method == RCP_FUSE_CONVEX)
         for (i = 0; i < f->n; i++)
             if (legs[i].state == L_DONE && !legs[i].e->has_floor) {
@@ -1846,27 +2453,23 @@ static int write_answer(fed *f, rcp_call *c, const fq *q, leg *legs,
     nf = ns ? rcp_fuse(method, lists, ns, q->rrf_k, &fz) : 0;
     if (nf < 0)
         return call_oom(c);
+    if (q->rr && nf > 0
+        && (!(st = rcp_arena_alloc(call_arena(c), (size_t)nf * sizeof *st))
+            || (rc = second_stage(f, c, q, s, ns, fz, (size_t)nf, st, &rl,
+                                  &reranked)) != 0)) {
+        rcp_free(fz);
+        return st ? rc : call_oom(c);
+    }
     rcp_jw_obj(w);
     rcp_jw_key(w, "hits");
     rcp_jw_arr(w);
     for (i = 0; i < (size_t)nf && (int64_t)i < q->k; i++)
-        write_fused(w, s, ns, &fz[i]);
+        write_fused(w, s, ns, &fz[reranked ? st[i].pos : i],
+                    reranked ? &st[i] : NULL, q->drop_text);
     rcp_jw_arr_end(w);
     rcp_free(fz);
-    write_notes_usage(f, c, w, t0, cand, legs);
-    for (i = 0; i < f->n; i++)
-        degraded |= legs[i].state == L_FAILED;
-    if (degraded) {
-        rcp_jw_key(w, "_meta");
-        rcp_jw_obj(w);
-        rcp_jw_key(w, "degraded");
-        rcp_jw_arr(w);
-        for (i = 0; i < f->n; i++)
-            if (legs[i].state == L_FAILED)
-                rcp_jw_cstr(w, legs[i].e->id);
-        rcp_jw_arr_end(w);
-        rcp_jw_obj_end(w);
-    }
+    write_notes_usage(f, c, w, t0, cand, reranked, legs, &rl);
+    write_degraded(f, w, legs, &rl);
     rcp_jw_obj_end(w);
     return 0;
 }
@@ -1978,6 +2581,7 @@ static int m_retrieve(void *ud, rcp_call *c)
     plan_legs(f, &q, legs);
     f->cur = c;
     f->legs = legs;                     /* progress of this query only */
+    f->nlegs = f->n;
     rcp_buf_init(&b);
     /* invariant 2: the stdio engines first, then the own index, which
     ** answers in-process while they work */
@@ -1988,7 +2592,7 @@ static int m_retrieve(void *ud, rcp_call *c)
         if (legs[i].state == L_SENT && f->e[i].transport == T_LOCAL)
             leg_send(f, &q, c, &legs[i], &b);
     rcp_buf_free(&b);
-    rc = await_legs(f, &q, c, legs);
+    rc = await_legs(f, q.wait_until, c, legs, f->n);
     for (i = 0; i < f->n; i++) {
         leg *l = &legs[i];
         if (l->state != L_SENT)
@@ -2018,8 +2622,144 @@ static int m_retrieve(void *ud, rcp_call *c)
             rcp_request_free(f->e[i].cl, legs[i].r);
         f->e[i].active = NULL;
     }
+    for (i = 0; i < f->n; i++)          /* the hits are out: close now */
+        if (f->e[i].down_later) {
+            f->e[i].down_later = 0;
+            engine_down(&f->e[i]);
+        }
     f->cur = NULL;
     f->legs = NULL;
+    f->nlegs = 0;
+    return rc;
+}
+
+/* MARK: - §7.6 rerank, routed ------------------------------------------ */
+
+/* The params the reranker gets: the caller's, but _meta (ours: the
+** budget, the hop budget and path, our progress token) and a method or
+** model ignored under strict false. */
+static void write_routed_params(rcp_jw *w, const fed *f, rcp_call *c,
+                                const fq *q, const leg *l, int drop_method,
+                                int drop_model)
+{
+    const rcp_json *p = call_params(c);
+    size_t i;
+    rcp_jw_obj(w);
+    for (i = 0; i < p->n; i++) {
+        const rcp_json *m = &p->kids[i];
+        if ((m->keylen == 5 && !memcmp(m->key, "_meta", 5))
+            || (drop_method && m->keylen == 6 && !memcmp(m->key, "method", 6))
+            || (drop_model && m->keylen == 5 && !memcmp(m->key, "model", 5)))
+            continue;
+        rcp_jw_keyn(w, m->key, m->keylen);
+        rcp_jw_value(w, m);
+    }
+    write_leg_meta(w, f, c, q, l, q->fwd_ms);
+    rcp_jw_obj_end(w);
+}
+
+/* §7.6 rerank's method and model, and the reranker that serves them
+** (pick_reranker, as for the second stage).  0, or the error. */
+static int route_rerank(fed *f, rcp_call *c, fq *q, leg *l, int *dm,
+                        int *dmo)
+{
+    const rcp_json *p = call_params(c), *ps, *model;
+    int strict, method = -1, rc;
+    *dm = *dmo = 0;
+    if ((rc = call_bool(c, p, "strict", 1, &strict))
+        || (rc = read_federation(c, q))
+        || (rc = call_enum(c, p, "method", rr_names, 3, strict, &method))
+        || (rc = call_str(c, p, "model", &model)))
+        return rc;
+    *dm = proto_get(p, "method") && method < 0;
+    ps = proto_get(p, "passages") ? proto_get(p, "passages")
+        : proto_get(p, "documents");
+    if (ps && ps->type == RCP_JSON_ARRAY && f->rr_max
+        && (int64_t)ps->n > f->rr_max)   /* §4.7, §15.5: what we advertise */
+        return call_fail(c, RCP_INVALID_PARAMS, proto_get(p, "passages")
+                         ? "passages" : "documents", NULL, "%lu passages "
+                         "exceed rerank.maxCandidates %lld",
+                         (unsigned long)ps->n, (long long)f->rr_max);
+    if (method >= 0 && !(f->rr_methods & (1u << method))) {
+        *dm = 1;                /* §7.6 "method MUST be in rerank.methods" */
+        method = -1;
+        if ((rc = call_unsupported(c, strict, "method", "not in this "
+                                   "federation's rerank.methods")))
+            return rc;
+    }
+    if (model && !pick_reranker(f, q, method, model)
+        && pick_reranker(f, q, method, NULL)) {
+        *dmo = 1;
+        model = NULL;
+        if ((rc = call_unsupported(c, strict, "model", "no reranker of this "
+                                   "federation offers it")))
+            return rc;
+    }
+    if (!(l->e = pick_reranker(f, q, method, model)))
+        return call_fail(c, RCP_BACKEND_UNAVAILABLE, NULL, NULL, "no "
+                         "reranker reachable now (down, or past "
+                         "_meta.federation's hop budget)");
+    return 0;
+}
+
+/* §7.6 rerank through the federation: routed to one reranker (invariant
+** 6), its answer relayed as it gave it -- scores and order, or the legacy
+** shape (spec/README.md) -- and its error with its code (surface); a
+** cancel and the deadline pass through as for retrieve. */
+static int m_rerank(void *ud, rcp_call *c)
+{
+    fed *f = ud;
+    fq q;
+    leg l;
+    rcp_buf b;
+    rcp_jw w;
+    const rcp_json *meta;
+    double dl = call_deadline(c), now = proto_now_ms();
+    int dm, dmo, rc;
+    memset(&q, 0, sizeof q);
+    memset(&l, 0, sizeof l);
+    q.fwd_ms = -1;
+    if ((rc = route_rerank(f, c, &q, &l, &dm, &dmo)))
+        return rc;
+    if (dl > 0 && budget(dl, now, &q.fwd_ms, &q.wait_until) != 0)
+        return call_fail(c, RCP_TIMEOUT, NULL, NULL, "%.0f ms left: no time "
+                         "to forward the rerank", dl - now);
+    meta = proto_get(call_params(c), "_meta");
+    q.token = meta ? proto_get(meta, "progressToken") : NULL;
+    strcpy(l.token, "fed-rr");
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    write_routed_params(&w, f, c, &q, &l, dm, dmo);
+    rcp_buf_putc(&b, '\0');
+    f->cur = c;
+    f->legs = &l;                       /* its progress, relayed */
+    f->nlegs = 1;
+    leg_issue(f, &l, "rerank", &b);
+    rcp_buf_free(&b);
+    rc = await_legs(f, q.wait_until, c, &l, 1);
+    if (rc || l.state == L_SENT) {
+        leg_cancel(l.e, &l, rc == RCP_CANCELLED ? "the federated request "
+                   "was cancelled" : "past the federation's deadline");
+        rc = rc == RCP_CANCELLED
+            ? call_fail(c, rc, NULL, NULL, "cancelled by "
+                        "notifications/cancel (and the engine's request "
+                        "with it)")
+            : call_fail(c, RCP_TIMEOUT, NULL, NULL, "engine %s: past the "
+                        "deadline (%.0f ms forwarded)", l.e->id, q.fwd_ms);
+    } else if (l.state == L_DONE) {
+        rcp_jw_value(call_w(c), l.res);
+    } else if (l.err) {
+        rc = surface(c, &l);
+    } else {
+        rc = call_fail(c, l.code, NULL, NULL, "engine %s: %s", l.e->id,
+                       l.e->why[0] ? l.e->why : "unavailable");
+    }
+    if (l.r)
+        rcp_request_free(l.e->cl, l.r);
+    l.e->active = NULL;
+    f->cur = NULL;
+    f->legs = NULL;
+    f->nlegs = 0;
     return rc;
 }
 
@@ -2048,13 +2788,15 @@ static void fed_close(void *ud)
     rcp_free(f);
 }
 
-/* retrieve and catalog/list only: embed, rerank and index/add are not
-** offered (README Decisions, "Federation (§16)"), so they are -32003. */
+/* retrieve, rerank (routed, when a reranker is reachable) and
+** catalog/list: embed and index/add are not offered (README Decisions,
+** "Federation (§16)"), so they are -32003. */
 static const proto_backend fed_backend = {
     fed_offers,
     fed_partial,
     fed_describe,
     {
+        [PROTO_M_RERANK]       = m_rerank,
         [PROTO_M_RETRIEVE]     = m_retrieve,
         [PROTO_M_CATALOG_LIST] = m_catalog_list
     },
@@ -2112,7 +2854,9 @@ int federation_open(const char *path, int expose,
         engine *e = &f->e[f->n++];
         memset(e, 0, sizeof *e);
         rcp_buf_init(&e->lout);
+        rcp_buf_init(&e->rout);
         rcp_arena_init(&e->larena, 0);
+        rcp_arena_init(&e->rarena, 0);
         rcp_arena_init(&e->iarena, 0);
         if (engine_local(e, local, err, errlen) != 0)
             goto fail;
