@@ -275,6 +275,7 @@ static void three_shards(const char *name, const char *top)
 typedef struct fitem {
     char   id[128];
     double score, weight;
+    char  *text;            /* the richest body (longest, earlier on a tie) */
 } fitem;
 
 static int fitem_cmp(const void *pa, const void *pb)
@@ -327,6 +328,16 @@ static size_t offline_fuse(const char *params, const double *weights,
                 memset(&out[n], 0, sizeof out[n]);
                 strcpy(out[n++].id, key);
             }
+            {   /* §16.3 the richest body is kept */
+                const rcp_json *tx = rcp_json_get(&h->kids[j], "text");
+                if (tx && (!out[m].text || tx->n > strlen(out[m].text))) {
+                    free(out[m].text);
+                    out[m].text = malloc(tx->n + 1);
+                    ck_assert_ptr_nonnull(out[m].text);
+                    memcpy(out[m].text, tx->s, tx->n);
+                    out[m].text[tx->n] = '\0';
+                }
+            }
             if (!convex)
                 term = 1.0 / (60.0 + (double)(j + 1));
             else
@@ -339,6 +350,15 @@ static size_t offline_fuse(const char *params, const double *weights,
     }
     qsort(out, n, sizeof *out, fitem_cmp);
     return n;
+}
+
+static void fitems_free(fitem *f, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        free(f[i].text);
+        f[i].text = NULL;
+    }
 }
 
 static void expect_fused(rcp_request *r, const fitem *want, size_t nwant,
@@ -380,6 +400,7 @@ START_TEST(fused_hits_equal_an_offline_rrf_over_the_shards_own_answers)
     r = ask(&a, "retrieve", "{\"query\":\"fusion score rank\",\"k\":10,"
             "\"mode\":\"sparse\"}");
     expect_fused(r, want, n, 10);
+    fitems_free(want, n);
     rcp_client_close(a.c, 5000);
 }
 END_TEST
@@ -400,6 +421,7 @@ START_TEST(engine_weights_scale_each_engines_contribution)
     aggregator(&a, "rcp.json", NULL);
     expect_fused(ask(&a, "retrieve", "{\"query\":\"durable store log\","
                      "\"k\":8}"), want, n, 8);
+    fitems_free(want, n);
     rcp_client_close(a.c, 5000);
 }
 END_TEST
@@ -453,6 +475,438 @@ START_TEST(convex_equals_an_offline_floor_anchored_fusion)
     r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5,\"_meta\":"
             "{\"federation\":{\"fusion\":{\"method\":\"bogus\"}}}}");
     ck_assert_int_eq(error_code(r), RCP_OPTION_UNSUPPORTED);
+    fitems_free(want, n);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+/* A registry entry for an rcp shard over dir/<corpus> whose output goes
+** through `sed -u EXPR` (JSON-escaped): a real engine that advertises
+** less than rcp does, e.g. no scoreFloor -- what another implementation
+** may well do. */
+static void filtered_json(char *out, size_t n, const char *id,
+                          const char *corpus, const char *expr)
+{
+    snprintf(out, n, "{\"id\":\"%s\",\"command\":[\"sh\",\"-c\",\"%s serve "
+             "--corpus %s/%s 2>/dev/null | sed -u '%s'\"]}", id, bin(), dir,
+             corpus, expr);
+}
+
+#define NO_FLOOR  "s/\\\"scoreFloor\\\":[-0-9.e]*,//"
+#define NO_RERANK "s/\\\"rerank\\\":{[^}]*},//"
+
+START_TEST(convex_falls_back_to_rrf_when_an_engine_has_no_score_floor)
+{
+    static const double w[] = { 1, 1, 1 };
+    char e0[1024], e1[1024], e2[1024];
+    fitem want[128];
+    size_t n;
+    srv a;
+    rcp_request *r;
+    const rcp_json *es;
+    /* s0 advertises no scoreFloor; its answers are rcp's own */
+    filtered_json(e0, sizeof e0, "s0", "s0.jsonl", NO_FLOOR);
+    engine_json(e1, sizeof e1, "s1", "s1.jsonl", NULL, NULL);
+    engine_json(e2, sizeof e2, "s2", "s2.jsonl", NULL, NULL);
+    registry3("rcp.json", e0, e1, e2, NULL);
+    n = offline_fuse("{\"query\":\"fusion score rank\",\"k\":20,"
+                     "\"mode\":\"dense\"}", w, 0, want, 128);
+    aggregator(&a, "rcp.json", NULL);
+    es = rcp_json_get(rcp_request_result(ask(&a, "catalog/list", "{}")),
+                      "engines");
+    ck_assert(!rcp_json_get(rcp_json_get(rcp_json_get(&es->kids[0],
+              "capabilities"), "retrieve"), "scoreFloor"));
+    ck_assert(rcp_json_get(rcp_json_get(rcp_json_get(&es->kids[1],
+              "capabilities"), "retrieve"), "scoreFloor"));
+    /* §16.3 "MUST fall back to RRF when any of them does not" */
+    r = ask(&a, "retrieve", "{\"query\":\"fusion score rank\",\"k\":10,"
+            "\"mode\":\"dense\",\"_meta\":{\"federation\":{\"fusion\":"
+            "{\"method\":\"convex\"}}}}");
+    expect_fused(r, want, n, 10);
+    ck_assert(noted(r, "engine s0 advertises none: fused by rrf"));
+    fitems_free(want, n);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+/* MARK: - §16.3 the second stage: rerank over the union ------------------ */
+
+/* scores[i] for texts[0..n) by `rcp serve --corpus dir/<corpus>`'s own
+** §7.6 rerank (cross-encoder). */
+static void shard_rerank(const char *corpus, const char *query,
+                         const fitem *items, size_t n, double *scores)
+{
+    rcp_buf b;
+    rcp_jw w;
+    srv s;
+    const rcp_json *sc;
+    size_t i;
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    rcp_jw_obj(&w);
+    rcp_jw_key(&w, "query");
+    rcp_jw_cstr(&w, query);
+    rcp_jw_key(&w, "method");
+    rcp_jw_cstr(&w, "cross-encoder");
+    rcp_jw_key(&w, "passages");
+    rcp_jw_arr(&w);
+    for (i = 0; i < n; i++)
+        rcp_jw_cstr(&w, items[i].text);
+    rcp_jw_arr_end(&w);
+    rcp_jw_obj_end(&w);
+    rcp_buf_putc(&b, '\0');
+    ck_assert(!b.oom);
+    shard(&s, corpus);
+    sc = rcp_json_get(rcp_request_result(ask(&s, "rerank", b.data)),
+                      "scores");
+    ck_assert_uint_eq(sc->n, n);
+    for (i = 0; i < n; i++)
+        scores[i] = rcp_json_num(&sc->kids[i]);
+    rcp_client_close(s.c, 5000);
+    rcp_buf_free(&b);
+}
+
+typedef struct cascaded {
+    size_t pos;             /* fused position */
+    long   rank;            /* rerank rank */
+    double score, rr;
+} cascaded;
+
+static int cascaded_cmp(const void *pa, const void *pb)
+{
+    const cascaded *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->pos < b->pos ? -1 : 1;
+}
+
+/* The README's second stage by its words, over want[0..top): rerank
+** ranks by score (ties: the fused position), then Σ 1/(60 + rank) over
+** the fused and the rerank rank, ties by the rerank rank. */
+static void offline_cascade(const fitem *want, size_t top,
+                            const double *scores, cascaded *out)
+{
+    size_t i, j;
+    for (i = 0; i < top; i++) {
+        out[i].pos = i;
+        out[i].rr = scores[i];
+        out[i].rank = 0;
+        for (j = 0; j < top; j++)
+            if (scores[j] > scores[i] || (scores[j] == scores[i] && j < i))
+                out[i].rank++;
+        out[i].score = 1.0 / (60.0 + (double)(i + 1));
+        out[i].score += 1.0 / (60.0 + (double)(out[i].rank + 1));
+    }
+    (void)want;
+    qsort(out, top, sizeof *out, cascaded_cmp);
+}
+
+START_TEST(a_federated_rerank_equals_the_offline_fusion_reranked_by_a_shard)
+{
+    static const double w[] = { 1, 1, 1 };
+    static const char q[] = "durable store log fusion";
+    fitem want[128];
+    cascaded cas[16];
+    double sc[16];
+    size_t n, i, moved = 0;
+    srv a;
+    rcp_request *r;
+    const rcp_json *h, *u;
+    three_shards("rcp.json", NULL);
+    /* k 5, topN 12: each engine is asked for max(2k, topN) = 12 */
+    n = offline_fuse("{\"query\":\"durable store log fusion\",\"k\":12,"
+                     "\"mode\":\"sparse\"}", w, 0, want, 128);
+    ck_assert_uint_ge(n, 12);
+    for (i = 0; i < 12; i++)
+        ck_assert_ptr_nonnull(want[i].text);
+    /* the reranker is the first engine in registry order: s0 */
+    shard_rerank("s0.jsonl", q, want, 12, sc);
+    offline_cascade(want, 12, sc, cas);
+    aggregator(&a, "rcp.json", NULL);
+    r = ask(&a, "retrieve", "{\"query\":\"durable store log fusion\","
+            "\"k\":5,\"mode\":\"sparse\",\"rerank\":{\"method\":"
+            "\"cross-encoder\",\"topN\":12}}");
+    h = hits_of(r);
+    ck_assert_uint_eq(h->n, 5);
+    for (i = 0; i < 5; i++) {
+        const rcp_json *hit = &h->kids[i], *id = rcp_json_get(hit, "id"),
+                       *meta = rcp_json_get(hit, "meta");
+        const fitem *x = &want[cas[i].pos];
+        ck_assert_msg(id->n == strlen(x->id) && !memcmp(id->s, x->id, id->n),
+                      "rank %lu: got %.*s, offline says %s",
+                      (unsigned long)i + 1, (int)id->n, id->s, x->id);
+        ck_assert_msg(fabs(rcp_json_num(rcp_json_get(hit, "score"))
+                           - cas[i].score) < 1e-12, "rank %lu score",
+                      (unsigned long)i + 1);
+        ck_assert(fabs(rcp_json_num(rcp_json_get(rcp_json_get(hit, "scores"),
+                                                 "rerank")) - cas[i].rr)
+                  < 1e-9 * (1 + fabs(cas[i].rr)));
+        ck_assert(rcp_json_get(meta, "engine"));
+        ck_assert(rcp_json_get(meta, "engineRank"));
+        ck_assert(rcp_json_get(meta, "engineScore"));
+        ck_assert(rcp_json_get(hit, "text"));
+        moved += cas[i].pos != i;
+    }
+    ck_assert_msg(moved > 0, "the rerank must change the fused order (the "
+                  "second stage is under test)");
+    u = rcp_json_get(rcp_request_result(r), "usage");
+    ck_assert_int_eq(num_of(rcp_json_get(u, "reranked")), 12);
+    ck_assert(rcp_json_streq(rcp_json_get(rcp_json_get(u, "reranker"), "id"),
+                             "s0"));
+    ck_assert(!rcp_json_get(rcp_request_result(r), "_meta"));
+    /* includeText false: the same order, the text asked for the reranker
+    ** only */
+    r = ask(&a, "retrieve", "{\"query\":\"durable store log fusion\","
+            "\"k\":5,\"mode\":\"sparse\",\"includeText\":false,\"rerank\":"
+            "{\"method\":\"cross-encoder\",\"topN\":12}}");
+    h = hits_of(r);
+    for (i = 0; i < 5; i++) {
+        const rcp_json *id = rcp_json_get(&h->kids[i], "id");
+        ck_assert(id->n == strlen(want[cas[i].pos].id)
+                  && !memcmp(id->s, want[cas[i].pos].id, id->n));
+        ck_assert(!rcp_json_get(&h->kids[i], "text"));
+    }
+    /* the standalone rerank goes to the same reranker: s0's own scores */
+    {
+        rcp_buf b;
+        rcp_jw jw;
+        const rcp_json *got;
+        rcp_buf_init(&b);
+        rcp_jw_init(&jw, &b);
+        rcp_jw_obj(&jw);
+        rcp_jw_key(&jw, "query");
+        rcp_jw_cstr(&jw, q);
+        rcp_jw_key(&jw, "passages");
+        rcp_jw_arr(&jw);
+        for (i = 0; i < 12; i++)
+            rcp_jw_cstr(&jw, want[i].text);
+        rcp_jw_arr_end(&jw);
+        rcp_jw_obj_end(&jw);
+        rcp_buf_putc(&b, '\0');
+        got = rcp_json_get(rcp_request_result(ask(&a, "rerank", b.data)),
+                           "scores");
+        ck_assert_uint_eq(got->n, 12);
+        for (i = 0; i < 12; i++)
+            ck_assert(rcp_json_num(&got->kids[i]) == sc[i]);
+        rcp_buf_free(&b);
+    }
+    fitems_free(want, n);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+static const rcp_json *usage_of(rcp_request *r)
+{
+    return rcp_json_get(rcp_request_result(r), "usage");
+}
+
+static const char *field_of(rcp_request *r)
+{
+    static char b[64];
+    const rcp_json *f = rcp_json_get(rcp_json_get(rcp_json_get(
+        rcp_request_response(r), "error"), "data"), "field");
+    snprintf(b, sizeof b, "%.*s", f ? (int)f->n : 0, f ? f->s : "");
+    return b;
+}
+
+START_TEST(rerank_top_n_and_candidate_k_keep_the_funnel)
+{
+    srv a;
+    rcp_request *r;
+    const rcp_json *es;
+    size_t i;
+    three_shards("rcp.json", NULL);
+    aggregator(&a, "rcp.json", NULL);
+    /* §7.7 candidateK >= rerank.topN >= k, judged as sent */
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":5,\"rerank\":"
+            "{\"topN\":3}}");
+    ck_assert_int_eq(error_code(r), RCP_INVALID_PARAMS);
+    ck_assert_str_eq(field_of(r), "rerank.topN");
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":5,\"candidateK\":8,"
+            "\"rerank\":{\"topN\":10}}");
+    ck_assert_int_eq(error_code(r), RCP_INVALID_PARAMS);
+    ck_assert_str_eq(field_of(r), "candidateK");
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":5,\"candidateK\":4}");
+    ck_assert_int_eq(error_code(r), RCP_INVALID_PARAMS);
+    ck_assert_str_eq(field_of(r), "candidateK");
+    /* a candidateK below the 2k each engine is asked for is raised with
+    ** it (the engines would refuse candidateK < k) */
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":10,"
+            "\"candidateK\":15}");
+    ck_assert_uint_eq(hits_of(r)->n, 10);
+    ck_assert(!rcp_json_get(rcp_request_result(r), "_meta"));
+    /* topN: each engine is asked for it, the union's top topN reranked */
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"candidateK\":7,"
+            "\"rerank\":{\"topN\":7}}");
+    ck_assert_uint_eq(hits_of(r)->n, 3);
+    es = rcp_json_get(usage_of(r), "engines");
+    for (i = 0; i < es->n; i++)
+        ck_assert_int_eq(num_of(rcp_json_get(&es->kids[i], "hits")), 7);
+    ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 7);
+    /* no topN: candidateK's default, max(k, 100), capped by the union */
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"rerank\":{}}");
+    ck_assert_int_gt(num_of(rcp_json_get(usage_of(r), "reranked")), 14);
+    ck_assert_int_le(num_of(rcp_json_get(usage_of(r), "reranked")), 100);
+    /* clamped to maxK / maxCandidates, not refused, and said */
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"candidateK\":"
+            "1000000,\"rerank\":{\"topN\":1000000}}");
+    ck_assert_uint_eq(hits_of(r)->n, 3);
+    ck_assert(noted(r, "rerank.topN clamped to 1000"));
+    /* a method no reranker has: -32005, or the default under strict false */
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"rerank\":"
+            "{\"method\":\"llm\"}}");
+    ck_assert_int_eq(error_code(r), RCP_OPTION_UNSUPPORTED);
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"strict\":false,"
+            "\"rerank\":{\"method\":\"llm\",\"topN\":5}}");
+    ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 5);
+    ck_assert(noted(r, "ignored rerank.method"));
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+/* A shell prefix for a shard that answers everything but a rerank: it
+** exits when one arrives (die) or holds it a second (slow). */
+static void rerank_pre(char *out, size_t n, int die)
+{
+    snprintf(out, n, "while IFS= read -r l; do case $l in *rerank*) %s;; "
+             "esac; printf '%%s\\\\n' \\\"$l\\\"; done |",
+             die ? "exit 0" : "sleep 1");
+}
+
+/* The ids of r's hits, in order, as one string. */
+static void ids_of(rcp_request *r, char *out, size_t n)
+{
+    const rcp_json *h = hits_of(r);
+    size_t i, at = 0;
+    out[0] = '\0';
+    for (i = 0; i < h->n && at < n; i++) {
+        const rcp_json *id = rcp_json_get(&h->kids[i], "id");
+        at += (size_t)snprintf(out + at, n - at, "%.*s ", (int)id->n, id->s);
+    }
+}
+
+START_TEST(a_reranker_that_fails_or_is_late_leaves_the_fused_order)
+{
+    char e0[2048], e1[1024], e2[1024], pre[512], want[2048], got[2048];
+    srv a;
+    rcp_request *r;
+    rerank_pre(pre, sizeof pre, 1);
+    engine_json(e0, sizeof e0, "rr", "s0.jsonl", NULL, pre);
+    engine_json(e1, sizeof e1, "s1", "s1.jsonl", NULL, NULL);
+    engine_json(e2, sizeof e2, "s2", "s2.jsonl", NULL, NULL);
+    registry3("rcp.json", e0, e1, e2, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    /* topN 2k: the engines are asked what they are asked without it */
+    ids_of(ask(&a, "retrieve", "{\"query\":\"durable store log\",\"k\":6}"),
+           want, sizeof want);
+    r = ask(&a, "retrieve", "{\"query\":\"durable store log\",\"k\":6,"
+            "\"rerank\":{\"topN\":12}}");
+    ids_of(r, got, sizeof got);
+    ck_assert_str_eq(got, want);
+    ck_assert(any_from(hits_of(r), "rr"));      /* its hits outlive it */
+    ck_assert(noted(r, "rerank: engine rr"));
+    ck_assert(degraded_has(r, "rr"));
+    ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 0);
+    ck_assert(!rcp_json_get(rcp_json_get(&hits_of(r)->kids[0], "scores"),
+                            "rerank"));
+    /* down now (its backoff): the next reranker in registry order serves */
+    r = ask(&a, "retrieve", "{\"query\":\"durable store log\",\"k\":6,"
+            "\"rerank\":{\"topN\":12}}");
+    ck_assert(rcp_json_streq(rcp_json_get(rcp_json_get(usage_of(r),
+                             "reranker"), "id"), "s1"));
+    ck_assert_int_gt(num_of(rcp_json_get(usage_of(r), "reranked")), 0);
+    rcp_client_close(a.c, 5000);
+    /* a reranker past the deadline is cancelled; the fused order stands */
+    rerank_pre(pre, sizeof pre, 0);
+    engine_json(e0, sizeof e0, "slow", "s0.jsonl", NULL, pre);
+    registry3("rcp.json", e0, e1, e2, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    ids_of(ask(&a, "retrieve", "{\"query\":\"durable store log\",\"k\":6}"),
+           want, sizeof want);
+    r = ask(&a, "retrieve", "{\"query\":\"durable store log\",\"k\":6,"
+            "\"rerank\":{\"topN\":12},\"_meta\":{\"deadlineMs\":800}}");
+    ids_of(r, got, sizeof got);
+    ck_assert_str_eq(got, want);
+    ck_assert(noted(r, "past the deadline"));
+    ck_assert(degraded_has(r, "slow"));
+    ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 0);
+    /* the standalone rerank past the deadline: -32014 */
+    ck_assert_int_eq(error_code(ask(&a, "rerank", "{\"query\":\"store\","
+                     "\"passages\":[\"a store\",\"b\"],\"_meta\":"
+                     "{\"deadlineMs\":300}}")), RCP_TIMEOUT);
+    rcp_client_close(a.c, 5000);
+    /* a required reranker's failure fails the query with its code */
+    rerank_pre(pre, sizeof pre, 1);
+    engine_json(e0, sizeof e0, "rr", "s0.jsonl", ",\"required\":true", pre);
+    registry3("rcp.json", e0, e1, e2, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"durable\","
+                     "\"k\":3,\"rerank\":{}}")), RCP_BACKEND_UNAVAILABLE);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+START_TEST(rerank_is_advertised_only_with_a_reachable_reranker)
+{
+    char e0[1024], e1[1024], p[128], c[128];
+    char *argv[8];
+    srv a;
+    const rcp_json *caps;
+    rcp_request *r;
+    /* engines that do not offer §7.6 rerank (though they rerank inside
+    ** their own retrieve): nothing to rerank the union with */
+    filtered_json(e0, sizeof e0, "s0", "s0.jsonl", NO_RERANK);
+    filtered_json(e1, sizeof e1, "s1", "s1.jsonl", NO_RERANK);
+    registry3("rcp.json", e0, e1, NULL, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    caps = rcp_json_get(rcp_request_result(ask(&a, "info", "{}")),
+                        "capabilities");
+    ck_assert(!rcp_json_get(caps, "rerank"));
+    ck_assert_int_eq(rcp_json_get(rcp_json_get(caps, "retrieve"),
+                                  "rerankBuiltin")->type, RCP_JSON_FALSE);
+    ck_assert_int_eq(error_code(ask(&a, "rerank", "{\"query\":\"q\","
+                     "\"passages\":[\"a\"]}")), RCP_CAPABILITY_MISSING);
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"rerank\":{}}");
+    ck_assert_int_eq(error_code(r), RCP_OPTION_UNSUPPORTED);
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"strict\":false,"
+            "\"rerank\":{}}");
+    ck_assert_uint_eq(hits_of(r)->n, 3);
+    ck_assert(noted(r, "ignored rerank"));
+    ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 0);
+    rcp_client_close(a.c, 5000);
+    /* the same engines and an own index: the own index reranks */
+    shard_file("own.jsonl", 1, 40, 0, 0);
+    path_of(p, sizeof p, "rcp.json");
+    path_of(c, sizeof c, "own.jsonl");
+    argv[0] = (char *)bin();
+    argv[1] = "serve";
+    argv[2] = "--registry";
+    argv[3] = p;
+    argv[4] = "--corpus";
+    argv[5] = c;
+    argv[6] = NULL;
+    spawn(&a, argv);
+    init(&a);
+    caps = rcp_json_get(rcp_request_result(ask(&a, "info", "{}")),
+                        "capabilities");
+    ck_assert_uint_eq(rcp_json_get(rcp_json_get(caps, "rerank"),
+                                   "methods")->n, 2);
+    ck_assert_int_eq(rcp_json_get(rcp_json_get(caps, "retrieve"),
+                                  "rerankBuiltin")->type, RCP_JSON_TRUE);
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"rerank\":"
+            "{\"method\":\"colbert\",\"topN\":9}}");
+    ck_assert(rcp_json_streq(rcp_json_get(rcp_json_get(usage_of(r),
+                             "reranker"), "id"), "local"));
+    ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 9);
+    ck_assert(rcp_json_get(rcp_json_get(&hits_of(r)->kids[0], "scores"),
+                           "rerank"));
+    r = ask(&a, "rerank", "{\"query\":\"q\",\"passages\":[\"a\",\"q q\"]}");
+    ck_assert_uint_eq(rcp_json_get(rcp_request_result(r), "scores")->n, 2);
+    ck_assert_int_eq(error_code(ask(&a, "rerank", "{\"query\":\"q\","
+                     "\"passages\":[\"a\"],\"method\":\"llm\"}")),
+                     RCP_OPTION_UNSUPPORTED);
     rcp_client_close(a.c, 5000);
 }
 END_TEST
@@ -924,6 +1378,7 @@ START_TEST(an_http_engine_fuses_like_a_stdio_one)
     expect_fused(r, want, n, 10);
     ck_assert_msg(any_from(hits_of(r), "s1"), "no hit came from the http "
                   "engine");
+    fitems_free(want, n);
     r = ask(&a, "catalog/list", "{}");
     {
         const rcp_json *es = rcp_json_get(rcp_request_result(r), "engines");
@@ -1006,8 +1461,9 @@ static Suite *make_suite(void)
     Suite *s = suite_create("federation");
     TCase *fuse = tcase_create("fusion"), *fail = tcase_create("failure"),
           *loop = tcase_create("loops"), *pass = tcase_create("pass-through"),
-          *cat = tcase_create("catalog"), *reg = tcase_create("registry");
-    TCase *all[] = { fuse, fail, loop, pass, cat, reg };
+          *cat = tcase_create("catalog"), *reg = tcase_create("registry"),
+          *rr = tcase_create("rerank");
+    TCase *all[] = { fuse, rr, fail, loop, pass, cat, reg };
     size_t i;
     tcase_add_test(fuse,
         fused_hits_equal_an_offline_rrf_over_the_shards_own_answers);
@@ -1015,6 +1471,13 @@ static Suite *make_suite(void)
     tcase_add_test(fuse, an_http_engine_fuses_like_a_stdio_one);
     tcase_add_test(fuse, duplicates_collapse_by_id_with_origin_and_merged_meta);
     tcase_add_test(fuse, convex_equals_an_offline_floor_anchored_fusion);
+    tcase_add_test(fuse,
+        convex_falls_back_to_rrf_when_an_engine_has_no_score_floor);
+    tcase_add_test(rr,
+        a_federated_rerank_equals_the_offline_fusion_reranked_by_a_shard);
+    tcase_add_test(rr, rerank_top_n_and_candidate_k_keep_the_funnel);
+    tcase_add_test(rr, a_reranker_that_fails_or_is_late_leaves_the_fused_order);
+    tcase_add_test(rr, rerank_is_advertised_only_with_a_reachable_reranker);
     tcase_add_test(fail, a_dead_shard_is_skipped_noted_and_degraded);
     tcase_add_test(fail, a_shard_that_dies_is_reconnected_after_its_backoff);
     tcase_add_test(fail,
