@@ -1412,8 +1412,56 @@ static size_t fed_search(rcp_model *const *m, size_t *const *docs,
     return (size_t)(nf < DEPTH ? nf : DEPTH);
 }
 
+/* federation.c's second stage (README "Federation (§16)"): the top
+** FED_RR_TOP of the fused list d[0..n) reranked by the first shard's
+** cross-encoder, the order the cascade's RRF (rrfK 60) of fused rank
+** and rerank rank, ties by rerank rank then fused position; the rest
+** stays in fused order. */
+#define FED_RR_TOP 100
+static void fed_rerank(const rcp_model *m0, const coll *c, const topic *t,
+                       size_t *d, size_t n)
+{
+    static const char *tx[FED_RR_TOP];
+    static size_t len[FED_RR_TOP], out[FED_RR_TOP];
+    static double sc[FED_RR_TOP], cas[FED_RR_TOP];
+    static long rank[FED_RR_TOP];
+    size_t top = n < FED_RR_TOP ? n : FED_RR_TOP, i, j;
+    for (i = 0; i < top; i++) {
+        tx[i] = c->d[d[i]].text;
+        len[i] = c->d[d[i]].len;
+    }
+    if (rcp_model_rerank(m0, RCP_RERANK_CROSS, t->text, t->len, tx, len, top,
+                         sc)) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    for (i = 0; i < top; i++) {
+        double term;
+        rank[i] = 0;
+        for (j = 0; j < top; j++)
+            rank[i] += sc[j] > sc[i] || (sc[j] == sc[i] && j < i);
+        cas[i] = 1.0 / (60.0 + (double)(i + 1));
+        term = 1.0 / (60.0 + (double)(rank[i] + 1));
+        cas[i] += term;
+    }
+    for (i = 0; i < top; i++) {         /* insertion: the cascade's order */
+        size_t x = i;
+        for (j = i; j > 0; j--) {
+            size_t y = out[j - 1];
+            if (cas[x] < cas[y] || (cas[x] == cas[y] && rank[x] > rank[y]))
+                break;
+            out[j] = y;
+        }
+        out[j] = x;
+    }
+    for (i = 0; i < top; i++)
+        out[i] = d[out[i]];
+    memcpy(d, out, top * sizeof *d);
+}
+
 /* One table: nDCG@10, MAP and R@100 over every judged topic, unsplit
-** against FED_SHARDS shards fused by rrf and by convex. */
+** against FED_SHARDS shards fused by rrf, by convex, and fused by rrf
+** then reranked by the federation's second stage. */
 static void federated(const coll *c, const rcp_model_opts *o)
 {
     static const int which[] = { P_BM25, P_RRF, P_CONVEX };
@@ -1422,7 +1470,8 @@ static void federated(const coll *c, const rcp_model_opts *o)
     rcp_model *m[FED_SHARDS], *whole;
     size_t *docs[FED_SHARDS], *wdocs, s, t, i, nq = 0;
     int w, k, v;
-    double sum[3][3][3];        /* [pipeline][unsplit, rrf, convex][metric] */
+    double sum[3][4][3];        /* [pipeline][unsplit, rrf, convex,
+                                   rrf + rerank][metric] */
     memset(sum, 0, sizeof sum);
     whole = build_model(c, *o, &wdocs);
     for (s = 0; s < FED_SHARDS; s++)
@@ -1440,9 +1489,11 @@ static void federated(const coll *c, const rcp_model_opts *o)
             score_ranking(c, &c->t[t], d, n, mt);
             for (k = 0; k < 3; k++)
                 sum[w][0][k] += mt[k];
-            for (v = 1; v < 3; v++) {
-                n = fed_search(m, docs, p, &c->t[t], v == 1 ? RCP_FUSE_RRF
-                               : RCP_FUSE_CONVEX, c, d);
+            for (v = 1; v < 4; v++) {
+                n = fed_search(m, docs, p, &c->t[t], v == 2 ? RCP_FUSE_CONVEX
+                               : RCP_FUSE_RRF, c, d);
+                if (v == 3)
+                    fed_rerank(m[0], c, &c->t[t], d, n);
                 score_ranking(c, &c->t[t], d, n, mt);
                 for (k = 0; k < 3; k++)
                     sum[w][v][k] += mt[k];
@@ -1450,16 +1501,19 @@ static void federated(const coll *c, const rcp_model_opts *o)
         }
     }
     printf("\n%s over %d shards (round robin; federation.c's fusion: each "
-           "shard asked for %d, fused by rcp_fuse) vs unsplit, %lu judged "
-           "topics\n", c->name, FED_SHARDS, DEPTH, (unsigned long)nq);
+           "shard asked for %d, fused by rcp_fuse; +rr: the top %d then "
+           "reranked by shard 0's cross-encoder, the cascade) vs unsplit, "
+           "%lu judged topics\n", c->name, FED_SHARDS, DEPTH, FED_RR_TOP,
+           (unsigned long)nq);
     printf("%-30s", "");
     for (k = 0; k < 3; k++)
-        printf(" %8s %8s %8s", metric_name[k], "fed rrf", "convex");
+        printf(" %8s %8s %8s %8s", metric_name[k], "fed rrf", "convex",
+               "rrf+rr");
     printf("\n");
     for (w = 0; w < 3; w++) {
         printf("%-30s", pipes[which[w]].label);
         for (k = 0; k < 3; k++)
-            for (v = 0; v < 3; v++)
+            for (v = 0; v < 4; v++)
                 printf(" %8.4f", nq ? sum[w][v][k] / (double)nq : 0);
         printf("\n");
     }
