@@ -182,6 +182,19 @@ static void aggregator(srv *s, const char *registry, const char *more)
     init(s);
 }
 
+/* An aggregator over dir/<registry> with an own index over dir/<corpus>
+** (--corpus), its engine `local`. */
+static void aggregator_own(srv *s, const char *registry, const char *corpus)
+{
+    char p[128], c[128];
+    char *argv[] = { (char *)bin(), "serve", "--registry", p, "--corpus", c,
+                     NULL };
+    path_of(p, sizeof p, registry);
+    path_of(c, sizeof c, corpus);
+    spawn(s, argv);
+    init(s);
+}
+
 static void shard(srv *s, const char *corpus)
 {
     char p[128];
@@ -531,31 +544,37 @@ END_TEST
 
 /* MARK: - §16.3 the second stage: rerank over the union ------------------ */
 
-/* scores[i] for texts[0..n) by `rcp serve --corpus dir/<corpus>`'s own
-** §7.6 rerank (cross-encoder). */
-static void shard_rerank(const char *corpus, const char *query,
-                         const fitem *items, size_t n, double *scores)
+/* §7.6 rerank params {query, passages: the items' texts} into b. */
+static void rerank_params(rcp_buf *b, const char *query, const fitem *items,
+                          size_t n)
 {
-    rcp_buf b;
     rcp_jw w;
-    srv s;
-    const rcp_json *sc;
     size_t i;
-    rcp_buf_init(&b);
-    rcp_jw_init(&w, &b);
+    rcp_buf_init(b);
+    rcp_jw_init(&w, b);
     rcp_jw_obj(&w);
     rcp_jw_key(&w, "query");
     rcp_jw_cstr(&w, query);
-    rcp_jw_key(&w, "method");
-    rcp_jw_cstr(&w, "cross-encoder");
     rcp_jw_key(&w, "passages");
     rcp_jw_arr(&w);
     for (i = 0; i < n; i++)
         rcp_jw_cstr(&w, items[i].text);
     rcp_jw_arr_end(&w);
     rcp_jw_obj_end(&w);
-    rcp_buf_putc(&b, '\0');
-    ck_assert(!b.oom);
+    rcp_buf_putc(b, '\0');
+    ck_assert(!b->oom);
+}
+
+/* scores[i] for texts[0..n) by `rcp serve --corpus dir/<corpus>`'s own
+** §7.6 rerank (its default method, cross-encoder). */
+static void shard_rerank(const char *corpus, const char *query,
+                         const fitem *items, size_t n, double *scores)
+{
+    rcp_buf b;
+    srv s;
+    const rcp_json *sc;
+    size_t i;
+    rerank_params(&b, query, items, n);
     shard(&s, corpus);
     sc = rcp_json_get(rcp_request_result(ask(&s, "rerank", b.data)),
                       "scores");
@@ -582,11 +601,11 @@ static int cascaded_cmp(const void *pa, const void *pb)
     return a->pos < b->pos ? -1 : 1;
 }
 
-/* The README's second stage by its words, over want[0..top): rerank
-** ranks by score (ties: the fused position), then Σ 1/(60 + rank) over
-** the fused and the rerank rank, ties by the rerank rank. */
-static void offline_cascade(const fitem *want, size_t top,
-                            const double *scores, cascaded *out)
+/* The README's second stage by its words, over the fused top
+** [0..top) with their rerank scores: rerank ranks by score (ties: the
+** fused position), then Σ 1/(60 + rank) over the fused and the rerank
+** rank, ties by the rerank rank. */
+static void offline_cascade(size_t top, const double *scores, cascaded *out)
 {
     size_t i, j;
     for (i = 0; i < top; i++) {
@@ -599,7 +618,6 @@ static void offline_cascade(const fitem *want, size_t top,
         out[i].score = 1.0 / (60.0 + (double)(i + 1));
         out[i].score += 1.0 / (60.0 + (double)(out[i].rank + 1));
     }
-    (void)want;
     qsort(out, top, sizeof *out, cascaded_cmp);
 }
 
@@ -623,7 +641,7 @@ START_TEST(a_federated_rerank_equals_the_offline_fusion_reranked_by_a_shard)
         ck_assert_ptr_nonnull(want[i].text);
     /* the reranker is the first engine in registry order: s0 */
     shard_rerank("s0.jsonl", q, want, 12, sc);
-    offline_cascade(want, 12, sc, cas);
+    offline_cascade(12, sc, cas);
     aggregator(&a, "rcp.json", NULL);
     r = ask(&a, "retrieve", "{\"query\":\"durable store log fusion\","
             "\"k\":5,\"mode\":\"sparse\",\"rerank\":{\"method\":"
@@ -671,20 +689,8 @@ START_TEST(a_federated_rerank_equals_the_offline_fusion_reranked_by_a_shard)
     /* the standalone rerank goes to the same reranker: s0's own scores */
     {
         rcp_buf b;
-        rcp_jw jw;
         const rcp_json *got;
-        rcp_buf_init(&b);
-        rcp_jw_init(&jw, &b);
-        rcp_jw_obj(&jw);
-        rcp_jw_key(&jw, "query");
-        rcp_jw_cstr(&jw, q);
-        rcp_jw_key(&jw, "passages");
-        rcp_jw_arr(&jw);
-        for (i = 0; i < 12; i++)
-            rcp_jw_cstr(&jw, want[i].text);
-        rcp_jw_arr_end(&jw);
-        rcp_jw_obj_end(&jw);
-        rcp_buf_putc(&b, '\0');
+        rerank_params(&b, q, want, 12);
         got = rcp_json_get(rcp_request_result(ask(&a, "rerank", b.data)),
                            "scores");
         ck_assert_uint_eq(got->n, 12);
@@ -850,8 +856,7 @@ END_TEST
 
 START_TEST(rerank_is_advertised_only_with_a_reachable_reranker)
 {
-    char e0[1024], e1[1024], p[128], c[128];
-    char *argv[8];
+    char e0[1024], e1[1024];
     srv a;
     const rcp_json *caps;
     rcp_request *r;
@@ -878,17 +883,7 @@ START_TEST(rerank_is_advertised_only_with_a_reachable_reranker)
     rcp_client_close(a.c, 5000);
     /* the same engines and an own index: the own index reranks */
     shard_file("own.jsonl", 1, 40, 0, 0);
-    path_of(p, sizeof p, "rcp.json");
-    path_of(c, sizeof c, "own.jsonl");
-    argv[0] = (char *)bin();
-    argv[1] = "serve";
-    argv[2] = "--registry";
-    argv[3] = p;
-    argv[4] = "--corpus";
-    argv[5] = c;
-    argv[6] = NULL;
-    spawn(&a, argv);
-    init(&a);
+    aggregator_own(&a, "rcp.json", "own.jsonl");
     caps = rcp_json_get(rcp_request_result(ask(&a, "info", "{}")),
                         "capabilities");
     ck_assert_uint_eq(rcp_json_get(rcp_json_get(caps, "rerank"),
@@ -1114,8 +1109,7 @@ END_TEST
 
 START_TEST(depth_zero_answers_from_the_own_index_only)
 {
-    char e0[1024], p[128], c[128];
-    char *argv[8];
+    char e0[1024];
     srv a;
     rcp_request *r;
     /* the own index holds documents no engine has, so the origin of a
@@ -1123,17 +1117,7 @@ START_TEST(depth_zero_answers_from_the_own_index_only)
     shard_file("own.jsonl", 1, 40, 0, 0);
     engine_json(e0, sizeof e0, "s1", "s1.jsonl", NULL, NULL);
     registry3("rcp.json", e0, NULL, NULL, NULL);
-    path_of(p, sizeof p, "rcp.json");
-    path_of(c, sizeof c, "own.jsonl");
-    argv[0] = (char *)bin();
-    argv[1] = "serve";
-    argv[2] = "--registry";
-    argv[3] = p;
-    argv[4] = "--corpus";
-    argv[5] = c;
-    argv[6] = NULL;
-    spawn(&a, argv);
-    init(&a);
+    aggregator_own(&a, "rcp.json", "own.jsonl");
     r = ask(&a, "retrieve", "{\"query\":\"fusion store\",\"k\":20}");
     ck_assert(any_from(hits_of(r), "local"));
     ck_assert(any_from(hits_of(r), "s1"));
