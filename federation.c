@@ -1401,6 +1401,17 @@ static engine *pick_reranker(fed *f, const fq *q, int method,
     return NULL;
 }
 
+/* 1 when a reranker advertised model in its rerank.models (§6). */
+static int model_offered(const fed *f, const rcp_json *model)
+{
+    size_t i;
+    for (i = 0; i < f->n; i++)
+        if (f->e[i].info && f->e[i].rr_methods
+            && holds(f->e[i].rr_models, model))
+            return 1;
+    return 0;
+}
+
 /* §3.3, §7.7 the funnel candidateK >= rerank.topN >= k, judged on the
 ** values as sent (-32602 naming the knob that is too small, as the
 ** built-in backend does), then clamped: candidateK and topN to maxK,
@@ -1472,10 +1483,14 @@ static int read_rerank(fed *f, rcp_call *c, fq *q)
                                    "of this federation offers it")))
             return rc;
     }
+    if (q->rr_model && !model_offered(f, q->rr_model)) {
+        q->rr_model = NULL;
+        if ((rc = call_unsupported(c, strict, "rerank.model", "no reranker "
+                                   "of this federation lists it in "
+                                   "rerank.models")))
+            return rc;
+    }
     if (!(q->rr = pick_reranker(f, q, q->rr_method, q->rr_model))) {
-        if (q->rr_model && !pick_reranker(f, q, q->rr_method, NULL))
-            return call_unsupported(c, strict, "rerank.model",
-                                    "no reranker reachable offers it");
         call_note_add(c, "rerank: no reranker reachable now (down, or past "
                       "_meta.federation's hop budget): fused order");
         return 0;
@@ -2192,6 +2207,16 @@ static int rerank_failed(fed *f, rcp_call *c, const leg *l)
     return 0;
 }
 
+/* A cancel (§7.14) or the request's own deadline (§13.1) while the
+** reranker works: the query's error. */
+static int stopped(rcp_call *c, int rc)
+{
+    return call_fail(c, rc, NULL, NULL, rc == RCP_CANCELLED
+                     ? "cancelled by notifications/cancel during the rerank "
+                       "(and the reranker's request with it)"
+                     : "deadline elapsed during the rerank");
+}
+
 /* Send the passages to the reranker and wait (the deadline's budget, an
 ** upstream cancel seen within FED_SLICE_MS).  0, or the code to stop
 ** the query with; the leg says what became of the rerank. */
@@ -2209,7 +2234,7 @@ static int rerank_call(fed *f, rcp_call *c, const fq *q, leg *l,
         return 0;
     }
     if ((rc = call_progress(c, 0.995, "rerank", NULL, NULL)))
-        return rc;
+        return stopped(c, rc);
     rcp_buf_init(&b);
     rcp_jw_init(&w, &b);
     write_rerank_params(&w, f, c, q, l, texts, n, fwd);
@@ -2221,7 +2246,7 @@ static int rerank_call(fed *f, rcp_call *c, const fq *q, leg *l,
                    "was cancelled" : "the federated request's deadline "
                    "passed");
         l->state = L_FAILED;
-        return rc;
+        return stopped(c, rc);
     }
     if (l->state == L_SENT) {
         leg_cancel(l->e, l, "past the federation's deadline");
@@ -2687,12 +2712,11 @@ static int route_rerank(fed *f, rcp_call *c, fq *q, leg *l, int *dm,
                                    "federation's rerank.methods")))
             return rc;
     }
-    if (model && !pick_reranker(f, q, method, model)
-        && pick_reranker(f, q, method, NULL)) {
+    if (model && !model_offered(f, model)) {
         *dmo = 1;
         model = NULL;
         if ((rc = call_unsupported(c, strict, "model", "no reranker of this "
-                                   "federation offers it")))
+                                   "federation lists it in rerank.models")))
             return rc;
     }
     if (!(l->e = pick_reranker(f, q, method, model)))

@@ -768,16 +768,29 @@ START_TEST(rerank_top_n_and_candidate_k_keep_the_funnel)
             "\"rerank\":{\"method\":\"llm\",\"topN\":5}}");
     ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 5);
     ck_assert(noted(r, "ignored rerank.method"));
+    /* no reranker lists a model (rcp advertises no rerank.models) */
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"rerank\":"
+            "{\"model\":\"bge-reranker\"}}");
+    ck_assert_int_eq(error_code(r), RCP_OPTION_UNSUPPORTED);
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":3,\"strict\":false,"
+            "\"rerank\":{\"model\":\"bge-reranker\",\"topN\":4}}");
+    ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 4);
+    ck_assert(noted(r, "ignored rerank.model"));
+    ck_assert_int_eq(error_code(ask(&a, "rerank", "{\"query\":\"q\","
+                     "\"passages\":[\"a\"],\"model\":\"bge-reranker\"}")),
+                     RCP_OPTION_UNSUPPORTED);
     rcp_client_close(a.c, 5000);
 }
 END_TEST
 
 /* A shell prefix for a shard that answers everything but a rerank: it
-** exits when one arrives (die) or holds it a second (slow). */
-static void rerank_pre(char *out, size_t n, int die)
+** exits when one arrives (die) or holds it a second (slow).  With log,
+** every line the aggregator sent is also written there. */
+static void rerank_pre(char *out, size_t n, int die, const char *log)
 {
-    snprintf(out, n, "while IFS= read -r l; do case $l in *rerank*) %s;; "
-             "esac; printf '%%s\\\\n' \\\"$l\\\"; done |",
+    snprintf(out, n, "%s%s%s while IFS= read -r l; do case $l in *rerank*) "
+             "%s;; esac; printf '%%s\\\\n' \\\"$l\\\"; done |",
+             log ? "tee " : "", log ? log : "", log ? " |" : "",
              die ? "exit 0" : "sleep 1");
 }
 
@@ -798,7 +811,7 @@ START_TEST(a_reranker_that_fails_or_is_late_leaves_the_fused_order)
     char e0[2048], e1[1024], e2[1024], pre[512], want[2048], got[2048];
     srv a;
     rcp_request *r;
-    rerank_pre(pre, sizeof pre, 1);
+    rerank_pre(pre, sizeof pre, 1, NULL);
     engine_json(e0, sizeof e0, "rr", "s0.jsonl", NULL, pre);
     engine_json(e1, sizeof e1, "s1", "s1.jsonl", NULL, NULL);
     engine_json(e2, sizeof e2, "s2", "s2.jsonl", NULL, NULL);
@@ -825,7 +838,7 @@ START_TEST(a_reranker_that_fails_or_is_late_leaves_the_fused_order)
     ck_assert_int_gt(num_of(rcp_json_get(usage_of(r), "reranked")), 0);
     rcp_client_close(a.c, 5000);
     /* a reranker past the deadline is cancelled; the fused order stands */
-    rerank_pre(pre, sizeof pre, 0);
+    rerank_pre(pre, sizeof pre, 0, NULL);
     engine_json(e0, sizeof e0, "slow", "s0.jsonl", NULL, pre);
     registry3("rcp.json", e0, e1, e2, NULL);
     aggregator(&a, "rcp.json", NULL);
@@ -844,12 +857,49 @@ START_TEST(a_reranker_that_fails_or_is_late_leaves_the_fused_order)
                      "{\"deadlineMs\":300}}")), RCP_TIMEOUT);
     rcp_client_close(a.c, 5000);
     /* a required reranker's failure fails the query with its code */
-    rerank_pre(pre, sizeof pre, 1);
+    rerank_pre(pre, sizeof pre, 1, NULL);
     engine_json(e0, sizeof e0, "rr", "s0.jsonl", ",\"required\":true", pre);
     registry3("rcp.json", e0, e1, e2, NULL);
     aggregator(&a, "rcp.json", NULL);
     ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"durable\","
                      "\"k\":3,\"rerank\":{}}")), RCP_BACKEND_UNAVAILABLE);
+    rcp_client_close(a.c, 5000);
+}
+END_TEST
+
+static int log_has(const char *name, const char *s);
+
+START_TEST(a_cancel_while_the_reranker_works_cancels_its_request)
+{
+    char e0[2048], e1[1024], pre[512], log[128];
+    srv a;
+    rcp_request *r;
+    size_t n;
+    const char *id;
+    char params[64];
+    int i;
+    path_of(log, sizeof log, "rr.log");
+    rerank_pre(pre, sizeof pre, 0, log);
+    engine_json(e0, sizeof e0, "slow", "s0.jsonl", NULL, pre);
+    engine_json(e1, sizeof e1, "s1", "s1.jsonl", NULL, NULL);
+    registry3("rcp.json", e0, e1, NULL, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    r = rcp_client_request(a.c, "retrieve", "{\"query\":\"store\",\"k\":3,"
+                           "\"rerank\":{}}", 0);
+    ck_assert_ptr_nonnull(r);
+    for (i = 0; i < 50 && !log_has("rr.log", "\"method\":\"rerank\""); i++)
+        (void)poll(NULL, 0, 100);       /* the second stage is under way */
+    ck_assert(log_has("rr.log", "\"method\":\"rerank\""));
+    ck_assert_int_eq(rcp_request_state_get(r), RCP_REQ_PENDING);
+    id = rcp_request_id(r, &n);
+    snprintf(params, sizeof params, "{\"id\":%.*s}", (int)n, id);
+    ck_assert_int_eq(rcp_client_notify(a.c, "notifications/cancel", params),
+                     0);
+    ck_assert_int_eq(rcp_client_wait(a.c, r, 5000), RCP_REQ_DONE);
+    ck_assert_int_eq(error_code(r), RCP_CANCELLED);
+    for (i = 0; i < 50 && !log_has("rr.log", "notifications/cancel"); i++)
+        (void)poll(NULL, 0, 100);
+    ck_assert(log_has("rr.log", "notifications/cancel"));
     rcp_client_close(a.c, 5000);
 }
 END_TEST
@@ -1462,6 +1512,8 @@ static Suite *make_suite(void)
     tcase_add_test(rr, rerank_top_n_and_candidate_k_keep_the_funnel);
     tcase_add_test(rr, a_reranker_that_fails_or_is_late_leaves_the_fused_order);
     tcase_add_test(rr, rerank_is_advertised_only_with_a_reachable_reranker);
+    tcase_add_test(rr,
+        a_cancel_while_the_reranker_works_cancels_its_request);
     tcase_add_test(fail, a_dead_shard_is_skipped_noted_and_degraded);
     tcase_add_test(fail, a_shard_that_dies_is_reconnected_after_its_backoff);
     tcase_add_test(fail,
