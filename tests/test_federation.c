@@ -507,6 +507,7 @@ static void filtered_json(char *out, size_t n, const char *id,
 
 #define NO_FLOOR  "s/\\\"scoreFloor\\\":[-0-9.e]*,//"
 #define NO_RERANK "s/\\\"rerank\\\":{[^}]*},//"
+#define NO_RETRIEVE "s/\\\"retrieve\\\":{[^}]*},//"
 
 START_TEST(convex_falls_back_to_rrf_when_an_engine_has_no_score_floor)
 {
@@ -952,6 +953,22 @@ START_TEST(rerank_is_advertised_only_with_a_reachable_reranker)
     ck_assert_int_eq(error_code(ask(&a, "rerank", "{\"query\":\"q\","
                      "\"passages\":[\"a\"],\"method\":\"llm\"}")),
                      RCP_OPTION_UNSUPPORTED);
+    rcp_client_close(a.c, 5000);
+    /* §16.3 "when one engine offers rerank": an engine that only reranks
+    ** (no retrieve) beside one that only retrieves */
+    filtered_json(e1, sizeof e1, "ronly", "s1.jsonl", NO_RETRIEVE);
+    registry3("rcp.json", e0, e1, NULL, NULL);
+    aggregator(&a, "rcp.json", NULL);
+    caps = rcp_json_get(rcp_request_result(ask(&a, "info", "{}")),
+                        "capabilities");
+    ck_assert(rcp_json_get(caps, "rerank"));
+    r = ask(&a, "retrieve", "{\"query\":\"store\",\"k\":4,\"rerank\":"
+            "{\"topN\":8}}");
+    ck_assert(all_from(hits_of(r), "s0"));
+    ck_assert(rcp_json_streq(rcp_json_get(rcp_json_get(usage_of(r),
+                             "reranker"), "id"), "ronly"));
+    ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 8);
+    ck_assert(noted(r, "engine ronly: skipped: does not advertise retrieve"));
     rcp_client_close(a.c, 5000);
 }
 END_TEST
