@@ -63,7 +63,7 @@ VERSION := $(shell sed -n 's/^\#define RCP_VERSION *"\([^"]*\)".*/\1/p' rcp.h)
 # data; conformance/conform.h) are linked into the rcp binary only: they
 # are not library API (README, "Install").
 LIB_SRCS     = json.c rcp.c transport.c http.c methods.c graph.c \
-               federation.c client.c text.c model.c store.c
+               federation.c delegate.c client.c text.c model.c store.c
 CONFORM_SRCS = conformance/conform.c conformance/report.c conformance/schema.c
 LIB_OBJS     = $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(VEC_OBJS)
 CONFORM_OBJS = $(patsubst %.c,$(BUILD)/%.o,$(CONFORM_SRCS)) \

@@ -265,6 +265,14 @@ static const char usage_serve[] =
     "                      engine (\"local\")\n"
     "  --expose-endpoints  with --registry: catalog/list gives each\n"
     "                      engine's endpoint (command or url)\n"
+    "  --embed-engine CMD  delegate embed, and every dense vector of\n"
+    "                      retrieve and index/add, to the RCP server CMD\n"
+    "                      starts (one argument: words with shell quoting,\n"
+    "                      or a JSON array of strings); its embed.identity\n"
+    "                      and dimension are this server's\n"
+    "  --rerank-engine CMD delegate rerank, and retrieve's rerank stage,\n"
+    "                      to the RCP server CMD starts\n"
+    "  --embed-url URL, --rerank-url URL  the same over HTTP (§5.2)\n"
     "  -h, --help          show this help and exit\n";
 
 /* (two strings: C99 promises literals of 4095 bytes, no more) */
@@ -313,6 +321,8 @@ typedef struct serve_args {
     int         chunk;              /* --chunk */
     rcp_store_config *stored;       /* what --data records (rcp_free) */
     rcp_http_opts http;             /* --http (§5.2): listen set, or NULL */
+    delegate_opts dl;               /* --embed-engine ... (issue 18) */
+    delegate     *d;                /* their engines, or NULL */
 } serve_args;
 
 /* §8, §15.7: the fields the server runs with are the declared ones, or
@@ -358,9 +368,41 @@ static int load_corpus(rcp_server_opts *o, const serve_args *a)
     if (rcp_store_load(o->store, o->model, a->corpus, &lo, err,
                        sizeof err) < 0) {
         fprintf(stderr, "rcp serve: --corpus %s\n", err);
+        if (delegate_error(a->d))   /* what the out of memory was */
+            fprintf(stderr, "rcp serve: %s\n", delegate_error(a->d));
         return -1;
     }
     return 0;
+}
+
+/* Issue 18: --embed-engine, --rerank-engine (-url): started and
+** initialised before the model, whose dimension and dense identity are
+** then the embed engine's. */
+static int open_delegate(rcp_model_opts *mo, serve_args *a)
+{
+    char err[1024];
+    if (!a->dl.embed_cmd && !a->dl.embed_url && !a->dl.rerank_cmd
+        && !a->dl.rerank_url)
+        return 0;
+    if (!(a->d = delegate_open(&a->dl, err, sizeof err))) {
+        fprintf(stderr, "rcp serve: %s\n", err);
+        return -1;
+    }
+    delegate_model_opts(a->d, mo);
+    return 0;
+}
+
+/* The built-in backend, around which the delegate puts its own. */
+static rcp_server *open_builtin(const rcp_server_opts *o, delegate *d)
+{
+    const proto_backend *be;
+    void *ud;
+    if (!d)
+        return rcp_server_new(o);
+    if (methods_open(o, &be, &ud) != 0)
+        return NULL;
+    delegate_wrap(d, &be, &ud);
+    return proto_server_new(o, be, ud);
 }
 
 /* The engine, its durable store (--data) and the bulk load (--corpus),
@@ -371,7 +413,7 @@ static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
     char err[1024];
     rcp_store_info in;
     rcp_store_config want;
-    if (peek_store(o, a))
+    if (peek_store(o, a) || open_delegate(mo, a))
         return -1;
     mo->fields = o->fields;     /* §8 the engine reads their values at add */
     mo->nfields = o->nfields;
@@ -461,7 +503,7 @@ static int serve(rcp_server_opts *o, rcp_model_opts *mo, serve_args *a)
     if (!own || open_engine(o, mo, a) == 0) {
         if (a->registry)
             s = open_federation(o, a->registry, a->expose);
-        else if ((s = rcp_server_new(o)) == NULL)
+        else if ((s = open_builtin(o, a->d)) == NULL)
             fputs("rcp serve: out of memory\n", stderr);
         if (s)
             rc = a->http.listen ? serve_http(s, &a->http)
@@ -470,6 +512,7 @@ static int serve(rcp_server_opts *o, rcp_model_opts *mo, serve_args *a)
     rcp_server_free(s);
     rcp_store_close(o->store);
     rcp_model_free(o->model);
+    delegate_free(a->d);        /* after the model: its hooks are ours */
     rcp_free(a->stored);
     return rc;
 }
@@ -482,7 +525,8 @@ static const optspec serve_opts[] = {
     { "--vectors", 1 }, { "--field", 1 }, { "--trust", 1 }, { "--debug", 0 },
     { "--salvage", 0 }, { "--registry", 1 }, { "--expose-endpoints", 0 },
     { "--source", 1 }, { "--write-trust", 1 }, { "--read-only", 0 },
-    { "--chunk", 0 },
+    { "--chunk", 0 }, { "--embed-engine", 1 }, { "--rerank-engine", 1 },
+    { "--embed-url", 1 }, { "--rerank-url", 1 },
     { "--http", 1 }, { "--base", 1 }, { "--sessions", 0 },
     { "--session-idle-ms", 1 }, { "--auth-token-file", 1 },
     { "--allow-remote", 0 }, { "--cors", 1 }, { "--rate", 1 },
@@ -492,6 +536,7 @@ static const optspec serve_opts[] = {
 enum { S_DATA, S_CORPUS, S_MAX_LINE, S_MAX_BATCH, S_DEADLINE, S_DIM,
        S_VECTORS, S_FIELD, S_TRUST, S_DEBUG, S_SALVAGE, S_REGISTRY,
        S_EXPOSE, S_SOURCE, S_WRITE_TRUST, S_READ_ONLY, S_CHUNK,
+       S_EMBED_ENGINE, S_RERANK_ENGINE, S_EMBED_URL, S_RERANK_URL,
        S_HTTP, S_BASE, S_SESSIONS, S_SESSION_IDLE, S_AUTH, S_REMOTE, S_CORS,
        S_RATE, S_LOG, S_MAX_CONNS, S_IDLE, S_HEADER_TIMEOUT };
 #define MAX_CORS 64
@@ -620,6 +665,30 @@ static int http_opt(int k, const char *v, rcp_http_opts *ho,
     return RC_OK;
 }
 
+/* Issue 18: one engine per role; the dimension and the dense embedder
+** are the embed engine's; an aggregator delegates nothing (its engines
+** embed). */
+static int check_delegate(const serve_args *a, const rcp_model_opts *mo)
+{
+    const delegate_opts *d = &a->dl;
+    if (d->embed_cmd && d->embed_url)
+        return usage_error("serve", "--embed-engine and --embed-url name "
+                           "two embed engines: give one");
+    if (d->rerank_cmd && d->rerank_url)
+        return usage_error("serve", "--rerank-engine and --rerank-url name "
+                           "two rerank engines: give one");
+    if ((d->embed_cmd || d->embed_url)
+        && (mo->vectors_path || mo->dim != RCP_MODEL_DEFAULT_DIM))
+        return usage_error("serve", "--embed-engine/--embed-url take the "
+                           "dimension and the embedder from the engine: no "
+                           "--dim or --vectors");
+    if ((d->embed_cmd || d->embed_url || d->rerank_cmd || d->rerank_url)
+        && a->registry)
+        return usage_error("serve", "--registry delegates to its engines: "
+                           "no --embed-engine/--rerank-engine (-url)");
+    return RC_OK;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     static rcp_field fields[MAX_FIELDS];
@@ -662,6 +731,14 @@ static int cmd_serve(int argc, char **argv)
             a.source = it.val;
         else if (k == S_CHUNK)
             a.chunk = 1;
+        else if (k == S_EMBED_ENGINE)
+            a.dl.embed_cmd = it.val;
+        else if (k == S_RERANK_ENGINE)
+            a.dl.rerank_cmd = it.val;
+        else if (k == S_EMBED_URL)
+            a.dl.embed_url = it.val;
+        else if (k == S_RERANK_URL)
+            a.dl.rerank_url = it.val;
         else if (k == S_TRUST) {
             if ((rc = trust_opt("--trust", it.val, &a.trust)) != RC_OK)
                 return rc;
@@ -684,6 +761,8 @@ static int cmd_serve(int argc, char **argv)
                            "source (client writes: --write-trust)");
     if (a.chunk && !a.corpus)
         return usage_error("serve", "--chunk applies to a --corpus load");
+    if ((rc = check_delegate(&a, &mo)) != RC_OK)
+        return rc;
     if (a.source && strlen(a.source) > RCP_MAX_SOURCE_BYTES)
         return usage_error("serve", "--source is longer than %u bytes",
                            RCP_MAX_SOURCE_BYTES);

@@ -1966,6 +1966,9 @@ static const char *check_opts(const rcp_model_opts *o)
         return "multi-vector dimension out of range";
     if (o->sparse_vocab < 1)
         return "sparse vocabulary must be positive";
+    if (o->ext_embed && (o->vectors_path || !o->ext_identity))
+        return "a delegated embedder takes no vectors file and needs an "
+               "identity";
     if (!(o->k1 >= 0 && o->k1 <= 100) || !(o->b >= 0 && o->b <= 1))
         return "BM25 parameters out of range (k1 in [0,100], b in [0,1])";
     if (!(o->prf_beta >= 0 && o->prf_beta <= 100))
@@ -2078,7 +2081,7 @@ const char *rcp_model_identity(const rcp_model *m, int which)
         return m->sparse_identity;
     if (which == RCP_EMBED_MULTI)
         return m->multi_identity;
-    return m->identity;
+    return m->o.ext_embed ? m->o.ext_identity : m->identity;
 }
 
 size_t rcp_model_dim(const rcp_model *m)
@@ -2112,9 +2115,10 @@ uint64_t rcp_model_version(const rcp_model *m)
 int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
                     int kind, float *out)
 {
-    (void)kind;
     if (!m || !out || (!text && len))
         return -1;
+    if (m->o.ext_embed)             /* issue 18: delegated (delegate.c) */
+        return m->o.ext_embed(m->o.ext_ud, text, len, kind, out) ? -1 : 0;
     if (m->wv.n)
         return embed_static(&m->wv, text, len, out);
     return embed_hash(text, len, m->tflog, out, m->o.dim);
@@ -2812,9 +2816,9 @@ static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
     lex_begin(m);
     if (text_scan(text, len, RCP_TOK_DEFAULT, gather_token, &c)
         || index_words(m, &c)
-        || (vec && (m->wv.n ? rcp_model_embed(m, text, len,
-                                              RCP_KIND_DOCUMENT, vec)
-                            : embed_lex(m, &c, vec)))
+        || (vec && (m->wv.n || m->o.ext_embed
+                    ? rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec)
+                    : embed_lex(m, &c, vec)))
         || !(d->terms = rcp_malloc((c.ndw + 1) * sizeof *d->terms))
         || post_lex(m, &c)) {
         rcp_free(d->terms);
@@ -4605,6 +4609,9 @@ int rcp_model_rerank(const rcp_model *m, int method, const char *query,
     size_t i;
     if (method != RCP_RERANK_CROSS && method != RCP_RERANK_COLBERT)
         return -1;
+    if (m->o.ext_rerank)            /* issue 18: delegated (delegate.c) */
+        return m->o.ext_rerank(m->o.ext_ud, method, query, qlen, texts, lens,
+                               n, scores) ? -1 : 0;
     live_view(m, &lv);
     if (rr_init(m, &lv, &r, method, query, qlen))
         return -1;
@@ -4855,11 +4862,42 @@ static void sort_hits(const rcp_model *m, rcp_model_hit *h, size_t n)
 }
 
 /* The rerank score of every hit in c[0..top). */
+/* Issue 18: the delegated reranker scores the stage's candidates in one
+** call; confidence is ours (§7.7.2: one definition in every call). */
+static int score_rerank_ext(const rcp_model *m, const rcp_model_query *q,
+                            rcp_model_hit *c, size_t top)
+{
+    const char **texts = rcp_malloc((top + 1) * sizeof *texts);
+    size_t *lens = rcp_malloc((top + 1) * sizeof *lens), i;
+    double *sc = rcp_malloc((top + 1) * sizeof *sc);
+    int rc = !texts || !lens || !sc
+             || ckpt(q, 0.5, "rerank", NULL, 0);
+    for (i = 0; !rc && i < top; i++) {
+        texts[i] = m->docs[c[i].doc].text;
+        lens[i] = m->docs[c[i].doc].textlen;
+    }
+    rc = rc || m->o.ext_rerank(m->o.ext_ud, q->rerank, q->text, q->len,
+                               texts, lens, top, sc);
+    for (i = 0; !rc && i < top; i++) {
+        c[i].rerank = sc[i];
+        c[i].has |= RCP_HIT_RERANK;
+        if (!q->no_confidence)
+            rc = rcp_model_confidence(m, q->text, q->len, texts[i], lens[i],
+                                      &c[i].confidence);
+    }
+    rcp_free(texts);
+    rcp_free(lens);
+    rcp_free(sc);
+    return rc ? -1 : 0;
+}
+
 static int score_rerank(const rcp_model *m, const rcp_model_query *q,
                         rcp_model_hit *c, size_t top)
 {
     rr_query r;
     size_t i;
+    if (m->o.ext_rerank)
+        return score_rerank_ext(m, q, c, top);
     if (rr_init(m, qview(q), &r, q->rerank, q->text, q->len))
         return -1;
     for (i = 0; i < top; i++) {

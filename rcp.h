@@ -1017,6 +1017,24 @@ typedef struct rcp_model_opts {
     ** meta again.  NULL / 0: none. */
     const rcp_field *fields;
     size_t      nfields;
+    /* Issue 18: an outside embedder and reranker (delegate.c: another RCP
+    ** server does the work).  ext_embed, when set, makes every dense
+    ** vector -- each document's at add (and replay), each query's at
+    ** search, rcp_model_embed's -- ext_embed(ext_ud, text, len, kind,
+    ** out) into dim floats, L2-normalised by the callee (dim is then the
+    ** engine's; vectors_path must be NULL), and ext_identity (borrowed:
+    ** it must outlive the model) is the dense identity (§15.7).
+    ** ext_rerank, when set, gives every reranker score (rcp_model_rerank
+    ** and the search's rerank stage, one call for the stage's batch).  A
+    ** nonzero return fails the add, search or call as out of memory does
+    ** (-1, nothing changed); the callee keeps the reason. */
+    int (*ext_embed)(void *ud, const char *text, size_t len, int kind,
+                     float *out);
+    int (*ext_rerank)(void *ud, int method, const char *query, size_t qlen,
+                      const char *const *texts, const size_t *lens,
+                      size_t n, double *scores);
+    void       *ext_ud;
+    const char *ext_identity;
 } rcp_model_opts;
 
 void rcp_model_opts_init(rcp_model_opts *o);   /* the defaults above */
@@ -1718,6 +1736,28 @@ int methods_open(const rcp_server_opts *opts, const proto_backend **be,
 int federation_open(const char *path, int expose,
                     const rcp_server_opts *local, const proto_backend **be,
                     void **ud, char *err, size_t errlen);
+/* Issue 18: embed and rerank delegated to other RCP servers
+** (delegate.c).  An engine is a command (a JSON array of strings, as a
+** registry's "command", or words with shell quoting) started as a stdio
+** child, or an http:// URL; one named the same way for both is one
+** engine.  delegate_open starts and initialises them (an engine that
+** does not advertise what it is named for is an error); then
+** delegate_model_opts points a model's hooks (rcp_model_opts.ext_*) and
+** dimension at them, and delegate_wrap puts a backend around the
+** built-in one (methods_open's *be, *ud) that forwards embed and rerank
+** and advertises the engines' capabilities.  The delegate outlives the
+** model and the server; delegate_error: why a hook failed outside any
+** request (a --corpus load), or NULL. */
+typedef struct delegate delegate;
+typedef struct delegate_opts {
+    const char *embed_cmd, *embed_url;      /* at most one of each pair */
+    const char *rerank_cmd, *rerank_url;
+} delegate_opts;
+delegate *delegate_open(const delegate_opts *o, char *err, size_t errlen);
+void delegate_model_opts(delegate *d, rcp_model_opts *mo);
+void delegate_wrap(delegate *d, const proto_backend **be, void **ud);
+const char *delegate_error(const delegate *d);
+void delegate_free(delegate *d);
 
 /* MARK: - What a method body uses of its request (rcp.c) --------------- */
 

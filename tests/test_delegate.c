@@ -1,0 +1,672 @@
+/*
+** test_delegate.c -- delegate.c, issue 18's delegation of embed and
+** rerank, driven as a user drives it: `rcp serve --embed-engine CMD` /
+** `--rerank-engine CMD` (and the -url forms) in front of a second real
+** `rcp serve` as the engine, each answer judged against what the engine
+** itself (or an rcp without delegation) says.
+*/
+#include "testutil.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *bin(void)
+{
+    const char *b = getenv("RCP_BIN");
+    return b ? b : "./rcp";
+}
+
+static const char corpus[] = "tests/sample-corpus.jsonl";
+static char dir[64];
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/rcp-dl-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    (void)system(cmd);
+}
+
+/* MARK: - Driving a server ------------------------------------------------ */
+
+typedef struct srv {
+    rcp_client *c;
+} srv;
+
+/* argv: a NULL-terminated list of the words after `rcp serve`. */
+static void serve(srv *s, const char *const *words)
+{
+    char *argv[16];
+    rcp_client_opts o;
+    rcp_request *r;
+    char err[256];
+    int n = 0;
+    argv[n++] = (char *)bin();
+    argv[n++] = "serve";
+    while (*words)
+        argv[n++] = (char *)*words++;
+    argv[n] = NULL;
+    memset(&o, 0, sizeof o);
+    o.err = RCP_STDERR_DISCARD;
+    s->c = rcp_client_spawn(argv, &o, err, sizeof err);
+    ck_assert_msg(s->c != NULL, "%s", err);
+    r = rcp_client_request(s->c, "initialize", "{\"protocolVersion\":1}", 0);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(rcp_client_wait(s->c, r, 60000), RCP_REQ_DONE);
+    ck_assert_msg(rcp_request_result(r) != NULL, "initialize failed");
+}
+
+static rcp_request *ask(srv *s, const char *method, const char *params)
+{
+    rcp_request *r = rcp_client_request(s->c, method, params, 0);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(rcp_client_wait(s->c, r, 60000), RCP_REQ_DONE);
+    return r;
+}
+
+/* v serialised, without its member `drop` (NULL: all), into out. */
+static const char *text_of(const rcp_json *v, const char *drop, char *out,
+                           size_t n)
+{
+    rcp_buf b;
+    rcp_jw w;
+    size_t i;
+    ck_assert_ptr_nonnull(v);
+    rcp_buf_init(&b);
+    rcp_jw_init(&w, &b);
+    if (drop && v->type == RCP_JSON_OBJECT) {
+        rcp_jw_obj(&w);
+        for (i = 0; i < v->n; i++)
+            if (strlen(drop) != v->kids[i].keylen
+                || memcmp(drop, v->kids[i].key, v->kids[i].keylen)) {
+                rcp_jw_keyn(&w, v->kids[i].key, v->kids[i].keylen);
+                rcp_jw_value(&w, &v->kids[i]);
+            }
+        rcp_jw_obj_end(&w);
+    } else {
+        rcp_jw_value(&w, v);
+    }
+    ck_assert(!b.oom && b.len < n);
+    memcpy(out, b.data, b.len);
+    out[b.len] = '\0';
+    rcp_buf_free(&b);
+    return out;
+}
+
+/* The result of method(params) on s, serialised without drop. */
+static const char *answer(srv *s, const char *method, const char *params,
+                          const char *drop, char *out, size_t n)
+{
+    rcp_request *r = ask(s, method, params);
+    ck_assert_msg(rcp_request_result(r) != NULL, "%s failed", method);
+    return text_of(rcp_request_result(r), drop, out, n);
+}
+
+static int error_code(rcp_request *r)
+{
+    int code = 0;
+    ck_assert_msg(rcp_request_error(r, &code), "expected an error");
+    return code;
+}
+
+/* error.data.member of r, as text ("" when absent). */
+static const char *error_data(rcp_request *r, const char *member, char *out,
+                              size_t n)
+{
+    const rcp_json *v = rcp_json_get(rcp_json_get(rcp_json_get(
+        rcp_request_response(r), "error"), "data"), member);
+    if (!v)
+        return strcpy(out, "");
+    return text_of(v, NULL, out, n);
+}
+
+static void close_srv(srv *s)
+{
+    rcp_client_close(s->c, 5000);
+}
+
+/* What the first initialize answered for key, serialised. */
+static const char *first_cap(const char *const *words, const char *key,
+                             char *out, size_t n)
+{
+    char *argv[16];
+    rcp_request *r;
+    rcp_client *c;
+    char err[256];
+    int i = 0;
+    argv[i++] = (char *)bin();
+    argv[i++] = "serve";
+    while (*words)
+        argv[i++] = (char *)*words++;
+    argv[i] = NULL;
+    c = rcp_client_spawn(argv, NULL, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    r = rcp_client_request(c, "initialize", "{\"protocolVersion\":1}", 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, 60000), RCP_REQ_DONE);
+    text_of(rcp_json_get(rcp_json_get(rcp_request_result(r),
+                                      "capabilities"), key), NULL, out, n);
+    rcp_client_close(c, 5000);
+    return out;
+}
+
+/* "BIN serve ARGS" as one --embed-engine value. */
+static const char *engine_cmd(char *out, size_t n, const char *args)
+{
+    snprintf(out, n, "%s serve%s%s", bin(), args ? " " : "",
+             args ? args : "");
+    return out;
+}
+
+/* An HTTP engine `rcp serve ARGS --http 127.0.0.1:0`: its pid, its URL
+** in url. */
+static pid_t http_engine(const char *a1, const char *a2, char *url,
+                         size_t n)
+{
+    char buf[512];
+    size_t got = 0;
+    int fd[2];
+    pid_t pid;
+    ck_assert_int_eq(pipe(fd), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        execl(bin(), bin(), "serve", a1, a2, "--http", "127.0.0.1:0",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    for (;;) {
+        char *at, *end;
+        ssize_t r = read(fd[0], buf + got, sizeof buf - 1 - got);
+        ck_assert_msg(r > 0, "the http engine printed no listening line");
+        got += (size_t)r;
+        buf[got] = '\0';
+        if ((at = strstr(buf, "rcp: listening on ")) != NULL
+            && (end = strchr(at, '\n')) != NULL) {
+            at += strlen("rcp: listening on ");
+            ck_assert_uint_lt((size_t)(end - at), n);
+            memcpy(url, at, (size_t)(end - at));
+            url[end - at] = '\0';
+            break;
+        }
+        ck_assert_uint_lt(got, sizeof buf - 1);
+    }
+    close(fd[0]);
+    return pid;
+}
+
+static void stop(pid_t pid)
+{
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}
+
+/* MARK: - embed ------------------------------------------------------------ */
+
+static const char embed_json[] =
+    "{\"inputs\":[\"Retrieval over many engines\",\"fused by rank\","
+    "{\"type\":\"text\",\"text\":\"a text block\"}],\"kind\":\"query\"}";
+static const char embed_b64[] =
+    "{\"inputs\":[\"Retrieval over many engines\"],\"encoding\":"
+    "\"f32-base64\"}";
+
+/* The delegating server's embed answers and capability are the engine's,
+** byte for byte, in both encodings. */
+static void same_embed(srv *front, srv *eng, const char *const *eng_words,
+                       const char *const *front_words)
+{
+    static char a[1 << 16], b[1 << 16];
+    ck_assert_str_eq(answer(front, "embed", embed_json, NULL, a, sizeof a),
+                     answer(eng, "embed", embed_json, NULL, b, sizeof b));
+    ck_assert_str_eq(answer(front, "embed", embed_b64, NULL, a, sizeof a),
+                     answer(eng, "embed", embed_b64, NULL, b, sizeof b));
+    ck_assert_str_eq(first_cap(front_words, "embed", a, sizeof a),
+                     first_cap(eng_words, "embed", b, sizeof b));
+    ck_assert_ptr_nonnull(strstr(a, "\"identity\":\"rcp-hash-ngram-"));
+    ck_assert_ptr_nonnull(strstr(a, "\"dimension\":48"));
+}
+
+START_TEST(embed_is_the_engines_answer_bit_for_bit_with_its_identity)
+{
+    char cmd[256];
+    const char *ew[] = { "--dim", "48", NULL };
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    srv front, eng;
+    engine_cmd(cmd, sizeof cmd, "--dim 48");
+    serve(&eng, ew);
+    serve(&front, fw);
+    same_embed(&front, &eng, ew, fw);
+    close_srv(&front);
+    close_srv(&eng);
+}
+END_TEST
+
+START_TEST(embed_over_http_is_the_engines_answer_bit_for_bit)
+{
+    char url[128];
+    pid_t pid = http_engine("--dim", "48", url, sizeof url);
+    const char *ew[] = { "--dim", "48", NULL };
+    const char *fw[] = { "--embed-url", url, NULL };
+    srv front, eng;
+    serve(&eng, ew);
+    serve(&front, fw);
+    same_embed(&front, &eng, ew, fw);
+    close_srv(&front);
+    close_srv(&eng);
+    stop(pid);
+}
+END_TEST
+
+/* MARK: - The dense leg and the rerank stage ------------------------------- */
+
+static const char *const retrieves[] = {
+    "{\"query\":\"vector search\",\"k\":8,\"mode\":\"dense\","
+    "\"includeVectors\":true}",
+    "{\"query\":\"crash recovery of the log\",\"k\":8}",
+    "{\"query\":\"fusion of ranked lists\",\"k\":5,\"mmr\":{\"lambda\":0.5}}",
+    "{\"query\":\"vector search\",\"k\":5,\"rerank\":{}}",
+    "{\"query\":\"store\",\"k\":4,\"rerank\":{\"method\":\"colbert\","
+    "\"topN\":20}}",
+};
+
+/* retrieve through a delegated embedder (documents embedded at --corpus
+** load and at index/add, queries at retrieve) and reranker answers as the
+** same server with the built-in ones does, hit for hit, score for score
+** (usage, which holds the latency, aside). */
+START_TEST(retrieve_through_the_engines_equals_the_local_equivalent)
+{
+    static char a[1 << 18], b[1 << 18];
+    char ecmd[256], rcmd[256];
+    const char *lw[] = { "--corpus", corpus, NULL };
+    const char *fw[] = { "--corpus", corpus, "--embed-engine", ecmd,
+                         "--rerank-engine", rcmd, NULL };
+    static const char add[] = "{\"documents\":[{\"id\":\"new\",\"text\":"
+        "\"a vector search over fresh documents\"}]}";
+    srv front, local;
+    size_t i;
+    engine_cmd(ecmd, sizeof ecmd, NULL);
+    engine_cmd(rcmd, sizeof rcmd, "--corpus tests/sample-corpus.jsonl");
+    serve(&local, lw);
+    serve(&front, fw);
+    for (i = 0; i < sizeof retrieves / sizeof *retrieves; i++)
+        ck_assert_str_eq(answer(&front, "retrieve", retrieves[i], "usage",
+                                a, sizeof a),
+                         answer(&local, "retrieve", retrieves[i], "usage",
+                                b, sizeof b));
+    (void)answer(&front, "index/add", add, NULL, a, sizeof a);
+    (void)answer(&local, "index/add", add, NULL, b, sizeof b);
+    ck_assert_str_eq(answer(&front, "retrieve", retrieves[0], "usage", a,
+                            sizeof a),
+                     answer(&local, "retrieve", retrieves[0], "usage", b,
+                            sizeof b));
+    ck_assert_ptr_nonnull(strstr(a, "\"id\":\"new\""));
+    close_srv(&front);
+    close_srv(&local);
+}
+END_TEST
+
+START_TEST(rerank_is_the_engines_rerank_and_capability)
+{
+    static char a[1 << 16], b[1 << 16];
+    char cmd[256];
+    const char *ew[] = { "--corpus", corpus, NULL };
+    const char *fw[] = { "--rerank-engine", cmd, NULL };
+    static const char *const asks[] = {
+        "{\"query\":\"vector search\",\"passages\":[\"a vector index\","
+        "\"search the vectors\",\"nothing here\"],\"topN\":2}",
+        "{\"query\":\"vector search\",\"passages\":[\"a vector index\","
+        "{\"type\":\"text\",\"text\":\"search\"}],\"method\":\"colbert\"}",
+        "{\"query\":\"vector\",\"documents\":[{\"text\":\"vector\"},"
+        "{\"text\":\"other\"}]}",
+    };
+    srv front, eng;
+    size_t i;
+    engine_cmd(cmd, sizeof cmd, "--corpus tests/sample-corpus.jsonl");
+    serve(&eng, ew);
+    serve(&front, fw);
+    for (i = 0; i < sizeof asks / sizeof *asks; i++)
+        ck_assert_str_eq(answer(&front, "rerank", asks[i], "usage", a,
+                                sizeof a),
+                         answer(&eng, "rerank", asks[i], "usage", b,
+                                sizeof b));
+    ck_assert_str_eq(first_cap(fw, "rerank", a, sizeof a),
+                     first_cap(ew, "rerank", b, sizeof b));
+    close_srv(&front);
+    close_srv(&eng);
+}
+END_TEST
+
+/* MARK: - Errors, deadlines, cancellation, failure ------------------------- */
+
+START_TEST(an_engine_error_passes_through_with_its_code_and_field)
+{
+    char cmd[256], t[512];
+    const char *fw[] = { "--embed-engine", cmd, "--rerank-engine", cmd,
+                         NULL };
+    srv front;
+    rcp_request *r;
+    engine_cmd(cmd, sizeof cmd, NULL);
+    serve(&front, fw);
+    r = ask(&front, "embed", "{\"inputs\":7}");
+    ck_assert_int_eq(error_code(r), RCP_INVALID_PARAMS);
+    ck_assert_str_eq(error_data(r, "field", t, sizeof t), "\"inputs\"");
+    ck_assert_ptr_nonnull(strstr(error_data(r, "detail", t, sizeof t),
+                                 "embed and rerank engine: inputs must be"));
+    r = ask(&front, "rerank", "{\"query\":\"q\",\"passages\":[\"a\"],"
+            "\"method\":\"llm\"}");
+    ck_assert_int_eq(error_code(r), RCP_OPTION_UNSUPPORTED);
+    ck_assert_str_eq(error_data(r, "option", t, sizeof t), "\"method\"");
+    /* and the server goes on serving */
+    ck_assert_ptr_nonnull(rcp_request_result(ask(&front, "embed",
+                          "{\"inputs\":[\"x\"]}")));
+    close_srv(&front);
+}
+END_TEST
+
+/* An engine behind a shell that logs every line it is sent into log and
+** holds each line after the first (initialize) for hold seconds. */
+static const char *logged_engine(char *out, size_t n, const char *log,
+                                 int hold)
+{
+    snprintf(out, n, "[\"sh\",\"-c\",\"tee %s | { IFS= read -r l; "
+             "printf '%%s\\\\n' \\\"$l\\\"; while IFS= read -r l; do "
+             "sleep %d; printf '%%s\\\\n' \\\"$l\\\"; done; } | "
+             "exec %s serve 2>/dev/null\"]", log, hold, bin());
+    return out;
+}
+
+static int log_has(const char *log, const char *s)
+{
+    char b[1 << 15];
+    FILE *f = fopen(log, "r");
+    size_t n;
+    if (!f)
+        return 0;
+    n = fread(b, 1, sizeof b - 1, f);
+    b[n] = '\0';
+    fclose(f);
+    return strstr(b, s) != NULL;
+}
+
+START_TEST(the_forwarded_deadline_is_strictly_smaller)
+{
+    char cmd[1024], log[128], b[1 << 15], *p;
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    srv front;
+    FILE *f;
+    size_t n;
+    double fwd;
+    snprintf(log, sizeof log, "%s/engine.log", dir);
+    logged_engine(cmd, sizeof cmd, log, 0);
+    serve(&front, fw);
+    ck_assert_ptr_nonnull(rcp_request_result(ask(&front, "embed",
+        "{\"inputs\":[\"x\"],\"_meta\":{\"deadlineMs\":4000,"
+        "\"traceId\":\"t-1\"}}")));
+    f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    n = fread(b, 1, sizeof b - 1, f);
+    b[n] = '\0';
+    fclose(f);
+    p = strstr(b, "\"deadlineMs\":");
+    ck_assert_ptr_nonnull(p);
+    fwd = atof(p + 13);
+    ck_assert_msg(fwd > 0 && fwd < 4000, "forwarded %g", fwd);
+    ck_assert_ptr_nonnull(strstr(b, "\"traceId\":\"t-1\"")); /* the rest */
+    close_srv(&front);
+}
+END_TEST
+
+START_TEST(a_slow_engine_past_the_deadline_is_cancelled_and_timed_out)
+{
+    char cmd[1024], log[128];
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    srv front;
+    int i;
+    snprintf(log, sizeof log, "%s/engine.log", dir);
+    logged_engine(cmd, sizeof cmd, log, 2);
+    serve(&front, fw);
+    ck_assert_int_eq(error_code(ask(&front, "embed", "{\"inputs\":[\"x\"],"
+                     "\"_meta\":{\"deadlineMs\":300}}")), RCP_TIMEOUT);
+    for (i = 0; i < 50 && !log_has(log, "notifications/cancel"); i++)
+        (void)poll(NULL, 0, 100);
+    ck_assert(log_has(log, "notifications/cancel"));
+    close_srv(&front);
+}
+END_TEST
+
+/* A cancel of an index/add whose document is being embedded reaches the
+** engine, and nothing is stored. */
+START_TEST(a_cancel_is_forwarded_to_the_engine)
+{
+    char cmd[1024], log[128], params[64];
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    const char *id;
+    srv front;
+    rcp_request *r;
+    size_t n;
+    int i;
+    snprintf(log, sizeof log, "%s/engine.log", dir);
+    logged_engine(cmd, sizeof cmd, log, 1);
+    serve(&front, fw);
+    r = rcp_client_request(front.c, "index/add", "{\"documents\":[{\"id\":"
+                           "\"d\",\"text\":\"fusion\"}]}", 0);
+    ck_assert_ptr_nonnull(r);
+    (void)rcp_client_wait(front.c, r, 300);    /* it is being embedded */
+    ck_assert_int_eq(rcp_request_state_get(r), RCP_REQ_PENDING);
+    id = rcp_request_id(r, &n);
+    snprintf(params, sizeof params, "{\"id\":%.*s}", (int)n, id);
+    ck_assert_int_eq(rcp_client_notify(front.c, "notifications/cancel",
+                                       params), 0);
+    ck_assert_int_eq(rcp_client_wait(front.c, r, 5000), RCP_REQ_DONE);
+    ck_assert_int_eq(error_code(r), RCP_CANCELLED);
+    for (i = 0; i < 50 && !log_has(log, "notifications/cancel"); i++)
+        (void)poll(NULL, 0, 100);
+    ck_assert(log_has(log, "\"method\":\"embed\""));
+    ck_assert(log_has(log, "notifications/cancel"));
+    r = ask(&front, "retrieve", "{\"query\":\"fusion\",\"k\":3,"
+            "\"mode\":\"sparse\"}");
+    ck_assert_uint_eq(rcp_json_get(rcp_request_result(r), "hits")->n, 0);
+    close_srv(&front);
+}
+END_TEST
+
+/* An engine whose first life reads initialize and the next request, then
+** exits without answering it; its second life serves. */
+static const char *flaky_engine(char *out, size_t n, const char *flag,
+                                const char *second)
+{
+    snprintf(out, n, "[\"sh\",\"-c\",\"if [ -e %s ]; then exec %s serve "
+             "%s 2>/dev/null; fi; touch %s; { IFS= read -r l; printf "
+             "'%%s\\\\n' \\\"$l\\\"; IFS= read -r l; } | %s serve "
+             "2>/dev/null; exit 1\"]", flag, bin(), second, flag, bin());
+    return out;
+}
+
+START_TEST(an_engine_dying_mid_request_is_unavailable_then_recovers)
+{
+    char cmd[1024], flag[128], t[512];
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    static const char add[] = "{\"documents\":[{\"id\":\"d1\",\"text\":"
+        "\"fusion of ranked lists\"}]}";
+    srv front;
+    rcp_request *r;
+    snprintf(flag, sizeof flag, "%s/flag", dir);
+    flaky_engine(cmd, sizeof cmd, flag, "");
+    serve(&front, fw);
+    r = ask(&front, "index/add", add);          /* it dies under this */
+    ck_assert_int_eq(error_code(r), RCP_BACKEND_UNAVAILABLE);
+    ck_assert_str_eq(error_data(r, "retryable", t, sizeof t), "true");
+    ck_assert_msg(strstr(error_data(r, "detail", t, sizeof t),
+                         "closed before it answered embed"), "said %s", t);
+    /* nothing was stored without its vector */
+    r = ask(&front, "retrieve", "{\"query\":\"fusion\",\"k\":3,"
+            "\"mode\":\"sparse\"}");
+    ck_assert_uint_eq(rcp_json_get(rcp_request_result(r), "hits")->n, 0);
+    (void)poll(NULL, 0, 300);                   /* past the backoff */
+    r = ask(&front, "index/add", add);
+    ck_assert_ptr_nonnull(rcp_request_result(r));
+    r = ask(&front, "retrieve", "{\"query\":\"fusion\",\"k\":3,"
+            "\"mode\":\"dense\"}");
+    ck_assert_uint_eq(rcp_json_get(rcp_request_result(r), "hits")->n, 1);
+    close_srv(&front);
+}
+END_TEST
+
+START_TEST(an_engine_back_with_another_identity_is_not_used)
+{
+    char cmd[1024], flag[128], t[512];
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    srv front;
+    rcp_request *r;
+    snprintf(flag, sizeof flag, "%s/flag", dir);
+    flaky_engine(cmd, sizeof cmd, flag, "--dim 32");
+    serve(&front, fw);
+    ck_assert_int_eq(error_code(ask(&front, "embed", "{\"inputs\":"
+                                    "[\"x\"]}")), RCP_BACKEND_UNAVAILABLE);
+    (void)poll(NULL, 0, 300);
+    r = ask(&front, "embed", "{\"inputs\":[\"x\"]}");
+    ck_assert_int_eq(error_code(r), RCP_BACKEND_UNAVAILABLE);
+    ck_assert_msg(strstr(error_data(r, "detail", t, sizeof t),
+                         "model swap"), "said %s", t);
+    ck_assert_str_eq(error_data(r, "retryable", t, sizeof t), "false");
+    close_srv(&front);
+}
+END_TEST
+
+/* MARK: - The store and the command line ----------------------------------- */
+
+/* §15.7: --data records the engine's identity like any other; opening it
+** with the built-in embedder is refused, naming both. */
+START_TEST(the_store_records_the_engines_identity)
+{
+    char cmd[256], data[128], line[512];
+    const char *fw[] = { "--data", data, "--embed-engine", cmd, NULL };
+    srv front;
+    FILE *p;
+    int found = 0;
+    snprintf(data, sizeof data, "%s/store", dir);
+    engine_cmd(cmd, sizeof cmd, "--dim 40");
+    serve(&front, fw);
+    ck_assert_ptr_nonnull(rcp_request_result(ask(&front, "index/add",
+        "{\"documents\":[{\"id\":\"a\",\"text\":\"some text\"}]}")));
+    close_srv(&front);
+    snprintf(line, sizeof line, "%s stats --data %s", bin(), data);
+    p = popen(line, "r");
+    ck_assert_ptr_nonnull(p);
+    while (fgets(line, sizeof line, p))
+        found |= strstr(line, "embedder: rcp-hash-ngram-v4-40") != NULL;
+    pclose(p);
+    ck_assert(found);
+    snprintf(line, sizeof line, "%s serve --data %s </dev/null 2>&1",
+             bin(), data);
+    p = popen(line, "r");
+    ck_assert_ptr_nonnull(p);
+    found = 0;
+    while (fgets(line, sizeof line, p))
+        found |= strstr(line, "rcp-hash-ngram-v4-40") != NULL;
+    ck_assert_int_ne(pclose(p), 0);
+    ck_assert(found);
+}
+END_TEST
+
+/* What `rcp serve ARGS </dev/null` printed on stderr, and its status. */
+static int serve_says(const char *args, char *out, size_t n)
+{
+    char cmd[1024];
+    FILE *p;
+    size_t got;
+    snprintf(cmd, sizeof cmd, "%s serve %s </dev/null 2>&1", bin(), args);
+    p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    got = fread(out, 1, n - 1, p);
+    out[got] = '\0';
+    return pclose(p);
+}
+
+START_TEST(a_bad_engine_flag_is_a_clear_error)
+{
+    static const struct { const char *args, *want; } cases[] = {
+        { "--embed-engine \"'rcp serve\"", "an unclosed '" },
+        { "--embed-engine '[1]'", "array of 1..64 strings" },
+        { "--embed-engine x --embed-url http://127.0.0.1:1/", "give one" },
+        { "--embed-engine x --dim 16", "no --dim or --vectors" },
+        { "--embed-engine x --registry r.json", "no --embed-engine" },
+        { "--embed-url http://127.0.0.1:1/rcp", "cannot connect to" },
+        { "--embed-engine /nonexistent/engine", "cannot start" },
+        { "--embed-engine false", "did not answer initialize" },
+    };
+    char out[2048];
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ck_assert_int_ne(serve_says(cases[i].args, out, sizeof out), 0);
+        ck_assert_msg(strstr(out, cases[i].want), "%s: said %s",
+                      cases[i].args, out);
+    }
+}
+END_TEST
+
+START_TEST(an_engine_without_the_capability_is_refused)
+{
+    char args[512], out[2048], reg[128];
+    FILE *f;
+    snprintf(reg, sizeof reg, "%s/r.json", dir);
+    f = fopen(reg, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "{\"engines\":[{\"id\":\"a\",\"transport\":\"stdio\","
+            "\"command\":[\"%s\",\"serve\"]}]}\n", bin());
+    fclose(f);
+    /* an aggregator serves retrieve, not embed */
+    snprintf(args, sizeof args, "--embed-engine '%s serve --registry %s'",
+             bin(), reg);
+    ck_assert_int_ne(serve_says(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "does not advertise embed"), "said %s", out);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("delegate");
+    TCase *emb = tcase_create("embed"), *ret = tcase_create("retrieve"),
+          *fail = tcase_create("failure"), *cli = tcase_create("cli");
+    TCase *all[] = { emb, ret, fail, cli };
+    size_t i;
+    tcase_add_test(emb,
+        embed_is_the_engines_answer_bit_for_bit_with_its_identity);
+    tcase_add_test(emb, embed_over_http_is_the_engines_answer_bit_for_bit);
+    tcase_add_test(ret,
+        retrieve_through_the_engines_equals_the_local_equivalent);
+    tcase_add_test(ret, rerank_is_the_engines_rerank_and_capability);
+    tcase_add_test(fail,
+        an_engine_error_passes_through_with_its_code_and_field);
+    tcase_add_test(fail, the_forwarded_deadline_is_strictly_smaller);
+    tcase_add_test(fail,
+        a_slow_engine_past_the_deadline_is_cancelled_and_timed_out);
+    tcase_add_test(fail, a_cancel_is_forwarded_to_the_engine);
+    tcase_add_test(fail,
+        an_engine_dying_mid_request_is_unavailable_then_recovers);
+    tcase_add_test(fail, an_engine_back_with_another_identity_is_not_used);
+    tcase_add_test(cli, the_store_records_the_engines_identity);
+    tcase_add_test(cli, a_bad_engine_flag_is_a_clear_error);
+    tcase_add_test(cli, an_engine_without_the_capability_is_refused);
+    for (i = 0; i < sizeof all / sizeof *all; i++) {
+        tcase_add_checked_fixture(all[i], setup, teardown);
+        tcase_set_timeout(all[i], 120);
+        suite_add_tcase(s, all[i]);
+    }
+    return s;
+}
+
+TEST_MAIN(make_suite)
