@@ -95,6 +95,11 @@ struct delegate {
     /* the first failure a hook met while cur ran */
     int         fcode, fretry;
     char        ffield[128], foption[64], fdetail[256];
+    struct dl_pre {             /* index/add's vectors, made in batches */
+        const char **texts;     /* in the call's arena */
+        size_t      *lens, n, next;
+        float       *vecs;      /* n x dim */
+    } pre;
     unsigned long tokens;       /* downstream progress tokens */
     char        token[32];      /* the current one, "" none */
 };
@@ -446,8 +451,9 @@ static int dl_call(delegate *d, dl_engine *e, rcp_call *c,
 /* MARK: - The model's hooks (rcp_model_opts.ext_*) ----------------------- */
 
 typedef struct embed_in {
-    const char *text;
-    size_t      len;
+    const char *const *texts;
+    const size_t *lens;
+    size_t      n;
     int         kind;
     int         b64;
 } embed_in;
@@ -455,9 +461,11 @@ typedef struct embed_in {
 static void put_embed(rcp_jw *w, const void *ud)
 {
     const embed_in *in = ud;
+    size_t i;
     rcp_jw_key(w, "inputs");
     rcp_jw_arr(w);
-    rcp_jw_str(w, in->text, in->len);
+    for (i = 0; i < in->n; i++)
+        rcp_jw_str(w, in->texts[i], in->lens[i]);
     rcp_jw_arr_end(w);
     rcp_jw_key(w, "kind");
     rcp_jw_cstr(w, in->kind == RCP_KIND_QUERY ? "query" : "document");
@@ -499,29 +507,104 @@ static void normalise(float *v, unsigned dim)
             v[i] = (float)(v[i] * s);
 }
 
-static int dl_embed(void *ud, const char *text, size_t len, int kind,
-                    float *out)
+/* Embed texts[0..n) into out (n x dim, normalised) in one request. */
+static int embed_batch(delegate *d, const char *const *texts,
+                       const size_t *lens, size_t n, int kind, float *out)
 {
-    delegate *d = ud;
     rcp_request *r;
     embed_in in;
     const rcp_json *vs;
+    size_t i;
     int rc;
-    in.text = text;
-    in.len = len;
+    in.texts = texts;
+    in.lens = lens;
+    in.n = n;
     in.kind = kind;
     in.b64 = d->b64;
     if ((rc = dl_call(d, d->embed, d->cur, "embed", put_embed, &in, &r)))
         return rc;
     vs = rcp_json_get(rcp_request_result(r), "vectors");
-    rc = !vs || vs->type != RCP_JSON_ARRAY || vs->n != 1
-         || read_vector(&vs->kids[0], d->dim, out);
+    rc = !vs || vs->type != RCP_JSON_ARRAY || vs->n != n;
+    for (i = 0; !rc && i < n; i++)
+        rc = read_vector(&vs->kids[i], d->dim, out + i * d->dim);
     rcp_request_free(d->embed->cl, r);
     if (rc)
         return dl_fail(d, RCP_BACKEND_UNAVAILABLE, 0, NULL, NULL, "embed "
-                       "engine: its answer is not one vector of dimension "
-                       "%u", d->dim);
-    normalise(out, d->dim);
+                       "engine: its answer is not %lu vectors of dimension "
+                       "%u", (unsigned long)n, d->dim);
+    for (i = 0; i < n; i++)
+        normalise(out + i * d->dim, d->dim);
+    return 0;
+}
+
+/* The prefetched vector of a document's text, if index/add made one:
+** adds come in document order, so the next one is looked at first. */
+static const float *prefetched(delegate *d, const char *text, size_t len)
+{
+    struct dl_pre *p = &d->pre;
+    size_t i, k;
+    for (k = 0; k < p->n; k++) {
+        i = (p->next + k) % p->n;
+        if (p->lens[i] == len && (p->texts[i] == text
+                                  || !memcmp(p->texts[i], text, len))) {
+            p->next = i + 1;
+            return p->vecs + i * d->dim;
+        }
+    }
+    return NULL;
+}
+
+static int dl_embed(void *ud, const char *text, size_t len, int kind,
+                    float *out)
+{
+    delegate *d = ud;
+    const float *v = kind == RCP_KIND_DOCUMENT && d->pre.n
+                     ? prefetched(d, text, len) : NULL;
+    if (v) {
+        memcpy(out, v, d->dim * sizeof *out);
+        return 0;
+    }
+    return embed_batch(d, &text, &len, 1, kind, out);
+}
+
+/* index/add's documents (whole, not chunked) embedded before the add, in
+** batches of the engine's embed.batchLimit (§7.3 SHOULD respect it): one
+** request per batch instead of one per document.  0, or the failure
+** (nothing is added then). */
+static int prefetch(delegate *d, rcp_call *c)
+{
+    const rcp_json *docs = proto_get(call_params(c), "documents"),
+                   *ck = proto_get(call_params(c), "chunk"),
+                   *bl = rcp_json_get(d->ecap, "batchLimit");
+    struct dl_pre *p = &d->pre;
+    size_t i, at, step;
+    int64_t lim;
+    int rc;
+    memset(p, 0, sizeof *p);
+    if (!docs || docs->type != RCP_JSON_ARRAY || docs->n < 2
+        || (ck && ck->type == RCP_JSON_TRUE))
+        return 0;
+    step = bl && rcp_json_int(bl, &lim) && lim > 0 ? (size_t)lim : docs->n;
+    p->texts = rcp_arena_alloc(call_arena(c), docs->n * sizeof *p->texts);
+    p->lens = rcp_arena_alloc(call_arena(c), docs->n * sizeof *p->lens);
+    p->vecs = rcp_arena_alloc(call_arena(c),
+                              docs->n * d->dim * sizeof *p->vecs);
+    if (!p->texts || !p->lens || !p->vecs)
+        return 0;           /* no room: one request per document, then */
+    for (i = 0; i < docs->n; i++) {
+        const rcp_json *t = proto_get(&docs->kids[i], "text");
+        if (t && t->type == RCP_JSON_STRING) {
+            p->texts[p->n] = t->s;
+            p->lens[p->n++] = t->n;
+        }
+    }
+    for (at = 0; at < p->n; at += step)
+        if ((rc = embed_batch(d, p->texts + at, p->lens + at,
+                              p->n - at < step ? p->n - at : step,
+                              RCP_KIND_DOCUMENT, p->vecs + at * d->dim))) {
+            p->n = 0;
+            return rc;
+        }
     return 0;
 }
 
@@ -675,9 +758,12 @@ static int dl_inner(delegate *d, rcp_call *c, int m)
         return rc;
     d->fcode = 0;
     d->cur = c;
-    rc = d->inner->handle[m](d->inner_ud, c);
+    rc = m == PROTO_M_INDEX_ADD && d->embed ? prefetch(d, c) : 0;
+    if (!rc)
+        rc = d->inner->handle[m](d->inner_ud, c);
     d->cur = NULL;
     d->rr_first = 0;
+    memset(&d->pre, 0, sizeof d->pre);
     if (rc && d->fcode)
         return dl_surface(d, c);
     d->fcode = 0;

@@ -483,6 +483,53 @@ START_TEST(a_cancel_is_forwarded_to_the_engine)
 }
 END_TEST
 
+static int log_count(const char *log, const char *s)
+{
+    char b[1 << 15], *p;
+    FILE *f = fopen(log, "r");
+    size_t n;
+    int k = 0;
+    ck_assert_ptr_nonnull(f);
+    n = fread(b, 1, sizeof b - 1, f);
+    b[n] = '\0';
+    fclose(f);
+    for (p = b; (p = strstr(p, s)) != NULL; p++)
+        k++;
+    return k;
+}
+
+/* index/add embeds its documents in one request per embed.batchLimit,
+** not one per document, and they retrieve as a local server's do. */
+START_TEST(index_add_embeds_its_documents_in_one_batch)
+{
+    static char a[1 << 16], b[1 << 16];
+    char cmd[1024], log[128];
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    const char *lw[] = { NULL };
+    static const char add[] = "{\"documents\":[{\"id\":\"a\",\"text\":"
+        "\"ranked list fusion\"},{\"id\":\"b\",\"text\":\"crash recovery\"},"
+        "{\"id\":\"c\",\"text\":\"vector search\"},{\"id\":\"d\","
+        "\"text\":\"vector search\"}]}";
+    static const char q[] = "{\"query\":\"vector fusion\",\"k\":4,"
+        "\"mode\":\"dense\"}";
+    srv front, local;
+    snprintf(log, sizeof log, "%s/engine.log", dir);
+    logged_engine(cmd, sizeof cmd, log, 0);
+    serve(&front, fw);
+    serve(&local, lw);
+    (void)answer(&front, "index/add", add, NULL, a, sizeof a);
+    (void)answer(&local, "index/add", add, NULL, b, sizeof b);
+    ck_assert_int_eq(log_count(log, "\"method\":\"embed\""), 1);
+    ck_assert_int_eq(log_count(log, "\"inputs\":[\"ranked list fusion\","
+                               "\"crash recovery\",\"vector search\","
+                               "\"vector search\"]"), 1);
+    ck_assert_str_eq(answer(&front, "retrieve", q, "usage", a, sizeof a),
+                     answer(&local, "retrieve", q, "usage", b, sizeof b));
+    close_srv(&front);
+    close_srv(&local);
+}
+END_TEST
+
 /* An engine whose first life reads initialize and the next request, then
 ** exits without answering it; its second life serves. */
 static const char *flaky_engine(char *out, size_t n, const char *flag,
@@ -649,6 +696,7 @@ static Suite *make_suite(void)
     tcase_add_test(ret,
         retrieve_through_the_engines_equals_the_local_equivalent);
     tcase_add_test(ret, rerank_is_the_engines_rerank_and_capability);
+    tcase_add_test(ret, index_add_embeds_its_documents_in_one_batch);
     tcase_add_test(fail,
         an_engine_error_passes_through_with_its_code_and_field);
     tcase_add_test(fail, the_forwarded_deadline_is_strictly_smaller);
