@@ -85,7 +85,8 @@ struct delegate {
     unsigned    dim;
     int         b64;            /* the engine offers f32-base64 */
     int64_t     max_passages;   /* rerank.maxCandidates; 0: not said */
-    int         rr_cross, rr_colbert;     /* its methods the stage uses */
+    int         rr_cross, rr_colbert;     /* its methods the stage names */
+    int         rr_any;         /* it names a first method at all */
     /* the wrapped built-in backend */
     const proto_backend *inner;
     void       *inner_ud;
@@ -610,7 +611,7 @@ static int prefetch(delegate *d, rcp_call *c)
 
 typedef struct rerank_in {
     const char *method, *q;
-    size_t      ql;
+    size_t      ml, ql;
     const char *const *texts;
     const size_t *lens;
     size_t      n;
@@ -628,19 +629,22 @@ static void put_rerank(rcp_jw *w, const void *ud)
         rcp_jw_str(w, in->texts[i], in->lens[i]);
     rcp_jw_arr_end(w);
     rcp_jw_key(w, "method");
-    rcp_jw_cstr(w, in->method);
+    rcp_jw_str(w, in->method, in->ml);
 }
 
-/* The stage's method: the one asked for, or (retrieve named none, or
-** strict:false let us) the engine's first. */
-static const char *stage_method(delegate *d, int method)
+/* The stage's method into in: the one asked for, or (retrieve named
+** none, or strict:false let us) the engine's first. */
+static void stage_method(const delegate *d, int method, rerank_in *in)
 {
     const rcp_json *ms = rcp_json_get(d->rcap, "methods");
-    if (!d->rr_first)
-        return method == RCP_RERANK_COLBERT ? "colbert" : "cross-encoder";
-    return ms && ms->type == RCP_JSON_ARRAY && ms->n
-           && ms->kids[0].type == RCP_JSON_STRING ? ms->kids[0].s
-           : "cross-encoder";
+    in->method = method == RCP_RERANK_COLBERT ? "colbert" : "cross-encoder";
+    if (d->rr_first && ms && ms->type == RCP_JSON_ARRAY && ms->n
+        && ms->kids[0].type == RCP_JSON_STRING) {
+        in->method = ms->kids[0].s;         /* not NUL-terminated */
+        in->ml = ms->kids[0].n;
+        return;
+    }
+    in->ml = strlen(in->method);
 }
 
 static int dl_rerank(void *ud, int method, const char *query, size_t qlen,
@@ -653,7 +657,7 @@ static int dl_rerank(void *ud, int method, const char *query, size_t qlen,
     rcp_request *r;
     const rcp_json *sc;
     int rc;
-    in.method = stage_method(d, method);
+    stage_method(d, method, &in);
     in.q = query;
     in.ql = qlen;
     for (at = 0; at < n; at += in.n) {  /* maxCandidates at a time */
@@ -731,6 +735,9 @@ static int check_stage_method(delegate *d, rcp_call *c)
     d->rr_first = 0;
     if (!d->rerank || !rr || rr->type != RCP_JSON_OBJECT)
         return 0;
+    if (!d->rr_any)             /* retrieve.rerankBuiltin is false */
+        return call_fail(c, RCP_OPTION_UNSUPPORTED, NULL, "rerank", "the "
+                         "rerank engine advertises no method");
     m = proto_get(rr, "method");
     if (!m) {       /* the server's choice: the engine's first if need be */
         d->rr_first = !d->rr_cross;
@@ -744,9 +751,14 @@ static int check_stage_method(delegate *d, rcp_call *c)
         return 0;
     st = proto_get(call_params(c), "strict");
     d->rr_first = 1;
-    return call_unsupported(c, !st || st->type != RCP_JSON_FALSE,
-                            "rerank.method", "the rerank engine does not "
-                            "offer it");
+    if (call_unsupported(c, !st || st->type != RCP_JSON_FALSE,
+                         "rerank.method", "the rerank engine does not "
+                         "offer it"))
+        return RCP_OPTION_UNSUPPORTED;
+    m = rcp_json_get(d->rcap, "methods");
+    call_note_add(c, "rerank by the engine's %.*s", (int)(m->kids[0].n > 40
+                  ? 40 : m->kids[0].n), m->kids[0].s);
+    return 0;
 }
 
 /* Every other method: the built-in's, with c bound for the hooks; a
@@ -800,8 +812,8 @@ static unsigned long dl_partial(const void *ud)
     return d->inner->partial ? d->inner->partial(d->inner_ud) : 0;
 }
 
-/* retrieve's value with rerankBuiltin false when the engine offers
-** neither method the stage runs. */
+/* retrieve's value with rerankBuiltin false when the engine names no
+** rerank method. */
 static void write_retrieve(const delegate *d, rcp_jw *w)
 {
     rcp_buf b;
@@ -820,8 +832,7 @@ static void write_retrieve(const delegate *d, rcp_jw *w)
         const rcp_json *k = &v->kids[i];
         rcp_jw_keyn(w, k->key, k->keylen);
         if (k->keylen == 13 && !memcmp(k->key, "rerankBuiltin", 13))
-            rcp_jw_bool(w, k->type == RCP_JSON_TRUE
-                        && (d->rr_cross || d->rr_colbert));
+            rcp_jw_bool(w, k->type == RCP_JSON_TRUE && d->rr_any);
         else
             rcp_jw_value(w, k);
     }
@@ -989,6 +1000,8 @@ static void learn_rerank(delegate *d)
         d->rr_cross |= rcp_json_streq(&ms->kids[i], "cross-encoder");
         d->rr_colbert |= rcp_json_streq(&ms->kids[i], "colbert");
     }
+    d->rr_any = ms && ms->type == RCP_JSON_ARRAY && ms->n
+                && ms->kids[0].type == RCP_JSON_STRING;
     mc = rcp_json_get(d->rcap, "maxCandidates");
     d->max_passages = mc && rcp_json_int(mc, &k) && k > 0 ? k : 0;
 }

@@ -22,6 +22,112 @@ static const char *bin(void)
 }
 
 static const char corpus[] = "tests/sample-corpus.jsonl";
+static const char *self;        /* this program: `self fake-engine` */
+
+/* MARK: - A fake engine: what rcp as an engine never does ---------------- */
+
+/* A server over the protocol core with a backend of its own, run as
+** `test_delegate fake-engine`: embed gives [len, 1, 0] (not normalised)
+** with batchLimit 2 and identity "fake-3"; rerank offers llm and colbert
+** (no cross-encoder) with maxCandidates 2 and scores by length (llm) or
+** minus length (colbert); "wrongdim" embeds to two numbers; every
+** request reports progress (§9). */
+static unsigned long fake_offers(const void *ud)
+{
+    (void)ud;
+    return PROTO_CAP(PROTO_CAP_EMBED) | PROTO_CAP(PROTO_CAP_RERANK)
+           | PROTO_CAP(PROTO_CAP_STREAMING);
+}
+
+static unsigned long fake_partial(const void *ud)
+{
+    (void)ud;
+    return 0;
+}
+
+static void fake_describe(const void *ud, int cap, rcp_jw *w)
+{
+    static const char embed[] = "{\"dimension\":3,\"identity\":\"fake-3\","
+        "\"batchLimit\":2}";
+    static const char rerank[] = "{\"methods\":[\"llm\",\"colbert\"],"
+        "\"maxCandidates\":2,\"models\":[\"m1\"]}";
+    (void)ud;
+    if (cap == PROTO_CAP_EMBED)
+        rcp_jw_raw(w, embed, sizeof embed - 1);
+    else if (cap == PROTO_CAP_RERANK)
+        rcp_jw_raw(w, rerank, sizeof rerank - 1);
+    else
+        rcp_jw_raw(w, "{}", 2);
+}
+
+static int fake_embed(void *ud, rcp_call *c)
+{
+    const rcp_json *in = proto_get(call_params(c), "inputs");
+    rcp_jw *w = call_w(c);
+    size_t i;
+    (void)ud;
+    if (!in || in->type != RCP_JSON_ARRAY || in->n > 2)
+        return call_fail(c, RCP_INVALID_PARAMS, "inputs", NULL, "fake: at "
+                         "most two inputs");
+    (void)call_checkpoint(c, 0.5, "fake");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "vectors");
+    rcp_jw_arr(w);
+    for (i = 0; i < in->n; i++) {
+        int bad = rcp_json_streq(&in->kids[i], "wrongdim");
+        rcp_jw_arr(w);
+        rcp_jw_int(w, (int64_t)in->kids[i].n);
+        rcp_jw_int(w, 1);
+        if (!bad)
+            rcp_jw_int(w, 0);
+        rcp_jw_arr_end(w);
+    }
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+static int fake_rerank(void *ud, rcp_call *c)
+{
+    const rcp_json *ps = proto_get(call_params(c), "passages");
+    const rcp_json *m = proto_get(call_params(c), "method");
+    rcp_jw *w = call_w(c);
+    int sign = rcp_json_streq(m, "colbert") ? -1 : 1;
+    size_t i;
+    (void)ud;
+    if (m && !rcp_json_streq(m, "llm") && sign > 0)
+        return call_fail(c, RCP_OPTION_UNSUPPORTED, NULL, "method", "fake: "
+                         "llm or colbert");
+    if (!ps || ps->type != RCP_JSON_ARRAY || ps->n > 2)
+        return call_fail(c, RCP_INVALID_PARAMS, "passages", NULL, "fake: "
+                         "at most two passages");
+    rcp_jw_obj(w);
+    rcp_jw_key(w, "scores");
+    rcp_jw_arr(w);
+    for (i = 0; i < ps->n; i++)
+        rcp_jw_int(w, sign * (int64_t)ps->kids[i].n);
+    rcp_jw_arr_end(w);
+    rcp_jw_obj_end(w);
+    return 0;
+}
+
+static int fake_engine(void)
+{
+    static proto_backend be;
+    rcp_server *srv;
+    int rc;
+    memset(&be, 0, sizeof be);
+    be.offers = fake_offers;
+    be.partial = fake_partial;
+    be.describe = fake_describe;
+    be.handle[PROTO_M_EMBED] = fake_embed;
+    be.handle[PROTO_M_RERANK] = fake_rerank;
+    if (!(srv = proto_server_new(NULL, &be, NULL)))
+        return 1;
+    rc = rcp_server_run(srv, 0, 1);
+    rcp_server_free(srv);
+    return rc ? 1 : 0;
+}
 static char dir[64];
 
 static void setup(void)
@@ -378,14 +484,22 @@ END_TEST
 
 /* An engine behind a shell that logs every line it is sent into log and
 ** holds each line after the first (initialize) for hold seconds. */
-static const char *logged_engine(char *out, size_t n, const char *log,
-                                 int hold)
+static const char *logged(char *out, size_t n, const char *log, int hold,
+                          const char *engine)
 {
     snprintf(out, n, "[\"sh\",\"-c\",\"tee %s | { IFS= read -r l; "
              "printf '%%s\\\\n' \\\"$l\\\"; while IFS= read -r l; do "
              "sleep %d; printf '%%s\\\\n' \\\"$l\\\"; done; } | "
-             "exec %s serve 2>/dev/null\"]", log, hold, bin());
+             "exec %s 2>/dev/null\"]", log, hold, engine);
     return out;
+}
+
+static const char *logged_engine(char *out, size_t n, const char *log,
+                                 int hold)
+{
+    char e[256];
+    snprintf(e, sizeof e, "%s serve", bin());
+    return logged(out, n, log, hold, e);
 }
 
 static int log_has(const char *log, const char *s)
@@ -527,6 +641,150 @@ START_TEST(index_add_embeds_its_documents_in_one_batch)
                      answer(&local, "retrieve", q, "usage", b, sizeof b));
     close_srv(&front);
     close_srv(&local);
+}
+END_TEST
+
+/* MARK: - What only another implementation shows (the fake engine) ------ */
+
+static const char *fake_cmd(char *out, size_t n)
+{
+    snprintf(out, n, "%s fake-engine", self);
+    return out;
+}
+
+/* batchLimit 2: five documents are three embed requests; the vectors
+** are stored normalised ([len,1,0] / |.|), so dense scores are cosines;
+** the identity is the fake's. */
+START_TEST(a_batch_limit_splits_index_add_and_vectors_are_normalised)
+{
+    char cmd[1024], log[128], e[256], t[512];
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    static const char add[] = "{\"documents\":[{\"id\":\"a\",\"text\":"
+        "\"x\"},{\"id\":\"b\",\"text\":\"xx\"},{\"id\":\"c\",\"text\":"
+        "\"xxx\"},{\"id\":\"d\",\"text\":\"xxxx\"},{\"id\":\"e\",\"text\":"
+        "\"xxxxx\"}]}";
+    srv front;
+    rcp_request *r;
+    const rcp_json *h, *v;
+    snprintf(log, sizeof log, "%s/engine.log", dir);
+    logged(cmd, sizeof cmd, log, 0, fake_cmd(e, sizeof e));
+    serve(&front, fw);
+    ck_assert_ptr_nonnull(rcp_request_result(ask(&front, "index/add", add)));
+    ck_assert_int_eq(log_count(log, "\"method\":\"embed\""), 3);
+    r = ask(&front, "retrieve", "{\"query\":\"x\",\"k\":5,\"mode\":"
+            "\"dense\",\"includeVectors\":true}");
+    h = rcp_json_get(rcp_request_result(r), "hits");
+    ck_assert_uint_eq(h->n, 5);
+    /* the query [1,1,0]/sqrt2 is nearest the document [1,1,0]/sqrt2 */
+    ck_assert(rcp_json_streq(rcp_json_get(&h->kids[0], "id"), "a"));
+    ck_assert_double_eq_tol(rcp_json_num(rcp_json_get(&h->kids[0],
+                                                      "score")), 1.0, 1e-6);
+    v = rcp_json_get(&h->kids[0], "vector");
+    ck_assert_uint_eq(v->n, 3);
+    ck_assert_double_eq_tol(rcp_json_num(&v->kids[0]), 0.70710678, 1e-6);
+    r = ask(&front, "embed", "{\"inputs\":[\"x\"]}");  /* as it came */
+    ck_assert_str_eq(text_of(rcp_request_result(r), NULL, t, sizeof t),
+                     "{\"vectors\":[[1,1,0]]}");
+    r = ask(&front, "index/add", "{\"documents\":[{\"id\":\"f\","
+            "\"text\":\"wrongdim\"}]}");
+    ck_assert_int_eq(error_code(r), RCP_BACKEND_UNAVAILABLE);
+    ck_assert_msg(strstr(error_data(r, "detail", t, sizeof t),
+                         "not 1 vectors of dimension 3"), "said %s", t);
+    close_srv(&front);
+}
+END_TEST
+
+/* The engine offers llm and colbert: retrieve's stage uses llm when no
+** method is named, colbert when asked, and cross-encoder is -32005, or
+** with strict false a note and llm; maxCandidates 2 splits the stage. */
+START_TEST(the_rerank_stage_uses_what_the_engine_offers)
+{
+    char cmd[256], t[1024];
+    const char *fw[] = { "--corpus", corpus, "--rerank-engine", cmd, NULL };
+    srv front;
+    rcp_request *r;
+    const rcp_json *h;
+    size_t i;
+    fake_cmd(cmd, sizeof cmd);
+    serve(&front, fw);
+    ck_assert_ptr_nonnull(strstr(first_cap(fw, "retrieve", t, sizeof t),
+                                 "\"rerankBuiltin\":true"));
+    r = ask(&front, "retrieve", "{\"query\":\"store\",\"k\":5,"
+            "\"rerank\":{\"topN\":5}}");
+    h = rcp_json_get(rcp_request_result(r), "hits");
+    ck_assert_uint_eq(h->n, 5);
+    for (i = 0; i < h->n; i++) {    /* llm: each passage's length */
+        const rcp_json *st = rcp_json_get(rcp_json_get(&h->kids[i],
+                                                       "scores"), "rerank");
+        ck_assert_ptr_nonnull(st);
+        ck_assert_double_eq(rcp_json_num(st), (double)rcp_json_get(
+            &h->kids[i], "text")->n);
+    }
+    r = ask(&front, "retrieve", "{\"query\":\"store\",\"k\":3,"
+            "\"rerank\":{\"method\":\"colbert\"}}");
+    h = rcp_json_get(rcp_request_result(r), "hits");
+    ck_assert(rcp_json_num(rcp_json_get(rcp_json_get(&h->kids[0], "scores"),
+                                        "rerank")) < 0);
+    r = ask(&front, "retrieve", "{\"query\":\"store\",\"k\":3,"
+            "\"rerank\":{\"method\":\"cross-encoder\"}}");
+    ck_assert_int_eq(error_code(r), RCP_OPTION_UNSUPPORTED);
+    ck_assert_str_eq(error_data(r, "option", t, sizeof t),
+                     "\"rerank.method\"");
+    r = ask(&front, "retrieve", "{\"query\":\"store\",\"k\":3,"
+            "\"strict\":false,\"rerank\":{\"method\":\"cross-encoder\"}}");
+    h = rcp_json_get(rcp_request_result(r), "hits");
+    ck_assert(rcp_json_num(rcp_json_get(rcp_json_get(&h->kids[0], "scores"),
+                                        "rerank")) > 0);
+    ck_assert_ptr_nonnull(strstr(text_of(rcp_json_get(rcp_request_result(r),
+                                 "usage"), NULL, t, sizeof t),
+                                 "rerank by the engine's llm"));
+    /* the rerank method itself is the engine's, model and all */
+    r = ask(&front, "rerank", "{\"query\":\"q\",\"passages\":[\"ab\","
+            "\"abc\"],\"model\":\"m1\"}");
+    ck_assert_str_eq(text_of(rcp_request_result(r), NULL, t, sizeof t),
+                     "{\"scores\":[2,3]}");
+    close_srv(&front);
+}
+END_TEST
+
+/* §9: the engine's progress for a forwarded request reaches our client
+** under its own token. */
+static size_t progress_seen;
+static void on_progress(void *ud, const rcp_json *msg)
+{
+    (void)ud;
+    if (rcp_json_streq(rcp_json_get(rcp_json_get(msg, "params"),
+                                    "progressToken"), "p-1"))
+        progress_seen++;
+}
+
+START_TEST(the_engines_progress_is_relayed)
+{
+    char cmd[256], *argv[5];
+    rcp_client_opts o;
+    rcp_client *c;
+    rcp_request *r;
+    char err[256];
+    fake_cmd(cmd, sizeof cmd);
+    argv[0] = (char *)bin();
+    argv[1] = "serve";
+    argv[2] = "--embed-engine";
+    argv[3] = cmd;
+    argv[4] = NULL;
+    memset(&o, 0, sizeof o);
+    o.err = RCP_STDERR_DISCARD;
+    o.on_notify = on_progress;
+    c = rcp_client_spawn(argv, &o, err, sizeof err);
+    ck_assert_msg(c != NULL, "%s", err);
+    r = rcp_client_request(c, "initialize", "{\"protocolVersion\":1}", 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, 60000), RCP_REQ_DONE);
+    progress_seen = 0;
+    r = rcp_client_request(c, "embed", "{\"inputs\":[\"x\"],\"_meta\":"
+                           "{\"progressToken\":\"p-1\"}}", 0);
+    ck_assert_int_eq(rcp_client_wait(c, r, 60000), RCP_REQ_DONE);
+    ck_assert_ptr_nonnull(rcp_request_result(r));
+    ck_assert_uint_ge(progress_seen, 1);
+    rcp_client_close(c, 5000);
 }
 END_TEST
 
@@ -697,6 +955,10 @@ static Suite *make_suite(void)
         retrieve_through_the_engines_equals_the_local_equivalent);
     tcase_add_test(ret, rerank_is_the_engines_rerank_and_capability);
     tcase_add_test(ret, index_add_embeds_its_documents_in_one_batch);
+    tcase_add_test(ret,
+        a_batch_limit_splits_index_add_and_vectors_are_normalised);
+    tcase_add_test(ret, the_rerank_stage_uses_what_the_engine_offers);
+    tcase_add_test(fail, the_engines_progress_is_relayed);
     tcase_add_test(fail,
         an_engine_error_passes_through_with_its_code_and_field);
     tcase_add_test(fail, the_forwarded_deadline_is_strictly_smaller);
@@ -717,4 +979,16 @@ static Suite *make_suite(void)
     return s;
 }
 
-TEST_MAIN(make_suite)
+int main(int argc, char **argv)
+{
+    SRunner *sr;
+    int failed;
+    self = argv[0];
+    if (argc > 1 && !strcmp(argv[1], "fake-engine"))
+        return fake_engine();
+    sr = srunner_create(make_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
