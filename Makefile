@@ -412,6 +412,10 @@ test-run: $(patsubst %,$(BUILD)/tests/%,$(TESTS)) $(BUILD)/rcp \
 	    > $(BUILD)/conform-registry.json
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve \
 	    --registry $(BUILD)/conform-registry.json
+	@echo "== conformance, embed and rerank by another rcp (issue 18, $(BUILD))"
+	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --debug \
+	    $(CONFORM_FIELDS) --embed-engine '$(BUILD)/rcp serve' \
+	    --rerank-engine '$(BUILD)/rcp serve'
 	@echo "== conformance, a store reused across runs ($(CONFORM_STORE))"
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --data $(CONFORM_STORE)
 	@$(BUILD)/rcp conform --quiet -- $(BUILD)/rcp serve --data $(CONFORM_STORE) \

@@ -531,8 +531,8 @@ static int embed_batch(delegate *d, const char *const *texts,
     rcp_request_free(d->embed->cl, r);
     if (rc)
         return dl_fail(d, RCP_BACKEND_UNAVAILABLE, 0, NULL, NULL, "embed "
-                       "engine: its answer is not %lu vectors of dimension "
-                       "%u", (unsigned long)n, d->dim);
+                       "engine: its answer is not %lu vector%s of dimension "
+                       "%u", (unsigned long)n, n == 1 ? "" : "s", d->dim);
     for (i = 0; i < n; i++)
         normalise(out + i * d->dim, d->dim);
     return 0;

@@ -689,7 +689,7 @@ START_TEST(a_batch_limit_splits_index_add_and_vectors_are_normalised)
             "\"text\":\"wrongdim\"}]}");
     ck_assert_int_eq(error_code(r), RCP_BACKEND_UNAVAILABLE);
     ck_assert_msg(strstr(error_data(r, "detail", t, sizeof t),
-                         "not 1 vectors of dimension 3"), "said %s", t);
+                         "not 1 vector of dimension 3"), "said %s", t);
     close_srv(&front);
 }
 END_TEST
