@@ -146,15 +146,17 @@ static void teardown(void)
 /* MARK: - Driving a server ------------------------------------------------ */
 
 typedef struct srv {
-    rcp_client *c;
+    rcp_client  *c;
+    rcp_request *init;          /* its initialize, answered */
 } srv;
 
-/* argv: a NULL-terminated list of the words after `rcp serve`. */
-static void serve(srv *s, const char *const *words)
+/* `rcp serve WORDS...` (words NULL-terminated) started and initialised;
+** notify (NULL: none) sees its notifications. */
+static void serve_n(srv *s, const char *const *words,
+                    rcp_client_notify_fn notify)
 {
     char *argv[16];
     rcp_client_opts o;
-    rcp_request *r;
     char err[256];
     int n = 0;
     argv[n++] = (char *)bin();
@@ -164,12 +166,19 @@ static void serve(srv *s, const char *const *words)
     argv[n] = NULL;
     memset(&o, 0, sizeof o);
     o.err = RCP_STDERR_DISCARD;
+    o.on_notify = notify;
     s->c = rcp_client_spawn(argv, &o, err, sizeof err);
     ck_assert_msg(s->c != NULL, "%s", err);
-    r = rcp_client_request(s->c, "initialize", "{\"protocolVersion\":1}", 0);
-    ck_assert_ptr_nonnull(r);
-    ck_assert_int_eq(rcp_client_wait(s->c, r, 60000), RCP_REQ_DONE);
-    ck_assert_msg(rcp_request_result(r) != NULL, "initialize failed");
+    s->init = rcp_client_request(s->c, "initialize",
+                                 "{\"protocolVersion\":1}", 0);
+    ck_assert_ptr_nonnull(s->init);
+    ck_assert_int_eq(rcp_client_wait(s->c, s->init, 60000), RCP_REQ_DONE);
+    ck_assert_msg(rcp_request_result(s->init) != NULL, "initialize failed");
+}
+
+static void serve(srv *s, const char *const *words)
+{
+    serve_n(s, words, NULL);
 }
 
 static rcp_request *ask(srv *s, const char *method, const char *params)
@@ -241,27 +250,15 @@ static void close_srv(srv *s)
     rcp_client_close(s->c, 5000);
 }
 
-/* What the first initialize answered for key, serialised. */
+/* What initialize answered for capability key, serialised. */
 static const char *first_cap(const char *const *words, const char *key,
                              char *out, size_t n)
 {
-    char *argv[16];
-    rcp_request *r;
-    rcp_client *c;
-    char err[256];
-    int i = 0;
-    argv[i++] = (char *)bin();
-    argv[i++] = "serve";
-    while (*words)
-        argv[i++] = (char *)*words++;
-    argv[i] = NULL;
-    c = rcp_client_spawn(argv, NULL, err, sizeof err);
-    ck_assert_msg(c != NULL, "%s", err);
-    r = rcp_client_request(c, "initialize", "{\"protocolVersion\":1}", 0);
-    ck_assert_int_eq(rcp_client_wait(c, r, 60000), RCP_REQ_DONE);
-    text_of(rcp_json_get(rcp_json_get(rcp_request_result(r),
+    srv s;
+    serve(&s, words);
+    text_of(rcp_json_get(rcp_json_get(rcp_request_result(s.init),
                                       "capabilities"), key), NULL, out, n);
-    rcp_client_close(c, 5000);
+    close_srv(&s);
     return out;
 }
 
@@ -502,17 +499,21 @@ static const char *logged_engine(char *out, size_t n, const char *log,
     return logged(out, n, log, hold, e);
 }
 
+/* What the engine was sent so far ("" when nothing yet). */
+static char *read_log(const char *log, char *b, size_t cap)
+{
+    FILE *f = fopen(log, "r");
+    size_t n = f ? fread(b, 1, cap - 1, f) : 0;
+    if (f)
+        fclose(f);
+    b[n] = '\0';
+    return b;
+}
+
 static int log_has(const char *log, const char *s)
 {
     char b[1 << 15];
-    FILE *f = fopen(log, "r");
-    size_t n;
-    if (!f)
-        return 0;
-    n = fread(b, 1, sizeof b - 1, f);
-    b[n] = '\0';
-    fclose(f);
-    return strstr(b, s) != NULL;
+    return strstr(read_log(log, b, sizeof b), s) != NULL;
 }
 
 START_TEST(the_forwarded_deadline_is_strictly_smaller)
@@ -520,8 +521,6 @@ START_TEST(the_forwarded_deadline_is_strictly_smaller)
     char cmd[1024], log[128], b[1 << 15], *p;
     const char *fw[] = { "--embed-engine", cmd, NULL };
     srv front;
-    FILE *f;
-    size_t n;
     double fwd;
     snprintf(log, sizeof log, "%s/engine.log", dir);
     logged_engine(cmd, sizeof cmd, log, 0);
@@ -529,12 +528,7 @@ START_TEST(the_forwarded_deadline_is_strictly_smaller)
     ck_assert_ptr_nonnull(rcp_request_result(ask(&front, "embed",
         "{\"inputs\":[\"x\"],\"_meta\":{\"deadlineMs\":4000,"
         "\"traceId\":\"t-1\"}}")));
-    f = fopen(log, "r");
-    ck_assert_ptr_nonnull(f);
-    n = fread(b, 1, sizeof b - 1, f);
-    b[n] = '\0';
-    fclose(f);
-    p = strstr(b, "\"deadlineMs\":");
+    p = strstr(read_log(log, b, sizeof b), "\"deadlineMs\":");
     ck_assert_ptr_nonnull(p);
     fwd = atof(p + 13);
     ck_assert_msg(fwd > 0 && fwd < 4000, "forwarded %g", fwd);
@@ -600,14 +594,8 @@ END_TEST
 static int log_count(const char *log, const char *s)
 {
     char b[1 << 15], *p;
-    FILE *f = fopen(log, "r");
-    size_t n;
     int k = 0;
-    ck_assert_ptr_nonnull(f);
-    n = fread(b, 1, sizeof b - 1, f);
-    b[n] = '\0';
-    fclose(f);
-    for (p = b; (p = strstr(p, s)) != NULL; p++)
+    for (p = read_log(log, b, sizeof b); (p = strstr(p, s)) != NULL; p++)
         k++;
     return k;
 }
@@ -760,31 +748,16 @@ static void on_progress(void *ud, const rcp_json *msg)
 
 START_TEST(the_engines_progress_is_relayed)
 {
-    char cmd[256], *argv[5];
-    rcp_client_opts o;
-    rcp_client *c;
-    rcp_request *r;
-    char err[256];
+    char cmd[256];
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    srv front;
     fake_cmd(cmd, sizeof cmd);
-    argv[0] = (char *)bin();
-    argv[1] = "serve";
-    argv[2] = "--embed-engine";
-    argv[3] = cmd;
-    argv[4] = NULL;
-    memset(&o, 0, sizeof o);
-    o.err = RCP_STDERR_DISCARD;
-    o.on_notify = on_progress;
-    c = rcp_client_spawn(argv, &o, err, sizeof err);
-    ck_assert_msg(c != NULL, "%s", err);
-    r = rcp_client_request(c, "initialize", "{\"protocolVersion\":1}", 0);
-    ck_assert_int_eq(rcp_client_wait(c, r, 60000), RCP_REQ_DONE);
+    serve_n(&front, fw, on_progress);
     progress_seen = 0;
-    r = rcp_client_request(c, "embed", "{\"inputs\":[\"x\"],\"_meta\":"
-                           "{\"progressToken\":\"p-1\"}}", 0);
-    ck_assert_int_eq(rcp_client_wait(c, r, 60000), RCP_REQ_DONE);
-    ck_assert_ptr_nonnull(rcp_request_result(r));
+    ck_assert_ptr_nonnull(rcp_request_result(ask(&front, "embed",
+        "{\"inputs\":[\"x\"],\"_meta\":{\"progressToken\":\"p-1\"}}")));
     ck_assert_uint_ge(progress_seen, 1);
-    rcp_client_close(c, 5000);
+    close_srv(&front);
 }
 END_TEST
 
