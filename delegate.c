@@ -93,6 +93,8 @@ struct delegate {
     proto_backend be;
     rcp_call   *cur;            /* the call running, for the hooks */
     int         rr_first;       /* retrieve: use the engine's first method */
+    int         relay;          /* forwarding embed/rerank: relay §9 progress
+                                   (a hook's would jump its call's) */
     /* the first failure a hook met while cur ran */
     int         fcode, fretry;
     char        ffield[128], foption[64], fdetail[256];
@@ -284,16 +286,20 @@ static int engine_up(delegate *d, dl_engine *e, int ms)
     return 0;
 }
 
-/* Invariant 4: e connected, or the -32010 kept. */
+/* Invariant 4: e connected, or the -32010 kept.  An engine that exited
+** while idle (its EOF is read here) is started again at once: nothing
+** was sent to it, so nothing is lost by trying; one that fails to start
+** backs off. */
 static int engine_ready(delegate *d, dl_engine *e, double deadline)
 {
     double now = proto_now_ms();
     int ms = DL_START_MS;
-    if (e->cl && rcp_client_alive(e->cl))
+    if (e->cl && rcp_client_pump(e->cl, 0) >= 0 && rcp_client_alive(e->cl))
         return 0;
     if (e->cl) {
-        snprintf(e->why, sizeof e->why, "%s exited", e->name);
-        engine_down(e);
+        rcp_client_close(e->cl, 0);
+        e->cl = NULL;
+        e->retry_at = 0;
     }
     if (deadline > 0 && deadline - now < ms)
         ms = deadline - now > 1 ? (int)(deadline - now) : 1;
@@ -307,8 +313,8 @@ static int engine_ready(delegate *d, dl_engine *e, double deadline)
 /* MARK: - Forwarding: deadline, cancel, progress ------------------------- */
 
 /* _meta of the forwarded request: the caller's members but deadlineMs
-** and progressToken, then ours (invariant 2; §9 progress relayed under
-** our own token). */
+** and progressToken, then ours (invariant 2; for embed and rerank
+** themselves, §9 progress relayed under our own token). */
 static void write_meta(delegate *d, rcp_jw *w, rcp_call *c, double left)
 {
     const rcp_json *m = c ? proto_get(call_params(c), "_meta") : NULL;
@@ -327,7 +333,8 @@ static void write_meta(delegate *d, rcp_jw *w, rcp_call *c, double left)
         rcp_jw_key(w, "deadlineMs");
         rcp_jw_int(w, (int64_t)left);
     }
-    if (c && proto_get(proto_get(call_params(c), "_meta"), "progressToken")) {
+    if (c && d->relay
+        && proto_get(proto_get(call_params(c), "_meta"), "progressToken")) {
         snprintf(d->token, sizeof d->token, "rcp-delegate-%lu", ++d->tokens);
         rcp_jw_key(w, "progressToken");
         rcp_jw_cstr(w, d->token);
@@ -705,8 +712,10 @@ static int forward(delegate *d, dl_engine *e, rcp_call *c,
     int rc;
     d->fcode = 0;
     d->cur = c;
+    d->relay = 1;
     rc = dl_call(d, e, c, method, put_params, c, &r);
     d->cur = NULL;
+    d->relay = 0;
     if (rc)
         return dl_surface(d, c);
     rcp_jw_value(call_w(c), rcp_request_result(r));   /* as it came */

@@ -761,17 +761,41 @@ START_TEST(the_engines_progress_is_relayed)
 }
 END_TEST
 
-/* An engine whose first life reads initialize and the next request, then
-** exits without answering it; its second life serves. */
-static const char *flaky_engine(char *out, size_t n, const char *flag,
-                                const char *second)
+/* An engine whose first life reads initialize and (mid 1) the next
+** request, then exits without answering it; its second life serves. */
+static const char *flaky(char *out, size_t n, const char *flag,
+                         const char *second, int mid)
 {
     snprintf(out, n, "[\"sh\",\"-c\",\"if [ -e %s ]; then exec %s serve "
              "%s 2>/dev/null; fi; touch %s; { IFS= read -r l; printf "
-             "'%%s\\\\n' \\\"$l\\\"; IFS= read -r l; } | %s serve "
-             "2>/dev/null; exit 1\"]", flag, bin(), second, flag, bin());
+             "'%%s\\\\n' \\\"$l\\\"; %s } | %s serve 2>/dev/null; "
+             "exit 1\"]", flag, bin(), second, flag,
+             mid ? "IFS= read -r l;" : "", bin());
     return out;
 }
+
+static const char *flaky_engine(char *out, size_t n, const char *flag,
+                                const char *second)
+{
+    return flaky(out, n, flag, second, 1);
+}
+
+/* One that exits while idle is started again at once: the next request
+** is answered, not refused. */
+START_TEST(an_engine_that_exited_while_idle_is_restarted_at_once)
+{
+    char cmd[1024], flag[128];
+    const char *fw[] = { "--embed-engine", cmd, NULL };
+    srv front;
+    snprintf(flag, sizeof flag, "%s/flag", dir);
+    flaky(cmd, sizeof cmd, flag, "", 0);
+    serve(&front, fw);
+    (void)poll(NULL, 0, 200);           /* its first life is over */
+    ck_assert_ptr_nonnull(rcp_request_result(ask(&front, "embed",
+                          "{\"inputs\":[\"x\"]}")));
+    close_srv(&front);
+}
+END_TEST
 
 START_TEST(an_engine_dying_mid_request_is_unavailable_then_recovers)
 {
@@ -941,6 +965,8 @@ static Suite *make_suite(void)
     tcase_add_test(fail,
         an_engine_dying_mid_request_is_unavailable_then_recovers);
     tcase_add_test(fail, an_engine_back_with_another_identity_is_not_used);
+    tcase_add_test(fail,
+        an_engine_that_exited_while_idle_is_restarted_at_once);
     tcase_add_test(cli, the_store_records_the_engines_identity);
     tcase_add_test(cli, a_bad_engine_flag_is_a_clear_error);
     tcase_add_test(cli, an_engine_without_the_capability_is_refused);
