@@ -99,7 +99,7 @@ struct delegate {
     int         fcode, fretry;
     char        ffield[128], foption[64], fdetail[256];
     struct dl_pre {             /* index/add's vectors, made in batches */
-        const char **texts;     /* in the call's arena */
+        const char **texts;     /* the call's; the arrays rcp_malloc'd */
         size_t      *lens, n, next;
         float       *vecs;      /* n x dim */
     } pre;
@@ -201,8 +201,8 @@ static void engine_down(dl_engine *e)
     e->retry_at = proto_now_ms() + e->backoff;
 }
 
-/* The serialised value of capability key in caps, or NULL (and "" in
-** *text when it is not there). */
+/* The serialised value of capability key in caps ("" when absent), or
+** NULL out of memory. */
 static char *cap_text(const rcp_json *caps, const char *key)
 {
     const rcp_json *v = rcp_json_get(caps, key);
@@ -575,11 +575,22 @@ static int dl_embed(void *ud, const char *text, size_t len, int kind,
     return embed_batch(d, &text, &len, 1, kind, out);
 }
 
+static void pre_free(struct dl_pre *p)
+{
+    rcp_free((void *)p->texts);
+    rcp_free(p->lens);
+    rcp_free(p->vecs);
+    memset(p, 0, sizeof *p);
+}
+
 /* index/add's documents (whole, not chunked) embedded before the add, in
 ** batches of the engine's embed.batchLimit (§7.3 SHOULD respect it): one
-** request per batch instead of one per document.  0, or the failure
-** (nothing is added then). */
-static int prefetch(delegate *d, rcp_call *c)
+** request per batch instead of one per document.  Best effort: when it
+** fails (no memory, the engine down or refusing), nothing is kept and the
+** add embeds document by document, after its own checks, so its errors
+** keep their precedence (-32003 read-only, -32602, a replayed
+** idempotency key) and the failure is met, if at all, where it applies. */
+static void prefetch(delegate *d, rcp_call *c)
 {
     const rcp_json *docs = proto_get(call_params(c), "documents"),
                    *ck = proto_get(call_params(c), "chunk"),
@@ -587,18 +598,18 @@ static int prefetch(delegate *d, rcp_call *c)
     struct dl_pre *p = &d->pre;
     size_t i, at, step;
     int64_t lim;
-    int rc;
     memset(p, 0, sizeof *p);
     if (!docs || docs->type != RCP_JSON_ARRAY || docs->n < 2
         || (ck && ck->type == RCP_JSON_TRUE))
-        return 0;
+        return;
     step = bl && rcp_json_int(bl, &lim) && lim > 0 ? (size_t)lim : docs->n;
-    p->texts = rcp_arena_alloc(call_arena(c), docs->n * sizeof *p->texts);
-    p->lens = rcp_arena_alloc(call_arena(c), docs->n * sizeof *p->lens);
-    p->vecs = rcp_arena_alloc(call_arena(c),
-                              docs->n * d->dim * sizeof *p->vecs);
-    if (!p->texts || !p->lens || !p->vecs)
-        return 0;           /* no room: one request per document, then */
+    p->texts = rcp_malloc(docs->n * sizeof *p->texts);
+    p->lens = rcp_malloc(docs->n * sizeof *p->lens);
+    p->vecs = rcp_malloc(docs->n * d->dim * sizeof *p->vecs);
+    if (!p->texts || !p->lens || !p->vecs) {
+        pre_free(p);
+        return;
+    }
     for (i = 0; i < docs->n; i++) {
         const rcp_json *t = proto_get(&docs->kids[i], "text");
         if (t && t->type == RCP_JSON_STRING) {
@@ -607,13 +618,13 @@ static int prefetch(delegate *d, rcp_call *c)
         }
     }
     for (at = 0; at < p->n; at += step)
-        if ((rc = embed_batch(d, p->texts + at, p->lens + at,
-                              p->n - at < step ? p->n - at : step,
-                              RCP_KIND_DOCUMENT, p->vecs + at * d->dim))) {
-            p->n = 0;
-            return rc;
+        if (embed_batch(d, p->texts + at, p->lens + at,
+                        p->n - at < step ? p->n - at : step,
+                        RCP_KIND_DOCUMENT, p->vecs + at * d->dim)) {
+            pre_free(p);
+            d->fcode = 0;       /* met again where it applies */
+            return;
         }
-    return 0;
 }
 
 typedef struct rerank_in {
@@ -779,12 +790,12 @@ static int dl_inner(delegate *d, rcp_call *c, int m)
         return rc;
     d->fcode = 0;
     d->cur = c;
-    rc = m == PROTO_M_INDEX_ADD && d->embed ? prefetch(d, c) : 0;
-    if (!rc)
-        rc = d->inner->handle[m](d->inner_ud, c);
+    if (m == PROTO_M_INDEX_ADD && d->embed)
+        prefetch(d, c);
+    rc = d->inner->handle[m](d->inner_ud, c);
     d->cur = NULL;
     d->rr_first = 0;
-    memset(&d->pre, 0, sizeof d->pre);
+    pre_free(&d->pre);
     if (rc && d->fcode)
         return dl_surface(d, c);
     d->fcode = 0;

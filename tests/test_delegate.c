@@ -848,6 +848,45 @@ START_TEST(an_engine_back_with_another_identity_is_not_used)
 }
 END_TEST
 
+/* An engine that answers initialize once and is never to be had again:
+** index/add's own checks come first (-32003 read-only, -32602 a bad
+** document), then the engine's absence (-32010), and nothing is stored. */
+START_TEST(an_engine_that_is_gone_fails_only_what_needs_it)
+{
+    char cmd[1024], flag[128], t[512];
+    const char *ro[] = { "--read-only", "--embed-engine", cmd, NULL };
+    const char *rw[] = { "--embed-engine", cmd, NULL };
+    static const char add2[] = "{\"documents\":[{\"id\":\"a\",\"text\":"
+        "\"one\"},{\"id\":\"b\",\"text\":\"two\"}]}";
+    srv front;
+    rcp_request *r;
+    snprintf(flag, sizeof flag, "%s/flag", dir);
+    snprintf(cmd, sizeof cmd, "[\"sh\",\"-c\",\"[ -e %s ] && exit 1; touch "
+             "%s; { IFS= read -r l; printf '%%s\\\\n' \\\"$l\\\"; } | %s "
+             "serve 2>/dev/null\"]", flag, flag, bin());
+    serve(&front, ro);
+    ck_assert_int_eq(error_code(ask(&front, "index/add", add2)),
+                     RCP_CAPABILITY_MISSING);
+    close_srv(&front);
+    remove(flag);
+    serve(&front, rw);
+    (void)poll(NULL, 0, 200);
+    ck_assert_int_eq(error_code(ask(&front, "index/add", "{\"documents\":"
+                     "[{\"id\":\"a\",\"text\":\"one\"},{\"text\":5}]}")),
+                     RCP_INVALID_PARAMS);
+    r = ask(&front, "index/add", add2);
+    ck_assert_int_eq(error_code(r), RCP_BACKEND_UNAVAILABLE);
+    ck_assert_msg(strstr(error_data(r, "detail", t, sizeof t),
+                         "embed engine is unavailable"), "said %s", t);
+    r = ask(&front, "retrieve", "{\"query\":\"one\",\"k\":3,"
+            "\"mode\":\"sparse\"}");
+    ck_assert_uint_eq(rcp_json_get(rcp_request_result(r), "hits")->n, 0);
+    ck_assert_ptr_nonnull(rcp_request_result(ask(&front, "embed/sparse",
+                          "{\"texts\":[\"one\"]}")));  /* the rest serves */
+    close_srv(&front);
+}
+END_TEST
+
 /* MARK: - The store and the command line ----------------------------------- */
 
 /* §15.7: --data records the engine's identity like any other; opening it
@@ -967,6 +1006,7 @@ static Suite *make_suite(void)
     tcase_add_test(fail, an_engine_back_with_another_identity_is_not_used);
     tcase_add_test(fail,
         an_engine_that_exited_while_idle_is_restarted_at_once);
+    tcase_add_test(fail, an_engine_that_is_gone_fails_only_what_needs_it);
     tcase_add_test(cli, the_store_records_the_engines_identity);
     tcase_add_test(cli, a_bad_engine_flag_is_a_clear_error);
     tcase_add_test(cli, an_engine_without_the_capability_is_refused);
