@@ -98,9 +98,9 @@ struct delegate {
     /* the first failure a hook met while cur ran */
     int         fcode, fretry;
     char        ffield[128], foption[64], fdetail[256];
-    struct dl_pre {             /* index/add's vectors, made in batches */
-        const char **texts;     /* the call's; the arrays rcp_malloc'd */
-        size_t      *lens, n, next;
+    struct dl_pre {             /* documents' vectors made in batches */
+        char        *text;      /* their texts, one after another */
+        size_t      *off, *lens, n, next;
         float       *vecs;      /* n x dim */
     } pre;
     unsigned long tokens;       /* downstream progress tokens */
@@ -545,16 +545,16 @@ static int embed_batch(delegate *d, const char *const *texts,
     return 0;
 }
 
-/* The prefetched vector of a document's text, if index/add made one:
-** adds come in document order, so the next one is looked at first. */
+/* The vector made ahead for a document's text, if any: documents are
+** added in the order they were embedded, so the next one is looked at
+** first. */
 static const float *prefetched(delegate *d, const char *text, size_t len)
 {
     struct dl_pre *p = &d->pre;
     size_t i, k;
     for (k = 0; k < p->n; k++) {
         i = (p->next + k) % p->n;
-        if (p->lens[i] == len && (p->texts[i] == text
-                                  || !memcmp(p->texts[i], text, len))) {
+        if (p->lens[i] == len && !memcmp(p->text + p->off[i], text, len)) {
             p->next = i + 1;
             return p->vecs + i * d->dim;
         }
@@ -577,54 +577,89 @@ static int dl_embed(void *ud, const char *text, size_t len, int kind,
 
 static void pre_free(struct dl_pre *p)
 {
-    rcp_free((void *)p->texts);
+    rcp_free(p->text);
+    rcp_free(p->off);
     rcp_free(p->lens);
     rcp_free(p->vecs);
     memset(p, 0, sizeof *p);
 }
 
-/* index/add's documents (whole, not chunked) embedded before the add, in
-** batches of the engine's embed.batchLimit (§7.3 SHOULD respect it): one
-** request per batch instead of one per document.  Best effort: when it
-** fails (no memory, the engine down or refusing), nothing is kept and the
-** add embeds document by document, after its own checks, so its errors
-** keep their precedence (-32003 read-only, -32602, a replayed
-** idempotency key) and the failure is met, if at all, where it applies. */
-static void prefetch(delegate *d, rcp_call *c)
+/* Embed texts[0..n) ahead of their adds, in batches of the engine's
+** embed.batchLimit (§7.3 SHOULD respect it): one request per batch
+** instead of one per document.  Best effort: when it fails (no memory,
+** the engine down or refusing), nothing is kept and each add embeds its
+** own, so the failure is met, if at all, where it applies. */
+static void pre_fill(delegate *d, const char *const *texts,
+                     const size_t *lens, size_t n)
 {
-    const rcp_json *docs = proto_get(call_params(c), "documents"),
-                   *ck = proto_get(call_params(c), "chunk"),
-                   *bl = rcp_json_get(d->ecap, "batchLimit");
+    const rcp_json *bl = rcp_json_get(d->ecap, "batchLimit");
     struct dl_pre *p = &d->pre;
-    size_t i, at, step;
+    const char **t = NULL;
+    size_t i, at, step, bytes = 0;
     int64_t lim;
-    memset(p, 0, sizeof *p);
-    if (!docs || docs->type != RCP_JSON_ARRAY || docs->n < 2
-        || (ck && ck->type == RCP_JSON_TRUE))
-        return;
-    step = bl && rcp_json_int(bl, &lim) && lim > 0 ? (size_t)lim : docs->n;
-    p->texts = rcp_malloc(docs->n * sizeof *p->texts);
-    p->lens = rcp_malloc(docs->n * sizeof *p->lens);
-    p->vecs = rcp_malloc(docs->n * d->dim * sizeof *p->vecs);
-    if (!p->texts || !p->lens || !p->vecs) {
+    pre_free(p);
+    for (i = 0; i < n; i++)
+        bytes += lens[i];
+    step = bl && rcp_json_int(bl, &lim) && lim > 0 ? (size_t)lim : n;
+    if (n < 2 || !(p->text = rcp_malloc(bytes + 1))
+        || !(p->off = rcp_malloc(n * sizeof *p->off))
+        || !(p->lens = rcp_malloc(n * sizeof *p->lens))
+        || !(p->vecs = rcp_malloc(n * d->dim * sizeof *p->vecs))
+        || !(t = rcp_malloc(n * sizeof *t))) {
         pre_free(p);
         return;
     }
-    for (i = 0; i < docs->n; i++) {
-        const rcp_json *t = proto_get(&docs->kids[i], "text");
-        if (t && t->type == RCP_JSON_STRING) {
-            p->texts[p->n] = t->s;
-            p->lens[p->n++] = t->n;
-        }
+    for (i = bytes = 0; i < n; bytes += lens[i++]) {
+        memcpy(p->text + bytes, texts[i], lens[i]);
+        p->off[i] = bytes;
+        p->lens[i] = lens[i];
+        t[i] = p->text + bytes;
     }
-    for (at = 0; at < p->n; at += step)
-        if (embed_batch(d, p->texts + at, p->lens + at,
-                        p->n - at < step ? p->n - at : step,
-                        RCP_KIND_DOCUMENT, p->vecs + at * d->dim)) {
+    for (at = 0; at < n; at += step)
+        if (embed_batch(d, t + at, p->lens + at, n - at < step ? n - at
+                        : step, RCP_KIND_DOCUMENT, p->vecs + at * d->dim)) {
             pre_free(p);
             d->fcode = 0;       /* met again where it applies */
-            return;
+            break;
         }
+    if (p->vecs)
+        p->n = n;
+    rcp_free((void *)t);
+}
+
+/* index/add's documents (whole, not chunked), embedded before the add:
+** should that fail, the add embeds document by document after its own
+** checks, so its errors keep their precedence (-32003 read-only, -32602,
+** a replayed idempotency key). */
+static void prefetch(delegate *d, rcp_call *c)
+{
+    const rcp_json *docs = proto_get(call_params(c), "documents"),
+                   *ck = proto_get(call_params(c), "chunk");
+    const char **texts;
+    size_t i, n = 0, *lens;
+    if (!docs || docs->type != RCP_JSON_ARRAY || docs->n < 2
+        || (ck && ck->type == RCP_JSON_TRUE))
+        return;
+    texts = rcp_malloc(docs->n * sizeof *texts);
+    lens = rcp_malloc(docs->n * sizeof *lens);
+    for (i = 0; texts && lens && i < docs->n; i++) {
+        const rcp_json *t = proto_get(&docs->kids[i], "text");
+        if (t && t->type == RCP_JSON_STRING) {
+            texts[n] = t->s;
+            lens[n++] = t->n;
+        }
+    }
+    if (texts && lens)
+        pre_fill(d, texts, lens, n);
+    rcp_free((void *)texts);
+    rcp_free(lens);
+}
+
+/* rcp_store_load_opts.ahead: a --corpus load's next documents. */
+static void load_ahead(void *ud, const char *const *texts,
+                       const size_t *lens, size_t n)
+{
+    pre_fill(ud, texts, lens, n);
 }
 
 typedef struct rerank_in {
@@ -790,6 +825,7 @@ static int dl_inner(delegate *d, rcp_call *c, int m)
         return rc;
     d->fcode = 0;
     d->cur = c;
+    pre_free(&d->pre);              /* a load's last batch */
     if (m == PROTO_M_INDEX_ADD && d->embed)
         prefetch(d, c);
     rc = d->inner->handle[m](d->inner_ud, c);
@@ -1129,6 +1165,18 @@ void delegate_model_opts(delegate *d, rcp_model_opts *mo)
         mo->ext_rerank = dl_rerank;
 }
 
+void delegate_load_opts(delegate *d, rcp_store_load_opts *lo)
+{
+    const rcp_json *bl = rcp_json_get(d->ecap, "batchLimit");
+    int64_t lim;
+    if (!d->embed)
+        return;
+    lo->ahead = load_ahead;
+    lo->ahead_ud = d;
+    lo->ahead_n = bl && rcp_json_int(bl, &lim) && lim > 0
+                  ? (size_t)(lim < 4096 ? lim : 4096) : 256;
+}
+
 void delegate_wrap(delegate *d, const proto_backend **be, void **ud)
 {
     int i;
@@ -1162,5 +1210,6 @@ void delegate_free(delegate *d)
     rcp_free(d->embed_cap);
     rcp_free(d->rerank_cap);
     rcp_free(d->identity);
+    pre_free(&d->pre);
     rcp_free(d);
 }

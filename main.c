@@ -352,6 +352,7 @@ static int load_corpus(rcp_server_opts *o, const serve_args *a)
     const char *slash = strrchr(a->corpus, '/');
     rcp_model_origin org;
     rcp_store_load_opts lo;
+    memset(&lo, 0, sizeof lo);
     org.trust = a->trust < 0 ? RCP_TRUST_UNTRUSTED : a->trust;
     if (a->source)
         snprintf(name, sizeof name, "%s", a->source);
@@ -365,6 +366,8 @@ static int load_corpus(rcp_server_opts *o, const serve_args *a)
     lo.nfields = o->nfields;
     lo.chunk = a->chunk;
     lo.progress_fd = STDERR_FILENO;
+    if (a->d)                   /* a batch per request to the engine */
+        delegate_load_opts(a->d, &lo);
     if (rcp_store_load(o->store, o->model, a->corpus, &lo, err,
                        sizeof err) < 0) {
         fprintf(stderr, "rcp serve: --corpus %s\n", err);

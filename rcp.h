@@ -1607,6 +1607,14 @@ typedef struct rcp_store_load_opts {
     int                     chunk;   /* 1: as server-side chunks (§7.10,
                                      ** rcp_store_add_chunked) */
     int                     progress_fd;   /* as above; -1 none */
+    /* Optional look-ahead (issue 18): before each run of up to ahead_n
+    ** documents is added (not with chunk), ahead(ahead_ud, texts, lens, k)
+    ** sees their texts, in file order -- a delegated embedder embeds them
+    ** in one request (delegate.c).  NULL: none. */
+    void (*ahead)(void *ud, const char *const *texts, const size_t *lens,
+                  size_t n);
+    void                   *ahead_ud;
+    size_t                  ahead_n;
 } rcp_store_load_opts;
 
 /* §7.10 server-side chunking, one definition for index/add chunk:true
@@ -1756,6 +1764,9 @@ typedef struct delegate_opts {
 delegate *delegate_open(const delegate_opts *o, char *err, size_t errlen);
 void delegate_model_opts(delegate *d, rcp_model_opts *mo);
 void delegate_wrap(delegate *d, const proto_backend **be, void **ud);
+/* A --corpus load's look-ahead (rcp_store_load_opts.ahead), when there
+** is an embed engine: the documents embedded a batch at a time. */
+void delegate_load_opts(delegate *d, rcp_store_load_opts *lo);
 const char *delegate_error(const delegate *d);
 void delegate_free(delegate *d);
 

@@ -2157,6 +2157,7 @@ typedef struct loader {
     size_t      nfields;
     int         chunk;                 /* §7.10 server-side chunks */
     size_t      chunks;                /* made so far */
+    const rcp_store_load_opts *o;      /* its look-ahead (o->ahead) */
     struct timespec t0;        /* when loading began (the final line) */
 } loader;
 
@@ -2428,6 +2429,50 @@ static int put_one(loader *ld, rcp_store *st, rcp_model *m, const jdoc *d,
     return 0;
 }
 
+/* rcp_store_load_opts.ahead: the texts of the next up to ahead_n
+** documents, read, handed over and unread -- the file is positioned back
+** where it was, so pass 2 reads (and judges) them as ever; what stops
+** the look-ahead early (a bad line, no memory) is pass 2's to meet.  0,
+** or -1 when the file cannot be positioned back. */
+static int look_ahead(loader *ld)
+{
+    off_t at = ftello(ld->f) - (off_t)(ld->blen - ld->bpos);
+    unsigned long lineno = ld->lineno;
+    size_t n = 0, cap = ld->o->ahead_n, i, *off, *lens;
+    const char **texts;
+    rcp_buf b;
+    long start;
+    jdoc d;
+    off = rcp_malloc((cap + 1) * sizeof *off);
+    lens = rcp_malloc((cap + 1) * sizeof *lens);
+    texts = rcp_malloc((cap + 1) * sizeof *texts);
+    rcp_buf_init(&b);
+    while (off && lens && texts && n < cap && read_line(ld) == 1) {
+        if ((start = line_start(ld)) < 0)
+            continue;
+        if (parse_line(ld, (size_t)start, &d))
+            break;
+        off[n] = b.len;
+        lens[n++] = d.len;
+        rcp_buf_put(&b, d.text, d.len);
+    }
+    for (i = 0; !b.oom && off && lens && texts && i < n; i++)
+        texts[i] = b.data + off[i];
+    if (n && !b.oom && off && lens && texts)
+        ld->o->ahead(ld->o->ahead_ud, texts, lens, n);
+    rcp_buf_free(&b);
+    rcp_free(off);
+    rcp_free(lens);
+    rcp_free((void *)texts);
+    ld->bpos = ld->blen = 0;
+    ld->lineno = lineno;
+    clearerr(ld->f);
+    if (at < 0 || fseeko(ld->f, at, SEEK_SET) != 0)
+        return lfail(ld, "%s: cannot read it again: %s", ld->path,
+                     strerror(errno));
+    return 0;
+}
+
 /* Pass 2: the same lines again (re-checked: the file may have changed),
 ** each upserted; one commit at the end. */
 static long load_pass(loader *ld, rcp_store *st, rcp_model *m,
@@ -2436,10 +2481,19 @@ static long load_pass(loader *ld, rcp_store *st, rcp_model *m,
     unsigned long done = 0, changed = 0, step = total / 100 + 1;
     long start;
     jdoc d;
-    int r;
-    while ((r = read_line(ld)) == 1) {
+    int r, look = ld->o && ld->o->ahead && ld->o->ahead_n && !ld->chunk;
+    size_t left = 0;            /* documents the look-ahead saw, not added */
+    for (;;) {
+        if (look && !left) {
+            if (look_ahead(ld))
+                return -1;
+            left = ld->o->ahead_n;
+        }
+        if ((r = read_line(ld)) != 1)
+            break;
         if ((start = line_start(ld)) < 0)
             continue;
+        left--;
         if (parse_line(ld, (size_t)start, &d)
             || put_one(ld, st, m, &d, &changed))
             return -1;
@@ -2528,7 +2582,7 @@ long rcp_store_load(rcp_store *st, rcp_model *m, const char *path,
         m = st->m;
     if (loader_open(&ld, path, o->progress_fd, err, errlen) == 0
         && (ld.origin = o->origin, ld.fields = o->fields,
-            ld.nfields = o->nfields, ld.chunk = o->chunk,
+            ld.nfields = o->nfields, ld.chunk = o->chunk, ld.o = o,
             total = validate_pass(&ld)) >= 0) {
         rewind(ld.f);
         ld.bpos = ld.blen = 0;

@@ -682,6 +682,34 @@ START_TEST(a_batch_limit_splits_index_add_and_vectors_are_normalised)
 }
 END_TEST
 
+/* A --corpus load embeds its documents a batchLimit at a time too. */
+START_TEST(a_corpus_load_embeds_in_batches_of_the_batch_limit)
+{
+    char cmd[1024], log[128], e[256], path[128];
+    const char *fw[] = { "--corpus", path, "--embed-engine", cmd, NULL };
+    srv front;
+    rcp_request *r;
+    FILE *f;
+    snprintf(log, sizeof log, "%s/engine.log", dir);
+    snprintf(path, sizeof path, "%s/c.jsonl", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"b\",\"text\":\"xx\"}\n"
+          "\n{\"id\":\"c\",\"text\":\"xxx\"}\n{\"id\":\"d\",\"text\":"
+          "\"xxxx\"}\n{\"id\":\"e\",\"text\":\"xxxxx\"}\n", f);
+    fclose(f);
+    logged(cmd, sizeof cmd, log, 0, fake_cmd(e, sizeof e));
+    serve(&front, fw);
+    ck_assert_int_eq(log_count(log, "\"method\":\"embed\""), 3);
+    ck_assert(log_has(log, "\"inputs\":[\"xxx\",\"xxxx\"]"));
+    r = ask(&front, "retrieve", "{\"query\":\"x\",\"k\":5,\"mode\":"
+            "\"dense\"}");
+    ck_assert_uint_eq(rcp_json_get(rcp_request_result(r), "hits")->n, 5);
+    ck_assert_int_eq(log_count(log, "\"method\":\"embed\""), 4);
+    close_srv(&front);
+}
+END_TEST
+
 /* The engine offers llm and colbert: retrieve's stage uses llm when no
 ** method is named, colbert when asked, and cross-encoder is -32005, or
 ** with strict false a note and llm; maxCandidates 2 splits the stage. */
@@ -994,6 +1022,7 @@ static Suite *make_suite(void)
     tcase_add_test(ret,
         a_batch_limit_splits_index_add_and_vectors_are_normalised);
     tcase_add_test(ret, the_rerank_stage_uses_what_the_engine_offers);
+    tcase_add_test(ret, a_corpus_load_embeds_in_batches_of_the_batch_limit);
     tcase_add_test(fail, the_engines_progress_is_relayed);
     tcase_add_test(fail,
         an_engine_error_passes_through_with_its_code_and_field);

@@ -1729,42 +1729,104 @@ END_TEST
 /* The loader reads a block at a time (store.c read_line): lines longer
 ** than a block, lines across a block's end, CRLF, a blank line and a
 ** last line without its newline all read as they are. */
-START_TEST(jsonl_lines_across_read_blocks_load_exactly)
+/* Lines that straddle the loader's 64 KiB read blocks (and a CRLF, a
+** blank line, no final newline): doc i is lens[i] letters. */
+enum { NBLOCKDOC = 7 };
+static const size_t block_lens[NBLOCKDOC] = { 70000, 1, 65500, 131072, 30,
+                                              65536, 99 };
+
+static char block_letter(size_t i, size_t j)
 {
-    enum { NDOC = 7 };
-    static const size_t lens[NDOC] = { 70000, 1, 65500, 131072, 30, 65536,
-                                       99 };
-    char path[128], err[512], id[16], *buf;
-    const char *p;
-    rcp_model *m = new_model();
-    rcp_model_docview v;
+    return (char)('a' + (i + j / 7) % 26);
+}
+
+static void write_blocks_file(const char *path)
+{
+    char *buf = malloc(400000);
     size_t i, j, n = 0;
-    long at;
-    buf = malloc(400000);
     ck_assert_ptr_nonnull(buf);
-    for (i = 0; i < NDOC; i++) {
+    for (i = 0; i < NBLOCKDOC; i++) {
         n += (size_t)sprintf(buf + n, "{\"id\":\"x%u\",\"text\":\"",
                              (unsigned)i);
-        for (j = 0; j < lens[i]; j++)
-            buf[n++] = (char)('a' + (i + j / 7) % 26);
+        for (j = 0; j < block_lens[i]; j++)
+            buf[n++] = block_letter(i, j);
         n += (size_t)sprintf(buf + n, "\"}%s", i == 2 ? "\r\n\n"
-                             : i + 1 < NDOC ? "\n" : "");
+                             : i + 1 < NBLOCKDOC ? "\n" : "");
     }
-    snprintf(path, sizeof path, "%s/blocks.jsonl", TMP);
     write_file(path, buf, n);
-    ck_assert_int_eq(rcp_store_load_jsonl(NULL, m, path, -1, err,
-                                          sizeof err), NDOC);
-    for (i = 0; i < NDOC; i++) {
+    free(buf);
+}
+
+static void check_blocks_loaded(const rcp_model *m)
+{
+    rcp_model_docview v;
+    char id[16];
+    const char *p;
+    size_t i, j;
+    long at;
+    for (i = 0; i < NBLOCKDOC; i++) {
         snprintf(id, sizeof id, "x%u", (unsigned)i);
         at = rcp_model_find(m, id, strlen(id));
         ck_assert_int_ge(at, 0);
         ck_assert_int_eq(rcp_model_doc(m, (uint32_t)at, &v), 0);
-        ck_assert_uint_eq(v.textlen, lens[i]);
-        for (j = 0, p = v.text; j < lens[i]; j++)
-            ck_assert_int_eq(p[j], 'a' + (int)((i + j / 7) % 26));
+        ck_assert_uint_eq(v.textlen, block_lens[i]);
+        for (j = 0, p = v.text; j < block_lens[i]; j++)
+            ck_assert_int_eq(p[j], block_letter(i, j));
     }
+}
+
+START_TEST(jsonl_lines_across_read_blocks_load_exactly)
+{
+    char path[128], err[512];
+    rcp_model *m = new_model();
+    snprintf(path, sizeof path, "%s/blocks.jsonl", TMP);
+    write_blocks_file(path);
+    ck_assert_int_eq(rcp_store_load_jsonl(NULL, m, path, -1, err,
+                                          sizeof err), NBLOCKDOC);
+    check_blocks_loaded(m);
     rcp_model_free(m);
-    free(buf);
+}
+END_TEST
+
+/* issue 18: the look-ahead sees each run of ahead_n documents' texts, in
+** file order, before they are added -- across read blocks, a CRLF and a
+** blank line -- and the load is exactly the same as without it. */
+static size_t ahead_calls, ahead_seen;
+static void record_ahead(void *ud, const char *const *texts,
+                         const size_t *lens, size_t n)
+{
+    const rcp_model *m = ud;
+    size_t i, j;
+    ck_assert_uint_eq(n, ahead_seen + 3 <= NBLOCKDOC ? 3
+                      : NBLOCKDOC - ahead_seen);
+    ck_assert_uint_eq(rcp_model_count(m), ahead_seen);  /* not added yet */
+    for (i = 0; i < n; i++, ahead_seen++) {
+        ck_assert_uint_eq(lens[i], block_lens[ahead_seen]);
+        for (j = 0; j < lens[i]; j++)
+            ck_assert_int_eq(texts[i][j], block_letter(ahead_seen, j));
+    }
+    ahead_calls++;
+}
+
+START_TEST(jsonl_look_ahead_sees_each_run_in_order_and_loads_exactly)
+{
+    rcp_store_load_opts o;
+    char path[128], err[512];
+    rcp_model *m = new_model();
+    snprintf(path, sizeof path, "%s/blocks.jsonl", TMP);
+    write_blocks_file(path);
+    memset(&o, 0, sizeof o);
+    o.progress_fd = -1;
+    o.ahead = record_ahead;
+    o.ahead_ud = m;
+    o.ahead_n = 3;
+    ahead_calls = ahead_seen = 0;
+    ck_assert_int_eq(rcp_store_load(NULL, m, path, &o, err, sizeof err),
+                     NBLOCKDOC);
+    ck_assert_uint_eq(ahead_calls, 3);
+    ck_assert_uint_eq(ahead_seen, NBLOCKDOC);
+    check_blocks_loaded(m);
+    rcp_model_free(m);
 }
 END_TEST
 
@@ -1991,6 +2053,8 @@ static Suite *make_suite(void)
     tcase_add_test(jl, jsonl_good_file_loads_durably_and_reloads_as_a_no_op);
     tcase_add_test(jl, jsonl_without_a_store_loads_into_the_model_only);
     tcase_add_test(jl, jsonl_lines_across_read_blocks_load_exactly);
+    tcase_add_test(jl,
+        jsonl_look_ahead_sees_each_run_in_order_and_loads_exactly);
     tcase_add_test(jl, jsonl_document_over_a_cap_is_reported_and_loads_nothing);
     tcase_add_test(jl,
         jsonl_bad_line_is_reported_with_its_number_and_loads_nothing);
