@@ -4861,7 +4861,6 @@ static void sort_hits(const rcp_model *m, rcp_model_hit *h, size_t n)
     }
 }
 
-/* The rerank score of every hit in c[0..top). */
 /* Issue 18: the delegated reranker scores the stage's candidates in one
 ** call; confidence is ours (§7.7.2: one definition in every call). */
 static int score_rerank_ext(const rcp_model *m, const rcp_model_query *q,
@@ -4891,6 +4890,7 @@ static int score_rerank_ext(const rcp_model *m, const rcp_model_query *q,
     return rc ? -1 : 0;
 }
 
+/* The rerank score of every hit in c[0..top). */
 static int score_rerank(const rcp_model *m, const rcp_model_query *q,
                         rcp_model_hit *c, size_t top)
 {
