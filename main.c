@@ -323,6 +323,7 @@ typedef struct serve_args {
     rcp_http_opts http;             /* --http (§5.2): listen set, or NULL */
     delegate_opts dl;               /* --embed-engine ... (issue 18) */
     delegate     *d;                /* their engines, or NULL */
+    int           dim_set;          /* --dim was given */
 } serve_args;
 
 /* §8, §15.7: the fields the server runs with are the declared ones, or
@@ -681,7 +682,7 @@ static int check_delegate(const serve_args *a, const rcp_model_opts *mo)
         return usage_error("serve", "--rerank-engine and --rerank-url name "
                            "two rerank engines: give one");
     if ((d->embed_cmd || d->embed_url)
-        && (mo->vectors_path || mo->dim != RCP_MODEL_DEFAULT_DIM))
+        && (mo->vectors_path || a->dim_set))
         return usage_error("serve", "--embed-engine/--embed-url take the "
                            "dimension and the embedder from the engine: no "
                            "--dim or --vectors");
@@ -751,6 +752,7 @@ static int cmd_serve(int argc, char **argv)
             http_only |= k != S_HTTP;
         } else if ((rc = serve_opt(k, it.val, &o, &mo, fields)) != RC_OK)
             return rc;
+        a.dim_set |= k == S_DIM;
     }
     if (it.i < argc)
         return usage_error("serve", "unexpected argument '%s'", argv[it.i]);

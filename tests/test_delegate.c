@@ -972,6 +972,8 @@ START_TEST(a_bad_engine_flag_is_a_clear_error)
         { "--embed-engine '[1]'", "array of 1..64 strings" },
         { "--embed-engine x --embed-url http://127.0.0.1:1/", "give one" },
         { "--embed-engine x --dim 16", "no --dim or --vectors" },
+        { "--dim 384 --embed-engine x", "no --dim or --vectors" },
+        { "--embed-engine x --vectors v.txt", "no --dim or --vectors" },
         { "--embed-engine x --registry r.json", "no --embed-engine" },
         { "--embed-url http://127.0.0.1:1/rcp", "cannot connect to" },
         { "--embed-engine /nonexistent/engine", "cannot start" },
