@@ -746,6 +746,9 @@ cross_qemu  = $(if $(CROSS_QEMU_$(1)),QEMU_LD_PREFIX=/usr/$(CROSS_TRIPLE_$(1)) \
               $(CROSS_QEMU_$(1)))
 # emulation is ~10-30x slower: Check's per-test timeouts stretch with it
 cross_tmult = $(if $(CROSS_QEMU_$(1)),20,1)
+# ... and the deadlines a test sets between a healthy process and a slow
+# one (tests/testutil.h test_time_scale) stretch 5x, so their order holds
+cross_tscale = $(if $(CROSS_QEMU_$(1)),5,1)
 
 # Debian's names for the cross libc (a Recommends of the cross gcc)
 CROSS_DEBARCH_aarch64 = arm64
@@ -810,6 +813,7 @@ $(addprefix cross-check-,$(CROSS_MATRIX)): cross-check-%: $(BUILD)/rcp \
 	  env $${case:+CK_RUN_CASE=$$case} RCP_BIN=$$x/rcp-run \
 	      RCP_TEST_SELF=$$x/tests/$$t-run \
 	      CK_TIMEOUT_MULTIPLIER=$(call cross_tmult,$*) \
+	      RCP_TEST_TIME_SCALE=$(call cross_tscale,$*) \
 	      $(call cross_qemu,$*) $$x/tests/$$t; \
 	done; \
 	for t in $(FUZZ_TARGETS); do \

@@ -101,9 +101,31 @@ static void engine_json(char *out, size_t n, const char *id,
 ** the aggregator sent is also written there as it arrives. */
 static void slow_pre(char *out, size_t n, const char *log)
 {
-    snprintf(out, n, "%s%s%s while IFS= read -r l; do sleep 1; "
+    snprintf(out, n, "%s%s%s while IFS= read -r l; do sleep %d; "
              "printf '%%s\\\\n' \\\"$l\\\"; done |", log ? "tee " : "",
-             log ? log : "", log ? " |" : "");
+             log ? log : "", log ? " |" : "", test_time_scale());
+}
+
+/* params with its "deadlineMs":N made N times test_time_scale(), so a
+** deadline keeps its place between the healthy shards and the slow one
+** (held test_time_scale() seconds a line) under emulation. */
+static const char *scaled(const char *params)
+{
+    static char out[1024];
+    const char *at = strstr(params, "\"deadlineMs\":");
+    size_t head;
+    ck_assert_ptr_nonnull(at);
+    at += strlen("\"deadlineMs\":");
+    head = (size_t)(at - params);
+    ck_assert_uint_lt(head + 32 + strlen(at), sizeof out);
+    memcpy(out, params, head);
+    {
+        char *rest;
+        long ms = strtol(at, &rest, 10);
+        snprintf(out + head, sizeof out - head, "%ld%s",
+                 ms * test_time_scale(), rest);
+    }
+    return out;
 }
 
 static void registry3(const char *name, const char *e0, const char *e1,
@@ -789,10 +811,14 @@ END_TEST
 ** every line the aggregator sent is also written there. */
 static void rerank_pre(char *out, size_t n, int die, const char *log)
 {
+    char act[32];
+    if (die)
+        strcpy(act, "exit 0");
+    else
+        snprintf(act, sizeof act, "sleep %d", test_time_scale());
     snprintf(out, n, "%s%s%s while IFS= read -r l; do case $l in *rerank*) "
              "%s;; esac; printf '%%s\\\\n' \\\"$l\\\"; done |",
-             log ? "tee " : "", log ? log : "", log ? " |" : "",
-             die ? "exit 0" : "sleep 1");
+             log ? "tee " : "", log ? log : "", log ? " |" : "", act);
 }
 
 /* The ids of r's hits, in order, as one string. */
@@ -845,17 +871,19 @@ START_TEST(a_reranker_that_fails_or_is_late_leaves_the_fused_order)
     aggregator(&a, "rcp.json", NULL);
     ids_of(ask(&a, "retrieve", "{\"query\":\"durable store log\",\"k\":6}"),
            want, sizeof want);
-    r = ask(&a, "retrieve", "{\"query\":\"durable store log\",\"k\":6,"
-            "\"rerank\":{\"topN\":12},\"_meta\":{\"deadlineMs\":800}}");
+    r = ask(&a, "retrieve", scaled("{\"query\":\"durable store log\","
+            "\"k\":6,\"rerank\":{\"topN\":12},\"_meta\":"
+            "{\"deadlineMs\":800}}"));
     ids_of(r, got, sizeof got);
     ck_assert_str_eq(got, want);
     ck_assert(noted(r, "past the deadline"));
     ck_assert(degraded_has(r, "slow"));
     ck_assert_int_eq(num_of(rcp_json_get(usage_of(r), "reranked")), 0);
     /* the standalone rerank past the deadline: -32014 */
-    ck_assert_int_eq(error_code(ask(&a, "rerank", "{\"query\":\"store\","
+    ck_assert_int_eq(error_code(ask(&a, "rerank",
+                     scaled("{\"query\":\"store\","
                      "\"passages\":[\"a store\",\"b\"],\"_meta\":"
-                     "{\"deadlineMs\":300}}")), RCP_TIMEOUT);
+                     "{\"deadlineMs\":300}}"))), RCP_TIMEOUT);
     rcp_client_close(a.c, 5000);
     /* a required reranker's failure fails the query with its code */
     rerank_pre(pre, sizeof pre, 1, NULL);
@@ -1043,8 +1071,8 @@ START_TEST(a_slow_shard_past_the_deadline_is_dropped_and_cancelled)
     engine_json(e2, sizeof e2, "slow", "s2.jsonl", NULL, pre);
     registry3("rcp.json", e0, e1, e2, NULL);
     aggregator(&a, "rcp.json", NULL);
-    r = ask(&a, "retrieve", "{\"query\":\"fusion\",\"k\":5,\"_meta\":"
-            "{\"deadlineMs\":500}}");
+    r = ask(&a, "retrieve", scaled("{\"query\":\"fusion\",\"k\":5,\"_meta\":"
+            "{\"deadlineMs\":500}}"));
     ck_assert_uint_eq(hits_of(r)->n, 5);
     ck_assert(degraded_has(r, "slow"));
     ck_assert(noted(r, "past the deadline"));
@@ -1080,8 +1108,9 @@ START_TEST(the_forwarded_deadline_is_strictly_smaller)
     engine_json(e0, sizeof e0, "slow", "s0.jsonl", NULL, pre);
     registry3("rcp.json", e0, NULL, NULL, NULL);
     aggregator(&a, "rcp.json", NULL);
-    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"x\","
-                     "\"k\":3,\"_meta\":{\"deadlineMs\":300}}")),
+    ck_assert_int_eq(error_code(ask(&a, "retrieve",
+                     scaled("{\"query\":\"x\","
+                     "\"k\":3,\"_meta\":{\"deadlineMs\":300}}"))),
                      RCP_BACKEND_UNAVAILABLE);
     f = fopen(log, "r");
     ck_assert_ptr_nonnull(f);
@@ -1091,7 +1120,8 @@ START_TEST(the_forwarded_deadline_is_strictly_smaller)
     p = strstr(b, "\"deadlineMs\":");
     ck_assert_ptr_nonnull(p);
     fwd = atof(p + 13);
-    ck_assert_msg(fwd > 0 && fwd < 300, "forwarded %g", fwd);
+    ck_assert_msg(fwd > 0 && fwd < 300 * test_time_scale(), "forwarded %g",
+                  fwd);
     ck_assert_ptr_nonnull(strstr(b, "\"federation\":{\"depth\":2,"
                                     "\"path\":[\""));
     ck_assert_ptr_nonnull(strstr(b, "\"k\":6"));      /* headroom: 2k */
@@ -1109,8 +1139,9 @@ START_TEST(a_required_shard_failing_fails_the_query_with_its_code)
                 pre);
     registry3("rcp.json", e0, e1, NULL, NULL);
     aggregator(&a, "rcp.json", NULL);
-    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"fusion\","
-                     "\"k\":5,\"_meta\":{\"deadlineMs\":400}}")),
+    ck_assert_int_eq(error_code(ask(&a, "retrieve",
+                     scaled("{\"query\":\"fusion\","
+                     "\"k\":5,\"_meta\":{\"deadlineMs\":400}}"))),
                      RCP_TIMEOUT);
     rcp_client_close(a.c, 5000);
     engine_json(e0, sizeof e0, "s0", "s0.jsonl", NULL, NULL);
@@ -1134,8 +1165,9 @@ START_TEST(every_shard_failing_is_backend_unavailable_not_empty)
     engine_json(e2, sizeof e2, "c", "s2.jsonl", NULL, pre);
     registry3("rcp.json", e0, e1, e2, NULL);
     aggregator(&a, "rcp.json", NULL);
-    ck_assert_int_eq(error_code(ask(&a, "retrieve", "{\"query\":\"fusion\","
-                     "\"k\":5,\"_meta\":{\"deadlineMs\":300}}")),
+    ck_assert_int_eq(error_code(ask(&a, "retrieve",
+                     scaled("{\"query\":\"fusion\","
+                     "\"k\":5,\"_meta\":{\"deadlineMs\":300}}"))),
                      RCP_BACKEND_UNAVAILABLE);
     rcp_client_close(a.c, 5000);
 }

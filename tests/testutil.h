@@ -27,6 +27,20 @@ static inline rcp_model_chunkref test_chunkref(const char *of,
     return ck;
 }
 
+/* How much slower than native the tests run: RCP_TEST_TIME_SCALE (an
+** integer, default 1; make cross-check sets it under qemu-user, where
+** every process is emulated ~10-30x slower).  A test whose outcome needs
+** one process to be faster than a deadline and another slower (a slow
+** engine dropped, the healthy ones answering) multiplies both by it, so
+** emulation and a loaded machine keep the order of events the test is
+** about. */
+static inline int test_time_scale(void)
+{
+    const char *v = getenv("RCP_TEST_TIME_SCALE");
+    int s = v ? atoi(v) : 1;
+    return s < 1 ? 1 : s > 20 ? 20 : s;
+}
+
 /* Define the suite builder, then TEST_MAIN(make_suite). */
 #define TEST_MAIN(make_suite)                                             \
     int main(void)                                                        \
