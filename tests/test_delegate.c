@@ -1053,7 +1053,10 @@ int main(int argc, char **argv)
 {
     SRunner *sr;
     int failed;
-    self = argv[0];
+    /* under qemu-user (make cross-check) argv[0] is this program's
+    ** foreign binary, which exec cannot start; RCP_TEST_SELF names a
+    ** wrapper that can (as in test_main) */
+    self = getenv("RCP_TEST_SELF") ? getenv("RCP_TEST_SELF") : argv[0];
     if (argc > 1 && !strcmp(argv[1], "fake-engine"))
         return fake_engine();
     sr = srunner_create(make_suite());
