@@ -224,8 +224,8 @@ static const char *const fusion_names[] = { "rrf", "weighted", "convex" };
 /* §6.1 scoreFloor: "the theoretical minimum of this server's Hit.score
 ** ... independent of the corpus and of the query", one number for every
 ** mode.  Cosine (dense) goes to -1; BM25, every fusion (RRF, min-max and
-** convex are >= 0), the rerank cascade's RRF and recency's rescaling are
-** all >= 0.  So -1 while dense is offered -- hybrid alone would allow 0,
+** convex are >= 0), the rerank cascade's interpolation (in [0, 1]) and
+** recency's rescaling are all >= 0.  So -1 while dense is offered -- hybrid alone would allow 0,
 ** but the one number must hold for a dense request too -- and 0 for a
 ** model without a dense index, where -1 would be a loose floor that
 ** compresses every convex fusion a client makes over it (§16.3). */
@@ -1549,8 +1549,8 @@ static int search_checkpoint(void *ud, double progress, const char *stage,
 
 static int get_fusion(rcp_call *c, rq *r)
 {
-    /* no method is advertised without hybrid; rrfK still sets the rerank
-    ** cascade's RRF */
+    /* no method is advertised without hybrid; rrfK still sets the RRF
+    ** that fuses a rewrite's several queries */
     int nmethods = rcp_model_has_dense_index(r->b->model) ? 3 : 0;
     const rcp_json *f, *w;
     int64_t rrfk;

@@ -115,8 +115,8 @@
 ** THE PIPELINE (rcp_model_search): the view (live or pinned) and the
 ** filter's bitmap -> candidates (recall: dense | sparse |
 ** hybrid = BM25 pass -> feedback -> dense + BM25/RM3 -> fuse) -> rerank
-** (cross-encoder or colbert over the top N, cascaded with the recall rank
-** by RRF) -> MMR -> confidence for the hits returned.
+** (cross-encoder or colbert over the top N, interpolated with the recall
+** score) -> MMR -> confidence for the hits returned.
 */
 #include <assert.h>
 #include <math.h>
@@ -4653,6 +4653,7 @@ void rcp_model_query_init(rcp_model_query *q)
     q->rrf_k = 60.0;
     q->alpha = 0.5;
     q->rerank = RCP_RERANK_NONE;
+    q->rerank_weight = -1.0;
     q->mmr_lambda = -1.0;
 }
 
@@ -4916,45 +4917,51 @@ static int score_rerank(const rcp_model *m, const rcp_model_query *q,
 }
 
 /* §3.3 rerank stage over the best rerank_top candidates.  The cascade
-** keeps recall's evidence: the final order is RRF (§16.3, the same rrfK)
-** of the recall rank and the rerank rank, since a lexical reranker alone
-** would throw away what the dense leg found.  hit.rerank keeps the
-** reranker's own score; hit.score is the cascade's. */
-/* 1 when c[a] has the better rerank score (ties: smaller id). */
-static int rerank_before(const rcp_model *m, const rcp_model_hit *c,
-                         size_t a, size_t b)
+** interpolates instead of replacing: hit.score = (1 - w) x the recall
+** score + w x the rerank score, w = q->rerank_weight or the method's
+** (RCP_MODEL_RERANK_WEIGHT, RCP_MODEL_COLBERT_WEIGHT), each min-max
+** normalised over the reranked candidates (the observed maximum is the
+** upper end, §6.1's note; min-max because the two scales have nothing in
+** common: BM25, cosine or a fused score against the reranker's own).  A
+** lexical reranker alone throws away what recall found (the dense leg,
+** the feedback terms): replacing the recall score, or fusing the two
+** ranks by equal-weight RRF, put the cascade below its input (make eval;
+** README, Decisions).  The result is in [0, 1], so the advertised
+** scoreFloor holds.  hit.rerank keeps the reranker's own score; hit.score
+** is the cascade's. */
+static double minmax(double x, double lo, double hi)
 {
-    rcp_model_hit x = c[a], y = c[b];
-    x.score = x.rerank;
-    y.score = y.rerank;
-    return hit_before(m, &x, &y);
+    return hi > lo ? (x - lo) / (hi - lo) : 1.0;
 }
 
 static int rerank_hits(const rcp_model *m, const rcp_model_query *q,
                        rcp_model_hit *c, size_t n)
 {
-    size_t i, j, top = q->rerank_top && q->rerank_top < n ? q->rerank_top : n;
-    size_t *idx = rcp_malloc((top + 1) * sizeof *idx);
-    if (!idx || score_rerank(m, q, c, top)) {
-        rcp_free(idx);
+    size_t i, top = q->rerank_top && q->rerank_top < n ? q->rerank_top : n;
+    double lo, hi, rlo, rhi, w = q->rerank_weight;
+    if (w < 0)
+        w = q->rerank == RCP_RERANK_COLBERT ? RCP_MODEL_COLBERT_WEIGHT
+                                            : RCP_MODEL_RERANK_WEIGHT;
+    if (!top)
+        return 0;
+    if (score_rerank(m, q, c, top))
         return -1;
+    lo = hi = c[0].score;
+    rlo = rhi = c[0].rerank;
+    for (i = 1; i < top; i++) {
+        lo = c[i].score < lo ? c[i].score : lo;
+        hi = c[i].score > hi ? c[i].score : hi;
+        rlo = c[i].rerank < rlo ? c[i].rerank : rlo;
+        rhi = c[i].rerank > rhi ? c[i].rerank : rhi;
     }
-    for (i = 0; i < top; i++) {             /* idx: order by rerank */
-        size_t x = i;
-        for (j = i; j > 0 && rerank_before(m, c, x, idx[j - 1]); j--)
-            idx[j] = idx[j - 1];
-        idx[j] = x;
+    /* each term is rounded to double before the sum, so equal pairs give
+    ** equal sums (a tie, broken by id) also where C keeps excess
+    ** precision in expressions (x87: i686) */
+    for (i = 0; i < top; i++) {
+        double a = (1 - w) * minmax(c[i].score, lo, hi);
+        double b = w * minmax(c[i].rerank, rlo, rhi);
+        c[i].score = a + b;
     }
-    /* each rank term is rounded to double before it is added, so equal
-    ** rank pairs give equal sums (a tie, broken by id) also where C keeps
-    ** excess precision in expressions (x87: i686) */
-    for (i = 0; i < top; i++)
-        c[i].score = 1.0 / (q->rrf_k + (double)(i + 1));
-    for (j = 0; j < top; j++) {
-        double t = 1.0 / (q->rrf_k + (double)(j + 1));
-        c[idx[j]].score += t;
-    }
-    rcp_free(idx);
     sort_hits(m, c, top);
     return 0;
 }
@@ -5564,6 +5571,7 @@ static int query_ok(const rcp_model_query *q)
         && q->mode >= RCP_MODE_DENSE && q->mode <= RCP_MODE_HYBRID
         && q->fusion >= RCP_FUSE_RRF && q->fusion <= RCP_FUSE_CONVEX
         && q->rerank >= RCP_RERANK_NONE && q->rerank <= RCP_RERANK_COLBERT
+        && q->rerank_weight == q->rerank_weight && q->rerank_weight <= 1
         && q->mmr_lambda == q->mmr_lambda && q->mmr_lambda <= 1;
 }
 

@@ -968,6 +968,18 @@ int rcp_text_injection(const char *text, size_t len);
 ** from 0.1..0.5, as the weight whose hybrid is at or above the lexical
 ** leg in nDCG@10, MAP and R@100 with the largest summed gain. */
 #define RCP_MODEL_DEFAULT_W_DENSE   0.15
+/* The rerank cascade's weight of the reranker, per method: hit.score =
+** (1 - w) x the recall score + w x the rerank score, each min-max
+** normalised over the reranked candidates (rcp_model_search).  A
+** reranker that replaces the recall score, or is fused with it by
+** equal-weight RRF, falls below its input (make eval).  Both were chosen
+** on the Cranfield development half only, as the weight at or above the
+** input in nDCG@10, MAP and R@100 with the largest summed gain: 0.2 for
+** the cross-encoder (from 0.1..0.5); 0.05 for colbert (from 0.02..0.3:
+** from 0.1 up it falls below -- MaxSim over hashed rows adds little to
+** what the hybrid already knows). */
+#define RCP_MODEL_RERANK_WEIGHT     0.2
+#define RCP_MODEL_COLBERT_WEIGHT    0.05
 
 /* §8 the fields a filter may name: rcp_field (the server's, above), the
 ** same declarations the server advertises. */
@@ -1315,6 +1327,9 @@ typedef struct rcp_model_query {
     double      rrf_k;         /* 60 */
     double      alpha;         /* convex: weight of dense; 0.5 */
     int         rerank;        /* RCP_RERANK_*; default none */
+    double      rerank_weight; /* the reranker's share of hit.score, in
+                               ** [0, 1] (1: the reranker's order alone);
+                               ** < 0 (default): the method's, above */
     double      mmr_lambda;    /* < 0: no MMR; else in [0, 1] */
     int         no_confidence; /* 1: leave hit.confidence 0 (saves work) */
     /* §7.7.1: pinned = 1 searches the index as it was at `version` (see
@@ -1350,17 +1365,19 @@ void rcp_model_query_init(rcp_model_query *q);  /* the defaults above */
 /* Run recall -> fuse -> rerank -> MMR for q; hits[] has room for q->k.
 ** *nhits <= q->k, best first; ties broken by the smaller id.  hit.score is
 ** the last stage's: BM25 (sparse), cosine (dense), the fused score
-** (hybrid), or with a reranker the cascade's RRF of recall rank and rerank
-** rank (hit.rerank keeps the reranker's own score).  With MMR the order is
-** MMR's selection order and score stays the relevance score, so scores
-** need not fall monotonically.  With rerank_top < k only the reranked
+** (hybrid), or with a reranker the cascade's interpolation of the two
+** (rerank_weight; the result is in [0, 1]; hit.rerank keeps the
+** reranker's own score).  With MMR the order is MMR's selection order
+** and score stays the relevance score, so scores need not fall
+** monotonically.  With rerank_top < k only the reranked
 ** hits are returned (§3.3 funnel: the caller clamps).  0 ok, -1 out of
 ** memory (or m, q, nhits NULL, hits NULL with k > 0, or, with no dense
 ** index, a dense or hybrid mode or MMR), RCP_MODEL_GONE when q pins a
 ** version no longer kept (§7.7.1: -32010), RCP_MODEL_INVALID when q is
 ** out of its bounds above (text NULL with len > 0, an unknown mode,
-** fusion or rerank, mmr_lambda above 1 or NaN, a filter that breaks a
-** rule of rcp_model_filter or nests deeper than RCP_MODEL_FILTER_DEPTH),
+** fusion or rerank, mmr_lambda or rerank_weight above 1 or NaN, a filter
+** that breaks a rule of rcp_model_filter or nests deeper than
+** RCP_MODEL_FILTER_DEPTH),
 ** or the nonzero value q->checkpoint returned. */
 #define RCP_MODEL_GONE    (-2)
 #define RCP_MODEL_INVALID (-3)

@@ -2095,6 +2095,111 @@ START_TEST(search_hits_carry_confidence_and_rerank_scores)
 }
 END_TEST
 
+/* The expected cascade score of each hit of a reranked search: (1 - w) x
+** the min-max recall score + w x the min-max rerank score over the
+** reranked hits, the rerank score being rcp_model_rerank's own. */
+static void expect_interpolated(const rcp_model *m, rcp_model_query q,
+                                double w)
+{
+    rcp_model_hit rec[8], got[8];
+    const char *texts[8];
+    size_t lens[8], n, ng, i, j;
+    double rs[8], lo, hi, rlo, rhi;
+    int method = q.rerank;
+    q.rerank = RCP_RERANK_NONE;
+    ck_assert_int_eq(rcp_model_search(m, &q, rec, &n), 0);
+    q.rerank = method;
+    ck_assert_int_eq(rcp_model_search(m, &q, got, &ng), 0);
+    ck_assert_uint_eq(ng, n);
+    ck_assert_uint_ge(n, 3);
+    for (i = 0; i < n; i++) {
+        rcp_model_docview v;
+        ck_assert_int_eq(rcp_model_doc(m, rec[i].doc, &v), 0);
+        texts[i] = v.text;
+        lens[i] = v.textlen;
+    }
+    ck_assert_int_eq(rcp_model_rerank(m, method, q.text, q.len, texts, lens,
+                                      n, rs), 0);
+    lo = hi = rec[0].score;
+    rlo = rhi = rs[0];
+    for (i = 0; i < n; i++) {
+        lo = fmin(lo, rec[i].score), hi = fmax(hi, rec[i].score);
+        rlo = fmin(rlo, rs[i]), rhi = fmax(rhi, rs[i]);
+    }
+    ck_assert(hi > lo && rhi > rlo);
+    for (j = 0; j < n; j++) {
+        for (i = 0; i < n && rec[i].doc != got[j].doc; i++)
+            ;
+        ck_assert_uint_lt(i, n);
+        ck_assert(got[j].has & RCP_HIT_RERANK);
+        /* scores.rerank: the reranker's own score; score: the cascade's */
+        ck_assert_double_eq_tol(got[j].rerank, rs[i], 1e-12);
+        ck_assert_double_eq_tol(got[j].score,
+                                (1 - w) * (rec[i].score - lo) / (hi - lo)
+                                + w * (rs[i] - rlo) / (rhi - rlo), 1e-12);
+        ck_assert(got[j].score >= 0 && got[j].score <= 1);
+        if (j)
+            ck_assert(got[j - 1].score >= got[j].score);
+    }
+}
+
+/* issue 18: the rerank stage interpolates with the recall score instead
+** of replacing it (or fusing the two ranks by RRF): replaced, the
+** lexical reranker threw away what recall found and fell below its
+** input on unseen queries.  Each method has its own weight, chosen on the
+** Cranfield development half (rcp.h); rerank_weight overrides it. */
+START_TEST(rerank_cascade_interpolates_with_the_recall_score)
+{
+    rcp_model *m = new_model(0);
+    rcp_model_query q;
+    rcp_model_hit h[8], r[8];
+    size_t n, nr, i;
+    add(m, "1", "boundary layer transition on a cone in supersonic flow");
+    add(m, "2", "transition of the flow far from a layer, boundary effects "
+                "of a boundary layer on the transition of a boundary");
+    add(m, "3", "heat transfer in a boundary layer");
+    add(m, "4", "the layer transition boundary was measured at the nose");
+    add(m, "5", "a cone and a wedge in a wind tunnel");
+    rcp_model_query_init(&q);
+    q.text = "boundary layer transition";
+    q.len = strlen(q.text);
+    q.k = 5;
+    q.mode = RCP_MODE_SPARSE;
+    q.rerank = RCP_RERANK_CROSS;
+    ck_assert(q.rerank_weight < 0);     /* the method's own weight */
+    expect_interpolated(m, q, RCP_MODEL_RERANK_WEIGHT);
+    q.rerank = RCP_RERANK_COLBERT;
+    expect_interpolated(m, q, RCP_MODEL_COLBERT_WEIGHT);
+    q.mode = RCP_MODE_HYBRID;
+    expect_interpolated(m, q, RCP_MODEL_COLBERT_WEIGHT);
+    q.rerank = RCP_RERANK_CROSS;
+    q.rerank_weight = 0.6;
+    expect_interpolated(m, q, 0.6);
+    /* weight 1: the reranker's order alone */
+    q.rerank_weight = 1;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    for (i = 1; i < n; i++)
+        ck_assert(h[i - 1].rerank >= h[i].rerank);
+    /* weight 0: the recall order, the reranker's scores still reported */
+    q.rerank_weight = 0;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), 0);
+    q.rerank = RCP_RERANK_NONE;
+    ck_assert_int_eq(rcp_model_search(m, &q, r, &nr), 0);
+    ck_assert_uint_eq(n, nr);
+    for (i = 0; i < n; i++) {
+        ck_assert_uint_eq(h[i].doc, r[i].doc);
+        ck_assert(h[i].has & RCP_HIT_RERANK);
+    }
+    /* out of range */
+    q.rerank = RCP_RERANK_CROSS;
+    q.rerank_weight = 1.5;
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), RCP_MODEL_INVALID);
+    q.rerank_weight = nan("");
+    ck_assert_int_eq(rcp_model_search(m, &q, h, &n), RCP_MODEL_INVALID);
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(mmr_trades_relevance_for_novelty)
 {
     rcp_model *m = new_model(0);
@@ -3139,6 +3244,7 @@ static Suite *make_suite(void)
         confidence_is_in_unit_range_and_independent_of_the_corpus);
     tcase_add_test(tc, confidence_reads_passages_the_same_after_indexing);
     tcase_add_test(tc, search_hits_carry_confidence_and_rerank_scores);
+    tcase_add_test(tc, rerank_cascade_interpolates_with_the_recall_score);
     tcase_add_test(tc, mmr_trades_relevance_for_novelty);
     tcase_add_test(tc,
         search_checkpoint_reports_rising_progress_and_can_stop_it);
