@@ -934,6 +934,44 @@ static const char *const metric_name[NMETRIC] = {
     "nDCG@10", "MAP", "R@100", "judged@10"
 };
 
+/* --rows: the pipelines run and shown (their inputs are added); all by
+** default. */
+static unsigned char want[NPIPE];
+
+/* --rerank-weight: the cascade's weight of the reranker in every rerank
+** row (rcp_model_query.rerank_weight; default -1, each method's own). */
+static double rerank_weight = -1;
+
+/* want[] from "TAG,TAG,...": each named pipeline and, transitively, the
+** stages it is built on; 0 when a tag names none. */
+static int select_rows(const char *list)
+{
+    const char *s = list;
+    int p, grew = 1;
+    memset(want, 0, sizeof want);
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        for (p = 0; p < NPIPE; p++)
+            if (strlen(pipes[p].tag) == n && !strncmp(pipes[p].tag, s, n))
+                break;
+        if (p == NPIPE) {
+            fprintf(stderr, "eval: --rows: no pipeline is tagged %.*s\n",
+                    (int)n, s);
+            return 0;
+        }
+        want[p] = 1;
+        s += n + (s[n] == ',');
+    }
+    while (grew)
+        for (grew = 0, p = 0; p < NPIPE; p++) {
+            int i;
+            for (i = 0; want[p] && i < 2; i++)
+                if (pipes[p].input[i] >= 0 && !want[pipes[p].input[i]])
+                    want[pipes[p].input[i]] = grew = 1;
+        }
+    return 1;
+}
+
 typedef struct run_opts {
     const char *runs_dir;       /* --runs: TREC run files, or NULL */
     size_t pool;                /* --pool N, 0: none */
@@ -1024,6 +1062,7 @@ static size_t engine_search(const rcp_model *m, const size_t *docs,
     q.fusion = p->fusion;
     q.rerank = p->rerank;
     q.rerank_top = p->rerank_top;
+    q.rerank_weight = rerank_weight;
     q.no_confidence = 1;
     if (p->named)
         q.w_dense = q.w_sparse = 1;
@@ -1038,6 +1077,22 @@ static size_t engine_search(const rcp_model *m, const size_t *docs,
     for (i = 0; i < n; i++) {
         out[i].doc = docs[hits[i].doc];
         out[i].score = hits[i].score;
+    }
+    if (p->rerank != RCP_RERANK_NONE && n == p->rerank_top) {
+        /* past topN: the input's ranks, which the reranker never saw (the
+        ** top topN of the input are the set it reranked) */
+        size_t head = n;
+        q.rerank = RCP_RERANK_NONE;
+        if (rcp_model_search(m, &q, hits, &n)) {
+            fprintf(stderr, "eval: search failed\n");
+            exit(1);
+        }
+        for (i = head; i < n; i++) {
+            out[i].doc = docs[hits[i].doc];
+            out[i].score = hits[i].score;
+        }
+        if (n < head)
+            n = head;
     }
     return n;
 }
@@ -1289,8 +1344,10 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     int p;
     memsrv ms;
     nofb.prf_docs = 0;
-    m0 = build_model(c, nofb, &docs0);
-    memsrv_open(&ms, m);
+    m0 = want[P_RRF_NOFB] || want[P_CONVEX_NOFB]
+         ? build_model(c, nofb, &docs0) : (docs0 = NULL, NULL);
+    if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
+        memsrv_open(&ms, m);
     ql_build(&x, c);
     r->v = xmalloc((size_t)NPIPE * (c->nt + 1) * NMETRIC * sizeof *r->v);
     r->top = calloc((size_t)NPIPE * (c->nt + 1) * (ro->pool + 1),
@@ -1302,6 +1359,8 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     for (p = 0; p < NPIPE; p++) {
         FILE *f = NULL;
         size_t t, i, n;
+        if (!want[p])
+            continue;
         if (ro->runs_dir) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.%s.run", ro->runs_dir,
@@ -1337,7 +1396,8 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     }
     ql_free(&x);
     rcp_server_free(srv);
-    memsrv_close(&ms);
+    if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
+        memsrv_close(&ms);
     rcp_model_free(m0);
     rcp_model_free(m);
     free(docs0);
@@ -1638,6 +1698,8 @@ static void print_table(const column *cols, size_t ncol, int k)
         printf("-----------------|");
     printf("\n");
     for (p = 0; p < NPIPE; p++) {
+        if (!want[p])
+            continue;
         printf("| %-30s |", pipes[p].label);
         for (i = 0; i < ncol; i++)
             printf("   %6.4f %-6s |", col_mean(&cols[i], p, k),
@@ -1657,7 +1719,7 @@ static void print_drops(const column *cols, size_t ncol)
            "figure vs input (difference; queries worse / better; two-sided "
            "paired randomization p, %d permutations)\n\n", NPERM);
     for (p = 0; p < NPIPE; p++)
-        for (i = 0; i < ncol; i++) {
+        for (i = 0; i < ncol && want[p]; i++) {
             int first = -1;
             for (k = 0; k < M_JUDGED; k++) {
                 int in, w, b;
@@ -1699,7 +1761,7 @@ static void print_pool(FILE *f, const coll *c, const results *r,
         for (i = 0; i < depth; i++)          /* best ranks first */
             for (p = 0; p < NPIPE; p++) {
                 size_t d = r->top[((size_t)p * c->nt + t) * depth + i];
-                if (!d || seen[d - 1] || judgement(&c->t[t], c->d[d - 1].id))
+                if (!d || !want[p] || seen[d - 1] || judgement(&c->t[t], c->d[d - 1].id))
                     continue;
                 seen[d - 1] = 1;
                 fprintf(f, "%s\t%s\t%s\n", c->t[t].num, c->d[d - 1].id,
@@ -1804,8 +1866,9 @@ int main(int argc, char **argv)
     size_t nc = 0, ncol = 0, i;
     rcp_model *probe;
     char err[256];
-    int a, h, k;
+    int a, h, k, rows = 0;
     rcp_model_opts_init(&o);
+    memset(want, 1, sizeof want);
     for (a = 1; a < argc; a++) {
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (argv[a][0] != '-' && !cran) {
@@ -1832,6 +1895,13 @@ int main(int argc, char **argv)
             ro.pool = (size_t)atoi(v);
         else if (!strcmp(argv[a], "--pool-file"))
             ro.pool_file = v;
+        else if (!strcmp(argv[a], "--rerank-weight"))
+            rerank_weight = atof(v);
+        else if (!strcmp(argv[a], "--rows")) {
+            if (!select_rows(v))
+                return 2;
+            rows = 1;
+        }
         else
             goto usage;
         a++;
@@ -1871,10 +1941,11 @@ int main(int argc, char **argv)
         print_table(pc, np, M_JUDGED);
     }
     print_drops(cols, ncol);
-    for (i = 0; i < nc; i++)
+    for (i = 0; i < nc && !rows; i++)
         if (!strcmp(cs[i].name, "cranfield"))
             federated(&cs[i], &o);
-    screen_eval(cs, nc);
+    if (!rows)
+        screen_eval(cs, nc);
     if (ro.pool && ro.pool_file && !(pf = fopen(ro.pool_file, "w"))) {
         fprintf(stderr, "eval: cannot write %s\n", ro.pool_file);
         return 2;
@@ -1895,6 +1966,7 @@ int main(int argc, char **argv)
 usage:
     fprintf(stderr, "usage: eval [CRANFIELD_DIR] [--cranfield DIR] "
             "[--kjv DIR --kjv-text FILE] [--dim N] [--vectors FILE] "
-            "[--prf N] [--runs DIR] [--pool N [--pool-file FILE]]\n");
+            "[--prf N] [--runs DIR] [--pool N [--pool-file FILE]] "
+            "[--rows TAG,...] [--rerank-weight W]\n");
     return 2;
 }
