@@ -855,7 +855,10 @@ enum { P_BM25, P_DENSE, P_LEXLEG, P_DENSELEG, P_RRF, P_RRF_EQ, P_CONVEX,
        P_WEIGHTED,
        P_BM25_CE, P_RRF_CE, P_CONVEX_CE, P_RRF_COLBERT, P_RRF_NOFB,
        P_CONVEX_NOFB, P_RRF_CLUE, P_RRF_MEMORY, P_SERVER, P_RW_REWRITE,
-       P_RW_HYDE, P_RW_MULTI, P_RW_DECOMPOSE, P_RW_STEPBACK, P_QL, NPIPE };
+       P_RW_HYDE, P_RW_MULTI, P_RW_DECOMPOSE, P_RW_STEPBACK, P_FED_BM25,
+       P_FED_BM25_CONVEX, P_FED_RRF, P_FED_RRF_CONVEX, P_FED_CONVEX,
+       P_FED_CONVEX_CONVEX, P_FED_BM25_RR, P_FED_RRF_RR, P_FED_CONVEX_RR,
+       P_QL, NPIPE };
 
 typedef struct pipeline {
     const char *label, *tag;    /* tag: the run file's name and column */
@@ -925,9 +928,46 @@ static const pipeline pipes[NPIPE] = {
      {P_SERVER, -1}, 1, "decompose"},
     {"retrieve rewrite=step-back", "rw-stepback", 0, 0, 0, 0, 0, 0, 0,
      {P_SERVER, -1}, 1, "step-back"},
+    /* §16 federation: the collection split round robin over FED_SHARDS
+    ** engines, each running its input's pipeline, the lists fused as
+    ** federation.c fuses them (fed_search), judged against the unsplit
+    ** engine */
+    {"sparse (BM25), 4 shards: rrf", "fed-bm25", RCP_MODE_SPARSE,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_BM25, -1}, 0, NULL},
+    {"sparse (BM25), 4 shards: convex", "fed-bm25-cx", RCP_MODE_SPARSE,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_BM25, -1}, 0, NULL},
+    {"hybrid default, 4 shards: rrf", "fed-rrf", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
+    {"hybrid default, 4 shards: convex", "fed-rrf-cx", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
+    {"hybrid convex, 4 shards: rrf", "fed-convex", RCP_MODE_HYBRID,
+     RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 0, 1, {P_CONVEX, -1}, 0, NULL},
+    {"hybrid convex, 4 shards: convex", "fed-convex-cx", RCP_MODE_HYBRID,
+     RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 0, 1, {P_CONVEX, -1}, 0, NULL},
+    /* the same rrf federations, then the federation's second stage
+    ** (fed_rerank), judged against the fused list it reranks */
+    {"sparse (BM25), 4 shards: rrf+rr", "fed-bm25-rr", RCP_MODE_SPARSE,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_FED_BM25, -1}, 0, NULL},
+    {"hybrid default, 4 shards: rrf+rr", "fed-rrf-rr", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_FED_RRF, -1}, 0, NULL},
+    {"hybrid convex, 4 shards: rrf+rr", "fed-convex-rr", RCP_MODE_HYBRID,
+     RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 0, 1, {P_FED_CONVEX, -1}, 0,
+     NULL},
     {"reference: query likelihood", "ql", 0, 0, 0, 0, 0, 0, 0, {-1, -1}, 0,
      NULL},
 };
+
+/* How a federation row fuses its shards' lists (federation.c's methods). */
+static int fed_fusion(int p)
+{
+    return p < P_FED_BM25_RR && (p - P_FED_BM25) % 2 ? RCP_FUSE_CONVEX
+                                                     : RCP_FUSE_RRF;
+}
+
+static int is_fed(int p)
+{
+    return p >= P_FED_BM25 && p <= P_FED_CONVEX_RR;
+}
 
 enum { M_NDCG, M_MAP, M_R100, M_JUDGED, NMETRIC };
 static const char *const metric_name[NMETRIC] = {
@@ -1331,80 +1371,7 @@ static rcp_server *eval_server(rcp_model *m)
     return s;
 }
 
-static void run_coll(const coll *c, const rcp_model_opts *o,
-                     const run_opts *ro, results *r)
-{
-    static ranked rk[DEPTH];
-    static size_t d[DEPTH];
-    rcp_model_opts nofb = *o;
-    size_t *docs, *docs0;
-    rcp_model *m = build_model(c, *o, &docs), *m0;
-    rcp_server *srv = eval_server(m);
-    ql x;
-    int p;
-    memsrv ms;
-    nofb.prf_docs = 0;
-    m0 = want[P_RRF_NOFB] || want[P_CONVEX_NOFB]
-         ? build_model(c, nofb, &docs0) : (docs0 = NULL, NULL);
-    if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
-        memsrv_open(&ms, m);
-    ql_build(&x, c);
-    r->v = xmalloc((size_t)NPIPE * (c->nt + 1) * NMETRIC * sizeof *r->v);
-    r->top = calloc((size_t)NPIPE * (c->nt + 1) * (ro->pool + 1),
-                    sizeof *r->top);
-    if (!r->top) {
-        fprintf(stderr, "eval: out of memory\n");
-        exit(1);
-    }
-    for (p = 0; p < NPIPE; p++) {
-        FILE *f = NULL;
-        size_t t, i, n;
-        if (!want[p])
-            continue;
-        if (ro->runs_dir) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s.%s.run", ro->runs_dir,
-                     c->name, pipes[p].tag);
-            if (!(f = fopen(path, "w"))) {
-                fprintf(stderr, "eval: cannot write %s\n", path);
-                exit(2);
-            }
-        }
-        for (t = 0; t < c->nt; t++) {
-            n = p == P_QL ? ql_search(&x, c, &c->t[t], rk, DEPTH)
-                : p == P_RRF_CLUE || p == P_RRF_MEMORY
-                          ? memory_search(&ms, m, docs, c, &c->t[t],
-                                          p == P_RRF_CLUE, rk)
-                          : pipes[p].server
-                          ? server_search(srv, m, docs, &pipes[p], &c->t[t],
-                                          rk)
-                          : pipes[p].nofb
-                          ? engine_search(m0, docs0, &pipes[p], &c->t[t], rk)
-                          : engine_search(m, docs, &pipes[p], &c->t[t], rk);
-            for (i = 0; i < n; i++)
-                d[i] = rk[i].doc;
-            score_ranking(c, &c->t[t], d, n, res_at(r, c, p, t));
-            for (i = 0; i < n && i < ro->pool; i++)
-                r->top[((size_t)p * c->nt + t) * ro->pool + i] = d[i] + 1;
-            for (i = 0; f && i < n; i++)
-                fprintf(f, "%s Q0 %s %lu %.6f %s\n", c->t[t].num,
-                        c->d[d[i]].id, (unsigned long)i + 1, rk[i].score,
-                        pipes[p].tag);
-        }
-        if (f)
-            fclose(f);
-    }
-    ql_free(&x);
-    rcp_server_free(srv);
-    if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
-        memsrv_close(&ms);
-    rcp_model_free(m0);
-    rcp_model_free(m);
-    free(docs0);
-    free(docs);
-}
-
-/* ---- federation (§16): Cranfield over shards vs unsplit ---------------- */
+/* ---- federation (§16): the collection over shards -------------------- */
 
 #define FED_SHARDS 4
 
@@ -1438,7 +1405,7 @@ static rcp_model *build_shard(const coll *c, rcp_model_opts o, size_t s,
 ** order with weight 1 (convex: each shard's advertised scoreFloor, -1). */
 static size_t fed_search(rcp_model *const *m, size_t *const *docs,
                          const pipeline *p, const topic *t, int method,
-                         const coll *c, size_t *out)
+                         const coll *c, ranked *out)
 {
     static ranked rk[FED_SHARDS][DEPTH];
     static rcp_fuse_item it[FED_SHARDS][DEPTH];
@@ -1465,7 +1432,8 @@ static size_t fed_search(rcp_model *const *m, size_t *const *docs,
     for (i = 0; i < nf && i < DEPTH; i++)
         for (s = 0; s < FED_SHARDS; s++)
             if (fz[i].pos[s] >= 0) {
-                out[i] = rk[s][fz[i].pos[s]].doc;
+                out[i].doc = rk[s][fz[i].pos[s]].doc;
+                out[i].score = fz[i].score;
                 break;
             }
     rcp_free(fz);
@@ -1479,16 +1447,17 @@ static size_t fed_search(rcp_model *const *m, size_t *const *docs,
 ** stays in fused order. */
 #define FED_RR_TOP 100
 static void fed_rerank(const rcp_model *m0, const coll *c, const topic *t,
-                       size_t *d, size_t n)
+                       ranked *d, size_t n)
 {
     static const char *tx[FED_RR_TOP];
     static size_t len[FED_RR_TOP], out[FED_RR_TOP];
+    static ranked was[FED_RR_TOP];
     static double sc[FED_RR_TOP], cas[FED_RR_TOP];
     static long rank[FED_RR_TOP];
     size_t top = n < FED_RR_TOP ? n : FED_RR_TOP, i, j;
     for (i = 0; i < top; i++) {
-        tx[i] = c->d[d[i]].text;
-        len[i] = c->d[d[i]].len;
+        tx[i] = c->d[d[i].doc].text;
+        len[i] = c->d[d[i].doc].len;
     }
     if (rcp_model_rerank(m0, RCP_RERANK_CROSS, t->text, t->len, tx, len, top,
                          sc)) {
@@ -1514,75 +1483,99 @@ static void fed_rerank(const rcp_model *m0, const coll *c, const topic *t,
         }
         out[j] = x;
     }
-    for (i = 0; i < top; i++)
-        out[i] = d[out[i]];
-    memcpy(d, out, top * sizeof *d);
+    memcpy(was, d, top * sizeof *d);
+    for (i = 0; i < top; i++) {
+        d[i] = was[out[i]];
+        d[i].score = cas[out[i]];
+    }
 }
 
-/* One table: nDCG@10, MAP and R@100 over every judged topic, unsplit
-** against FED_SHARDS shards fused by rrf, by convex, and fused by rrf
-** then reranked by the federation's second stage. */
-static void federated(const coll *c, const rcp_model_opts *o)
+static void run_coll(const coll *c, const rcp_model_opts *o,
+                     const run_opts *ro, results *r)
 {
-    static const int which[] = { P_BM25, P_RRF, P_CONVEX };
     static ranked rk[DEPTH];
     static size_t d[DEPTH];
-    rcp_model *m[FED_SHARDS], *whole;
-    size_t *docs[FED_SHARDS], *wdocs, s, t, i, nq = 0;
-    int w, k, v;
-    double sum[3][4][3];        /* [pipeline][unsplit, rrf, convex,
-                                   rrf + rerank][metric] */
-    memset(sum, 0, sizeof sum);
-    whole = build_model(c, *o, &wdocs);
+    rcp_model_opts nofb = *o;
+    size_t *docs, *docs0;
+    rcp_model *m = build_model(c, *o, &docs), *m0;
+    rcp_server *srv = eval_server(m);
+    rcp_model *shard[FED_SHARDS];
+    size_t *sdocs[FED_SHARDS], s;
+    ql x;
+    int p, fed = 0;
+    memsrv ms;
+    for (p = P_FED_BM25; p <= P_FED_CONVEX_RR; p++)
+        fed |= want[p];
     for (s = 0; s < FED_SHARDS; s++)
-        m[s] = build_shard(c, *o, s, FED_SHARDS, &docs[s]);
-    for (t = 0; t < c->nt; t++) {
-        if (!c->t[t].nrel)
+        shard[s] = fed ? build_shard(c, *o, s, FED_SHARDS, &sdocs[s])
+                       : (sdocs[s] = NULL, NULL);
+    nofb.prf_docs = 0;
+    m0 = want[P_RRF_NOFB] || want[P_CONVEX_NOFB]
+         ? build_model(c, nofb, &docs0) : (docs0 = NULL, NULL);
+    if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
+        memsrv_open(&ms, m);
+    ql_build(&x, c);
+    r->v = xmalloc((size_t)NPIPE * (c->nt + 1) * NMETRIC * sizeof *r->v);
+    r->top = calloc((size_t)NPIPE * (c->nt + 1) * (ro->pool + 1),
+                    sizeof *r->top);
+    if (!r->top) {
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
+    for (p = 0; p < NPIPE; p++) {
+        FILE *f = NULL;
+        size_t t, i, n;
+        if (!want[p])
             continue;
-        nq++;
-        for (w = 0; w < 3; w++) {
-            const pipeline *p = &pipes[which[w]];
-            double mt[NMETRIC];
-            size_t n = engine_search(whole, wdocs, p, &c->t[t], rk);
-            for (i = 0; i < n; i++)
-                d[i] = rk[i].doc;
-            score_ranking(c, &c->t[t], d, n, mt);
-            for (k = 0; k < 3; k++)
-                sum[w][0][k] += mt[k];
-            for (v = 1; v < 4; v++) {
-                n = fed_search(m, docs, p, &c->t[t], v == 2 ? RCP_FUSE_CONVEX
-                               : RCP_FUSE_RRF, c, d);
-                if (v == 3)
-                    fed_rerank(m[0], c, &c->t[t], d, n);
-                score_ranking(c, &c->t[t], d, n, mt);
-                for (k = 0; k < 3; k++)
-                    sum[w][v][k] += mt[k];
+        if (ro->runs_dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.%s.run", ro->runs_dir,
+                     c->name, pipes[p].tag);
+            if (!(f = fopen(path, "w"))) {
+                fprintf(stderr, "eval: cannot write %s\n", path);
+                exit(2);
             }
         }
-    }
-    printf("\n%s over %d shards (round robin; federation.c's fusion: each "
-           "shard asked for %d, fused by rcp_fuse; +rr: the top %d then "
-           "reranked by shard 0's cross-encoder, the cascade) vs unsplit, "
-           "%lu judged topics\n", c->name, FED_SHARDS, DEPTH, FED_RR_TOP,
-           (unsigned long)nq);
-    printf("%-30s", "");
-    for (k = 0; k < 3; k++)
-        printf(" %8s %8s %8s %8s", metric_name[k], "fed rrf", "convex",
-               "rrf+rr");
-    printf("\n");
-    for (w = 0; w < 3; w++) {
-        printf("%-30s", pipes[which[w]].label);
-        for (k = 0; k < 3; k++)
-            for (v = 0; v < 4; v++)
-                printf(" %8.4f", nq ? sum[w][v][k] / (double)nq : 0);
-        printf("\n");
+        for (t = 0; t < c->nt; t++) {
+            n = p == P_QL ? ql_search(&x, c, &c->t[t], rk, DEPTH)
+                : is_fed(p) ? fed_search(shard, sdocs, &pipes[p], &c->t[t],
+                                         fed_fusion(p), c, rk)
+                : p == P_RRF_CLUE || p == P_RRF_MEMORY
+                          ? memory_search(&ms, m, docs, c, &c->t[t],
+                                          p == P_RRF_CLUE, rk)
+                          : pipes[p].server
+                          ? server_search(srv, m, docs, &pipes[p], &c->t[t],
+                                          rk)
+                          : pipes[p].nofb
+                          ? engine_search(m0, docs0, &pipes[p], &c->t[t], rk)
+                          : engine_search(m, docs, &pipes[p], &c->t[t], rk);
+            if (p >= P_FED_BM25_RR && p <= P_FED_CONVEX_RR)
+                fed_rerank(shard[0], c, &c->t[t], rk, n);
+            for (i = 0; i < n; i++)
+                d[i] = rk[i].doc;
+            score_ranking(c, &c->t[t], d, n, res_at(r, c, p, t));
+            for (i = 0; i < n && i < ro->pool; i++)
+                r->top[((size_t)p * c->nt + t) * ro->pool + i] = d[i] + 1;
+            for (i = 0; f && i < n; i++)
+                fprintf(f, "%s Q0 %s %lu %.6f %s\n", c->t[t].num,
+                        c->d[d[i]].id, (unsigned long)i + 1, rk[i].score,
+                        pipes[p].tag);
+        }
+        if (f)
+            fclose(f);
     }
     for (s = 0; s < FED_SHARDS; s++) {
-        rcp_model_free(m[s]);
-        free(docs[s]);
+        rcp_model_free(shard[s]);
+        free(sdocs[s]);
     }
-    rcp_model_free(whole);
-    free(wdocs);
+    ql_free(&x);
+    rcp_server_free(srv);
+    if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
+        memsrv_close(&ms);
+    rcp_model_free(m0);
+    rcp_model_free(m);
+    free(docs0);
+    free(docs);
 }
 
 /* ---- reporting -------------------------------------------------------- */
@@ -1682,28 +1675,65 @@ static const char *mark(const column *col, int p, int k)
                                                                      : "<";
 }
 
-static void print_table(const column *cols, size_t ncol, int k)
+/* The metrics of column i: nDCG@10, MAP, R@100, and judged@10 where the
+** collection is pooled. */
+static int col_metrics(const column *col)
 {
-    size_t i;
-    int p;
-    printf("\n%s\n\n| %-30s |", metric_name[k], "pipeline");
+    return col->c->pooled ? NMETRIC : M_JUDGED;
+}
+
+/* The stages p is built on, by tag ("a / b": the better of the two). */
+static void input_name(int p, char *out, size_t cap)
+{
+    int a = pipes[p].input[0], b = pipes[p].input[1];
+    snprintf(out, cap, "%s%s%s", a < 0 ? "-" : pipes[a].tag,
+             b < 0 ? "" : " / ", b < 0 ? "" : pipes[b].tag);
+}
+
+/* The one table: a row per pipeline (its label, its tag, the stages it
+** is built on), a column per collection x half holding nDCG@10, MAP and
+** R@100 (and judged@10 where the collection is pooled), each figure
+** marked "<" / "<!" when below its input (mark). */
+static void print_table(const column *cols, size_t ncol)
+{
+    char h[96];
+    size_t i, lw = strlen("pipeline"), cw[4];
+    int p, k;
+    for (p = 0; p < NPIPE; p++)
+        if (want[p] && strlen(pipes[p].label) > lw)
+            lw = strlen(pipes[p].label);
+    printf("\n| %-*s | %-13s | %-20s |", (int)lw, "pipeline", "tag",
+           "input");
     for (i = 0; i < ncol; i++) {
-        char h[48];
-        snprintf(h, sizeof h, "%s %s", cols[i].c->name,
-                 cols[i].c->half[cols[i].half]);
-        printf(" %-15s |", h);
+        int n = snprintf(h, sizeof h, "%s %s:", cols[i].c->name,
+                         cols[i].c->half[cols[i].half]);
+        for (k = 0; k < col_metrics(&cols[i]); k++)
+            n += snprintf(h + n, sizeof h - (size_t)n, " %s",
+                          metric_name[k]);
+        cw[i] = (size_t)n > (size_t)col_metrics(&cols[i]) * 9 - 1
+                ? (size_t)n : (size_t)col_metrics(&cols[i]) * 9 - 1;
+        printf(" %-*s |", (int)cw[i], h);
     }
-    printf("\n|--------------------------------|");
+    printf("\n|%.*s|---------------|----------------------|", (int)lw + 2,
+           "------------------------------------------------------------");
     for (i = 0; i < ncol; i++)
-        printf("-----------------|");
+        printf("%.*s|", (int)cw[i] + 2, "----------------------------------"
+               "------------------------");
     printf("\n");
     for (p = 0; p < NPIPE; p++) {
         if (!want[p])
             continue;
-        printf("| %-30s |", pipes[p].label);
-        for (i = 0; i < ncol; i++)
-            printf("   %6.4f %-6s |", col_mean(&cols[i], p, k),
-                   mark(&cols[i], p, k));
+        input_name(p, h, sizeof h);
+        printf("| %-*s | %-13s | %-20s |", (int)lw, pipes[p].label,
+               pipes[p].tag, h);
+        for (i = 0; i < ncol; i++) {
+            int n = 0;
+            for (k = 0; k < col_metrics(&cols[i]); k++)
+                n += snprintf(h + n, sizeof h - (size_t)n, "%s%6.4f%-2s",
+                              k ? " " : "", col_mean(&cols[i], p, k),
+                              mark(&cols[i], p, k));
+            printf(" %-*s |", (int)cw[i], h);
+        }
         printf("\n");
     }
 }
@@ -1866,7 +1896,7 @@ int main(int argc, char **argv)
     size_t nc = 0, ncol = 0, i;
     rcp_model *probe;
     char err[256];
-    int a, h, k, rows = 0;
+    int a, h, rows = 0;
     rcp_model_opts_init(&o);
     memset(want, 1, sizeof want);
     for (a = 1; a < argc; a++) {
@@ -1928,22 +1958,8 @@ int main(int argc, char **argv)
             cols[ncol++].half = h;
         }
     }
-    for (k = 0; k < M_JUDGED; k++)
-        print_table(cols, ncol, k);
-    for (i = 0; i < ncol && !cols[i].c->pooled; i++)
-        ;
-    if (i < ncol) {
-        column pc[4];
-        size_t np = 0;
-        for (i = 0; i < ncol; i++)
-            if (cols[i].c->pooled)
-                pc[np++] = cols[i];
-        print_table(pc, np, M_JUDGED);
-    }
+    print_table(cols, ncol);
     print_drops(cols, ncol);
-    for (i = 0; i < nc && !rows; i++)
-        if (!strcmp(cs[i].name, "cranfield"))
-            federated(&cs[i], &o);
     if (!rows)
         screen_eval(cs, nc);
     if (ro.pool && ro.pool_file && !(pf = fopen(ro.pool_file, "w"))) {
