@@ -18,7 +18,8 @@
 #   make eval         retrieval quality on Cranfield (dev and test halves;
 #                     CRANFIELD=DIR, default ../shared/data/cranfield) and
 #                     on the held-out KJV passages (apt-get install
-#                     bible-kjv); one table per metric
+#                     bible-kjv); one table: a row per pipeline, its
+#                     input stage named, nDCG@10 / MAP / R@100 per column
 #   make demo         the README's worked session, explained step by step
 #   make NO_SIMD=1    build without any intrinsics (portable targets)
 #   make DEVELOPER=1  warnings are errors (make check always builds so)
@@ -577,7 +578,7 @@ bench: $(patsubst %,$(BUILD)/tests/%,$(BENCHES)) $(BUILD)/rcp
 
 # Retrieval quality of the built-in engine (tests/eval.c): Cranfield, split
 # into a development and a test half, and the KJV passages, a collection
-# held out whole (tests/kjv/README.md); one table per metric.  Each
+# held out whole (tests/kjv/README.md); one table.  Each
 # collection is said plainly when it is not there (exit 2); CRANFIELD= or
 # KJV= (empty) leaves that one out.  The KJV text is not in git: it is
 # extracted from Debian's bible-kjv-text with its reader, bible(1), into
