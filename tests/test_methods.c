@@ -1000,6 +1000,76 @@ START_TEST(retrieve_funnel_violations_are_invalid_params)
 }
 END_TEST
 
+/* issue 18, §7.7 Hit: "scores exposes the per-stage contribution" -- so
+** scores.rerank is the reranker's own score, the very number the §7.6
+** rerank method gives the same passage (which does not interpolate: it
+** has no recall score), and score is the cascade's, the recall score
+** (scores.fused) and the rerank score each min-max normalised over the
+** reranked candidates and mixed with the cross-encoder's weight
+** (RCP_MODEL_RERANK_WEIGHT): in [0, 1], falling. */
+START_TEST(retrieve_rerank_interpolates_and_scores_rerank_is_the_rerankers)
+{
+    static const char *const texts[] = {
+        "shock waves in supersonic flow",
+        "laminar boundary layer on a flat plate",
+        "shock tube experiments at high mach",
+        "heat transfer in hypersonic shock layers",
+        "wing flutter and aeroelastic stability"
+    };
+    const rcp_json *v, *h;
+    double fused[5], rr[5], score[5], own[5], lo, hi, rlo, rhi, w;
+    int doc[5];
+    size_t i, n;
+    add_corpus();
+    v = reply(CALL("retrieve", "{\"query\":\"shock tube flow\",\"k\":5,"
+                   "\"candidateK\":5,\"mode\":\"hybrid\",\"rerank\":"
+                   "{\"method\":\"cross-encoder\",\"topN\":5}}"));
+    h = at(v, "result.hits");
+    ck_assert_msg(h && h->n == 5, "%s", OUT.data);
+    for (i = 0; i < 5; i++) {
+        const rcp_json *x = &h->kids[i];
+        const rcp_json *id = rcp_json_get(x, "id");
+        ck_assert(id && id->type == RCP_JSON_STRING && id->n == 2);
+        doc[i] = id->s[1] - '1';
+        ck_assert(doc[i] >= 0 && doc[i] < 5);
+        score[i] = rcp_json_num(rcp_json_get(x, "score"));
+        fused[i] = rcp_json_num(at(x, "scores.fused"));
+        rr[i] = rcp_json_num(at(x, "scores.rerank"));
+    }
+    v = reply(CALL("rerank", "{\"query\":\"shock tube flow\",\"passages\":["
+                   "\"shock waves in supersonic flow\","
+                   "\"laminar boundary layer on a flat plate\","
+                   "\"shock tube experiments at high mach\","
+                   "\"heat transfer in hypersonic shock layers\","
+                   "\"wing flutter and aeroelastic stability\"]}"));
+    ck_assert_uint_eq(at(v, "result.scores")->n, 5);
+    for (i = 0; i < 5; i++)
+        own[i] = rcp_json_num(&at(v, "result.scores")->kids[i]);
+    lo = hi = fused[0];
+    rlo = rhi = rr[0];
+    for (i = 0; i < 5; i++) {
+        lo = fused[i] < lo ? fused[i] : lo;
+        hi = fused[i] > hi ? fused[i] : hi;
+        rlo = rr[i] < rlo ? rr[i] : rlo;
+        rhi = rr[i] > rhi ? rr[i] : rhi;
+    }
+    ck_assert(hi > lo && rhi > rlo);
+    w = RCP_MODEL_RERANK_WEIGHT;
+    for (i = 0, n = 0; i < 5; i++) {
+        ck_assert_msg(fabs(rr[i] - own[doc[i]]) < 1e-9, "%s: %g vs %g",
+                      texts[doc[i]], rr[i], own[doc[i]]);
+        ck_assert_double_eq_tol(score[i], (1 - w) * (fused[i] - lo)
+                                / (hi - lo) + w * (rr[i] - rlo)
+                                / (rhi - rlo), 1e-9);
+        ck_assert(score[i] >= 0 && score[i] <= 1);
+        if (i)
+            ck_assert(score[i - 1] >= score[i]);
+        n += rr[i] > 0;
+    }
+    ck_assert_uint_ge(n, 3);
+}
+END_TEST
+
 START_TEST(retrieve_inline_rerank_and_mmr_report_the_funnel)
 {
     /* §7.7 funnel: candidateK >= topN >= k; usage reports the counts */
@@ -3595,6 +3665,8 @@ static Suite *make_suite(void)
     tcase_add_test(e, rerank_legacy_documents_get_results_shape);
     tcase_add_test(e, rerank_method_must_be_advertised);
     tcase_add_test(e, retrieve_inline_rerank_and_mmr_report_the_funnel);
+    tcase_add_test(e,
+                   retrieve_rerank_interpolates_and_scores_rerank_is_the_rerankers);
     tcase_add_test(e, retrieve_funnel_violations_are_invalid_params);
     tcase_add_test(e, embed_f32_base64_is_the_same_vector_little_endian);
     tcase_add_test(e, embed_unadvertised_encoding_is_32005_unless_not_strict);
