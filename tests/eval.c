@@ -1120,7 +1120,9 @@ static size_t engine_search(const rcp_model *m, const size_t *docs,
     }
     if (p->rerank != RCP_RERANK_NONE && n == p->rerank_top) {
         /* past topN: the input's ranks, which the reranker never saw (the
-        ** top topN of the input are the set it reranked) */
+        ** top topN of the input are the set it reranked); scored 1, 2,
+        ** ... below the last reranked hit, so that a run file (whose
+        ** reader orders by score) keeps this order */
         size_t head = n;
         q.rerank = RCP_RERANK_NONE;
         if (rcp_model_search(m, &q, hits, &n)) {
@@ -1129,7 +1131,7 @@ static size_t engine_search(const rcp_model *m, const size_t *docs,
         }
         for (i = head; i < n; i++) {
             out[i].doc = docs[hits[i].doc];
-            out[i].score = hits[i].score;
+            out[i].score = out[head - 1].score - (double)(i - head + 1);
         }
         if (n < head)
             n = head;
@@ -1488,6 +1490,8 @@ static void fed_rerank(const rcp_model *m0, const coll *c, const topic *t,
         d[i] = was[out[i]];
         d[i].score = cas[out[i]];
     }
+    for (i = top; i < n; i++)   /* below the cascade's, as engine_search */
+        d[i].score = d[top - 1].score - (double)(i - top + 1);
 }
 
 static void run_coll(const coll *c, const rcp_model_opts *o,
