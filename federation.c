@@ -2261,7 +2261,8 @@ static int rerank_call(fed *f, rcp_call *c, const fq *q, leg *l,
 /* Invariant 6: the top rr_top of the fused list fz[0..nf) (the hits with
 ** text) are reranked by one reranker, and st[0..nf) is the final order:
 ** Σ 1/(rrfK + rank) over the fused rank and the rerank rank (§16.3's RRF
-** with the request's rrfK, the cascade the built-in engine runs), ties
+** with the request's rrfK: ranks, since fused scores and another
+** engine's rerank scores share no scale -- README "Federation"), ties
 ** by the rerank rank, then the fused position.  *reranked: how many
 ** were; 0: the fused order stands.  0, or the code to fail the query
 ** with. */
