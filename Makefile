@@ -321,7 +321,7 @@ $(BUILD)/tests/minicheck.o: tests/minicheck/check.c tests/minicheck/check.h \
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) -Itests/minicheck -c $< -o $@
 
-$(BUILD)/tests/bench_%: tests/bench_%.c $(OBJS)
+$(BUILD)/tests/bench_%: tests/bench_%.c $(OBJS) tests/benchutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) $(LDFLAGS) -o $@ $< $(OBJS) \
 	    $(ALL_LDLIBS)
@@ -329,7 +329,7 @@ $(BUILD)/tests/bench_%: tests/bench_%.c $(OBJS)
 # load is measured next to SQLite FTS5 when libsqlite3-dev is installed
 # (a bench-only anchor, like those below: skipped with a note when absent)
 ANCHOR_SQLITE := $(shell pkg-config --exists sqlite3 2>/dev/null && echo 1)
-$(BUILD)/tests/bench_serve: tests/bench_serve.c $(OBJS)
+$(BUILD)/tests/bench_serve: tests/bench_serve.c $(OBJS) tests/benchutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_CPPFLAGS) \
 	    $(if $(ANCHOR_SQLITE),-DRCP_ANCHOR_SQLITE \

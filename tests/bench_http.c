@@ -13,6 +13,7 @@
 **     stay under 2 (a poll loop pays for every descriptor it watches).
 */
 #include "rcp.h"
+#include "benchutil.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,25 +36,6 @@
 #define DEPTH   16
 #define IDLE    1000
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
 /* MARK: - The servers ---------------------------------------------------- */
 
 typedef struct server {
@@ -64,37 +46,19 @@ typedef struct server {
 
 static void start(server *s, const char *bin, int http)
 {
-    int a[2], b[2], e[2];
+    char *argv[] = { (char *)bin, "serve", "--corpus",
+                     "tests/sample-corpus.jsonl", "--http", "0", NULL };
+    int e;
     memset(s, 0, sizeof *s);
-    if (pipe(a) || pipe(b) || pipe(e))
-        exit(1);
-    s->pid = fork();
-    if (s->pid == 0) {
-        dup2(a[0], 0);
-        dup2(b[1], 1);
-        dup2(e[1], 2);
-        close(a[1]);
-        close(b[0]);
-        close(e[0]);
-        if (http)
-            execl(bin, bin, "serve", "--corpus", "tests/sample-corpus.jsonl",
-                  "--http", "0", (char *)NULL);
-        else
-            execl(bin, bin, "serve", "--corpus", "tests/sample-corpus.jsonl",
-                  (char *)NULL);
-        _exit(127);
-    }
-    close(a[0]);
-    close(b[1]);
-    close(e[1]);
-    s->to = a[1];
-    s->from = b[0];
+    if (!http)
+        argv[4] = NULL;
+    s->pid = bench_spawn(argv, &s->to, &s->from, &e);
     if (http) {
-        char log[4096];
+        char log[4096] = "";
         size_t n = 0;
         char *at = NULL;
         while (n < sizeof log - 1 && !(at = strstr(log, "/rcp\n"))) {
-            ssize_t k = read(e[0], log + n, sizeof log - 1 - n);
+            ssize_t k = read(e, log + n, sizeof log - 1 - n);
             if (k <= 0) {
                 fprintf(stderr, "bench_http: the server did not start\n");
                 exit(1);
@@ -105,7 +69,7 @@ static void start(server *s, const char *bin, int http)
         at = strstr(log, "http://127.0.0.1:");
         s->port = atoi(at + strlen("http://127.0.0.1:"));
     }
-    close(e[0]);
+    close(e);
 }
 
 static void stop(server *s)

@@ -22,6 +22,7 @@
 ** printed as OVER (a finding to fix, not a broken benchmark).
 */
 #include "rcp.h"
+#include "benchutil.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -212,29 +213,6 @@ static void response(tally *t, const rcp_json *v)
     }
     if ((rcp_json_get(v, "error") != NULL) != must_fail(KIND[n]))
         t->wrong[KIND[n]]++;
-}
-
-/* Resident memory of pid in MiB (Linux /proc), or -1. */
-static double rss_mib(pid_t pid)
-{
-    char path[64], line[256];
-    FILE *f;
-    long kb = -1;
-    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-    if (!(f = fopen(path, "r")))
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-            break;
-    fclose(f);
-    return kb < 0 ? -1 : kb / 1024.0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int main(void)

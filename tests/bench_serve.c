@@ -25,6 +25,7 @@
 **   bench_serve [churn | filters]   one section alone
 */
 #include "rcp.h"
+#include "benchutil.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -39,50 +40,6 @@
 #include <unistd.h>
 
 #define RUNS 5
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
-static pid_t spawn(char *const argv[], int *to, int *from)
-{
-    int a[2], b[2];
-    pid_t pid;
-    if (pipe(a) || pipe(b))
-        exit(1);
-    pid = fork();
-    if (pid == 0) {
-        dup2(a[0], 0);
-        dup2(b[1], 1);
-        close(a[1]);
-        close(b[0]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(a[0]);
-    close(b[1]);
-    /* a server spawned later must not hold this one's pipes open */
-    fcntl(a[1], F_SETFD, FD_CLOEXEC);
-    fcntl(b[0], F_SETFD, FD_CLOEXEC);
-    *to = a[1];
-    *from = b[0];
-    return pid;
-}
 
 /* The load generator: one thread writes the stream, the calling thread
 ** reads the answers and counts their lines (so the pipe's ping-pong is in
@@ -113,7 +70,7 @@ static double pump(char *const argv[], const char *stream, size_t len,
                    long lines)
 {
     int to, from, status;
-    pid_t srv = spawn(argv, &to, &from);
+    pid_t srv = bench_spawn(argv, &to, &from, NULL);
     static char buf[1 << 16];
     long seen = 0;
     double t0 = now_s(), t;
@@ -202,7 +159,7 @@ static double lone_ping_us(const char *bin)
     argv[0] = (char *)bin;
     argv[1] = "serve";
     argv[2] = NULL;
-    srv = spawn(argv, &to, &from);
+    srv = bench_spawn(argv, &to, &from, NULL);
     for (i = 0; i < 201; i++) {
         static const char ping[] =
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
@@ -393,8 +350,8 @@ static void bench_filters(const char *bin)
     static const char *const filters[] = { "",
         "{\"field\":\"year\",\"op\":\"eq\",\"value\":1999}",
         "{\"field\":\"lang\",\"op\":\"ne\",\"value\":\"de\"}",
-        "{\"and\":[{\"field\":\"tags\",\"op\":\"in\",\"value\":[\"t1\",\"t2\"]},"
-        "{\"field\":\"year\",\"op\":\"gte\",\"value\":2000}]}" };
+        ("{\"and\":[{\"field\":\"tags\",\"op\":\"in\",\"value\":[\"t1\",\"t2\"]},"
+         "{\"field\":\"year\",\"op\":\"gte\",\"value\":2000}]}") };
     const long ndocs = 100000, per_call = 1000, nq = 40;
     char *argv[9], *adds, *q;
     size_t alen, qlen;
@@ -410,7 +367,7 @@ static void bench_filters(const char *bin)
     argv[6] = "--field";
     argv[7] = "tags:keyword";
     argv[8] = NULL;
-    srv = spawn(argv, &to, &from);
+    srv = bench_spawn(argv, &to, &from, NULL);
     adds = make_meta_adds(ndocs, per_call, &alen);
     exchange(to, from, init, sizeof init - 1, 1);
     add_s = exchange(to, from, adds, alen, ndocs / per_call);
@@ -444,7 +401,7 @@ static pid_t loaded_server(const char *bin, const char *adds, size_t alen,
     argv[0] = (char *)bin;
     argv[1] = "serve";
     argv[2] = NULL;
-    srv = spawn(argv, to, from);
+    srv = bench_spawn(argv, to, from, NULL);
     exchange(*to, *from, init, sizeof init - 1, 1);
     *add_s = exchange(*to, *from, adds, alen, calls);
     return srv;
@@ -548,22 +505,6 @@ static void bench_long_line(const char *bin)
     free(line);
 }
 
-/* Resident memory of process pid in MB (Linux /proc), or -1. */
-static double rss_mb(pid_t pid)
-{
-    char path[64], line[256];
-    FILE *f;
-    long kb = -1;
-    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-    if (!(f = fopen(path, "r")))
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-            break;
-    fclose(f);
-    return kb < 0 ? -1 : kb / 1024.0;
-}
-
 /* n upserts of the ids c0..c9 from write `from` on, ten to a call.  Each
 ** text is new: 30 words of a fixed vocabulary of 64 and a revision number
 ** no other write uses (so a term is born and dies with every write); the
@@ -650,18 +591,18 @@ static void bench_churn(const char *bin)
     argv[0] = (char *)bin;
     argv[1] = "serve";
     argv[2] = NULL;
-    srv = spawn(argv, &to, &from);
+    srv = bench_spawn(argv, &to, &from, NULL);
     exchange(to, from, init, sizeof init - 1, 1);
     buf = make_churn(0, 10, &len);
     exchange(to, from, buf, len, 1);
     free(buf);
     lat10 = dense_latency(to, from, nq);
-    rss10 = rss_mb(srv);
+    rss10 = rss_mib(srv);
     t = churn_rounds(to, from, 10, 10 + window);
     lat0 = dense_latency(to, from, nq);
-    rss0 = rss_mb(srv);
+    rss0 = rss_mib(srv);
     t += churn_rounds(to, from, 10 + window, 10 + upserts);
-    rss1 = rss_mb(srv);
+    rss1 = rss_mib(srv);
     lat1 = dense_latency(to, from, nq);
     printf("upsert churn over stdio, 10 ids upserted %ld times (calls of "
            "10, %.0f upserts/s); start = after %ld upserts, when the "
