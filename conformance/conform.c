@@ -4051,48 +4051,65 @@ static void evidence_raw(rcp_buf *dst, const char *p, size_t n)
     rcp_buf_free(&t);
 }
 
-/* One exchange on c, kept as k's evidence.  0, or -1 (no response in
-** time: the reason is in k->why). */
-static int exchange(runner *R, check *k, rcp_client *c, const char *verb,
-                    const char *path, const char *headers, const char *body,
-                    rcp_http_reply *rep)
+/* One exchange a check judges: the path it went to, the reply, and the
+** reply's body parsed as one JSON value (NULL when there is none). */
+typedef struct http_x {
+    rcp_buf         path;
+    rcp_http_reply  rep;
+    rcp_arena       a;
+    const rcp_json *j;
+} http_x;
+
+/* verb to the base followed by tail ("/ping"; "" is the base itself) on
+** c, with headers and body (NULL: none), kept as k's evidence.  Free x
+** with http_done whatever this returns.  0, or -1 (no response in time,
+** or no memory for the path: the reason is in k->why). */
+static int exchange(runner *R, check *k, rcp_client *c, http_x *x,
+                    const char *verb, const char *tail, const char *headers,
+                    const char *body)
 {
     rcp_buf t;
-    int rc;
-    rcp_buf_init(&t);
-    buf_printf(&t, "%s %s HTTP/1.1\r\n%s\r\n%s", verb, path,
-               headers ? headers : "", body ? body : "");
-    evidence_raw(&k->sent, t.data ? t.data : "", t.len);
-    rcp_buf_free(&t);
-    rc = rcp_client_http(c, verb, path, headers, body,
-                         body ? strlen(body) : 0, R->tmo, rep);
-    if (rc != 0) {
-        buf_printf(&k->why, "%s %s: no response within %d ms", verb, path,
-                   R->tmo);
+    rcp_json_err err;
+    memset(x, 0, sizeof *x);
+    rcp_buf_init(&x->path);
+    rcp_arena_init(&x->a, 0);
+    rcp_buf_puts(&x->path, rcp_client_base(c));
+    rcp_buf_puts(&x->path, tail);
+    rcp_buf_putc(&x->path, '\0');
+    if (x->path.oom) {
+        rcp_buf_puts(&k->why, "out of memory for the request's path");
         return -1;
     }
     rcp_buf_init(&t);
-    rcp_buf_put(&t, rep->head.data, rep->head.len);
-    rcp_buf_put(&t, rep->body.data, rep->body.len);
+    buf_printf(&t, "%s %s HTTP/1.1\r\n%s\r\n%s", verb, x->path.data,
+               headers ? headers : "", body ? body : "");
+    evidence_raw(&k->sent, t.data ? t.data : "", t.len);
+    rcp_buf_free(&t);
+    if (rcp_client_http(c, verb, x->path.data, headers, body,
+                        body ? strlen(body) : 0, R->tmo, &x->rep) != 0) {
+        buf_printf(&k->why, "%s %s: no response within %d ms", verb,
+                   x->path.data, R->tmo);
+        return -1;
+    }
+    rcp_buf_init(&t);
+    rcp_buf_put(&t, x->rep.head.data, x->rep.head.len);
+    rcp_buf_put(&t, x->rep.body.data, x->rep.body.len);
     evidence_raw(&k->got, t.data ? t.data : "", t.len);
     rcp_buf_free(&t);
+    if (x->rep.body.len)
+        x->j = rcp_json_parse(&x->a, x->rep.body.data, x->rep.body.len, 0,
+                              &err);
     return 0;
 }
 
-static const char json_hdr[] = "Content-Type: application/json\r\n";
-
-/* path = the base and a method, in buf (a C string). */
-static const char *at_base(rcp_buf *b, rcp_client *c, const char *method)
+static void http_done(http_x *x)
 {
-    b->len = 0;
-    rcp_buf_puts(b, rcp_client_base(c));
-    if (method) {
-        rcp_buf_putc(b, '/');
-        rcp_buf_puts(b, method);
-    }
-    rcp_buf_putc(b, '\0');
-    return b->oom ? "/" : b->data;
+    rcp_http_reply_free(&x->rep);
+    rcp_buf_free(&x->path);
+    rcp_arena_free(&x->a);
 }
+
+static const char json_hdr[] = "Content-Type: application/json\r\n";
 
 /* 1 when the header's value contains want (any case) as a token. */
 static int header_has(const rcp_http_reply *rep, const char *name,
@@ -4115,109 +4132,78 @@ static int header_has(const rcp_http_reply *rep, const char *name,
     return 0;
 }
 
-/* The body as one JSON-RPC response object, parsed into a, or NULL. */
-static const rcp_json *reply_json(rcp_arena *a, const rcp_http_reply *rep)
-{
-    rcp_json_err err;
-    return rep->body.len ? rcp_json_parse(a, rep->body.data, rep->body.len,
-                                          0, &err) : NULL;
-}
-
 /* §5.2: a body method that is not the path's is -32600, with 200. */
 static int code_http_method_mismatch(runner *R, check *k, rcp_client *c)
 {
-    rcp_http_reply rep;
-    rcp_buf path;
-    rcp_arena a;
-    const rcp_json *j;
+    http_x x;
     int64_t code = 0;
     int st = ST_FAIL;
-    rcp_buf_init(&path);
-    rcp_arena_init(&a, 0);
     expected_text(k, "HTTP 200 and a -32600 error (id \"mm\" or null)",
                   NULL);
-    if (exchange(R, k, c, "POST", at_base(&path, c, "ping"), json_hdr,
-                 "{\"jsonrpc\":\"2.0\",\"id\":\"mm\",\"method\":\"info\"}",
-                 &rep) == 0) {
-        j = reply_json(&a, &rep);
-        if (!j || j->type != RCP_JSON_OBJECT)
+    if (exchange(R, k, c, &x, "POST", "/ping", json_hdr,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"mm\",\"method\":\"info\"}")
+        == 0) {
+        if (!x.j || x.j->type != RCP_JSON_OBJECT)
             buf_printf(&k->why, "HTTP %d with no JSON-RPC response",
-                       rep.status);
-        else if (!rcp_json_int(jptr(j, "/error/code"), &code)
+                       x.rep.status);
+        else if (!rcp_json_int(jptr(x.j, "/error/code"), &code)
                  || code != RCP_INVALID_REQUEST)
             rcp_buf_puts(&k->why, "POST .../ping carrying method info was "
                          "not answered -32600 (was it dispatched?)");
-        else if (rep.status != 200)
+        else if (x.rep.status != 200)
             buf_printf(&k->why, "the -32600 came with HTTP %d, not 200",
-                       rep.status);
+                       x.rep.status);
         else
             st = ST_PASS;
     }
-    rcp_http_reply_free(&rep);
-    rcp_buf_free(&path);
-    rcp_arena_free(&a);
+    http_done(&x);
     return st;
 }
 
 /* §5.2: a JSON-RPC error is a 200 with Content-Type application/json. */
 static int code_http_error_200(runner *R, check *k, rcp_client *c)
 {
-    rcp_http_reply rep;
-    rcp_buf path;
-    rcp_arena a;
-    const rcp_json *j;
+    http_x x;
     int st = ST_FAIL;
-    rcp_buf_init(&path);
-    rcp_arena_init(&a, 0);
     expected_text(k, "HTTP 200, Content-Type: application/json, and the "
                   "JSON-RPC error in the body", NULL);
-    if (exchange(R, k, c, "POST",
-                 at_base(&path, c, "x-conform-undefined"), json_hdr,
+    if (exchange(R, k, c, &x, "POST", "/x-conform-undefined", json_hdr,
                  "{\"jsonrpc\":\"2.0\",\"id\":7,"
-                 "\"method\":\"x-conform-undefined\"}", &rep) == 0) {
-        j = reply_json(&a, &rep);
-        if (rep.status != 200)
+                 "\"method\":\"x-conform-undefined\"}") == 0) {
+        if (x.rep.status != 200)
             buf_printf(&k->why, "a JSON-RPC error came with HTTP %d",
-                       rep.status);
-        else if (!j || !jptr(j, "/error/code"))
+                       x.rep.status);
+        else if (!x.j || !jptr(x.j, "/error/code"))
             rcp_buf_puts(&k->why, "the body is not the JSON-RPC error");
-        else if (!header_has(&rep, "content-type", "application/json"))
+        else if (!header_has(&x.rep, "content-type", "application/json"))
             rcp_buf_puts(&k->why, "Content-Type is not application/json");
         else
             st = ST_PASS;
     }
-    rcp_http_reply_free(&rep);
-    rcp_buf_free(&path);
-    rcp_arena_free(&a);
+    http_done(&x);
     return st;
 }
 
 /* §5.2's table: a path that is not the RCP endpoint is 404. */
 static int code_http_unknown_base(runner *R, check *k, rcp_client *c)
 {
-    rcp_http_reply rep;
-    rcp_buf path;
+    http_x x;
     int st = ST_FAIL;
     if (!*rcp_client_base(c)) {
         rcp_buf_puts(&k->why, "the base is the root: no path is outside it");
         return ST_SKIP;
     }
-    rcp_buf_init(&path);
-    rcp_buf_puts(&path, rcp_client_base(c));
-    rcp_buf_puts(&path, "-conform-not-rcp/ping");
-    rcp_buf_putc(&path, '\0');
     expected_text(k, "HTTP 404 (not an RCP endpoint)", NULL);
-    if (!path.oom && exchange(R, k, c, "POST", path.data, json_hdr,
-                              "{\"jsonrpc\":\"2.0\",\"id\":1,"
-                              "\"method\":\"ping\"}", &rep) == 0) {
-        if (rep.status == 404)
+    if (exchange(R, k, c, &x, "POST", "-conform-not-rcp/ping", json_hdr,
+                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}")
+        == 0) {
+        if (x.rep.status == 404)
             st = ST_PASS;
         else
             buf_printf(&k->why, "a path outside the base got HTTP %d",
-                       rep.status);
+                       x.rep.status);
     }
-    rcp_http_reply_free(&rep);
-    rcp_buf_free(&path);
+    http_done(&x);
     return st;
 }
 
@@ -4225,23 +4211,19 @@ static int code_http_unknown_base(runner *R, check *k, rcp_client *c)
 static int code_http_other_verbs(runner *R, check *k, rcp_client *c)
 {
     static const char *const verbs[] = { "GET", "PUT", "DELETE" };
-    rcp_http_reply rep;
-    rcp_buf path;
+    http_x x;
     size_t i;
     int st = ST_PASS;
-    rcp_buf_init(&path);
     expected_text(k, "HTTP 405 (with Allow: POST) for GET, PUT, DELETE",
                   NULL);
     for (i = 0; i < sizeof verbs / sizeof *verbs && st == ST_PASS; i++) {
-        if (exchange(R, k, c, verbs[i], at_base(&path, c, "ping"), NULL,
-                     NULL, &rep) != 0)
+        if (exchange(R, k, c, &x, verbs[i], "/ping", NULL, NULL) != 0)
             st = ST_FAIL;
-        else if (rep.status != 405)
+        else if (x.rep.status != 405)
             st = ST_FAIL, buf_printf(&k->why, "%s got HTTP %d", verbs[i],
-                                     rep.status);
-        rcp_http_reply_free(&rep);
+                                     x.rep.status);
+        http_done(&x);
     }
-    rcp_buf_free(&path);
     return st;
 }
 
@@ -4256,6 +4238,12 @@ static const char *progress_body(const runner *R)
     return "{\"jsonrpc\":\"2.0\",\"id\":\"sse\",\"method\":\"x-rcp/sleep\","
            "\"params\":{\"ms\":100,"
            "\"_meta\":{\"progressToken\":\"conform-sse\"}}}";
+}
+
+/* The path of progress_body's method, after the base. */
+static const char *progress_tail(const char *body)
+{
+    return strstr(body, "sleep") ? "/x-rcp/sleep" : "/retrieve";
 }
 
 /* Judge an SSE body strictly (§5.2): every event is exactly one data:
@@ -4329,68 +4317,56 @@ static int sse_strict(const rcp_buf *b, rcp_buf *why)
 ** when it does, the framing is exact. */
 static int code_http_sse_framing(runner *R, check *k, rcp_client *c)
 {
-    rcp_http_reply rep;
-    rcp_buf path;
+    http_x x;
     int st = ST_FAIL;
     const char *body = progress_body(R);
-    rcp_buf_init(&path);
     expected_text(k, "Content-Type: text/event-stream; progress frames, "
                   "then exactly one final frame answering id \"sse\", each "
                   "one data: line and a blank line; then the end", NULL);
-    if (exchange(R, k, c, "POST", at_base(&path, c, strstr(body, "sleep")
-                                          ? "x-rcp/sleep" : "retrieve"),
+    if (exchange(R, k, c, &x, "POST", progress_tail(body),
                  "Content-Type: application/json\r\n"
-                 "Accept: text/event-stream\r\n", body, &rep) == 0) {
-        if (rep.status != 200) {
-            buf_printf(&k->why, "HTTP %d", rep.status);
-        } else if (!header_has(&rep, "content-type", "text/event-stream")) {
+                 "Accept: text/event-stream\r\n", body) == 0) {
+        if (x.rep.status != 200) {
+            buf_printf(&k->why, "HTTP %d", x.rep.status);
+        } else if (!header_has(&x.rep, "content-type",
+                               "text/event-stream")) {
             rcp_buf_puts(&k->why, "the server answered with one buffered "
                          "response, as it MAY: no stream to judge");
             st = ST_SKIP;
-        } else if (sse_strict(&rep.body, &k->why)) {
+        } else if (sse_strict(&x.rep.body, &k->why)) {
             st = ST_PASS;
         }
     }
-    rcp_http_reply_free(&rep);
-    rcp_buf_free(&path);
+    http_done(&x);
     return st;
 }
 
 /* §5.2: without Accept: text/event-stream, one buffered JSON response. */
 static int code_http_buffered(runner *R, check *k, rcp_client *c)
 {
-    rcp_http_reply rep;
-    rcp_buf path;
-    rcp_arena a;
-    const rcp_json *j;
+    http_x x;
     int st = ST_FAIL;
     const char *body = progress_body(R);
-    rcp_buf_init(&path);
-    rcp_arena_init(&a, 0);
     expected_text(k, "HTTP 200, Content-Type: application/json, the body "
                   "one JSON-RPC response to id \"sse\"", NULL);
-    if (exchange(R, k, c, "POST", at_base(&path, c, strstr(body, "sleep")
-                                          ? "x-rcp/sleep" : "retrieve"),
-                 json_hdr, body, &rep) == 0) {
-        j = reply_json(&a, &rep);
-        if (header_has(&rep, "content-type", "text/event-stream"))
+    if (exchange(R, k, c, &x, "POST", progress_tail(body), json_hdr, body)
+        == 0) {
+        if (header_has(&x.rep, "content-type", "text/event-stream"))
             rcp_buf_puts(&k->why, "an SSE stream the client did not ask "
                          "for");
-        else if (!header_has(&rep, "content-type", "application/json"))
+        else if (!header_has(&x.rep, "content-type", "application/json"))
             rcp_buf_puts(&k->why, "Content-Type is not application/json");
-        else if (!j || j->type != RCP_JSON_OBJECT
-                 || !rcp_json_streq(rcp_json_get(j, "id"), "sse")
-                 || rcp_json_get(j, "method"))
+        else if (!x.j || x.j->type != RCP_JSON_OBJECT
+                 || !rcp_json_streq(rcp_json_get(x.j, "id"), "sse")
+                 || rcp_json_get(x.j, "method"))
             rcp_buf_puts(&k->why, "the body is not one JSON-RPC response "
                          "to id \"sse\"");
-        else if (rep.status != 200)
-            buf_printf(&k->why, "HTTP %d", rep.status);
+        else if (x.rep.status != 200)
+            buf_printf(&k->why, "HTTP %d", x.rep.status);
         else
             st = ST_PASS;
     }
-    rcp_http_reply_free(&rep);
-    rcp_buf_free(&path);
-    rcp_arena_free(&a);
+    http_done(&x);
     return st;
 }
 
@@ -4399,10 +4375,11 @@ static int code_http_buffered(runner *R, check *k, rcp_client *c)
 ** RFC 9110 §11.6.1, or 403). */
 static int code_http_auth(runner *R, check *k, rcp_client *c)
 {
-    rcp_http_reply rep;
-    rcp_buf path;
+    http_x x;
     rcp_client *bare;
+    int64_t code = 0;
     int st = ST_FAIL;
+    (void)c;
     if (!R->nheaders) {
         rcp_buf_puts(&k->why, "no --header given: the server is taken to "
                      "require no auth");
@@ -4410,39 +4387,32 @@ static int code_http_auth(runner *R, check *k, rcp_client *c)
     }
     if (!(bare = http_peer(R, k, 0, 0)))
         return ST_FAIL;
-    rcp_buf_init(&path);
     expected_text(k, "without the --header lines: HTTP 401 with "
                   "WWW-Authenticate, or 403, and a -32012 error body "
                   "(§15.6), no initialize result", NULL);
-    if (exchange(R, k, bare, "POST", at_base(&path, c, "initialize"),
-                 json_hdr, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+    if (exchange(R, k, bare, &x, "POST", "/initialize", json_hdr,
+                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
                  "\"initialize\",\"params\":{\"protocolVersion\":1,"
                  "\"client\":{\"name\":\"rcp-conform\",\"version\":\"1\"},"
-                 "\"capabilities\":{}}}", &rep) == 0) {
-        rcp_arena a;
-        const rcp_json *j;
-        int64_t code = 0;
-        rcp_arena_init(&a, 0);
-        j = reply_json(&a, &rep);
-        if (rep.status == 401 && !rcp_http_header(&rep, "www-authenticate",
-                                                  NULL))
+                 "\"capabilities\":{}}}") == 0) {
+        int status = x.rep.status;
+        if (status == 401 && !rcp_http_header(&x.rep, "www-authenticate",
+                                              NULL))
             rcp_buf_puts(&k->why, "401 without WWW-Authenticate (RFC 9110 "
                          "§11.6.1: a 401 MUST carry one)");
-        else if ((rep.status == 401 || rep.status == 403)
-                 && !(j && rcp_json_int(jptr(j, "/error/code"), &code)
+        else if ((status == 401 || status == 403)
+                 && !(x.j && rcp_json_int(jptr(x.j, "/error/code"), &code)
                       && code == -32012))
             rcp_buf_puts(&k->why, "the refusal carries no -32012 error "
                          "(§15.6: a server that rejects a caller MUST answer "
                          "-32012 rather than a bare transport error)");
-        else if (rep.status == 401 || rep.status == 403)
+        else if (status == 401 || status == 403)
             st = ST_PASS;
         else
             buf_printf(&k->why, "initialize without credentials got HTTP "
-                       "%d", rep.status);
-        rcp_arena_free(&a);
+                       "%d", status);
     }
-    rcp_http_reply_free(&rep);
-    rcp_buf_free(&path);
+    http_done(&x);
     rcp_client_close(bare, 0);
     return st;
 }
@@ -4528,30 +4498,24 @@ static int code_http_notification(runner *R, check *k, rcp_client *c)
         "\"method\":\"notifications/cancel\",\"params\":{\"id\":"
         "\"conform-b\"}}]"
     };
-    rcp_http_reply rep;
-    rcp_buf path;
+    http_x x;
     size_t i;
     int st = ST_PASS;
-    rcp_buf_init(&path);
     expected_text(k, "a 2xx status and an empty body, for a notification "
                   "and for a batch of notifications", NULL);
     for (i = 0; i < 2 && st == ST_PASS; i++) {
-        if (exchange(R, k, c, "POST", at_base(&path, c, i ? NULL
-                                              : "notifications/cancel"),
-                     json_hdr, bodies[i], &rep) != 0)
+        const char *what = i ? "a batch of notifications" : "a notification";
+        if (exchange(R, k, c, &x, "POST", i ? "" : "/notifications/cancel",
+                     json_hdr, bodies[i]) != 0)
             st = ST_FAIL;
-        else if (rep.status < 200 || rep.status > 299)
-            st = ST_FAIL, buf_printf(&k->why, "%s got HTTP %d", i
-                                     ? "a batch of notifications"
-                                     : "a notification", rep.status);
-        else if (rep.body.len)
+        else if (x.rep.status < 200 || x.rep.status > 299)
+            st = ST_FAIL, buf_printf(&k->why, "%s got HTTP %d", what,
+                                     x.rep.status);
+        else if (x.rep.body.len)
             st = ST_FAIL, buf_printf(&k->why, "%s got a body of %lu bytes",
-                                     i ? "a batch of notifications"
-                                     : "a notification",
-                                     (unsigned long)rep.body.len);
-        rcp_http_reply_free(&rep);
+                                     what, (unsigned long)x.rep.body.len);
+        http_done(&x);
     }
-    rcp_buf_free(&path);
     return st;
 }
 
