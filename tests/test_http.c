@@ -342,6 +342,52 @@ static int code_in(const char *body)
     return p ? atoi(p + 7) : 0;
 }
 
+/* A table of requests and the answers they must get: body POSTed to path
+** on a new connection is answered HTTP status, with JSON-RPC error code
+** (0: no code asserted) and, when has is not NULL, a body containing it. */
+typedef struct post_case {
+    const char *path, *body;
+    int         status, code;
+    const char *has;
+} post_case;
+
+static void expect_posts(const srv *s, const post_case *t, size_t n)
+{
+    size_t i;
+    resp r;
+    for (i = 0; i < n; i++) {
+        call(s, t[i].path, t[i].body, NULL, &r);
+        ck_assert_msg(r.status == t[i].status, "POST %s %s: HTTP %d, not %d",
+                      t[i].path, t[i].body, r.status, t[i].status);
+        ck_assert_msg(!t[i].code || code_in(r.body) == t[i].code,
+                      "POST %s %s: %s, not code %d", t[i].path, t[i].body,
+                      r.body, t[i].code);
+        ck_assert_msg(!t[i].has || strstr(r.body, t[i].has),
+                      "POST %s %s: %s, without %s", t[i].path, t[i].body,
+                      r.body, t[i].has);
+    }
+}
+
+/* Each raw request of t, alone on a new connection, is answered HTTP
+** status[i]. */
+static void expect_raw(const srv *s, const char *const *t, const int *status,
+                       size_t n)
+{
+    size_t i;
+    resp r;
+    cli c;
+    for (i = 0; i < n; i++) {
+        cli_open(&c, s);
+        cli_sends(&c, t[i]);
+        ck_assert_int_eq(cli_read(&c, &r), 0);
+        ck_assert_msg(r.status == status[i], "%s: HTTP %d, not %d", t[i],
+                      r.status, status[i]);
+        cli_close(&c);
+    }
+}
+
+#define NCASES(t) (sizeof (t) / sizeof *(t))
+
 /* MARK: - Listening ------------------------------------------------------ */
 
 START_TEST(port_0_prints_the_url_line_and_serves_on_loopback)
@@ -431,47 +477,34 @@ END_TEST
 
 START_TEST(url_method_must_match_the_body_else_32600_with_200)
 {
+    static const post_case t[] = {
+        { "/rcp/ping", RPC(5, "info", "{}"), 200, -32600, "\"id\":5" },
+        { "/rcp", RPC(6, "ping", "{}"), 200, 0,          /* names none */
+          "\"id\":6,\"result\":{}" },
+    };
     srv s;
-    resp r;
     srv_start(&s, NULL);
-    call(&s, "/rcp/ping", RPC(5, "info", "{}"), NULL, &r);
-    ck_assert_int_eq(r.status, 200);
-    ck_assert_int_eq(code_in(r.body), -32600);
-    ck_assert_ptr_nonnull(strstr(r.body, "\"id\":5"));
-    call(&s, "/rcp", RPC(6, "ping", "{}"), NULL, &r);  /* names none */
-    ck_assert_int_eq(r.status, 200);
-    ck_assert_ptr_nonnull(strstr(r.body, "\"id\":6,\"result\":{}"));
+    expect_posts(&s, t, NCASES(t));
     ck_assert_int_eq(srv_stop(&s), 0);
 }
 END_TEST
 
 START_TEST(json_rpc_errors_are_200_unreadable_bodies_400)
 {
+    static const post_case t[] = {
+        { "/rcp/no/such", RPC(1, "no/such", "{}"), 200, -32004, NULL },
+        { "/rcp/catalog/list", RPC(2, "catalog/list", "{}"),
+          200, -32003, NULL },                  /* stateless: -32003 */
+        { "/rcp/ping", "{\"jsonrpc\":", 400, -32700, NULL },
+        { "/rcp/ping", "{\"jsonrpc\":\"2.0\",\"method\":\"ping\","
+          "\"id\":null}", 400, -32600, NULL },
+        { "/rcp", "[]", 400, -32600, NULL },
+        { "/rcp/ping", "  ", 400, 0, NULL },
+        { "/rcp/", RPC(7, "", "{}"), 200, -32004, NULL }, /* method "" */
+    };
     srv s;
-    resp r;
     srv_start(&s, NULL);
-    call(&s, "/rcp/no/such", RPC(1, "no/such", "{}"), NULL, &r);
-    ck_assert_int_eq(r.status, 200);
-    ck_assert_int_eq(code_in(r.body), -32004);
-    call(&s, "/rcp/catalog/list", RPC(2, "catalog/list", "{}"), NULL,
-         &r);
-    ck_assert_int_eq(r.status, 200);            /* stateless: -32003 */
-    ck_assert_int_eq(code_in(r.body), -32003);
-    call(&s, "/rcp/ping", "{\"jsonrpc\":", NULL, &r);
-    ck_assert_int_eq(r.status, 400);
-    ck_assert_int_eq(code_in(r.body), -32700);
-    call(&s, "/rcp/ping", "{\"jsonrpc\":\"2.0\",\"method\":\"ping\","
-         "\"id\":null}", NULL, &r);
-    ck_assert_int_eq(r.status, 400);
-    ck_assert_int_eq(code_in(r.body), -32600);
-    call(&s, "/rcp", "[]", NULL, &r);
-    ck_assert_int_eq(r.status, 400);
-    ck_assert_int_eq(code_in(r.body), -32600);
-    call(&s, "/rcp/ping", "  ", NULL, &r);
-    ck_assert_int_eq(r.status, 400);
-    call(&s, "/rcp/", RPC(7, "", "{}"), NULL, &r);  /* names method "" */
-    ck_assert_int_eq(r.status, 200);
-    ck_assert_int_eq(code_in(r.body), -32004);
+    expect_posts(&s, t, NCASES(t));
     ck_assert_int_eq(srv_stop(&s), 0);
 }
 END_TEST
@@ -492,14 +525,15 @@ END_TEST
 
 START_TEST(unknown_path_404_other_verbs_405_with_allow)
 {
+    static const post_case t[] = {
+        { "/other/ping", RPC(1, "ping", "{}"), 404, 0, NULL },
+        { "/rcpx", RPC(1, "ping", "{}"), 404, 0, NULL },
+    };
     srv s;
     resp r;
     cli c;
     srv_start(&s, NULL);
-    call(&s, "/other/ping", RPC(1, "ping", "{}"), NULL, &r);
-    ck_assert_int_eq(r.status, 404);
-    call(&s, "/rcpx", RPC(1, "ping", "{}"), NULL, &r);
-    ck_assert_int_eq(r.status, 404);
+    expect_posts(&s, t, NCASES(t));
     cli_open(&c, &s);
     cli_sends(&c, "GET /rcp/ping HTTP/1.1\r\nHost: t\r\n\r\n");
     ck_assert_int_eq(cli_read(&c, &r), 0);
@@ -689,6 +723,20 @@ END_TEST
 
 START_TEST(head_over_the_limit_is_431_and_malformed_heads_400)
 {
+    static const char *const bad[] = {
+        "POST /rcp/ping HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
+        "POST /rcp/ping HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n",
+        "POST /rcp/ping HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n5x\r\n{\"a\":\r\n0\r\n\r\n",
+        "POST /rcp/ping HTTP/2.0\r\nHost: t\r\n\r\n",
+    };
+    static const int status[] = {
+        400,                                /* no Host */
+        400,                                /* smuggling shape */
+        400,                                /* a chunk size is exact */
+        505,
+    };
     srv s;
     resp r;
     cli c;
@@ -703,28 +751,7 @@ START_TEST(head_over_the_limit_is_431_and_malformed_heads_400)
     ck_assert_int_eq(r.status, 431);
     ck_assert(cli_sees_close(&c, GUARD_MS));
     cli_close(&c);
-    cli_open(&c, &s);
-    cli_sends(&c, "POST /rcp/ping HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc");
-    ck_assert_int_eq(cli_read(&c, &r), 0);
-    ck_assert_int_eq(r.status, 400);        /* no Host */
-    cli_close(&c);
-    cli_open(&c, &s);
-    cli_sends(&c, "POST /rcp/ping HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
-              "Transfer-Encoding: chunked\r\n\r\n");
-    ck_assert_int_eq(cli_read(&c, &r), 0);
-    ck_assert_int_eq(r.status, 400);        /* smuggling shape */
-    cli_close(&c);
-    cli_open(&c, &s);
-    cli_sends(&c, "POST /rcp/ping HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: "
-              "chunked\r\n\r\n5x\r\n{\"a\":\r\n0\r\n\r\n");
-    ck_assert_int_eq(cli_read(&c, &r), 0);
-    ck_assert_int_eq(r.status, 400);        /* a chunk size is exact */
-    cli_close(&c);
-    cli_open(&c, &s);
-    cli_sends(&c, "POST /rcp/ping HTTP/2.0\r\nHost: t\r\n\r\n");
-    ck_assert_int_eq(cli_read(&c, &r), 0);
-    ck_assert_int_eq(r.status, 505);
-    cli_close(&c);
+    expect_raw(&s, bad, status, NCASES(bad));
     ck_assert_int_eq(srv_stop(&s), 0);
 }
 END_TEST

@@ -1142,6 +1142,21 @@ static const char *ids_for(const char *filter)
     return out;
 }
 
+/* A table of filters and the sorted ids each lets through ("a,c"). */
+typedef struct filter_case {
+    const char *filter, *ids;
+} filter_case;
+
+static void expect_ids(const filter_case *t, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        const char *got = ids_for(t[i].filter);
+        ck_assert_msg(strcmp(got, t[i].ids) == 0, "%s (%s): \"%s\", not "
+                      "\"%s\"", t[i].filter, MODE, got, t[i].ids);
+    }
+}
+
 /* issue 12, §8: a meta value that does not fit its declared field is
 ** refused at index/add, -32602 naming documents[i].meta.FIELD, and
 ** nothing is written; arrays of the type and null are accepted. */
@@ -1183,53 +1198,46 @@ END_TEST
 
 START_TEST(filter_every_operator_and_combinator)
 {
+    static const filter_case t[] = {
+        { "{\"field\":\"year\",\"op\":\"eq\",\"value\":1975}", "b" },
+        { "{\"field\":\"year\",\"op\":\"ne\",\"value\":1975}", "a,c,d" },
+        { "{\"field\":\"year\",\"op\":\"gt\",\"value\":1975}", "c" },
+        { "{\"field\":\"year\",\"op\":\"gte\",\"value\":1975}", "b,c" },
+        { "{\"field\":\"year\",\"op\":\"lt\",\"value\":1975.5}", "a,b" },
+        { "{\"field\":\"year\",\"op\":\"lte\",\"value\":1960}", "a" },
+        { "{\"field\":\"year\",\"op\":\"in\",\"value\":[1960,1990]}", "a,c" },
+        { "{\"field\":\"year\",\"op\":\"nin\",\"value\":[1960,1990]}", "b,d" },
+        { "{\"field\":\"tags\",\"op\":\"contains\",\"value\":\"wave\"}", "a" },
+        { "{\"field\":\"tags\",\"op\":\"eq\",\"value\":\"heat\"}", "b" },
+        { "{\"field\":\"title\",\"op\":\"contains\",\"value\":\"Waves In\"}",
+          "a" },
+        { "{\"field\":\"title\",\"op\":\"contains\",\"value\":\"waves in\"}",
+          "" }, /* §8 case */
+        { "{\"field\":\"tags\",\"op\":\"exists\",\"value\":false}", "c,d" },
+        { "{\"and\":[{\"field\":\"year\",\"op\":\"gt\",\"value\":1950},"
+          "{\"or\":[{\"field\":\"tags\",\"op\":\"eq\",\"value\":\"gas\"},"
+          "{\"not\":{\"field\":\"year\",\"op\":\"lt\",\"value\":1980}}]}]}",
+          "a,c" },
+    };
     add_meta_corpus();
-    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"eq\",\"value\":"
-                             "1975}"), "b");
-    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"ne\",\"value\":"
-                             "1975}"), "a,c,d");
-    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"gt\",\"value\":"
-                             "1975}"), "c");
-    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"gte\",\"value\":"
-                             "1975}"), "b,c");
-    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"lt\",\"value\":"
-                             "1975.5}"), "a,b");
-    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"lte\",\"value\":"
-                             "1960}"), "a");
-    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"in\",\"value\":"
-                             "[1960,1990]}"), "a,c");
-    ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"nin\",\"value\":"
-                             "[1960,1990]}"), "b,d");
-    ck_assert_str_eq(ids_for("{\"field\":\"tags\",\"op\":\"contains\","
-                             "\"value\":\"wave\"}"), "a");
-    ck_assert_str_eq(ids_for("{\"field\":\"tags\",\"op\":\"eq\",\"value\":"
-                             "\"heat\"}"), "b");
-    ck_assert_str_eq(ids_for("{\"field\":\"title\",\"op\":\"contains\","
-                             "\"value\":\"Waves In\"}"), "a");
-    ck_assert_str_eq(ids_for("{\"field\":\"title\",\"op\":\"contains\","
-                             "\"value\":\"waves in\"}"), "");  /* §8 case */
-    ck_assert_str_eq(ids_for("{\"field\":\"tags\",\"op\":\"exists\","
-                             "\"value\":false}"), "c,d");
-    ck_assert_str_eq(ids_for("{\"and\":[{\"field\":\"year\",\"op\":\"gt\","
-                             "\"value\":1950},{\"or\":[{\"field\":\"tags\","
-                             "\"op\":\"eq\",\"value\":\"gas\"},{\"not\":{"
-                             "\"field\":\"year\",\"op\":\"lt\",\"value\":"
-                             "1980}}]}]}"), "a,c");
+    expect_ids(t, sizeof t / sizeof *t);
 }
 END_TEST
 
 START_TEST(filter_dates_compare_as_instants)
 {
     /* §4.6: RFC 3339 strings and epoch ms, compared consistently */
+    static const filter_case t[] = {
+        { "{\"field\":\"when\",\"op\":\"gte\","
+          "\"value\":\"1975-01-01T10:00:00Z\"}", "b,c" },
+        { "{\"field\":\"when\",\"op\":\"gt\","
+          "\"value\":\"1975-01-01T10:00:00Z\"}", "c" },
+        { "{\"field\":\"when\",\"op\":\"eq\",\"value\":631152000000}", "c" },
+        { "{\"field\":\"when\",\"op\":\"lt\",\"value\":\"1990-01-01\"}",
+          "a,b" },
+    };
     add_meta_corpus();
-    ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"gte\",\"value\":"
-                             "\"1975-01-01T10:00:00Z\"}"), "b,c");
-    ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"gt\",\"value\":"
-                             "\"1975-01-01T10:00:00Z\"}"), "c");
-    ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"eq\",\"value\":"
-                             "631152000000}"), "c");
-    ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"lt\",\"value\":"
-                             "\"1990-01-01\"}"), "a,b");
+    expect_ids(t, sizeof t / sizeof *t);
 }
 END_TEST
 
@@ -1239,6 +1247,14 @@ END_TEST
 ** honours it (dense and hybrid through the bitmap the SIMD scan reads). */
 START_TEST(filter_reaches_the_engine_by_field_name_in_every_mode)
 {
+    static const filter_case t[] = {
+        { "{\"field\":\"year\",\"op\":\"gte\",\"value\":1975}", "b,c" },
+        { "{\"field\":\"when\",\"op\":\"lt\",\"value\":\"1990-01-01\"}",
+          "a,b" },
+        { "{\"not\":{\"field\":\"tags\",\"op\":\"in\",\"value\":[\"gas\","
+          "\"heat\"]}}", "c,d" },
+        { "{\"field\":\"title\",\"op\":\"exists\",\"value\":true}", "a" },
+    };
     static const char *const modes[] = { "sparse", "dense", "hybrid" };
     rcp_field rev[4];
     rcp_server_opts o;
@@ -1256,15 +1272,7 @@ START_TEST(filter_reaches_the_engine_by_field_name_in_every_mode)
     init_session();
     for (i = 0; i < 3; i++) {
         MODE = modes[i];
-        ck_assert_str_eq(ids_for("{\"field\":\"year\",\"op\":\"gte\","
-                                 "\"value\":1975}"), "b,c");
-        ck_assert_str_eq(ids_for("{\"field\":\"when\",\"op\":\"lt\","
-                                 "\"value\":\"1990-01-01\"}"), "a,b");
-        ck_assert_str_eq(ids_for("{\"not\":{\"field\":\"tags\",\"op\":"
-                                 "\"in\",\"value\":[\"gas\",\"heat\"]}}"),
-                         "c,d");
-        ck_assert_str_eq(ids_for("{\"field\":\"title\",\"op\":"
-                                 "\"exists\",\"value\":true}"), "a");
+        expect_ids(t, sizeof t / sizeof *t);
     }
     MODE = "sparse";
 }
@@ -1302,36 +1310,39 @@ START_TEST(filter_errors_name_the_field)
 {
     /* §8: unadvertised field / mistyped value -32602 with
     ** error.data.field; unadvertised operator -32005; empty and/or */
+    static const struct {
+        const char *filter;
+        int         code;
+        const char *key, *value;
+    } t[] = {
+        { "{\"field\":\"lang\",\"op\":\"eq\",\"value\":\"en\"}",
+          RCP_INVALID_PARAMS, "error.data.field", "filter.lang" },
+        { "{\"field\":\"year\",\"op\":\"eq\",\"value\":\"x\"}",
+          RCP_INVALID_PARAMS, "error.data.field", "filter.year" },
+        { "{\"field\":\"tags\",\"op\":\"gt\",\"value\":\"a\"}",
+          RCP_INVALID_PARAMS, "error.data.field", "filter.tags" },
+        { "{\"field\":\"year\",\"op\":\"in\",\"value\":1}",
+          RCP_INVALID_PARAMS, "error.data.field", "filter.year" },
+        { "{\"field\":\"when\",\"op\":\"lt\",\"value\":\"1990-02-30\"}",
+          RCP_INVALID_PARAMS, "error.data.field", "filter.when" },
+        { "{\"field\":\"year\",\"op\":\"regex\",\"value\":1}",
+          RCP_OPTION_UNSUPPORTED, "error.data.option", "filter.op" },
+        { "{\"and\":[]}",
+          RCP_INVALID_PARAMS, "error.data.field", "filter" },
+        { "{\"or\":[{\"field\":\"year\",\"op\":\"eq\",\"value\":1}],"
+          "\"field\":\"year\"}",
+          RCP_INVALID_PARAMS, "error.data.field", "filter" },
+        { "{\"field\":\"year\",\"op\":\"exists\"}",
+          RCP_INVALID_PARAMS, "error.data.field", "filter.year" },
+    };
+    char frame[512];
+    size_t i;
     add_meta_corpus();
-    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
-                      "{\"field\":\"lang\",\"op\":\"eq\",\"value\":\"en\"}}"),
-                 RCP_INVALID_PARAMS, "error.data.field", "filter.lang");
-    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
-                      "{\"field\":\"year\",\"op\":\"eq\",\"value\":\"x\"}}"),
-                 RCP_INVALID_PARAMS, "error.data.field", "filter.year");
-    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
-                      "{\"field\":\"tags\",\"op\":\"gt\",\"value\":\"a\"}}"),
-                 RCP_INVALID_PARAMS, "error.data.field", "filter.tags");
-    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
-                      "{\"field\":\"year\",\"op\":\"in\",\"value\":1}}"),
-                 RCP_INVALID_PARAMS, "error.data.field", "filter.year");
-    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
-                      "{\"field\":\"when\",\"op\":\"lt\",\"value\":"
-                      "\"1990-02-30\"}}"), RCP_INVALID_PARAMS,
-                 "error.data.field", "filter.when");
-    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
-                      "{\"field\":\"year\",\"op\":\"regex\",\"value\":1}}"),
-                 RCP_OPTION_UNSUPPORTED, "error.data.option", "filter.op");
-    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
-                      "{\"and\":[]}}"), RCP_INVALID_PARAMS,
-                 "error.data.field", "filter");
-    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
-                      "{\"or\":[{\"field\":\"year\",\"op\":\"eq\",\"value\":"
-                      "1}],\"field\":\"year\"}}"), RCP_INVALID_PARAMS,
-                 "error.data.field", "filter");
-    expect_field(CALL("retrieve", "{\"query\":\"q\",\"k\":1,\"filter\":"
-                      "{\"field\":\"year\",\"op\":\"exists\"}}"),
-                 RCP_INVALID_PARAMS, "error.data.field", "filter.year");
+    for (i = 0; i < sizeof t / sizeof *t; i++) {
+        snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":\"q\","
+                 "\"k\":1,\"filter\":%s}"), t[i].filter);
+        expect_field(frame, t[i].code, t[i].key, t[i].value);
+    }
 }
 END_TEST
 
