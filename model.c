@@ -3641,8 +3641,7 @@ static int accepted(const rcp_model *m, const rcp_model_query *q,
 {
     const run *r = (const run *)(const void *)q;
     return allowed(&r->v, docno)
-        && (!r->lazy || doc_passes_run(m, r, docno))
-        && (!q->accept || q->accept(q->ud, m, docno));
+        && (!r->lazy || doc_passes_run(m, r, docno));
 }
 
 /* MARK: - Sparse recall: BM25 --------------------------------------------- */
@@ -4081,22 +4080,6 @@ static int dense_q8(const rcp_model *m, const rcp_model_query *q,
     return ok || ((const run *)(const void *)q)->stop;
 }
 
-/* The visible rows q->accept keeps, as a bitmap (rcp_free it); NULL when
-** out of memory. */
-static unsigned char *accepted_bits(const rcp_model *m,
-                                    const rcp_model_query *q)
-{
-    unsigned char *b = rcp_malloc(m->ndocs / 8 + 1);
-    size_t i;
-    if (b == NULL)
-        return NULL;
-    memset(b, 0, m->ndocs / 8 + 1);
-    for (i = 0; i < m->ndocs; i++)
-        if (accepted(m, q, (uint32_t)i))
-            b[i >> 3] |= (unsigned char)(1u << (i & 7));
-    return b;
-}
-
 /* Dense top out->k: the 8-bit scan unless q asks for the reference; the
 ** float scan where that declines; the exact loop where neither can
 ** decide (or a filter is given and its bitmap cannot be had).  -1 when
@@ -4105,13 +4088,9 @@ static int dense_search(const rcp_model *m, const rcp_model_query *q,
                         const float *qv, topk *out)
 {
     int done = 0, lazy = ((const run *)(const void *)q)->lazy;
-    if (!q->exact && !lazy && m->q8.n == m->ndocs) {
-        unsigned char *bits = q->accept ? accepted_bits(m, q) : NULL;
-        if (!q->accept || bits)
-            done = dense_q8(m, q, qv, bits ? bits : qview(q)->allow, out);
-        rcp_free(bits);
-    }
-    if (!done && !q->accept && !lazy)
+    if (!q->exact && !lazy && m->q8.n == m->ndocs)
+        done = dense_q8(m, q, qv, qview(q)->allow, out);
+    if (!done && !lazy)
         done = dense_scan(m, q, qv, out);
     if (done)
         return ckpt(q, 0.45, "recall", NULL, 0) ? -1 : 0;

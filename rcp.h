@@ -1340,9 +1340,6 @@ typedef struct rcp_model_query {
     ** compiled once into a bitmap over the documents searched, which
     ** every recall stage honours.  NULL: none. */
     const rcp_model_filter *filter;
-    /* Optional row filter: 1 keeps docno.  Called only on documents the
-    ** search sees; must not change the model. */
-    int       (*accept)(void *ud, const rcp_model *m, uint32_t docno);
     /* Optional checkpoint (§9 progress, §7.14 cancellation, deadlines):
     ** called between stages and every 65536 rows of a scan, with progress
     ** in [0, 1) rising, the stage ("recall", "rerank", "diversify") and,
@@ -1352,7 +1349,7 @@ typedef struct rcp_model_query {
     ** RCP_MODEL_GONE and RCP_MODEL_INVALID). */
     int       (*checkpoint)(void *ud, double progress, const char *stage,
                             const rcp_model_hit *partial, size_t npartial);
-    void       *ud;            /* passed to accept and checkpoint */
+    void       *ud;            /* passed to checkpoint */
     /* 1: dense recall scores every row with the float vectors (the
     ** reference).  0 (default): it scans the 8-bit copy and re-scores the
     ** best candidates exactly -- every score returned is exact, and it
