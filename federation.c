@@ -243,18 +243,6 @@ static unsigned name_mask(const rcp_json *arr, const char *const *names,
     return m;
 }
 
-static void write_mask(rcp_jw *w, const char *key, unsigned m,
-                       const char *const *names, int n)
-{
-    int i;
-    rcp_jw_key(w, key);
-    rcp_jw_arr(w);
-    for (i = 0; i < n; i++)
-        if (m & (1u << i))
-            rcp_jw_cstr(w, names[i]);
-    rcp_jw_arr_end(w);
-}
-
 /* The §16.3 dedup key: a string id's bytes, a number's text. */
 static const char *id_text(const rcp_json *id, size_t *n)
 {
@@ -965,7 +953,7 @@ static void write_filter_cap(const fed *f, rcp_jw *w)
         rcp_jw_arr_end(w);
     }
     if (f->ops_known)
-        write_mask(w, "operators", f->ops, op_names, NOPS);
+        proto_write_names(w, "operators", op_names, NOPS, f->ops);
 }
 
 /* §8 "MUST reject filters referencing unadvertised fields with -32602"
@@ -1122,7 +1110,7 @@ static void write_rerank_cap(const fed *f, rcp_jw *w)
 {
     size_t i, j, k;
     int any = 0;
-    write_mask(w, "methods", f->rr_methods, rr_names, 3);
+    proto_write_names(w, "methods", rr_names, 3, f->rr_methods);
     if (f->rr_max) {
         rcp_jw_key(w, "maxCandidates");
         rcp_jw_int(w, f->rr_max);
@@ -1157,13 +1145,13 @@ static void fed_describe(const void *ud, int cap, rcp_jw *w)
     if (cap == PROTO_CAP_RETRIEVE) {
         rcp_jw_key(w, "maxK");
         rcp_jw_int(w, f->maxk);
-        write_mask(w, "modes", f->modes, mode_names, 3);
+        proto_write_names(w, "modes", mode_names, 3, f->modes);
         if (f->default_mode) {
             rcp_jw_key(w, "defaultMode");
             rcp_jw_cstr(w, f->default_mode);
         }
         if (f->fusions)
-            write_mask(w, "fusion", f->fusions, fuse_names, 3);
+            proto_write_names(w, "fusion", fuse_names, 3, f->fusions);
         write_bool_key(w, "mmr", f->all_mmr);
         write_bool_key(w, "rerankBuiltin", f->rr_methods != 0);
         write_bool_key(w, "confidence", f->all_conf);
@@ -2361,8 +2349,7 @@ static void write_engines_usage(const fed *f, rcp_jw *w, const leg *legs)
         rcp_jw_key(w, "answered");
         rcp_jw_bool(w, l->state == L_DONE);
         if (l->state == L_DONE) {
-            rcp_jw_key(w, "latencyMs");
-            rcp_jw_double(w, (double)(long)(l->ms * 1000) / 1000);
+            proto_write_ms(w, "latencyMs", l->ms);
             rcp_jw_key(w, "hits");
             rcp_jw_int(w, h && h->type == RCP_JSON_ARRAY ? (int64_t)h->n : 0);
         }
@@ -2383,8 +2370,7 @@ static void write_reranker_usage(rcp_jw *w, const leg *rl)
     rcp_jw_key(w, "answered");
     rcp_jw_bool(w, rl->state == L_DONE);
     if (rl->state == L_DONE) {
-        rcp_jw_key(w, "latencyMs");
-        rcp_jw_double(w, (double)(long)(rl->ms * 1000) / 1000);
+        proto_write_ms(w, "latencyMs", rl->ms);
     }
     rcp_jw_obj_end(w);
 }
@@ -2403,8 +2389,7 @@ static void write_notes_usage(fed *f, rcp_call *c, rcp_jw *w, double t0,
     rcp_jw_int(w, (int64_t)candidates);
     rcp_jw_key(w, "reranked");
     rcp_jw_int(w, (int64_t)reranked);
-    rcp_jw_key(w, "latencyMs");
-    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+    proto_write_ms(w, "latencyMs", proto_now_ms() - t0);
     write_engines_usage(f, w, legs);
     write_reranker_usage(w, rl);
     if (f->nnotes || call_note(c, 0)) {

@@ -145,12 +145,7 @@ static const struct flag *flag_find(const builtin *b, const char *id,
 static void write_strings(rcp_jw *w, const char *key,
                           const char *const *v, size_t n)
 {
-    size_t i;
-    rcp_jw_key(w, key);
-    rcp_jw_arr(w);
-    for (i = 0; i < n; i++)
-        rcp_jw_cstr(w, v[i]);
-    rcp_jw_arr_end(w);
+    proto_write_names(w, key, v, n, ~0ul);
 }
 
 /* §7.3.1 vector encodings and §4.8 modalities this server offers. */
@@ -740,8 +735,7 @@ static int rank_order(rcp_arena *a, const double *sc, size_t n, size_t *order)
 /* §17.2 usage.latencyMs: since t0, to the microsecond. */
 static void write_latency(rcp_jw *w, double t0)
 {
-    rcp_jw_key(w, "latencyMs");
-    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+    proto_write_ms(w, "latencyMs", proto_now_ms() - t0);
 }
 
 /* §17.2 usage on a rerank result: every passage was a candidate and was
@@ -2664,10 +2658,8 @@ static void write_stage_log(rcp_jw *w, const void *ud)
     rcp_jw_int(w, (int64_t)l->reranked);
     rcp_jw_key(w, "hits");
     rcp_jw_int(w, (int64_t)l->hits);
-    rcp_jw_key(w, "recallMs");
-    rcp_jw_double(w, (double)(long)(l->recall_ms * 1000) / 1000);
-    rcp_jw_key(w, "latencyMs");
-    rcp_jw_double(w, (double)(long)(l->total_ms * 1000) / 1000);
+    proto_write_ms(w, "recallMs", l->recall_ms);
+    proto_write_ms(w, "latencyMs", l->total_ms);
     rcp_jw_obj_end(w);
 }
 
@@ -3858,8 +3850,7 @@ static void write_graph_usage(rcp_call *c, const graph *g, const gq *q,
     rcp_jw_obj(w);
     rcp_jw_key(w, "candidates");
     rcp_jw_int(w, (int64_t)candidates);
-    rcp_jw_key(w, "latencyMs");
-    rcp_jw_double(w, (double)(long)((proto_now_ms() - t0) * 1000) / 1000);
+    write_latency(w, t0);
     rcp_jw_key(w, "passages");
     rcp_jw_int(w, (int64_t)graph_npassages(g));
     rcp_jw_key(w, "graphNodes");

@@ -278,6 +278,25 @@ double proto_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+void proto_write_ms(rcp_jw *w, const char *key, double ms)
+{
+    rcp_jw_key(w, key);
+    rcp_jw_double(w, (double)(long)(ms * 1000) / 1000);
+}
+
+void proto_write_names(rcp_jw *w, const char *key,
+                       const char *const *names, size_t n,
+                       unsigned long mask)
+{
+    size_t i;
+    rcp_jw_key(w, key);
+    rcp_jw_arr(w);
+    for (i = 0; i < n; i++)
+        if (mask & (1ul << i))
+            rcp_jw_cstr(w, names[i]);
+    rcp_jw_arr_end(w);
+}
+
 /* MARK: - §12 Errors ----------------------------------------------------- */
 
 /* Record an error on c and return its code, so handlers can
@@ -662,13 +681,8 @@ static const char *const log_levels[PROTO_LOG_OFF] = {
 /* §6 log {levels}: the protocol's own, for every server. */
 static void write_log_cap(rcp_jw *w)
 {
-    size_t i;
     rcp_jw_obj(w);
-    rcp_jw_key(w, "levels");
-    rcp_jw_arr(w);
-    for (i = 0; i < PROTO_LOG_OFF; i++)
-        rcp_jw_cstr(w, log_levels[i]);
-    rcp_jw_arr_end(w);
+    proto_write_names(w, "levels", log_levels, PROTO_LOG_OFF, ~0ul);
     rcp_jw_obj_end(w);
 }
 
@@ -1223,8 +1237,7 @@ static void write_answer_log(rcp_jw *w, const void *ud)
 {
     const answer_log *a = ud;
     rcp_jw_obj(w);
-    rcp_jw_key(w, "latencyMs");
-    rcp_jw_double(w, (double)(long)(a->ms * 1000) / 1000);
+    proto_write_ms(w, "latencyMs", a->ms);
     if (a->code) {
         rcp_jw_key(w, "code");
         rcp_jw_int(w, a->code);

@@ -1798,6 +1798,14 @@ rcp_arena *call_scratch(rcp_call *c);
 int call_offers(const rcp_call *c, int cap);
 /* Monotonic milliseconds (the clock deadlines and latencyMs use). */
 double proto_now_ms(void);
+/* key: ms, a duration in milliseconds to the microsecond (§17 latencyMs
+** and its kin: one rounding for every answer and log). */
+void proto_write_ms(rcp_jw *w, const char *key, double ms);
+/* key: an array of the names[i] (i < n) whose bit 1 << i is set in mask
+** (~0ul: all of them) -- §6 capability values (modes, operators, ...). */
+void proto_write_names(rcp_jw *w, const char *key,
+                       const char *const *names, size_t n,
+                       unsigned long mask);
 /* The request's deadline on that clock (§13.1 the server's own, or a
 ** smaller _meta.deadlineMs), 0 when none: what a federating backend has
 ** left to forward (§16.2 budget propagation). */
