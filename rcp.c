@@ -271,9 +271,20 @@ static const method *find_method(const rcp_server *s, const rcp_json *name)
     return NULL;
 }
 
+static double (*test_clock)(void *ud);
+static void *test_clock_ud;
+
+void proto_set_clock(double (*now_ms)(void *ud), void *ud)
+{
+    test_clock = now_ms;
+    test_clock_ud = ud;
+}
+
 double proto_now_ms(void)
 {
     struct timespec ts;
+    if (test_clock)
+        return test_clock(test_clock_ud);
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }

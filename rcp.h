@@ -1796,8 +1796,13 @@ rcp_arena *call_arena(rcp_call *c);
 rcp_arena *call_scratch(rcp_call *c);
 /* 1 when the server offers capability cap (the set info advertised). */
 int call_offers(const rcp_call *c, int cap);
-/* Monotonic milliseconds (the clock deadlines and latencyMs use). */
+/* Monotonic milliseconds (the clock deadlines, latencyMs and the §7.7.3
+** session TTL use). */
 double proto_now_ms(void);
+/* Test hook (like rcp_set_allocator, process-wide; a C call only, so
+** nothing on the wire reaches it): proto_now_ms returns now_ms(ud)
+** instead of the monotonic clock.  NULL restores the clock. */
+void proto_set_clock(double (*now_ms)(void *ud), void *ud);
 /* key: ms, a duration in milliseconds to the microsecond (§17 latencyMs
 ** and its kin: one rounding for every answer and log). */
 void proto_write_ms(rcp_jw *w, const char *key, double ms);

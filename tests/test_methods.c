@@ -3414,6 +3414,37 @@ START_TEST(session_dedup_never_returns_a_hit_twice_in_a_trajectory)
 }
 END_TEST
 
+/* The clock the TTL test moves (proto_set_clock), in milliseconds. */
+static double fake_ms;
+
+static double fake_clock(void *ud)
+{
+    (void)ud;
+    return fake_ms;
+}
+
+START_TEST(session_is_kept_within_its_ttl_and_forgotten_past_it)
+{
+    /* §6 session.ttlSeconds, as advertised: a session unused for less
+    ** than it keeps what it gave; one unused for longer is forgotten, and
+    ** its sessionId starts a new trajectory that sees every hit again */
+    double ttl_ms;
+    fake_ms = 1e9;
+    proto_set_clock(fake_clock, NULL);
+    add_corpus();
+    ttl_ms = 1000.0 * (double)num(reply(CALL("info", "{}")),
+                                  "result.capabilities.session.ttlSeconds");
+    ck_assert(ttl_ms > 0);
+    ck_assert_str_eq(hit_ids(reply(SESSION_Q("t"))), "d1 d3");
+    fake_ms += ttl_ms - 1;
+    ck_assert_str_eq(hit_ids(reply(SESSION_Q("t"))), "d4");    /* kept */
+    fake_ms += ttl_ms + 1;
+    ck_assert_str_eq(hit_ids(reply(SESSION_Q("t"))), "d1 d3"); /* gone */
+    ck_assert_str_eq(hit_ids(reply(SESSION_Q("t"))), "d4");    /* anew */
+    proto_set_clock(NULL, NULL);
+}
+END_TEST
+
 START_TEST(sessions_are_bounded_and_the_least_recent_is_forgotten)
 {
     /* memory per session and in all is bounded: 64 sessions, the least
@@ -3654,6 +3685,7 @@ static Suite *make_suite(void)
     tcase_add_test(e, retrieve_rewrite_applies_the_transform_and_reports_it);
     tcase_add_test(e, session_dedup_never_returns_a_hit_twice_in_a_trajectory);
     tcase_add_test(e, sessions_are_bounded_and_the_least_recent_is_forgotten);
+    tcase_add_test(e, session_is_kept_within_its_ttl_and_forgotten_past_it);
     tcase_add_test(e, feedback_counts_every_signal_and_checks_them_all_first);
     tcase_add_test(e, feedback_reports_label_trust_and_never_change_the_ranking);
     tcase_add_test(e, retrieve_logs_its_stages_and_never_a_documents_text);
