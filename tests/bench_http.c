@@ -5,8 +5,10 @@
 ** Prints, as medians of RUNS runs:
 **   - ping and retrieve over 64 keep-alive connections, each keeping 16
 **     requests pipelined: requests/s and the p50 / p99 latency of a
-**     request (sent to answered, so the pipeline's queueing is in it);
-**     then the same requests over stdio with the same 1,024 in flight;
+**     request (sent to answered, so the pipeline's queueing is in it),
+**     and the server's CPU a request (getrusage of the reaped server: its
+**     own work, which a loaded machine does not inflate as it does the
+**     wall clock); then the same over stdio with the same 1,024 in flight;
 **     the aim for HTTP ping is 200,000 requests/s;
 **   - a lone ping's round trip on one keep-alive connection, alone and
 **     then while 1,000 idle connections are held open: the ratio must
@@ -72,14 +74,27 @@ static void start(server *s, const char *bin, int http)
     close(e);
 }
 
-static void stop(server *s)
+/* CPU seconds (user + system) of the children reaped so far. */
+static double children_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6
+        + (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Stop s; returns the CPU seconds it used (its own work, whatever the
+** machine's load did to the wall clock). */
+static double stop(server *s)
 {
     int status;
+    double before = children_cpu_s();
     if (s->port)
         kill(s->pid, SIGTERM);
     close(s->to);
     close(s->from);
     waitpid(s->pid, &status, 0);
+    return children_cpu_s() - before;
 }
 
 static int dial(int port)
@@ -303,6 +318,7 @@ static void compare(const char *bin, const char *method, const char *params,
 {
     double http_s[RUNS], http_p50[RUNS], http_p99[RUNS];
     double io_s[RUNS], io_p50[RUNS], io_p99[RUNS];
+    double http_cpu[RUNS], io_cpu[RUNS];    /* server CPU us a request */
     double *lat = malloc((size_t)total * sizeof *lat);
     load l;
     int r, i;
@@ -327,7 +343,7 @@ static void compare(const char *bin, const char *method, const char *params,
             close(ch[i].rfd);
             chan_free(&ch[i]);
         }
-        stop(&s);
+        http_cpu[r] = stop(&s) / (double)total * 1e6;
 
         start(&s, bin, 0);
         initialize(&s);
@@ -338,17 +354,21 @@ static void compare(const char *bin, const char *method, const char *params,
         io_p50[r] = lat[total / 2] * 1e6;
         io_p99[r] = lat[total * 99 / 100] * 1e6;
         chan_free(&ch[0]);
-        stop(&s);
+        io_cpu[r] = stop(&s) / (double)total * 1e6;
     }
     printf("%s, %ld requests, %d in flight (median of %d):\n", method, total,
            CONNS * DEPTH, RUNS);
     printf("  http  %d conns x %d pipelined  %9.0f requests/s  p50 %7.0f us"
-           "  p99 %7.0f us\n", CONNS, DEPTH, median(http_s, RUNS),
-           median(http_p50, RUNS), median(http_p99, RUNS));
+           "  p99 %7.0f us  server CPU %5.1f us a request\n", CONNS, DEPTH,
+           median(http_s, RUNS), median(http_p50, RUNS),
+           median(http_p99, RUNS), median(http_cpu, RUNS));
     printf("  stdio 1 pipe x %d             %9.0f requests/s  p50 %7.0f us"
-           "  p99 %7.0f us\n", CONNS * DEPTH, median(io_s, RUNS),
-           median(io_p50, RUNS), median(io_p99, RUNS));
-    printf("  http / stdio %.2f", median(http_s, RUNS) / median(io_s, RUNS));
+           "  p99 %7.0f us  server CPU %5.1f us a request\n", CONNS * DEPTH,
+           median(io_s, RUNS), median(io_p50, RUNS), median(io_p99, RUNS),
+           median(io_cpu, RUNS));
+    printf("  http / stdio %.2f (server CPU a request: stdio / http %.2f)",
+           median(http_s, RUNS) / median(io_s, RUNS),
+           median(io_cpu, RUNS) / median(http_cpu, RUNS));
     if (aim > 0)
         printf("; aim for http %.0f requests/s", aim);
     printf("\n");
