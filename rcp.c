@@ -300,6 +300,7 @@ void proto_write_names(rcp_jw *w, const char *key,
                        unsigned long mask)
 {
     size_t i;
+    assert(n <= 32);
     rcp_jw_key(w, key);
     rcp_jw_arr(w);
     for (i = 0; i < n; i++)

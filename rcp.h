@@ -1806,8 +1806,9 @@ void proto_set_clock(double (*now_ms)(void *ud), void *ud);
 /* key: ms, a duration in milliseconds to the microsecond (§17 latencyMs
 ** and its kin: one rounding for every answer and log). */
 void proto_write_ms(rcp_jw *w, const char *key, double ms);
-/* key: an array of the names[i] (i < n) whose bit 1 << i is set in mask
-** (~0ul: all of them) -- §6 capability values (modes, operators, ...). */
+/* key: an array of the names[i] (i < n <= 32, the bits C99 promises an
+** unsigned long) whose bit 1 << i is set in mask (~0ul: all of them) --
+** §6 capability values (modes, operators, ...). */
 void proto_write_names(rcp_jw *w, const char *key,
                        const char *const *names, size_t n,
                        unsigned long mask);
