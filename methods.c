@@ -74,6 +74,11 @@ typedef struct builtin {
     rcp_model_origin writer;    /* §15.2 the origin of client writes */
     int              read_only; /* §6 index {writable: false} */
     text_screen     *screen;    /* §15.2 the injection screen's cues */
+    struct screened {           /* ... and its verdicts, per docno */
+        unsigned char *v;       /* 0 not yet screened, 1 clean, 2 flagged */
+        size_t   n;             /* docnos covered */
+        uint64_t ver;           /* the model version they are valid for */
+    }               *screened;
     uint64_t         minted;    /* §7.10 ids minted for documents without */
     store_idem       own_idem;  /* §7.10 keys, without a store */
     store_idem      *idem;      /* the store's (durable) or own_idem */
@@ -2072,6 +2077,8 @@ typedef struct hitview {
     const char       *id, *text;
     size_t            idlen, textlen;
     int64_t           start, end;   /* span in the source document */
+    uint32_t          docno;    /* whose text is text, when own */
+    int               own;      /* text is docno's stored text */
 } hitview;
 
 /* A document put back together from its chunks' spans, which cover it
@@ -2143,8 +2150,11 @@ static int resolve_hit(const rq *r, uint32_t docno, hitview *hv)
     hv->textlen = hv->d.textlen;
     hv->start = ck->of ? (int64_t)ck->start : 0;
     hv->end = ck->of ? (int64_t)ck->end : (int64_t)hv->d.textlen;
+    hv->docno = docno;
+    hv->own = 1;
     if (r->unit != UNIT_DOCUMENT || !ck->of)
         return 0;
+    hv->own = 0;
     hv->id = ck->of;
     hv->idlen = ck->oflen;
     if ((rc = whole_text(r, &hv->d, hv)) != 0)
@@ -2166,6 +2176,39 @@ int rcp_trust_level(const char *name)
     return -1;
 }
 
+/* §15.2 does the screen flag the hit's text?  A docno's text never
+** changes, so its verdict is kept until the next add or delete (which
+** may renumber docnos, model.c invariant 4): a hit shown again is not
+** screened again (on a small corpus the screen was ~2/3 of a retrieve's
+** CPU).  Where no memory is to be had the text is simply screened. */
+static int screen_flags(const rq *r, const hitview *hv)
+{
+    struct screened *sc = r->b->screened;
+    uint64_t ver = rcp_model_version(r->b->model);
+    int flagged;
+    if (!hv->own || !sc)
+        return text_screen_hit(r->b->screen, hv->text, hv->textlen);
+    if (sc->ver != ver) {
+        if (sc->v)
+            memset(sc->v, 0, sc->n);
+        sc->ver = ver;
+    }
+    if (hv->docno < sc->n && sc->v[hv->docno])
+        return sc->v[hv->docno] == 2;
+    flagged = text_screen_hit(r->b->screen, hv->text, hv->textlen);
+    if (hv->docno >= sc->n) {
+        size_t n = (size_t)hv->docno + 1 + sc->n;      /* amortised */
+        unsigned char *v = rcp_realloc(sc->v, n);
+        if (!v)
+            return flagged;
+        memset(v + sc->n, 0, n - sc->n);
+        sc->v = v;
+        sc->n = n;
+    }
+    sc->v[hv->docno] = (unsigned char)(flagged ? 2 : 1);
+    return flagged;
+}
+
 /* §7.7 citation {source, uri?, title?, start, end} and trust {level,
 ** injectionSuspected, x-rcp-source}.  source is meta.source or else the
 ** document's id; the span is the hit's bytes in its document.  The level
@@ -2178,7 +2221,7 @@ static void write_citation(rcp_call *c, const rq *r, const hitview *hv)
 {
     static const char *const keys[] = { "uri", "title" };
     const rcp_model_origin *o = &hv->d.origin;
-    int flagged = text_screen_hit(r->b->screen, hv->text, hv->textlen);
+    int flagged = screen_flags(r, hv);
     int level = flagged && o->trust == RCP_TRUST_TRUSTED
                 ? RCP_TRUST_UNTRUSTED : o->trust;
     const struct flag *f = flag_find(r->b, hv->id, hv->idlen);
@@ -4643,6 +4686,8 @@ static void builtin_close(void *ud)
         }
     store_idem_free(&b->own_idem);
     rcp_free(b->screen);
+    rcp_free(b->screened->v);
+    rcp_free(b->screened);
     for (i = 0; i < b->nmem; i++)
         memory_free(&b->mem[i]);
     rcp_free(b->fno);
@@ -4711,10 +4756,13 @@ int methods_open(const rcp_server_opts *o, const proto_backend **be,
     if (!(b = rcp_malloc(sizeof *b)))
         return -1;
     memset(b, 0, sizeof *b);
-    if (!(b->screen = text_screen_new())) {
+    if (!(b->screen = text_screen_new())
+        || !(b->screened = rcp_malloc(sizeof *b->screened))) {
+        rcp_free(b->screen);
         rcp_free(b);
         return -1;
     }
+    memset(b->screened, 0, sizeof *b->screened);
     b->model = o->model;
     b->store = o->store;
     b->fields = o->fields;
