@@ -275,40 +275,7 @@ static const char *engine_cmd(char *out, size_t n, const char *args)
 static pid_t http_engine(const char *a1, const char *a2, char *url,
                          size_t n)
 {
-    char buf[512];
-    size_t got = 0;
-    int fd[2];
-    pid_t pid;
-    ck_assert_int_eq(pipe(fd), 0);
-    pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(fd[1], 2);
-        close(fd[0]);
-        close(fd[1]);
-        execl(bin(), bin(), "serve", a1, a2, "--http", "127.0.0.1:0",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    for (;;) {
-        char *at, *end;
-        ssize_t r = read(fd[0], buf + got, sizeof buf - 1 - got);
-        ck_assert_msg(r > 0, "the http engine printed no listening line");
-        got += (size_t)r;
-        buf[got] = '\0';
-        if ((at = strstr(buf, "rcp: listening on ")) != NULL
-            && (end = strchr(at, '\n')) != NULL) {
-            at += strlen("rcp: listening on ");
-            ck_assert_uint_lt((size_t)(end - at), n);
-            memcpy(url, at, (size_t)(end - at));
-            url[end - at] = '\0';
-            break;
-        }
-        ck_assert_uint_lt(got, sizeof buf - 1);
-    }
-    close(fd[0]);
-    return pid;
+    return test_http_serve(bin(), a1, a2, url, n);
 }
 
 static void stop(pid_t pid)

@@ -1389,50 +1389,15 @@ START_TEST(filter_fields_are_the_intersection_of_the_engines)
 }
 END_TEST
 
-/* MARK: - §16.1 the registry's errors ----------------------------------------- */
-
-/* rcp serve --registry over text: its exit status and what it said. */
 /* MARK: - §16.1 an http engine ------------------------------------------- */
 
 /* `rcp serve --http 127.0.0.1:0` over dir/corpus, its URL read from the
 ** line it prints on stderr (rcp.1: "rcp: listening on URL"). */
 static pid_t http_shard(const char *corpus, char *url, size_t n)
 {
-    char p[128], buf[512];
-    size_t got = 0;
-    int fd[2];
-    pid_t pid;
+    char p[128];
     path_of(p, sizeof p, corpus);
-    ck_assert_int_eq(pipe(fd), 0);
-    pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(fd[1], 2);
-        close(fd[0]);
-        close(fd[1]);
-        execl(bin(), bin(), "serve", "--corpus", p, "--http", "127.0.0.1:0",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    for (;;) {
-        char *at, *end;
-        ssize_t r = read(fd[0], buf + got, sizeof buf - 1 - got);
-        ck_assert_msg(r > 0, "the http shard printed no listening line");
-        got += (size_t)r;
-        buf[got] = '\0';
-        if ((at = strstr(buf, "rcp: listening on ")) != NULL
-            && (end = strchr(at, '\n')) != NULL) {
-            at += strlen("rcp: listening on ");
-            ck_assert_uint_lt((size_t)(end - at), n);
-            memcpy(url, at, (size_t)(end - at));
-            url[end - at] = '\0';
-            break;
-        }
-        ck_assert_uint_lt(got, sizeof buf - 1);
-    }
-    close(fd[0]);   /* later lines: the shard's write fails, it serves on */
-    return pid;
+    return test_http_serve(bin(), "--corpus", p, url, n);
 }
 
 /* An http engine is one more engine: the fused answer over two stdio
@@ -1478,6 +1443,9 @@ START_TEST(an_http_engine_fuses_like_a_stdio_one)
 }
 END_TEST
 
+/* MARK: - §16.1 the registry's errors ----------------------------------------- */
+
+/* rcp serve --registry over text: its exit status and what it said. */
 static int bad_registry(const char *text, char *said, size_t n)
 {
     rcp_client_opts o;

@@ -9,6 +9,8 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "rcp.h"
 
@@ -39,6 +41,59 @@ static inline int test_time_scale(void)
     const char *v = getenv("RCP_TEST_TIME_SCALE");
     int s = v ? atoi(v) : 1;
     return s < 1 ? 1 : s > 20 ? 20 : s;
+}
+
+/* `BIN serve A1 A2 --http 127.0.0.1:0` (A1, A2 may be NULL) as a child
+** process: its pid, and in url[0..n) the URL it prints on stderr
+** (rcp.1: "rcp: listening on URL"), so tests never collide on a port.
+** Stop it with kill(pid, SIGTERM) and waitpid. */
+static inline pid_t test_http_serve(const char *bin, const char *a1,
+                                    const char *a2, char *url, size_t n)
+{
+    char buf[512];
+    size_t got = 0;
+    int fd[2];
+    pid_t pid;
+    ck_assert_int_eq(pipe(fd), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        const char *argv[8];
+        int i = 0;
+        argv[i++] = bin;
+        argv[i++] = "serve";
+        if (a1)
+            argv[i++] = a1;
+        if (a2)
+            argv[i++] = a2;
+        argv[i++] = "--http";
+        argv[i++] = "127.0.0.1:0";
+        argv[i] = NULL;
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    for (;;) {
+        char *at, *end;
+        ssize_t r = read(fd[0], buf + got, sizeof buf - 1 - got);
+        ck_assert_msg(r > 0, "the http server printed no listening line");
+        got += (size_t)r;
+        buf[got] = '\0';
+        if ((at = strstr(buf, "rcp: listening on ")) != NULL
+            && (end = strchr(at, '\n')) != NULL) {
+            at += strlen("rcp: listening on ");
+            ck_assert_uint_lt((size_t)(end - at), n);
+            memcpy(url, at, (size_t)(end - at));
+            url[end - at] = '\0';
+            break;
+        }
+        ck_assert_uint_lt(got, sizeof buf - 1);
+    }
+    close(fd[0]);
+    return pid;
 }
 
 /* Define the suite builder, then TEST_MAIN(make_suite). */
