@@ -5,6 +5,7 @@
 ** `rcp serve` as the engine, each answer judged against what the engine
 ** itself (or an rcp without delegation) says.
 */
+#define RCP_TEST_HTTP_SERVE    /* testutil.h: test_http_serve() */
 #include "testutil.h"
 
 #include <poll.h>

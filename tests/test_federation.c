@@ -3,6 +3,7 @@
 ** drives it: real rcp shards over stdio behind `rcp serve --registry`,
 ** the answers judged against what the shards themselves say.
 */
+#define RCP_TEST_HTTP_SERVE    /* testutil.h: test_http_serve() */
 #include "testutil.h"
 
 #include <math.h>

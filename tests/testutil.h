@@ -9,8 +9,6 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <unistd.h>
 
 #include "rcp.h"
 
@@ -42,6 +40,10 @@ static inline int test_time_scale(void)
     int s = v ? atoi(v) : 1;
     return s < 1 ? 1 : s > 20 ? 20 : s;
 }
+
+#ifdef RCP_TEST_HTTP_SERVE      /* define it before including this file */
+#include <sys/types.h>
+#include <unistd.h>
 
 /* `BIN serve A1 A2 --http 127.0.0.1:0` (A1, A2 may be NULL) as a child
 ** process: its pid, and in url[0..n) the URL it prints on stderr
@@ -95,6 +97,7 @@ static inline pid_t test_http_serve(const char *bin, const char *a1,
     close(fd[0]);
     return pid;
 }
+#endif
 
 /* Define the suite builder, then TEST_MAIN(make_suite). */
 #define TEST_MAIN(make_suite)                                             \
