@@ -101,6 +101,18 @@
 **     with its text; compaction packs the pools.  Statistics (N, df)
 **     stay those of everything visible: a filter chooses candidates, it
 **     does not change scores.
+** 16. Stopwords have postings but no weight in anything else (issue 12):
+**     each of text.c's stopwords in a document is posted, with its count,
+**     under a term of its own (the word behind STOP_MARK, which no token
+**     holds), and counts in no document length -- so N, df, lengths and
+**     avgdl, and with them every score of a query with a content word,
+**     are what they were without those postings.  A query of stopwords
+**     only (nothing left once they are dropped) is BM25 over them instead
+**     (query_lexical).  The reference path reads a document once with
+**     the stopwords kept (index_flags) and tells them apart (stop_token);
+**     the lexicon marks a stopword's entry (LEX_STOP) with its term.  No
+**     embedder, no relevance model (RM3) and no vocabulary look-up (§7.8)
+**     reads them.  Like every posting, theirs hold counts, not positions.
 **
 ** THE LIFE OF A DOCUMENT (state: the function that moves it)
 **
@@ -833,7 +845,8 @@ typedef struct wvec {
 ** past opts.lexicon_bytes it is emptied before the next document.  Only
 ** the fast path uses it: an index tokenizing as the embedder does
 ** (RCP_TOK_DEFAULT, the default). */
-#define LEX_STOP  0xFFFFFFFFu   /* the term of a stopword */
+#define LEX_STOP  0x80000000u   /* term bit: a stopword (note 16), whose
+                                ** stop term is the rest */
 #define LEX_DEFAULT_BYTES ((size_t)64 << 20)
 #define LEX_INLINE 16           /* words this short live in the entry */
 
@@ -843,7 +856,8 @@ typedef struct wvec {
 ** bit the sign), the whole padded to 8 bytes -- one word's everything in
 ** two or three adjacent cache lines. */
 typedef struct lexent {
-    uint32_t term;              /* index term id or LEX_STOP */
+    uint32_t term;              /* index term id, LEX_STOP set for a
+                                ** stopword */
     uint32_t nf;                /* dense features */
     uint32_t stamp, tf;         /* the add in progress: seen, count */
     uint32_t wlen, woff;        /* the word: w, or words + woff if long */
@@ -2187,6 +2201,57 @@ static long intern_term(rcp_model *m, const char *s, size_t n)
     return (long)m->nterms - 1;
 }
 
+/* Note 16: a stopword's postings live under its own term, the word
+** behind STOP_MARK -- a byte no token holds (text.c: control characters
+** only separate words), so "\001the" never meets the stem "the" of
+** "thes" and no content-word lookup (RM3, the reranker, query/transform)
+** ever finds one.  Stopwords count in no document length. */
+#define STOP_MARK '\001'
+#define STOP_KEY  (TEXT_MAX_WORD_BYTES + 1)
+
+static int is_stop_term(const term *t)
+{
+    return t->len && t->s[0] == STOP_MARK;
+}
+
+/* The tokenizer flags the index reads a document with: its own, less
+** the dropping of stopwords, which stop_token then tells apart (the
+** tokens are otherwise rcp_tokenize's with the index's flags: text.c
+** drops a stopword before it stems, and counts its position either way). */
+static unsigned index_flags(const rcp_model *m)
+{
+    return m->o.tok_flags & ~RCP_TOK_STOP;
+}
+
+/* 1 when token i is a stopword the index's own flags would drop. */
+static int stop_token(const rcp_model *m, const rcp_tokens *tk, size_t i)
+{
+    return (m->o.tok_flags & RCP_TOK_STOP)
+           && tk->v[i].kind == RCP_TOKEN_WORD
+           && rcp_stopword(tk->buf + tk->v[i].word, tk->v[i].wlen);
+}
+
+/* The index key of word w[0..n): STOP_MARK then the word, in key. */
+static size_t stop_key(const char *w, size_t n, char *key)
+{
+    key[0] = STOP_MARK;
+    memcpy(key + 1, w, n);
+    return n + 1;
+}
+
+/* The index key of token i of tk (read with index_flags): its term, or
+** a stopword's stop_key in key (STOP_KEY bytes). */
+static const char *token_key(const rcp_model *m, const rcp_tokens *tk,
+                             size_t i, char *key, size_t *n)
+{
+    if (stop_token(m, tk, i) && tk->v[i].wlen < STOP_KEY) {
+        *n = stop_key(tk->buf + tk->v[i].word, tk->v[i].wlen, key);
+        return key;
+    }
+    *n = tk->v[i].tlen;
+    return tk->buf + tk->v[i].term;
+}
+
 /* Undo the postings a failed add appended for docno. */
 static void unpost(rcp_model *m, const uint32_t *tids, size_t n)
 {
@@ -2197,7 +2262,8 @@ static void unpost(rcp_model *m, const uint32_t *tids, size_t n)
     }
 }
 
-/* Append docno's postings; *tids gets its distinct term ids. */
+/* Append docno's postings (tk read with index_flags: stopwords under
+** their stop keys); *tids gets its distinct term ids. */
 static int post_doc(rcp_model *m, uint32_t docno, const rcp_tokens *tk,
                     uint32_t **tids, uint32_t *ntids)
 {
@@ -2205,7 +2271,10 @@ static int post_doc(rcp_model *m, uint32_t docno, const rcp_tokens *tk,
     *tids = NULL;
     *ntids = 0;
     for (i = 0; i < tk->n; i++) {
-        long id = intern_term(m, tk->buf + tk->v[i].term, tk->v[i].tlen);
+        char key[STOP_KEY + 1];
+        size_t kn;
+        const char *k = token_key(m, tk, i, key, &kn);
+        long id = intern_term(m, k, kn);
         term *t;
         if (id < 0)
             goto fail;
@@ -2234,13 +2303,15 @@ fail:
 static int index_slow(rcp_model *m, doc *d, const char *text, size_t len)
 {
     rcp_tokens tk;
+    size_t i;
     int rc;
     float *vec = doc_vector(m, m->ndocs);
     rcp_tokens_init(&tk);
-    rc = rcp_tokenize(&tk, text, len, m->o.tok_flags)
+    rc = rcp_tokenize(&tk, text, len, index_flags(m))
          || (vec && rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec))
          || post_doc(m, (uint32_t)m->ndocs, &tk, &d->terms, &d->nterms);
-    d->len = (uint32_t)tk.n;
+    for (d->len = 0, i = 0; i < tk.n; i++)
+        d->len += !stop_token(m, &tk, i);
     rcp_tokens_free(&tk);
     return rc ? -1 : 0;
 }
@@ -2394,6 +2465,7 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
     wfeat f[1 + 3 * (TEXT_MAX_WORD_BYTES + 2)];
     size_t sn = n, nf = 0, i, size = lex_size(wfeat_bound(kind, n));
     long term = -1, fid;
+    uint32_t stop = 0;
     lexent *e;
     if (x->wlen + n >= UINT32_MAX || (x->alen + size) / 8 >= (size_t)1 << 31
         || lex_reserve(x)
@@ -2402,7 +2474,13 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
             && grow((void **)&x->words, &x->wcap, x->wlen + n, 1)))
         return -1;
     memcpy(st, w, n);
-    if (!alpha || !rcp_stopword(w, n)) {
+    if (alpha && rcp_stopword(w, n)) {
+        /* no dense features, a posting under its stop key (note 16) */
+        size_t kn = stop_key(w, n, st);
+        if ((term = intern_term(m, st, kn)) < 0)
+            return -1;
+        stop = LEX_STOP;
+    } else {
         /* the term rcp_tokenize gives: the Porter stem */
         if (alpha)
             sn = rcp_stem_porter(st, n);
@@ -2412,6 +2490,8 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
             nf = word_feats(kind, w, n, st, sn, word_weight(kind, w, n),
                             m->o.dim, f);
     }
+    if (term >= (long)LEX_STOP)
+        return -1;              /* 2^31 terms: no bit left to mark */
     e = (lexent *)(void *)(x->arena + x->alen);
     memset(e, 0, sizeof *e);
     e->nf = (uint32_t)nf;
@@ -2422,7 +2502,7 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
         lex_slots(e)[i] = (uint16_t)((f[i].slot & ~WF_NEG)
                                      | (f[i].slot & WF_NEG ? LEX_NEG : 0));
     }
-    e->term = term < 0 ? LEX_STOP : (uint32_t)term;
+    e->term = (uint32_t)term | stop;
     e->ws = nf ? f[0].w : 0;
     e->wg = nf > 1 ? f[1].w : 0;
     e->wlen = (uint32_t)n;
@@ -2474,7 +2554,7 @@ static int emit_token_lex(void *ctx, int cc, const char *w, size_t n,
     if (!sl)
         return text_emit_token(&c->t, cc, w, n, start, end);
     e = lex_at(x, (uint32_t)sl - 1);
-    if (e->term == LEX_STOP) {
+    if (e->term & LEX_STOP) {
         c->t.pos++;
         return 0;
     }
@@ -2606,9 +2686,7 @@ static int index_words(rcp_model *m, add_ctx *c)
         if (x < 0)
             return -1;
         e = lex_at(&m->lex, (uint32_t)x);
-        if (e->term == LEX_STOP)
-            continue;
-        c->ntok++;
+        c->ntok += !(e->term & LEX_STOP);   /* a stopword: no length */
         if (e->stamp != m->stamp) {
             if (c->ndw == m->dwcap
                 && grow((void **)&m->dw, &m->dwcap, c->ndw + 1,
@@ -2634,11 +2712,12 @@ static int post_lex(rcp_model *m, add_ctx *c)
         return -1;
     for (i = 0; i < c->ndw; i++) {
         const lexent *e = lex_at(&m->lex, m->dw[i]);
-        term *t = &m->terms[e->term];
+        uint32_t tid = e->term & ~LEX_STOP;
+        term *t = &m->terms[tid];
         if (t->stamp != m->stamp) {
             t->stamp = m->stamp;
             t->acc = 0;
-            m->tids[c->ntids++] = e->term;
+            m->tids[c->ntids++] = tid;
         }
         t->acc += e->tf;
     }
@@ -3677,8 +3756,9 @@ static size_t query_terms(const rcp_model *m, const rcp_tokens *tk,
 {
     size_t i, j, n = 0;
     for (i = 0; i < tk->n; i++) {
-        const char *s = tk->buf + tk->v[i].term;
-        size_t len = tk->v[i].tlen, sl;
+        char key[STOP_KEY + 1];
+        size_t len, sl;
+        const char *s = token_key(m, tk, i, key, &len);
         if (!m->tix.cap)
             break;
         sl = sidx_find(&m->tix, m, term_eq, s, len, hash_bytes(1, s, len));
@@ -3808,17 +3888,35 @@ static int query_wterms(const rcp_model *m, const rcp_tokens *tk,
     return 0;
 }
 
-static int bm25_search(const rcp_model *m, const rcp_model_query *q,
-                       const rcp_tokens *tk, topk *out)
+/* The query's BM25 terms (note 16): its words as the index reads them
+** (tk, read with the index's flags); when nothing is left once the
+** stopwords are dropped, its stopwords, read again into tk, under their
+** stop keys -- so any query with a content word scores exactly as if
+** stopwords had no postings, and one made of stopwords alone is BM25
+** over them (the same lengths, N and avgdl as every other query). */
+static int query_lexical(const rcp_model *m, const rcp_model_query *q,
+                         rcp_tokens *tk, wterm **qt, size_t *n)
 {
-    wterm *qt;
-    size_t n;
-    int rc;
-    if (query_wterms(m, tk, &qt, &n))
+    if (rcp_tokenize(tk, q->text, q->len, m->o.tok_flags))
         return -1;
-    rc = bm25_weighted(m, q, qt, n, out);
+    if (!tk->n && (m->o.tok_flags & RCP_TOK_STOP)
+        && rcp_tokenize(tk, q->text, q->len, index_flags(m)))
+        return -1;
+    return query_wterms(m, tk, qt, n);
+}
+
+static int bm25_search(const rcp_model *m, const rcp_model_query *q,
+                       topk *out)
+{
+    rcp_tokens tk;
+    wterm *qt = NULL;
+    size_t n = 0;
+    int rc;
+    rcp_tokens_init(&tk);
+    rc = query_lexical(m, q, &tk, &qt, &n) || bm25_weighted(m, q, qt, n, out);
     rcp_free(qt);
-    return rc;
+    rcp_tokens_free(&tk);
+    return rc ? -1 : 0;
 }
 
 /* MARK: - Lexical feedback: RM3 ------------------------------------------- */
@@ -3960,8 +4058,7 @@ static int bm25_feedback(const rcp_model *m, const rcp_model_query *q,
     size_t nq = 0, nx = 0;
     int rc;
     rcp_tokens_init(&tk);
-    rc = rcp_tokenize(&tk, q->text, q->len, m->o.tok_flags)
-         || query_wterms(m, &tk, &qt, &nq)
+    rc = query_lexical(m, q, &tk, &qt, &nq)
          || rm3_expand(m, qt, nq, sl, sn, &ex, &nx)
          || bm25_weighted(m, q, ex, nx, out);
     rcp_free(qt);
@@ -4679,14 +4776,12 @@ static int recall(const rcp_model *m, const rcp_model_query *q, int dense,
                   rcp_model_hit **out, size_t *n)
 {
     topk t;
-    rcp_tokens tk;
     float *qv = NULL;
     int rc;
     t.k = c;
     t.n = 0;
     t.h = rcp_malloc((c + 1) * sizeof *t.h);
     *out = rcp_malloc((c + 1) * sizeof **out);
-    rcp_tokens_init(&tk);
     rc = !t.h || !*out;
     if (!rc && dense) {
         qv = rcp_malloc(m->o.dim * sizeof *qv);
@@ -4697,15 +4792,13 @@ static int recall(const rcp_model *m, const rcp_model_query *q, int dense,
     } else if (!rc && seed) {
         rc = bm25_feedback(m, q, seed, nseed, &t);
     } else if (!rc) {
-        rc = rcp_tokenize(&tk, q->text, q->len, m->o.tok_flags)
-             || bm25_search(m, q, &tk, &t);
+        rc = bm25_search(m, q, &t);
     }
     *n = rc ? 0 : topk_sort(m, &t);
     if (!rc)
         topk_hits(&t, dense, *out);
     rcp_free(qv);
     rcp_free(t.h);
-    rcp_tokens_free(&tk);
     if (rc) {
         rcp_free(*out);
         *out = NULL;
@@ -5715,7 +5808,8 @@ static int check_term(chk *c, size_t i)
                        "order or range", i, (int)t->len, t->s, j, p->doc);
         df += m->docs[p->doc].live != 0;
         c->cnt[p->doc]++;
-        c->tf[p->doc] += p->tf;
+        if (!is_stop_term(t))           /* note 16: no length */
+            c->tf[p->doc] += p->tf;
     }
     if (df != t->df)
         return bad(c, "term %zu (%.*s): df %u, but %zu live documents",
@@ -5789,16 +5883,19 @@ static int check_text(chk *c, size_t i, rcp_tokens *tk, float *vec)
 {
     const rcp_model *m = c->m;
     const doc *d = &m->docs[i];
-    size_t j, sl, distinct = 0;
+    size_t j, sl, distinct = 0, len = 0;
     uint32_t tf;
-    if (rcp_tokenize(tk, d->text, d->textlen, m->o.tok_flags)
+    char key[STOP_KEY + 1];
+    if (rcp_tokenize(tk, d->text, d->textlen, index_flags(m))
         || rcp_model_embed(m, d->text, d->textlen, RCP_KIND_DOCUMENT, vec))
         return bad(c, "out of memory");
-    if (tk->n != d->len)
-        return bad(c, "doc %zu: %zu tokens, but length %u", i, tk->n, d->len);
+    for (j = 0; j < tk->n; j++)
+        len += !stop_token(m, tk, j);
+    if (len != d->len)
+        return bad(c, "doc %zu: %zu tokens, but length %u", i, len, d->len);
     for (j = 0; j < tk->n; j++) {
-        const char *s = tk->buf + tk->v[j].term;
-        size_t n = tk->v[j].tlen;
+        size_t n;
+        const char *s = token_key(m, tk, j, key, &n);
         sl = sidx_find(&m->tix, m, term_eq, s, n, hash_bytes(1, s, n));
         if (!m->tix.slot[sl])
             return bad(c, "doc %zu: term '%.*s' is not indexed", i, (int)n,
@@ -5806,8 +5903,8 @@ static int check_text(chk *c, size_t i, rcp_tokens *tk, float *vec)
         c->seen[m->tix.slot[sl] - 1]++;
     }
     for (j = 0; j < tk->n; j++) {
-        const char *s = tk->buf + tk->v[j].term;
-        size_t n = tk->v[j].tlen;
+        size_t n;
+        const char *s = token_key(m, tk, j, key, &n);
         uint32_t t;
         sl = sidx_find(&m->tix, m, term_eq, s, n, hash_bytes(1, s, n));
         t = m->tix.slot[sl] - 1;
@@ -6007,7 +6104,9 @@ static int check_lexicon(chk *c)
     for (i = off = 0; i < x->n; i++) {
         const lexent *e = lex_at(x, (uint32_t)(off / 8));
         if (off + lex_size(e->nf) > x->alen
-            || (e->term != LEX_STOP && e->term >= c->m->nterms)
+            || (e->term & ~LEX_STOP) >= c->m->nterms
+            || !(e->term & LEX_STOP)
+               != !is_stop_term(&c->m->terms[e->term & ~LEX_STOP])
             || e->stamp > c->m->stamp)
             return bad(c, "lexicon entry %zu is out of range", i);
         off += lex_size(e->nf);
@@ -6365,7 +6464,7 @@ long rcp_model_correct(const rcp_model *m, const char *word, size_t len,
     for (i = 0; i < m->nterms; i++) {
         const term *t = &m->terms[i];
         double d;
-        if (!t->df)
+        if (!t->df || is_stop_term(t))  /* a stopword is no correction */
             continue;
         d = near_dice(qa, na, tb, trigrams(t->s, t->len, tb,
                                            TEXT_MAX_WORD_BYTES + 2));

@@ -1196,6 +1196,28 @@ START_TEST(retrieve_empty_query_is_invalid_params)
 }
 END_TEST
 
+/* issue 12: a query of stopwords only retrieves by its words, in each
+** mode that reads BM25: "on a" finds the one document holding both. */
+START_TEST(retrieve_a_query_of_stopwords_only_finds_the_documents_with_them)
+{
+    static const char *const modes[] = { "sparse", "hybrid" };
+    size_t i;
+    add_corpus();
+    for (i = 0; i < 2; i++) {
+        char frame[256];
+        const rcp_json *hits;
+        snprintf(frame, sizeof frame, CALL("retrieve", "{\"query\":"
+                 "\"On a\",\"k\":3,\"mode\":\"%s\"}"), modes[i]);
+        hits = at(reply(frame), "result.hits");
+        ck_assert_msg(hits && hits->n >= 1, "%s: %s", modes[i], OUT.data);
+        ck_assert(at(&hits->kids[0], "id")->n == 2
+                  && !memcmp(at(&hits->kids[0], "id")->s, "d2", 2));
+        if (i == 0)
+            ck_assert_uint_eq(hits->n, 1);
+    }
+}
+END_TEST
+
 START_TEST(filter_every_operator_and_combinator)
 {
     static const filter_case t[] = {
@@ -3787,6 +3809,8 @@ static Suite *make_suite(void)
     tcase_add_test(f, filter_every_operator_and_combinator);
     tcase_add_test(f, index_add_meta_must_fit_the_declared_fields);
     tcase_add_test(f, retrieve_empty_query_is_invalid_params);
+    tcase_add_test(f,
+        retrieve_a_query_of_stopwords_only_finds_the_documents_with_them);
     tcase_add_test(f, filter_dates_compare_as_instants);
     tcase_add_test(f, filter_reaches_the_engine_by_field_name_in_every_mode);
     tcase_add_test(f, server_refuses_filter_fields_its_engine_does_not_read);

@@ -329,7 +329,9 @@ static const char *hit_id(const rcp_model *m, const rcp_model_hit *h)
 
 /* The index keys each word by the term rcp_tokenize gives it (the
 ** lexicon remembers terms; "study" keeps its own term, see the
-** tokenizer), so every word of a document, searched alone, finds it. */
+** tokenizer), so every word of a document, searched alone, finds it --
+** a stopword too (issue 12: a query of stopwords only is BM25 over
+** them). */
 START_TEST(every_word_of_a_document_finds_it_by_sparse_search)
 {
     size_t nt = sizeof lex_texts / sizeof *lex_texts, b, i, j, k, n;
@@ -351,7 +353,7 @@ START_TEST(every_word_of_a_document_finds_it_by_sparse_search)
             rcp_tokens_init(&t);
             ck_assert_int_eq(rcp_tokenize(&t, lex_texts[i],
                                           strlen(lex_texts[i]),
-                                          RCP_TOK_DEFAULT), 0);
+                                          RCP_TOK_FOLD | RCP_TOK_STEM), 0);
             snprintf(id, sizeof id, "%u", (unsigned)i);
             for (j = 0; j < t.n; j++) {
                 rcp_model_hit h[16];
@@ -498,6 +500,165 @@ START_TEST(bm25_after_delete_and_upsert_equals_a_fresh_index)
     ck_assert_uint_eq(rcp_model_count(m), 2);
     rcp_model_free(m);
     rcp_model_free(f);
+}
+END_TEST
+
+/* issue 12: a query made only of stopwords retrieves by its words: BM25
+** over the stopwords' own postings, ranked by it (the phrase's document,
+** holding each word most often, first); documents with none of them are
+** not hits.  Every tokenizer path agrees (the lexicon's, the lexicon
+** emptied before every document, the plain one), score for score. */
+static const char *const stop_texts[][2] = {
+    { "hamlet", "To be, or not to be, that is the question." },
+    { "band", "The Who played a concert in London." },
+    { "rain", "It was raining and it was cold." },
+    { "ml", "Machine learning models rank documents." },
+    { "song", "Let it be, let it be, whisper words of wisdom." },
+};
+
+static rcp_model *stop_model(unsigned tok, size_t lexicon_bytes)
+{
+    rcp_model_opts o;
+    rcp_model *m;
+    char err[128];
+    size_t i;
+    rcp_model_opts_init(&o);
+    o.dim = 16;
+    o.tok_flags = tok;
+    o.lexicon_bytes = lexicon_bytes;
+    ck_assert_ptr_nonnull(m = rcp_model_new(&o, err, sizeof err));
+    for (i = 0; i < sizeof stop_texts / sizeof *stop_texts; i++)
+        add(m, stop_texts[i][0], stop_texts[i][1]);
+    return m;
+}
+
+START_TEST(a_query_of_stopwords_only_retrieves_by_its_words)
+{
+    static const unsigned toks[] = { RCP_TOK_DEFAULT, RCP_TOK_DEFAULT,
+                                     RCP_TOK_FOLD | RCP_TOK_STOP };
+    rcp_model *m[3];
+    rcp_model_hit h[3][8];
+    size_t n[3], i, j;
+    for (i = 0; i < 3; i++)
+        m[i] = stop_model(toks[i], i == 1 ? 0 : 64u << 20);
+    ck_assert_uint_eq(n[0] = search(m[0], "to be or not to be",
+                                    RCP_MODE_SPARSE, h[0], 8), 2);
+    ck_assert_str_eq(hit_id(m[0], &h[0][0]), "hamlet");
+    ck_assert_str_eq(hit_id(m[0], &h[0][1]), "song");
+    ck_assert(h[0][0].score > 2 * h[0][1].score);
+    ck_assert_uint_eq(search(m[0], "The Who", RCP_MODE_SPARSE, h[0], 8), 2);
+    ck_assert_str_eq(hit_id(m[0], &h[0][0]), "band");   /* both words */
+    ck_assert_str_eq(hit_id(m[0], &h[0][1]), "hamlet"); /* "the" alone */
+    ck_assert_uint_eq(search(m[0], "it", RCP_MODE_SPARSE, h[0], 8), 2);
+    ck_assert_str_eq(hit_id(m[0], &h[0][0]), "rain");   /* tf 2, shorter */
+    ck_assert_str_eq(hit_id(m[0], &h[0][1]), "song");
+    ck_assert_uint_eq(search(m[0], "it", RCP_MODE_HYBRID, h[0], 8), 5);
+    ck_assert_str_eq(hit_id(m[0], &h[0][0]), "rain");
+    ck_assert_uint_eq(search(m[0], "of an", RCP_MODE_SPARSE, h[0], 8), 1);
+    ck_assert_str_eq(hit_id(m[0], &h[0][0]), "song");
+    for (i = 0; i < 3; i++) {
+        n[i] = search(m[i], "to be or not to be", RCP_MODE_SPARSE, h[i], 8);
+        ck_assert_uint_eq(n[i], 2);
+        for (j = 0; j < n[i]; j++) {
+            ck_assert_uint_eq(h[i][j].doc, h[0][j].doc);
+            ck_assert(h[i][j].score == h[0][j].score);
+        }
+    }
+    for (i = 0; i < 3; i++)
+        rcp_model_free(m[i]);
+}
+END_TEST
+
+/* issue 12: the stopwords' postings change no other query's BM25: a
+** document's length and the collection's statistics count content words
+** only, and a query with a content word leaves its stopwords out -- so
+** every score equals the one over the same texts with the stopwords cut
+** out, bit for bit. */
+START_TEST(stopword_postings_leave_every_other_score_unchanged)
+{
+    static const char *const with[] = {
+        "the boundary layer of a flat plate is thin",
+        "a shock wave and the boundary layer",
+        "it was the heat of the flow that did it",
+    };
+    static const char *const without[] = {
+        "boundary layer flat plate thin",
+        "shock wave boundary layer",
+        "heat flow",
+    };
+    static const char *const qs[] = {
+        "boundary layer", "the boundary of the layer", "heat", "to the flow",
+    };
+    rcp_model *a = new_model(16), *b = new_model(16);
+    rcp_model_hit ha[4], hb[4];
+    size_t i, j, na, nb;
+    char id[8];
+    for (i = 0; i < 3; i++) {
+        snprintf(id, sizeof id, "d%u", (unsigned)i);
+        add(a, id, with[i]);
+        add(b, id, without[i]);
+    }
+    for (i = 0; i < sizeof qs / sizeof *qs; i++) {
+        na = search(a, qs[i], RCP_MODE_SPARSE, ha, 4);
+        nb = search(b, qs[i], RCP_MODE_SPARSE, hb, 4);
+        ck_assert_uint_gt(na, 0);
+        ck_assert_uint_eq(na, nb);
+        for (j = 0; j < na; j++) {
+            ck_assert_uint_eq(ha[j].doc, hb[j].doc);
+            ck_assert_msg(ha[j].score == hb[j].score, "%s: %.17g vs %.17g",
+                          qs[i], ha[j].score, hb[j].score);
+        }
+    }
+    rcp_model_free(a);
+    rcp_model_free(b);
+}
+END_TEST
+
+static size_t search_at(const rcp_model *m, const char *q, int mode,
+                        uint64_t v, rcp_model_hit *hits, size_t k, int *rc);
+
+/* issue 12, with §7.10/§7.11 and §7.7.1: a document of stopwords only is
+** found by them, upserted to other stopwords, deleted -- each version
+** answering with what it held, a pinned one included. */
+START_TEST(a_stopword_only_document_upserts_and_deletes)
+{
+    rcp_model_opts o;
+    rcp_model *m;
+    rcp_model_hit h[4];
+    rcp_model_docview d;
+    char err[128];
+    uint64_t v1, v2;
+    int rc;
+    rcp_model_opts_init(&o);
+    o.dim = 16;
+    o.snapshot_keep = 4;
+    ck_assert_ptr_nonnull(m = rcp_model_new(&o, err, sizeof err));
+    add(m, "w", "wing flutter");
+    add(m, "s", "to be or not to be");
+    v1 = rcp_model_version(m);
+    ck_assert_uint_eq(search(m, "not to be", RCP_MODE_SPARSE, h, 4), 1);
+    ck_assert_str_eq(hit_id(m, &h[0]), "s");
+    add(m, "s", "what it is");                  /* upsert */
+    v2 = rcp_model_version(m);
+    ck_assert_uint_eq(search(m, "not to be", RCP_MODE_SPARSE, h, 4), 0);
+    ck_assert_uint_eq(search(m, "it is", RCP_MODE_SPARSE, h, 4), 1);
+    ck_assert_str_eq(hit_id(m, &h[0]), "s");
+    ck_assert_int_eq(del(m, "s"), 1);
+    ck_assert_uint_eq(search(m, "it is", RCP_MODE_SPARSE, h, 4), 0);
+    ck_assert_uint_eq(search(m, "wing", RCP_MODE_SPARSE, h, 4), 1);
+    ck_assert_uint_eq(search_at(m, "not to be", RCP_MODE_SPARSE, v1, h, 4,
+                                &rc), 1);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(rcp_model_doc_at(m, h[0].doc, v1, &d), 0);
+    ck_assert(d.idlen == 1 && d.id[0] == 's' && d.textlen == 18);
+    ck_assert_uint_eq(search_at(m, "it is", RCP_MODE_SPARSE, v2, h, 4, &rc),
+                      1);
+    ck_assert_uint_eq(search_at(m, "it is", RCP_MODE_SPARSE, v1, h, 4, &rc),
+                      0);
+    ck_assert_int_eq(roll(m, v1), 0);           /* the store's rollback */
+    ck_assert_uint_eq(search(m, "not to be", RCP_MODE_SPARSE, h, 4), 1);
+    ck_assert_str_eq(hit_id(m, &h[0]), "s");
+    rcp_model_free(m);
 }
 END_TEST
 
@@ -3198,6 +3359,9 @@ static Suite *make_suite(void)
     tcase_add_test(tc, bm25_matches_hand_computed_scores);
     tcase_add_test(tc, every_word_of_a_document_finds_it_by_sparse_search);
     tcase_add_test(tc, bm25_after_delete_and_upsert_equals_a_fresh_index);
+    tcase_add_test(tc, a_query_of_stopwords_only_retrieves_by_its_words);
+    tcase_add_test(tc, stopword_postings_leave_every_other_score_unchanged);
+    tcase_add_test(tc, a_stopword_only_document_upserts_and_deletes);
     tcase_add_test(tc, add_with_an_existing_id_replaces_never_duplicates);
     tcase_add_test(tc, delete_is_idempotent_and_counts_only_removals);
     tcase_add_test(tc, many_deletes_sweep_postings_and_keep_results);

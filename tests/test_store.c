@@ -386,24 +386,28 @@ START_TEST(identical_readd_neither_grows_the_log_nor_bumps_the_version)
 }
 END_TEST
 
-/* Hit ids and scores of one hybrid query. */
-static void search(const rcp_model *m, rcp_model_hit *hits, size_t *n)
+/* Hit ids and scores of one query (the mode's default: hybrid). */
+static void search(const rcp_model *m, const char *text, int mode,
+                   rcp_model_hit *hits, size_t *n)
 {
     rcp_model_query q;
     rcp_model_query_init(&q);
-    q.text = "durable crash replay";
+    q.text = text;
     q.len = strlen(q.text);
     q.k = 10;
+    if (mode >= 0)
+        q.mode = mode;
     ck_assert_int_eq(rcp_model_search(m, &q, hits, n), 0);
 }
 
-static void same_hits(const rcp_model *a, const rcp_model *b)
+static void same_hits_of(const rcp_model *a, const rcp_model *b,
+                         const char *text, int mode)
 {
     rcp_model_hit h1[10], h2[10];
     rcp_model_docview x, y;
     size_t n1, n2, i;
-    search(a, h1, &n1);
-    search(b, h2, &n2);
+    search(a, text, mode, h1, &n1);
+    search(b, text, mode, h2, &n2);
     ck_assert_uint_eq(n1, n2);
     ck_assert_uint_gt(n1, 0);
     for (i = 0; i < n1; i++) {
@@ -412,6 +416,11 @@ static void same_hits(const rcp_model *a, const rcp_model *b)
         ck_assert(x.idlen == y.idlen && !memcmp(x.id, y.id, x.idlen));
         ck_assert(h1[i].score == h2[i].score);
     }
+}
+
+static void same_hits(const rcp_model *a, const rcp_model *b)
+{
+    same_hits_of(a, b, "durable crash replay", -1);
 }
 
 START_TEST(restart_serves_same_results_before_and_after_compaction)
@@ -430,6 +439,42 @@ START_TEST(restart_serves_same_results_before_and_after_compaction)
     st = open_ok(DB, &m3);
     same_hits(m, m3);
     ck_assert(same_docs(m, m3));
+    rcp_store_close(st);
+    rcp_model_free(m);
+    rcp_model_free(m2);
+    rcp_model_free(m3);
+}
+END_TEST
+
+/* issue 12: stopword postings come back with the replay (they are
+** derived from the texts the log holds): a query of stopwords only finds
+** the same documents with the same scores after a reopen and after
+** compaction, upserts and deletes of stopword-only documents included. */
+START_TEST(stopword_only_queries_serve_the_same_after_replay)
+{
+    static const char *const qs[] = { "to be or not to be", "it is", "the" };
+    rcp_model *m, *m2, *m3;
+    rcp_store *st = open_ok(DB, &m);
+    size_t i;
+    add(st, "s", "to be or not to be", NULL);
+    add(st, "t", "it is what it is", NULL);
+    add(st, "u", "the durable log of the store", NULL);
+    add(st, "v", "not now", NULL);
+    commit(st);
+    add(st, "t", "is it not so", NULL);         /* upsert */
+    ck_assert_int_eq(del(st, "v"), 1);
+    commit(st);
+    rcp_store_close(st);
+    st = open_ok(DB, &m2);
+    for (i = 0; i < 3; i++) {
+        same_hits_of(m, m2, qs[i], RCP_MODE_SPARSE);
+        same_hits_of(m, m2, qs[i], RCP_MODE_HYBRID);
+    }
+    ck_assert_int_eq(rcp_store_compact(st), 0);
+    rcp_store_close(st);
+    st = open_ok(DB, &m3);
+    for (i = 0; i < 3; i++)
+        same_hits_of(m, m3, qs[i], RCP_MODE_SPARSE);
     rcp_store_close(st);
     rcp_model_free(m);
     rcp_model_free(m2);
@@ -2013,6 +2058,7 @@ static Suite *make_suite(void)
         identical_readd_neither_grows_the_log_nor_bumps_the_version);
     tcase_add_test(rt,
         restart_serves_same_results_before_and_after_compaction);
+    tcase_add_test(rt, stopword_only_queries_serve_the_same_after_replay);
     tcase_add_test(rt, model_changed_behind_the_store_is_refused);
     tcase_add_test(rt,
         side_file_is_replaced_whole_or_not_at_all_and_survives_reopen);
