@@ -27,6 +27,10 @@
 ** same load) and the median of the pairs' ratios; then the 8-bit dense
 ** scan against the exact one under a filter that keeps half the rows
 ** (year lt 1985).
+**
+** Then English stopwords (issue 12): NDOCS documents with 45% of their
+** words the commonest stopwords, which have postings, next to the same
+** documents with them cut out (`bench_model stopwords [NDOCS]` alone).
 */
 #include <math.h>
 #include <stdio.h>
@@ -530,21 +534,175 @@ static void dense_corpus(int ndense, char qs[][64])
     rcp_model_free(m);
 }
 
+/* Issue 12: English text's function words have postings (model.c note
+** 16).  NDOCS documents of 80-120 words, each word with probability
+** STOP_PCT% one of the commonest English stopwords (Zipf over the list,
+** in order of frequency -- roughly English's share of them) and else a
+** word of the main vocabulary; the anchor, in the same run, is the same
+** documents with the stopwords cut out.  Printed: indexing docs/s and
+** memory per document of both, then ordinary queries' latency over both
+** and a query of stopwords only over the first. */
+#define STOP_PCT 45
+static const char *const stop_freq[] = {
+    "the", "of", "and", "to", "a", "in", "is", "it", "that", "was", "for",
+    "on", "are", "as", "with", "he", "be", "at", "by", "this", "have",
+    "from", "or", "an", "but", "not", "all", "were", "we", "when", "there",
+    "can", "which", "their", "if", "do", "will", "about", "up", "out",
+    "them", "then", "she", "some", "so", "these", "her", "into", "has",
+    "more", "other", "than", "been", "its", "who", "now", "my", "over",
+    "did", "down", "only", "very", "after", "just", "where", "most",
+    "through", "our", "me", "those", "both", "few", "such", "own", "same",
+    "too", "any", "each", "why", "how", "because", "again", "here", "once",
+    "off", "under", "until", "while", "what", "you", "his", "they", "i",
+};
+#define NSTOP (sizeof stop_freq / sizeof *stop_freq)
+
+static const char *stop_word(const double *scdf)
+{
+    double u = (double)(next() >> 11) / 9007199254740992.0;
+    size_t i;
+    for (i = 0; i + 1 < NSTOP && scdf[i] < u; i++)
+        ;
+    return stop_freq[i];
+}
+
+/* Document i of both corpora: the words once, the stopwords only in
+** with. */
+static void stop_pair(corpus *with, corpus *without, int i,
+                      const double *scdf, size_t *uw, size_t *uo)
+{
+    int nw = 80 + (int)(next() % 41), j;
+    with->off[2 * i] = *uw;
+    without->off[2 * i] = *uo;
+    for (j = 0; j < nw; j++) {
+        int stop = (int)(next() % 100) < STOP_PCT;
+        const char *w = stop ? stop_word(scdf) : zipf_word();
+        size_t l = strlen(w);
+        memcpy(with->buf + *uw, w, l);
+        *uw += l;
+        with->buf[(*uw)++] = ' ';
+        if (!stop) {
+            memcpy(without->buf + *uo, w, l);
+            *uo += l;
+            without->buf[(*uo)++] = ' ';
+        }
+    }
+    with->off[2 * i + 1] = *uw;
+    without->off[2 * i + 1] = *uo;
+    snprintf(with->id[i], sizeof with->id[i], "e%d", i);
+    snprintf(without->id[i], sizeof without->id[i], "e%d", i);
+}
+
+static void stop_corpora(int n, corpus *with, corpus *without)
+{
+    double scdf[NSTOP], sum = 0;
+    size_t i, uw = 0, uo = 0;
+    for (i = 0; i < NSTOP; i++) {
+        if (!rcp_stopword(stop_freq[i], strlen(stop_freq[i]))) {
+            fprintf(stderr, "bench_model: %s is no stopword\n",
+                    stop_freq[i]);
+            exit(1);
+        }
+        sum += 1.0 / (double)(i + 1);
+        scdf[i] = sum;
+    }
+    for (i = 0; i < NSTOP; i++)
+        scdf[i] /= sum;
+    with->n = without->n = n;
+    with->buf = malloc((size_t)n * 120 * 11 + 1);
+    without->buf = malloc((size_t)n * 120 * 11 + 1);
+    with->off = malloc(2 * (size_t)n * sizeof *with->off);
+    without->off = malloc(2 * (size_t)n * sizeof *without->off);
+    with->id = malloc((size_t)n * sizeof *with->id);
+    without->id = malloc((size_t)n * sizeof *without->id);
+    if (!with->buf || !without->buf || !with->off || !without->off
+        || !with->id || !without->id) {
+        fprintf(stderr, "bench_model: out of memory\n");
+        exit(1);
+    }
+    for (i = 0; i < (size_t)n; i++)
+        stop_pair(with, without, (int)i, scdf, &uw, &uo);
+}
+
+/* Index c INDEX_RUNS times; the median docs/s, *bytes per document. */
+static rcp_model *index_runs(const corpus *c, double *dps, double *bytes)
+{
+    double secs[INDEX_RUNS];
+    rcp_model *m = NULL;
+    size_t base = live_bytes;
+    int i;
+    for (i = 0; i < INDEX_RUNS; i++) {
+        rcp_model_free(m);
+        base = live_bytes;
+        m = new_model();
+        secs[i] = add_corpus(m, c);
+    }
+    qsort(secs, INDEX_RUNS, sizeof secs[0], cmp_double);
+    *dps = c->n / secs[INDEX_RUNS / 2];
+    *bytes = (double)(live_bytes - base) / c->n;
+    return m;
+}
+
+static void stop_corpus(int ndocs, char qs[][64])
+{
+    static char sq[NQUERY][64];
+    static const char *const stopq[] = {
+        "to be or not to be", "the who", "it", "what is it", "all of them",
+    };
+    corpus with, without;
+    rcp_model *mw, *mo;
+    double dw, dout, bw, bo, p99;
+    int i;
+    stop_corpora(ndocs, &with, &without);
+    mo = index_runs(&without, &dout, &bo);
+    mw = index_runs(&with, &dw, &bw);
+    printf("\nEnglish stopwords (issue 12): %d documents of 80-120 words, "
+           "%d%% of them stopwords\n", ndocs, STOP_PCT);
+    printf("%-28s %9.0f docs/s          (the anchor, stopwords cut out: "
+           "%.0f docs/s; ratio %.2f)\n", "bulk indexing (no store)", dw,
+           dout, dw / dout);
+    printf("%-28s %9.0f bytes/doc       (the anchor: %.0f bytes/doc; "
+           "ratio %.2f)\n", "memory per document", bw, bo, bw / bo);
+    free_corpus(&with);
+    free_corpus(&without);
+    for (i = 0; i < NQUERY; i++)
+        snprintf(sq[i], sizeof sq[i], "%s",
+                 stopq[i % (int)(sizeof stopq / sizeof *stopq)]);
+    printf("%-28s median %7.2f ms   (the anchor: %.2f ms)\n",
+           "sparse query, with them", time_queries(mw, RCP_MODE_SPARSE, qs,
+                                                   NQUERY, &p99),
+           time_queries(mo, RCP_MODE_SPARSE, qs, NQUERY, &p99));
+    latency(mw, RCP_MODE_SPARSE, "stopwords-only sparse query", sq, NQUERY,
+            "\"to be or not to be\", \"the who\", \"it\"...", 0);
+    rcp_model_free(mw);
+    rcp_model_free(mo);
+}
+
 int main(int argc, char **argv)
 {
     static char qs[NQUERY][64];
-    int ndocs = argc > 1 ? atoi(argv[1]) : NDOCS;
+    int alone = argc > 1 && !strcmp(argv[1], "stopwords"), i;
+    int ndocs = argc > 1 + alone ? atoi(argv[1 + alone]) : NDOCS;
     int ndense = argc > 2 ? atoi(argv[2]) : NDENSE;
     if (ndocs < 1 || ndense < 0) {
-        fprintf(stderr, "usage: bench_model [NDOCS [NDENSE]]\n");
+        fprintf(stderr, "usage: bench_model [NDOCS [NDENSE]]\n"
+                "       bench_model stopwords [NDOCS]\n");
         return 2;
     }
     rcp_set_allocator(counting, NULL);
     make_vocab();
+    if (alone) {
+        for (i = 0; i < NQUERY; i++)
+            make_text(qs[i], 2 + (int)(next() % 4));
+        stop_corpus(ndocs, qs);
+        rcp_set_allocator(NULL, NULL);
+        return 0;
+    }
     main_corpus(ndocs, qs);
     if (ndense)
         dense_corpus(ndense, qs);
     filter_corpus(ndocs, qs);
+    stop_corpus(ndocs, qs);
     rcp_set_allocator(NULL, NULL);
     return 0;
 }
