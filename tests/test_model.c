@@ -507,7 +507,8 @@ END_TEST
 ** over the stopwords' own postings, ranked by it (the phrase's document,
 ** holding each word most often, first); documents with none of them are
 ** not hits.  Every tokenizer path agrees (the lexicon's, the lexicon
-** emptied before every document, the plain one), score for score. */
+** emptied before every document, the plain one, and the lexicon's
+** without a dense index: make tiny), score for score. */
 static const char *const stop_texts[][2] = {
     { "hamlet", "To be, or not to be, that is the question." },
     { "band", "The Who played a concert in London." },
@@ -516,7 +517,8 @@ static const char *const stop_texts[][2] = {
     { "song", "Let it be, let it be, whisper words of wisdom." },
 };
 
-static rcp_model *stop_model(unsigned tok, size_t lexicon_bytes)
+static rcp_model *stop_model(unsigned tok, size_t lexicon_bytes,
+                             int no_dense)
 {
     rcp_model_opts o;
     rcp_model *m;
@@ -526,6 +528,7 @@ static rcp_model *stop_model(unsigned tok, size_t lexicon_bytes)
     o.dim = 16;
     o.tok_flags = tok;
     o.lexicon_bytes = lexicon_bytes;
+    o.no_dense_index = no_dense;
     ck_assert_ptr_nonnull(m = rcp_model_new(&o, err, sizeof err));
     for (i = 0; i < sizeof stop_texts / sizeof *stop_texts; i++)
         add(m, stop_texts[i][0], stop_texts[i][1]);
@@ -535,12 +538,13 @@ static rcp_model *stop_model(unsigned tok, size_t lexicon_bytes)
 START_TEST(a_query_of_stopwords_only_retrieves_by_its_words)
 {
     static const unsigned toks[] = { RCP_TOK_DEFAULT, RCP_TOK_DEFAULT,
-                                     RCP_TOK_FOLD | RCP_TOK_STOP };
-    rcp_model *m[3];
-    rcp_model_hit h[3][8];
-    size_t n[3], i, j;
-    for (i = 0; i < 3; i++)
-        m[i] = stop_model(toks[i], i == 1 ? 0 : 64u << 20);
+                                     RCP_TOK_FOLD | RCP_TOK_STOP,
+                                     RCP_TOK_DEFAULT };
+    rcp_model *m[4];
+    rcp_model_hit h[4][8];
+    size_t n[4], i, j;
+    for (i = 0; i < 4; i++)
+        m[i] = stop_model(toks[i], i == 1 ? 0 : 64u << 20, i == 3);
     ck_assert_uint_eq(n[0] = search(m[0], "to be or not to be",
                                     RCP_MODE_SPARSE, h[0], 8), 2);
     ck_assert_str_eq(hit_id(m[0], &h[0][0]), "hamlet");
@@ -556,7 +560,7 @@ START_TEST(a_query_of_stopwords_only_retrieves_by_its_words)
     ck_assert_str_eq(hit_id(m[0], &h[0][0]), "rain");
     ck_assert_uint_eq(search(m[0], "of an", RCP_MODE_SPARSE, h[0], 8), 1);
     ck_assert_str_eq(hit_id(m[0], &h[0][0]), "song");
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < 4; i++) {
         n[i] = search(m[i], "to be or not to be", RCP_MODE_SPARSE, h[i], 8);
         ck_assert_uint_eq(n[i], 2);
         for (j = 0; j < n[i]; j++) {
@@ -564,7 +568,7 @@ START_TEST(a_query_of_stopwords_only_retrieves_by_its_words)
             ck_assert(h[i][j].score == h[0][j].score);
         }
     }
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < 4; i++)
         rcp_model_free(m[i]);
 }
 END_TEST
