@@ -250,6 +250,11 @@ static const char usage_serve[] =
     "                      (1..4096, default 384)\n"
     "  --vectors FILE      embed with pre-trained static word vectors\n"
     "                      (word2vec/GloVe text format) instead\n"
+    "  --embedder lsa|hash the built-in dense embedder: lsa (default;\n"
+    "                      hash in make tiny) learns from the corpus\n"
+    "                      once it has 1000 documents, and again each\n"
+    "                      time it doubles (hashed n-grams until then);\n"
+    "                      hash never learns\n"
     "  --field NAME:TYPE   declare a filterable meta field (§8); TYPE is\n"
     "                      keyword, text, int, float, bool or date\n"
     "                      (RFC 3339 or epoch ms); repeatable; recorded\n"
@@ -430,6 +435,8 @@ static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
     want.fields = o->fields;
     want.nfields = o->nfields;
     want.embedder = rcp_model_identity(o->model, RCP_EMBED_DENSE);
+    rcp_model_bulk(o->model, 1);    /* one training after the replay and
+                                    ** the load, not one per doubling */
     if (a->data && !(o->store = rcp_store_open_config(a->data, o->model,
                                     a->salvage ? RCP_STORE_SALVAGE : 0u,
                                     &want, err, sizeof err))) {
@@ -441,7 +448,14 @@ static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
         if (*in.warning)
             fprintf(stderr, "rcp serve: --data: warning: %s\n", in.warning);
     }
-    return a->corpus ? load_corpus(o, a) : 0;
+    if (a->corpus && load_corpus(o, a))
+        return -1;
+    if (rcp_model_bulk(o->model, 0) < 0) {
+        fputs("rcp serve: out of memory training the dense embedder\n",
+              stderr);
+        return -1;
+    }
+    return 0;
 }
 
 /* What --registry serves (§16): the aggregator backend over its engines
@@ -529,7 +543,8 @@ static const optspec serve_opts[] = {
     { "--vectors", 1 }, { "--field", 1 }, { "--trust", 1 }, { "--debug", 0 },
     { "--salvage", 0 }, { "--registry", 1 }, { "--expose-endpoints", 0 },
     { "--source", 1 }, { "--write-trust", 1 }, { "--read-only", 0 },
-    { "--chunk", 0 }, { "--embed-engine", 1 }, { "--rerank-engine", 1 },
+    { "--chunk", 0 }, { "--embedder", 1 }, { "--embed-engine", 1 },
+    { "--rerank-engine", 1 },
     { "--embed-url", 1 }, { "--rerank-url", 1 },
     { "--http", 1 }, { "--base", 1 }, { "--sessions", 0 },
     { "--session-idle-ms", 1 }, { "--auth-token-file", 1 },
@@ -539,7 +554,7 @@ static const optspec serve_opts[] = {
 };
 enum { S_DATA, S_CORPUS, S_MAX_LINE, S_MAX_BATCH, S_DEADLINE, S_DIM,
        S_VECTORS, S_FIELD, S_TRUST, S_DEBUG, S_SALVAGE, S_REGISTRY,
-       S_EXPOSE, S_SOURCE, S_WRITE_TRUST, S_READ_ONLY, S_CHUNK,
+       S_EXPOSE, S_SOURCE, S_WRITE_TRUST, S_READ_ONLY, S_CHUNK, S_EMBEDDER,
        S_EMBED_ENGINE, S_RERANK_ENGINE, S_EMBED_URL, S_RERANK_URL,
        S_HTTP, S_BASE, S_SESSIONS, S_SESSION_IDLE, S_AUTH, S_REMOTE, S_CORS,
        S_RATE, S_LOG, S_MAX_CONNS, S_IDLE, S_HEADER_TIMEOUT };
@@ -603,6 +618,12 @@ static int serve_opt(int k, const char *v, rcp_server_opts *o,
         break;
     case S_VECTORS:
         mo->vectors_path = v;
+        break;
+    case S_EMBEDDER:
+        if (strcmp(v, "lsa") && strcmp(v, "hash"))
+            return usage_error("serve", "--embedder needs lsa or hash, not "
+                               "'%s'", v);
+        mo->lsa = !strcmp(v, "lsa");
         break;
     case S_DEBUG:
         o->debug = 1;
@@ -710,6 +731,7 @@ static int cmd_serve(int argc, char **argv)
     o.deadline_ms = -1;
     rcp_model_opts_init(&mo);
     mo.no_dense_index = TINY;
+    mo.lsa = !TINY;             /* training takes megabytes tiny lacks */
     opt_init(&it, argc, argv, "serve", serve_opts);
     while ((k = opt_next(&it)) != OPT_END) {
         if (k == OPT_BAD)
@@ -861,6 +883,7 @@ static int cmd_stats(int argc, char **argv)
         return usage_error("stats", "--data DIR is needed");
     rcp_model_opts_init(&mo);
     mo.no_dense_index = 1;      /* counting needs no vectors */
+    mo.lsa = 0;                 /* nor a trained embedder */
     if (!(m = rcp_model_new(&mo, err, sizeof err))) {
         fprintf(stderr, "rcp stats: %s\n", err);
         return RC_ERROR;

@@ -15,12 +15,16 @@
 **     file never splits text into words or folds it: it calls
 **     rcp_tokenize, or runs text.c's scanner with a sink of its own (note
 **     12), and sizes word buffers by the scanner's TEXT_MAX_WORD_BYTES.
-**  3. Every embedder is a fixed function of its input text and of the
-**     options the model was opened with -- never of the corpus.  The same
-**     text gets bit-identical vectors before and after any index change
-**     (§7.3, §15.7), and the identity string names everything that could
-**     change a vector (algorithm version, dimension, or a hash of the
-**     word-vector file).
+**  3. Every embedder is a fixed function of its input text and of what
+**     its identity names (§7.3, §15.7): the options the model was opened
+**     with (algorithm version, dimension, a hash of the word-vector file)
+**     and, for the one learned from the corpus (LSA, the default once the
+**     corpus has 1000 documents), the corpus it was trained on.  The same
+**     text gets bit-identical vectors under the same identity, before and
+**     after any index change; a document added after a training is folded
+**     into that model, and only a retraining -- on a schedule, never a
+**     side effect of one add -- changes the identity, and then every
+**     stored vector with it.
 **  4. Documents are numbered by arrival (docno, dense).  An upsert
 **     (§7.10) tombstones the old docno and appends a new one, so posting
 **     lists stay sorted by docno without re-sorting; tombstones are
@@ -952,6 +956,14 @@ struct rcp_model {
     size_t    colcap;           /* cells per column */
     rcp_arena farena;
     const rcp_json **fseen;     /* scratch: each field's value in a meta */
+    struct lsa {                /* the corpus-learned embedder (opts.lsa) */
+        wvec      w;            /* its terms and their vectors; w.n 0:
+                                ** untrained, the hashed embedder serves */
+        float    *g;            /* each term's entropy weight */
+        size_t    trained_on;   /* live documents at its training */
+        unsigned  gen;          /* trainings so far */
+        int       bulk;         /* rcp_model_bulk: retraining deferred */
+    } lsa;
 };
 
 void rcp_model_opts_init(rcp_model_opts *o)
@@ -968,6 +980,7 @@ void rcp_model_opts_init(rcp_model_opts *o)
     o->snapshot_keep = 1024;
     o->snapshot_bytes = RCP_MODEL_SNAPSHOT_BYTES;
     o->lexicon_bytes = LEX_DEFAULT_BYTES;
+    o->lsa = 1;
 }
 
 static int term_eq(const void *ctx, uint32_t e, const char *k, size_t n,
@@ -1268,6 +1281,81 @@ static int embed_static(const wvec *w, const char *text, size_t len,
     rcp_tokens_free(&t);
     normalize(out, w->dim);
     return 0;
+}
+
+/* MARK: - Corpus-learned dense embedder: fold-in ("rcp-lsa-v1") --------- */
+
+/* A text (query or document alike, §7.3) is folded into the trained
+** space as LSI does it (Deerwester et al. 1990): its index terms (the
+** index's own tokenizer, so a term means what BM25 means by it) that
+** the model knows, each weighted log(1 + tf) x the term's entropy
+** weight, summed over the terms' vectors in the model's term order
+** (so the sum has one order, whatever the text's), normalised.  Terms
+** the model does not know add nothing; a text with none is zero. */
+static long lsa_term(const wvec *w, const char *k, size_t n)
+{
+    uint64_t h = hash_bytes(0, k, n);
+    size_t i = sidx_find(&w->ix, w, wv_eq, k, n, h);
+    return w->ix.slot[i] ? (long)w->ix.slot[i] - 1 : -1;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void lsa_fold(const struct lsa *l, uint32_t *rows, size_t n,
+                     double *acc, float *out)
+{
+    size_t i, j, k, dim = l->w.dim;
+    double s = 0;
+    qsort(rows, n, sizeof *rows, u32_cmp);
+    memset(acc, 0, dim * sizeof *acc);
+    for (i = 0; i < n; i = j) {
+        const float *v = l->w.v + (size_t)rows[i] * dim;
+        double wt;
+        for (j = i; j < n && rows[j] == rows[i]; j++)
+            ;
+        wt = log(1.0 + (double)(j - i)) * l->g[rows[i]];
+        for (k = 0; k < dim; k++)
+            acc[k] += wt * v[k];
+    }
+    for (k = 0; k < dim; k++)
+        s += acc[k] * acc[k];
+    s = s > 0 ? 1.0 / sqrt(s) : 0;
+    for (k = 0; k < dim; k++)
+        out[k] = (float)(acc[k] * s);
+}
+
+static int embed_lsa(const rcp_model *m, const char *text, size_t len,
+                     float *out)
+{
+    const struct lsa *l = &m->lsa;
+    rcp_tokens t;
+    uint32_t *rows = NULL;
+    double *acc = NULL;
+    size_t i, n = 0;
+    int rc = -1;
+    rcp_tokens_init(&t);
+    if (rcp_tokenize(&t, text, len, m->o.tok_flags))
+        goto out;
+    rows = rcp_malloc((t.n + 1) * sizeof *rows);
+    acc = rcp_malloc(l->w.dim * sizeof *acc);
+    if (!rows || !acc)
+        goto out;
+    for (i = 0; i < t.n; i++) {
+        long r = lsa_term(&l->w, t.buf + t.v[i].term, t.v[i].tlen);
+        if (r >= 0)
+            rows[n++] = (uint32_t)r;
+    }
+    lsa_fold(l, rows, n, acc, out);
+    rc = 0;
+out:
+    rcp_tokens_free(&t);
+    rcp_free(rows);
+    rcp_free(acc);
+    return rc;
 }
 
 /* MARK: - Learned-sparse embedder (§7.4, "rcp-hash-sparse-v3") ------------ */
@@ -2079,6 +2167,8 @@ void rcp_model_free(rcp_model *m)
     rcp_free(m->hist);
     rcp_free(m->grave);
     wv_free(&m->wv);
+    wv_free(&m->lsa.w);
+    rcp_free(m->lsa.g);
     lex_free(&m->lex);
     rcp_free(m->bag.sum);
     rcp_free(m->tids);
@@ -2135,7 +2225,417 @@ int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
         return m->o.ext_embed(m->o.ext_ud, text, len, kind, out) ? -1 : 0;
     if (m->wv.n)
         return embed_static(&m->wv, text, len, out);
+    if (m->lsa.w.n)
+        return embed_lsa(m, text, len, out);
     return embed_hash(text, len, m->tflog, out, m->o.dim);
+}
+
+/* MARK: - Corpus-learned dense embedder: training (LSA) ------------------ */
+
+/* The model is a truncated SVD of the live corpus's term-document matrix
+** A (terms x documents), log-entropy weighted (Dumais 1991: a_td =
+** log(1 + tf) x g_t, g_t = 1 + sum_d p_td ln p_td / ln N, p_td = tf /
+** the term's total tf): a term's vector is its row of U_k, the top k =
+** dim left singular vectors, found by subspace iteration (Halko,
+** Martinsson & Tropp 2011): Y = A G for a fixed pseudo-random G, then
+** LSA_POWER times Q = orth(Y), Y = A A^T Q; the last orth is U_k's span.
+** Folding a text in (lsa_fold) projects its weighted term vector onto
+** that span, U_k^T a -- LSI's document coordinates scaled by Sigma, so
+** cosines are those of the rank-k approximation of A.  Without the
+** rotation into singular vectors the projections differ from U_k^T a
+** only by an orthogonal k x k matrix, which no cosine sees, so no
+** eigensolver is needed.
+**
+** The vocabulary is the terms in at least two live documents (a term
+** in one document cannot relate two), the LSA_MAX_TERMS most frequent
+** when there are more, ordered by their bytes; the documents are the
+** live ones in docno order (arrival order, which a store's replay
+** keeps).  Everything runs in one thread in a fixed order, so the same
+** corpus gives the same model, bit for bit, on one machine; the
+** identity names the corpus it was trained on (a fingerprint of the
+** matrix's terms and counts, never of floating-point results), so it
+** is the same on every machine, whose vectors then agree to rounding
+** (x87, libm's log). */
+#define LSA_MAX_TERMS (1u << 14)
+#define LSA_POWER     3
+
+typedef struct lsa_pick {
+    const char *s;
+    uint32_t len, df, id;
+} lsa_pick;
+
+static int pick_bytes(const lsa_pick *a, const lsa_pick *b)
+{
+    int c = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static int pick_by_bytes(const void *pa, const void *pb)
+{
+    return pick_bytes(pa, pb);
+}
+
+static int pick_by_df(const void *pa, const void *pb)
+{
+    const lsa_pick *a = pa, *b = pb;
+    if (a->df != b->df)
+        return a->df > b->df ? -1 : 1;
+    return pick_bytes(a, b);
+}
+
+/* The weighted matrix by document (CSC): column c holds rows row[col[c]
+** .. col[c+1]) ascending, with values val; fp fingerprints it. */
+typedef struct lsa_csc {
+    uint32_t *col, *row;
+    double   *val;
+    float    *g;
+    lsa_pick *pick;
+    size_t    nd, nt, nnz;
+    uint64_t  fp;
+} lsa_csc;
+
+static void csc_free(lsa_csc *a)
+{
+    rcp_free(a->col);
+    rcp_free(a->row);
+    rcp_free(a->val);
+    rcp_free(a->g);
+    rcp_free(a->pick);
+    memset(a, 0, sizeof *a);
+}
+
+/* An integer into a fingerprint, by value (the same on every machine). */
+static uint64_t fp_mix(uint64_t h, uint64_t x)
+{
+    return mix64(h * 0x100000001b3ULL ^ x);
+}
+
+static int is_live(const rcp_model *m, uint32_t docno)
+{
+    return (m->livebits[docno >> 3] >> (docno & 7)) & 1;
+}
+
+static int lsa_vocab(const rcp_model *m, lsa_csc *a)
+{
+    size_t i, n = 0;
+    a->pick = rcp_malloc((m->nterms + 1) * sizeof *a->pick);
+    if (!a->pick)
+        return -1;
+    for (i = 0; i < m->nterms; i++) {
+        const term *t = &m->terms[i];
+        if (t->df < 2)
+            continue;
+        a->pick[n].s = t->s;
+        a->pick[n].len = t->len;
+        a->pick[n].df = t->df;
+        a->pick[n++].id = (uint32_t)i;
+    }
+    if (n > LSA_MAX_TERMS) {
+        qsort(a->pick, n, sizeof *a->pick, pick_by_df);
+        n = LSA_MAX_TERMS;
+    }
+    qsort(a->pick, n, sizeof *a->pick, pick_by_bytes);
+    a->nt = n;
+    return 0;
+}
+
+/* One term's row: its entropy weight, its entries placed into their
+** columns (fill: the next free place of each column). */
+static void lsa_row(const rcp_model *m, lsa_csc *a, size_t r,
+                    const uint32_t *colof, uint32_t *fill)
+{
+    const term *t = &m->terms[a->pick[r].id];
+    double gf = 0, h = 0, g;
+    size_t i;
+    for (i = 0; i < t->n; i++)
+        if (is_live(m, t->p[i].doc))
+            gf += t->p[i].tf;
+    for (i = 0; i < t->n; i++)
+        if (is_live(m, t->p[i].doc)) {
+            double p = t->p[i].tf / gf;
+            h += p * log(p);
+        }
+    g = 1.0 + h / log((double)a->nd);
+    a->g[r] = (float)g;
+    a->fp = fp_mix(hash_bytes(a->fp, t->s, t->len), t->len);
+    for (i = 0; i < t->n; i++) {
+        uint32_t d = t->p[i].doc, c;
+        if (!is_live(m, d))
+            continue;
+        c = colof[d];
+        a->row[fill[c]] = (uint32_t)r;
+        a->val[fill[c]++] = log(1.0 + t->p[i].tf) * (double)a->g[r];
+        a->fp = fp_mix(fp_mix(a->fp, c), t->p[i].tf);
+    }
+}
+
+static int lsa_matrix(const rcp_model *m, lsa_csc *a)
+{
+    uint32_t *colof = rcp_malloc((m->ndocs + 1) * sizeof *colof);
+    uint32_t *fill = NULL;
+    size_t i, j, nd = 0;
+    int rc = -1;
+    if (!colof || lsa_vocab(m, a))
+        goto out;
+    for (i = 0; i < m->ndocs; i++)
+        colof[i] = is_live(m, (uint32_t)i) ? (uint32_t)nd++ : NO_DOC;
+    a->nd = nd;
+    a->col = rcp_malloc((nd + 2) * sizeof *a->col);
+    fill = rcp_malloc((nd + 1) * sizeof *fill);
+    a->g = rcp_malloc((a->nt + 1) * sizeof *a->g);
+    if (!a->col || !fill || !a->g)
+        goto out;
+    memset(a->col, 0, (nd + 2) * sizeof *a->col);
+    for (i = 0; i < a->nt; i++) {
+        const term *t = &m->terms[a->pick[i].id];
+        for (j = 0; j < t->n; j++)
+            if (is_live(m, t->p[j].doc))
+                a->col[colof[t->p[j].doc] + 1]++;
+    }
+    for (i = 0; i < nd; i++)
+        a->col[i + 1] += a->col[i];
+    a->nnz = a->col[nd];
+    a->row = rcp_malloc((a->nnz + 1) * sizeof *a->row);
+    a->val = rcp_malloc((a->nnz + 1) * sizeof *a->val);
+    if (!a->row || !a->val)
+        goto out;
+    memcpy(fill, a->col, nd * sizeof *fill);
+    a->fp = fp_mix(fp_mix(0x4c534131ULL, m->o.dim), nd);
+    for (i = 0; i < a->nt; i++)
+        lsa_row(m, a, i, colof, fill);
+    rc = 0;
+out:
+    rcp_free(colof);
+    rcp_free(fill);
+    return rc;
+}
+
+/* Orthonormalise the k columns of y (nt x k, row-major) in place by
+** modified Gram-Schmidt, on their transpose t (k x nt): a column that
+** is (numerically) in the span of those before it becomes zero. */
+static void lsa_orth(double *y, double *t, size_t nt, size_t k)
+{
+    size_t i, j, r;
+    for (r = 0; r < nt; r++)
+        for (j = 0; j < k; j++)
+            t[j * nt + r] = y[r * k + j];
+    for (j = 0; j < k; j++) {
+        double *c = t + j * nt, n0 = 0, n1 = 0;
+        for (r = 0; r < nt; r++)
+            n0 += c[r] * c[r];
+        for (i = 0; i < j; i++) {
+            const double *b = t + i * nt;
+            double d = 0;
+            for (r = 0; r < nt; r++)
+                d += b[r] * c[r];
+            for (r = 0; r < nt; r++)
+                c[r] -= d * b[r];
+        }
+        for (r = 0; r < nt; r++)
+            n1 += c[r] * c[r];
+        n1 = n1 > n0 * 1e-20 && n1 > 0 ? 1.0 / sqrt(n1) : 0;
+        for (r = 0; r < nt; r++)
+            c[r] *= n1;
+    }
+    for (r = 0; r < nt; r++)
+        for (j = 0; j < k; j++)
+            y[r * k + j] = t[j * nt + r];
+}
+
+/* y = A A^T q (both nt x k, row-major); z: k doubles of scratch. */
+static void lsa_aat(const lsa_csc *a, const double *q, double *y, double *z,
+                    size_t k)
+{
+    size_t c, e, j;
+    memset(y, 0, a->nt * k * sizeof *y);
+    for (c = 0; c < a->nd; c++) {
+        memset(z, 0, k * sizeof *z);
+        for (e = a->col[c]; e < a->col[c + 1]; e++) {
+            const double *qr = q + (size_t)a->row[e] * k;
+            for (j = 0; j < k; j++)
+                z[j] += a->val[e] * qr[j];
+        }
+        for (e = a->col[c]; e < a->col[c + 1]; e++) {
+            double *yr = y + (size_t)a->row[e] * k;
+            for (j = 0; j < k; j++)
+                yr[j] += a->val[e] * z[j];
+        }
+    }
+}
+
+/* y = A G, G (documents x k) uniform in [-1, 1) from a fixed seed. */
+static void lsa_start(const lsa_csc *a, double *y, double *z, size_t k)
+{
+    size_t c, e, j;
+    memset(y, 0, a->nt * k * sizeof *y);
+    for (c = 0; c < a->nd; c++) {
+        for (j = 0; j < k; j++)
+            z[j] = (double)(mix64((uint64_t)c * k + j + 1) >> 11)
+                   * (2.0 / 9007199254740992.0) - 1.0;
+        for (e = a->col[c]; e < a->col[c + 1]; e++) {
+            double *yr = y + (size_t)a->row[e] * k;
+            for (j = 0; j < k; j++)
+                yr[j] += a->val[e] * z[j];
+        }
+    }
+}
+
+/* The trained embedder into l (empty on entry): a's terms, their
+** weights and vectors. */
+static int lsa_fit(const rcp_model *m, lsa_csc *a, struct lsa *l)
+{
+    size_t k = m->o.dim, it, i, bytes = 0, wpos = 0;
+    double *y, *q, *z;
+    int rc = -1;
+    y = rcp_malloc((a->nt * k + 1) * sizeof *y);
+    q = rcp_malloc((a->nt * k + 1) * sizeof *q);
+    z = rcp_malloc(k * sizeof *z);
+    for (i = 0; i < a->nt; i++)
+        bytes += a->pick[i].len + 1;
+    if (!y || !q || !z || wv_alloc(&l->w, a->nt, bytes, k))
+        goto out;
+    lsa_start(a, y, z, k);
+    for (it = 0; it < LSA_POWER; it++) {
+        double *s;
+        lsa_orth(y, q, a->nt, k);
+        lsa_aat(a, y, q, z, k);
+        s = y, y = q, q = s;
+    }
+    lsa_orth(y, q, a->nt, k);
+    l->w.dim = k;
+    for (i = 0; i < a->nt; i++) {
+        const lsa_pick *p = &a->pick[i];
+        size_t j, slot;
+        memcpy(l->w.words + wpos, p->s, p->len);
+        l->w.words[wpos + p->len] = 0;
+        l->w.off[i] = wpos;
+        wpos += p->len + 1;
+        l->w.off[i + 1] = wpos;
+        l->w.h[i] = hash_bytes(0, p->s, p->len);
+        for (j = 0; j < k; j++)
+            l->w.v[i * k + j] = (float)y[i * k + j];
+        l->w.n = i + 1;
+        if (sidx_reserve(&l->w.ix, &l->w, wv_h))
+            goto out;
+        slot = sidx_find(&l->w.ix, &l->w, wv_eq, p->s, p->len, l->w.h[i]);
+        l->w.ix.slot[slot] = (uint32_t)i + 1;
+        l->w.ix.n++;
+    }
+    l->g = a->g;
+    a->g = NULL;
+    rc = 0;
+out:
+    rcp_free(y);
+    rcp_free(q);
+    rcp_free(z);
+    return rc;
+}
+
+static size_t lsa_min_docs(const rcp_model *m)
+{
+    size_t n = m->o.lsa_min_docs ? m->o.lsa_min_docs
+                                 : RCP_MODEL_LSA_MIN_DOCS;
+    return n < 2 ? 2 : n;
+}
+
+/* The schedule: trained once the corpus has lsa_min_docs live
+** documents, again once it has RCP_MODEL_LSA_GROWTH times those of the
+** last training. */
+static int lsa_on(const rcp_model *m)     /* not with outside vectors */
+{
+    return m->o.lsa && !m->wv.n && !m->o.ext_embed;
+}
+
+static int lsa_due(const rcp_model *m)
+{
+    return lsa_on(m) && m->live >= lsa_min_docs(m)
+        && (!m->lsa.gen
+            || m->live >= m->lsa.trained_on * RCP_MODEL_LSA_GROWTH);
+}
+
+/* Every stored text embedded again with the new model, into rows (then
+** the model's), so that nothing changes until all of it is done. */
+static int lsa_reembed(rcp_model *m, float *rows)
+{
+    size_t i, dim = m->o.dim;
+    for (i = 0; i < m->ndocs; i++) {
+        const doc *d = &m->docs[i];
+        if (!d->text) {
+            memset(rows + i * dim, 0, dim * sizeof *rows);
+            continue;
+        }
+        if (embed_lsa(m, d->text, d->textlen, rows + i * dim))
+            return -1;
+    }
+    return 0;
+}
+
+int rcp_model_train(rcp_model *m, int force)
+{
+    lsa_csc a;
+    struct lsa l, old;
+    float *rows = NULL;
+    size_t i;
+    int rc = -1;
+    if (!m)
+        return -1;
+    if (!(force ? lsa_on(m) && m->live >= 2 : lsa_due(m)))
+        return 0;
+    memset(&a, 0, sizeof a);
+    memset(&l, 0, sizeof l);
+    if (lsa_matrix(m, &a) || a.nt == 0 || lsa_fit(m, &a, &l))
+        goto out;
+    if (!m->o.no_dense_index
+        && !(rows = rcp_malloc((m->veccap ? m->veccap : 1)
+                               * sizeof *rows)))
+        goto out;
+    old = m->lsa;
+    m->lsa.w = l.w;
+    m->lsa.g = l.g;
+    if (rows && lsa_reembed(m, rows)) {
+        m->lsa = old;
+        goto out;
+    }
+    /* committed: nothing below can fail */
+    wv_free(&old.w);
+    rcp_free(old.g);
+    memset(&l, 0, sizeof l);
+    m->lsa.trained_on = m->live;
+    m->lsa.gen = old.gen + 1;
+    snprintf(m->identity, sizeof m->identity, "rcp-lsa-v1-%u-%016llx",
+             m->o.dim, (unsigned long long)a.fp);
+    if (rows) {
+        rcp_free(m->vecs);
+        m->vecs = rows;
+        rows = NULL;
+        for (i = 0; i < m->ndocs; i++)
+            rcp_vec_q8_set(&m->q8, i, doc_vector(m, i));
+    }
+    /* §7.7.1: a pinned version saw other vectors; it is served exactly
+    ** or not at all, so none before this one is kept */
+    m->floor = m->version;
+    rc = 1;
+out:
+    if (rc < 0) {
+        wv_free(&l.w);
+        rcp_free(l.g);
+    }
+    rcp_free(rows);
+    csc_free(&a);
+    return rc;
+}
+
+int rcp_model_bulk(rcp_model *m, int on)
+{
+    if (!m)
+        return -1;
+    m->lsa.bulk = on != 0;
+    return on ? 0 : rcp_model_train(m, 0);
+}
+
+unsigned rcp_model_generation(const rcp_model *m)
+{
+    return m->lsa.w.n ? m->lsa.gen : 0;
 }
 
 /* MARK: - Index: add, delete (§7.10, §7.11) ------------------------------- */
@@ -2895,7 +3395,7 @@ static int index_fast(rcp_model *m, doc *d, const char *text, size_t len)
     lex_begin(m);
     if (text_scan(text, len, RCP_TOK_DEFAULT, gather_token, &c)
         || index_words(m, &c)
-        || (vec && (m->wv.n || m->o.ext_embed
+        || (vec && (m->wv.n || m->o.ext_embed || m->lsa.w.n
                     ? rcp_model_embed(m, text, len, RCP_KIND_DOCUMENT, vec)
                     : embed_lex(m, &c, vec)))
         || !(d->terms = rcp_malloc((c.ndw + 1) * sizeof *d->terms))
@@ -3334,6 +3834,8 @@ int rcp_model_add_from(rcp_model *m, const char *id, size_t idlen,
     m->live_postings += d.nterms;
     new_version(m);
     after_change(m);
+    if (!m->lsa.bulk)   /* out of memory: the add stands, the old model */
+        (void)rcp_model_train(m, 0);    /* serves, the next add retries */
     assert(sane(m));
     return 0;
 }
@@ -3548,6 +4050,8 @@ int rcp_model_rollback(rcp_model *m, uint64_t v)
     ** revival above failed), and hist too */
     if (now > m->keep && now - m->keep > m->floor)
         m->floor = now - m->keep;
+    if (m->floor > v)           /* a retrain since v: v alone is whole */
+        m->floor = v;
     m->version = v;
     assert(sane(m));
     return 0;
@@ -4724,7 +5228,7 @@ void rcp_model_query_init(rcp_model_query *q)
     q->k = 10;
     q->mode = RCP_MODE_HYBRID;
     q->fusion = RCP_FUSE_RRF;
-    q->w_dense = RCP_MODEL_DEFAULT_W_DENSE;
+    q->w_dense = -1;            /* the default of the embedder in use */
     q->w_sparse = 1.0;
     q->rrf_k = 60.0;
     q->alpha = 0.5;
@@ -4838,7 +5342,10 @@ static int fuse_lists(const rcp_model *m, const rcp_model_query *q,
         L[1].items = si;
         L[1].n = sn;
         L[1].floor = RCP_MODEL_SPARSE_FLOOR;
-        L[0].weight = q->fusion == RCP_FUSE_CONVEX ? q->alpha : q->w_dense;
+        L[0].weight = q->fusion == RCP_FUSE_CONVEX ? q->alpha
+                      : q->w_dense >= 0 ? q->w_dense
+                      : m->lsa.w.n ? RCP_MODEL_LSA_W_DENSE
+                      : RCP_MODEL_DEFAULT_W_DENSE;
         L[1].weight = q->fusion == RCP_FUSE_CONVEX ? 1 - q->alpha
                                                    : q->w_sparse;
         nf = rcp_fuse(q->fusion, L, 2, q->rrf_k, &f);

@@ -968,6 +968,14 @@ int rcp_text_injection(const char *text, size_t len);
 ** from 0.1..0.5, as the weight whose hybrid is at or above the lexical
 ** leg in nDCG@10, MAP and R@100 with the largest summed gain. */
 #define RCP_MODEL_DEFAULT_W_DENSE   0.15
+/* ... and with the corpus-learned (LSA) embedder, whose leg is the
+** stronger one on Cranfield, at this one: chosen on the development half
+** only, from 0.15..2.5, by the same rule against the better of the two
+** legs (see README, Decisions, "The corpus-learned dense embedder").  A
+** query's w_dense below 0 (rcp_model_query_init's) means "the default of
+** the embedder in use". */
+#define RCP_MODEL_LSA_W_DENSE       0.7
+
 /* The rerank cascade's weight of the reranker, per method: hit.score =
 ** (1 - w) x the recall score + w x the rerank score, each min-max
 ** normalised over the reranked candidates (rcp_model_search).  A
@@ -1047,7 +1055,19 @@ typedef struct rcp_model_opts {
                       size_t n, double *scores);
     void       *ext_ud;
     const char *ext_identity;
+    /* The dense embedder learned from the corpus (model.c, "Corpus-
+    ** learned dense embedder"): 1 = LSA, a truncated SVD of the log-
+    ** entropy weighted term-document matrix, trained once the corpus has
+    ** lsa_min_docs live documents (0: RCP_MODEL_LSA_MIN_DOCS) and again
+    ** each time it has grown RCP_MODEL_LSA_GROWTH-fold; below that (and
+    ** with 0) the hashed n-gram embedder.  Ignored with vectors_path and
+    ** with ext_embed. */
+    int         lsa;
+    size_t      lsa_min_docs;
 } rcp_model_opts;
+
+#define RCP_MODEL_LSA_MIN_DOCS 1000u
+#define RCP_MODEL_LSA_GROWTH   2u
 
 void rcp_model_opts_init(rcp_model_opts *o);   /* the defaults above */
 
@@ -1061,9 +1081,22 @@ void rcp_model_free(rcp_model *m);             /* NULL is a no-op */
 enum { RCP_EMBED_DENSE, RCP_EMBED_SPARSE, RCP_EMBED_MULTI };
 enum { RCP_KIND_QUERY, RCP_KIND_DOCUMENT };
 /* §15.7 identity of an embedder (RCP_EMBED_*): "rcp-hash-ngram-v4-384",
-** or "rcp-static-<hash of the vectors file>-<dim>".  Borrowed. */
+** "rcp-lsa-v1-<dim>-<fingerprint of the training corpus>" once trained,
+** or "rcp-static-<hash of the vectors file>-<dim>".  Borrowed; a
+** training changes it, so read it again after a change. */
 const char *rcp_model_identity(const rcp_model *m, int which);
 size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */
+/* The corpus-learned embedder (opts.lsa).  While bulk is on (a store's
+** replay, a --corpus load) no add retrains; rcp_model_bulk(m, 0) ends
+** it and trains at once if the schedule says so.  rcp_model_train
+** retrains now when the schedule says so (force: whenever the corpus
+** is large enough), re-embeds every stored text and drops the pinned
+** versions (they saw other vectors).  Both: 1 trained, 0 nothing to
+** do, -1 out of memory (the model as it was).  rcp_model_generation:
+** how many trainings the embedder in use has had (0: hashed). */
+int rcp_model_bulk(rcp_model *m, int on);
+int rcp_model_train(rcp_model *m, int force);
+unsigned rcp_model_generation(const rcp_model *m);
 /* 1 unless the model was opened with no_dense_index. */
 int rcp_model_has_dense_index(const rcp_model *m);
 /* The declared fields (opts.fields as copied; borrowed), *n of them. */
@@ -1071,7 +1104,8 @@ const rcp_field *rcp_model_fields(const rcp_model *m, size_t *n);
 
 /* §7.3 dense embedding of text[0..len) into out[0..dim): L2-normalised
 ** (all zeros when the text has no usable token), a fixed function of the
-** text (never of the corpus).  kind is RCP_KIND_*; both give the same
+** text and of the identity (the learned embedder's: of the corpus it was
+** trained on, rcp_model_train).  kind is RCP_KIND_*; both give the same
 ** vector (the model is symmetric).  0 ok, -1 out of memory. */
 int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
                     int kind, float *out);
@@ -1322,8 +1356,9 @@ typedef struct rcp_model_query {
     size_t      rerank_top;    /* rerank the best N (0 = all candidates) */
     int         mode;          /* RCP_MODE_*; default hybrid */
     int         fusion;        /* RCP_FUSE_*; default RRF */
-    double      w_dense, w_sparse;  /* rrf / weighted weights;
-                                    ** RCP_MODEL_DEFAULT_W_DENSE, 1 */
+    double      w_dense, w_sparse;  /* rrf / weighted weights; -1 (the
+                                    ** embedder's default: RCP_MODEL_
+                                    ** DEFAULT_W_DENSE or _LSA_W_DENSE), 1 */
     double      rrf_k;         /* 60 */
     double      alpha;         /* convex: weight of dense; 0.5 */
     int         rerank;        /* RCP_RERANK_*; default none */

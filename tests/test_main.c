@@ -904,6 +904,43 @@ END_TEST
 
 /* MARK: - rcp serve ------------------------------------------------------- */
 
+/* --embedder: lsa (the default) trains once the corpus has 1000
+** documents, after the load (the identity then names the corpus); hash
+** never does; anything else is a usage error. */
+START_TEST(serve_embedder_learns_from_the_corpus_or_hashes_when_asked)
+{
+    const char *f = tmp_path("big.jsonl");
+    static const char *const w[] = { "wing", "flow", "heat", "shock" };
+    size_t cap = 1000 * 64, n = 0, i;
+    char *text = malloc(cap);
+    proc p;
+    ck_assert_ptr_nonnull(text);
+    for (i = 0; i < 1000; i++)
+        n += (size_t)snprintf(text + n, cap - n, "{\"text\":\"%s %s\"}\n",
+                              w[i % 4], w[(i / 4) % 4]);
+    write_file(f, text);
+    free(text);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "info", "--", bin(),
+                                  "serve", "--corpus", f), NULL, ON_PIPES,
+                         NULL), 0);
+    ck_assert_msg(strstr(OUT(&p), "\"identity\":\"rcp-lsa-v1-384-"), "%s",
+                  OUT(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "call", "info", "--", bin(),
+                                  "serve", "--corpus", f, "--embedder",
+                                  "hash"), NULL, ON_PIPES, NULL), 0);
+    ck_assert_msg(strstr(OUT(&p), "\"identity\":\"rcp-hash-ngram-v4-384\""),
+                  "%s", OUT(&p));
+    proc_free(&p);
+    ck_assert_int_eq(run(&p, ARGV("rcp", "serve", "--embedder", "bert"), "",
+                         ON_PIPES, NULL), 2);
+    ck_assert_msg(strstr(ERR(&p), "--embedder needs lsa or hash"), "%s",
+                  ERR(&p));
+    proc_free(&p);
+    rm_tmp();
+}
+END_TEST
+
 START_TEST(serve_corpus_says_documents_seconds_and_rate_at_the_end)
 {
     const char *f = tmp_path("c.jsonl");
@@ -1287,6 +1324,8 @@ static Suite *make_suite(void)
     tcase_add_test(shell, shell_initializes_once_and_reads_method_lines);
     tcase_add_test(shell, shell_goes_on_after_errors_and_exits_1);
     tcase_add_test(cli, serve_corpus_says_documents_seconds_and_rate_at_the_end);
+    tcase_add_test(cli,
+        serve_embedder_learns_from_the_corpus_or_hashes_when_asked);
     tcase_add_test(cli,
         serve_data_keeps_its_fields_and_refuses_another_embedder);
     tcase_add_test(cli, serve_read_only_and_the_trust_options);

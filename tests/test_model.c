@@ -199,6 +199,214 @@ START_TEST(indexed_vectors_are_exactly_the_embedding_of_their_text)
 }
 END_TEST
 
+/* MARK: - corpus-learned dense embedder (LSA) */
+
+/* Three topics; in the first, "car" and "automobile" are never in one
+** document, only in the same company (engine, wheel, road, ...), so
+** only a model of the corpus can relate them. */
+static const char *const lsa_topic[3][7] = {
+    { "car", "automobile", "engine", "wheel", "road", "driver", "fuel" },
+    { "bread", "flour", "oven", "bake", "dough", "yeast", "crust" },
+    { "river", "fish", "boat", "water", "sail", "net", "harbour" },
+};
+
+/* Document i of the synthetic corpus: four words of topic i % 3, of
+** car / automobile at most one (alternating), and salt's variation. */
+static void lsa_doc(size_t i, unsigned salt, char *out, size_t cap)
+{
+    const char *const *w = lsa_topic[i % 3];
+    size_t j, n = 0, pick = 2 + (i * 7 + salt) % 5;
+    n += (size_t)snprintf(out + n, cap - n, "%s", i % 3 ? w[0]
+                          : w[(i / 3) % 2]);
+    for (j = 0; j < 3; j++, pick = 2 + (pick + 2 * j + 1) % 5)
+        n += (size_t)snprintf(out + n, cap - n, " %s", w[pick]);
+}
+
+static rcp_model *lsa_model(unsigned dim, size_t min_docs, int lsa)
+{
+    rcp_model_opts o;
+    char err[128];
+    rcp_model *m;
+    rcp_model_opts_init(&o);
+    o.dim = dim;
+    o.lsa = lsa;
+    o.lsa_min_docs = min_docs;
+    m = rcp_model_new(&o, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    return m;
+}
+
+static void lsa_fill(rcp_model *m, size_t from, size_t to, unsigned salt)
+{
+    char id[32], text[256];
+    size_t i;
+    for (i = from; i < to; i++) {
+        snprintf(id, sizeof id, "d%u", (unsigned)i);
+        lsa_doc(i, salt, text, sizeof text);
+        add_quick(m, id, text);
+    }
+    check(m);
+}
+
+/* Every stored vector is the embedding of its text under the model now
+** in use (rcp_model_check compares them too; here bit for bit). */
+static void lsa_rows_are_embeddings(const rcp_model *m)
+{
+    size_t i, seen = 0, n = rcp_model_count(m), dim = rcp_model_dim(m);
+    float *e = malloc(dim * sizeof *e);
+    ck_assert_ptr_nonnull(e);
+    for (i = 0; seen < n; i++) {        /* docnos of the dead fail */
+        rcp_model_docview v;
+        ck_assert_uint_lt(i, n + 64);
+        if (rcp_model_doc(m, (uint32_t)i, &v))
+            continue;
+        seen++;
+        ck_assert_int_eq(rcp_model_embed(m, v.text, v.textlen,
+                                         RCP_KIND_DOCUMENT, e), 0);
+        ck_assert_msg(!memcmp(v.vector, e, dim * sizeof *e), "row %u",
+                      (unsigned)i);
+    }
+    free(e);
+}
+
+START_TEST(lsa_relates_words_only_their_company_relates)
+{
+    /* the semantic signal hashing cannot have: "automobile" and "car"
+    ** share no character n-gram, only their neighbours in the corpus */
+    rcp_model *m = lsa_model(3, 40, 1), *h = lsa_model(3, 40, 0);
+    float a[3], c[3], b[3];
+    rcp_model_query q;
+    rcp_model_hit hits[70];
+    size_t n, i;
+    long car, bread;
+    double scar = -2, sbread = -2;
+    lsa_fill(m, 0, 60, 0);
+    lsa_fill(h, 0, 60, 0);
+    ck_assert_uint_eq(rcp_model_generation(m), 1);
+    embed(m, "automobile", a);
+    embed(m, "car", c);
+    embed(m, "bread", b);
+    ck_assert_double_gt(cosine(a, c, 3), 0.9);
+    ck_assert_double_lt(cosine(a, b, 3), 0.3);
+    /* a document that says "car" only is found by "automobile" */
+    add(m, "only-car", "car car");
+    rcp_model_query_init(&q);
+    q.text = "automobile";
+    q.len = strlen(q.text);
+    q.mode = RCP_MODE_DENSE;
+    q.k = 70;
+    ck_assert_int_eq(rcp_model_search(m, &q, hits, &n), 0);
+    ck_assert_uint_eq(n, 61);
+    car = rcp_model_find(m, "only-car", 8);
+    bread = rcp_model_find(m, "d1", 2);         /* topic 1: bread, ... */
+    for (i = 0; i < n; i++) {
+        if ((long)hits[i].doc == car)
+            scar = hits[i].dense;
+        if ((long)hits[i].doc == bread)
+            sbread = hits[i].dense;
+    }
+    ck_assert_double_gt(scar, 0.9);
+    ck_assert_double_lt(sbread, 0.3);
+    /* the hashed embedder relates them no more than any two words */
+    ck_assert_uint_eq(rcp_model_generation(h), 0);
+    embed(h, "automobile", a);
+    embed(h, "car", c);
+    ck_assert_double_lt(fabs(cosine(a, c, 3)), 0.9);
+    rcp_model_free(m);
+    rcp_model_free(h);
+}
+END_TEST
+
+START_TEST(lsa_training_is_deterministic_and_its_identity_names_the_corpus)
+{
+    /* §15.7: the same corpus gives the same model -- identity and every
+    ** vector bit for bit -- however it was loaded (one add at a time, or
+    ** in bulk); another corpus another identity */
+    rcp_model *a = lsa_model(8, 40, 1), *b = lsa_model(8, 40, 1),
+              *c = lsa_model(8, 40, 1);
+    float va[8], vb[8];
+    const char *q = "automobile engine on the road";
+    lsa_fill(a, 0, 40, 0);
+    ck_assert_int_eq(rcp_model_bulk(b, 1), 0);
+    lsa_fill(b, 0, 40, 0);
+    ck_assert_uint_eq(rcp_model_generation(b), 0);
+    ck_assert_str_eq(rcp_model_identity(b, RCP_EMBED_DENSE),
+                     "rcp-hash-ngram-v4-8");
+    ck_assert_int_eq(rcp_model_bulk(b, 0), 1);
+    lsa_fill(c, 0, 40, 1);
+    ck_assert_uint_eq(rcp_model_generation(a), 1);
+    ck_assert_uint_eq(rcp_model_generation(b), 1);
+    ck_assert_str_eq(rcp_model_identity(a, RCP_EMBED_DENSE),
+                     rcp_model_identity(b, RCP_EMBED_DENSE));
+    ck_assert(!strncmp(rcp_model_identity(a, RCP_EMBED_DENSE),
+                       "rcp-lsa-v1-8-", 13));
+    ck_assert_str_ne(rcp_model_identity(a, RCP_EMBED_DENSE),
+                     rcp_model_identity(c, RCP_EMBED_DENSE));
+    embed(a, q, va);
+    embed(b, q, vb);
+    ck_assert_int_eq(memcmp(va, vb, sizeof va), 0);
+    lsa_rows_are_embeddings(a);
+    lsa_rows_are_embeddings(b);
+    rcp_model_free(a);
+    rcp_model_free(b);
+    rcp_model_free(c);
+}
+END_TEST
+
+START_TEST(lsa_folds_new_documents_in_and_retrains_when_the_corpus_doubles)
+{
+    /* the schedule: hashed below lsa_min_docs, trained there, new
+    ** documents folded in with that model (its identity and the stored
+    ** vectors unchanged), retrained at twice the documents: a new
+    ** identity, every stored text embedded again, and the versions
+    ** before it no longer pinnable (§7.7.1: they saw other vectors) */
+    rcp_model *m = lsa_model(4, 30, 1);
+    char id1[64];
+    float before[4], after[4];
+    uint64_t v;
+    lsa_fill(m, 0, 29, 0);
+    ck_assert_uint_eq(rcp_model_generation(m), 0);
+    lsa_fill(m, 29, 30, 0);
+    ck_assert_uint_eq(rcp_model_generation(m), 1);
+    snprintf(id1, sizeof id1, "%s", rcp_model_identity(m, RCP_EMBED_DENSE));
+    embed(m, "automobile", before);
+    v = rcp_model_version(m);
+    lsa_fill(m, 30, 59, 0);
+    ck_assert_uint_eq(rcp_model_generation(m), 1);
+    ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_DENSE), id1);
+    embed(m, "automobile", after);
+    ck_assert_int_eq(memcmp(before, after, sizeof before), 0);
+    ck_assert_int_eq(rcp_model_has_version(m, v), 1);
+    lsa_rows_are_embeddings(m);
+    lsa_fill(m, 59, 60, 0);
+    ck_assert_uint_eq(rcp_model_generation(m), 2);
+    ck_assert_str_ne(rcp_model_identity(m, RCP_EMBED_DENSE), id1);
+    ck_assert_int_eq(rcp_model_has_version(m, v), 0);
+    ck_assert_int_eq(rcp_model_has_version(m, rcp_model_version(m)), 1);
+    lsa_rows_are_embeddings(m);
+    /* deletes shrink the corpus; nothing retrains until it doubles */
+    ck_assert_int_eq(del(m, "d0"), 1);
+    ck_assert_uint_eq(rcp_model_generation(m), 2);
+    ck_assert_int_eq(rcp_model_train(m, 0), 0);
+    ck_assert_int_eq(rcp_model_train(m, 1), 1);
+    ck_assert_uint_eq(rcp_model_generation(m), 3);
+    lsa_rows_are_embeddings(m);
+    rcp_model_free(m);
+}
+END_TEST
+
+START_TEST(the_hashed_embedder_never_learns)
+{
+    rcp_model *m = lsa_model(4, 30, 0);
+    lsa_fill(m, 0, 70, 0);
+    ck_assert_uint_eq(rcp_model_generation(m), 0);
+    ck_assert_int_eq(rcp_model_train(m, 1), 0);
+    ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_DENSE),
+                     "rcp-hash-ngram-v4-4");
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(embed_is_robust_to_typos_and_morphology)
 {
     /* character n-grams keep most of a misspelt word; stems fold
@@ -3358,6 +3566,14 @@ static Suite *make_suite(void)
     tcase_add_test(tc, static_word_vectors_load_and_identity_follows_content);
     tcase_add_test(tc,
         static_word_vectors_reject_a_malformed_file_with_its_line);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("lsa");
+    tcase_add_test(tc, lsa_relates_words_only_their_company_relates);
+    tcase_add_test(tc,
+        lsa_training_is_deterministic_and_its_identity_names_the_corpus);
+    tcase_add_test(tc,
+        lsa_folds_new_documents_in_and_retrains_when_the_corpus_doubles);
+    tcase_add_test(tc, the_hashed_embedder_never_learns);
     suite_add_tcase(s, tc);
     tc = tcase_create("index");
     tcase_add_test(tc, bm25_matches_hand_computed_scores);

@@ -482,6 +482,77 @@ START_TEST(stopword_only_queries_serve_the_same_after_replay)
 }
 END_TEST
 
+/* The corpus-learned embedder (model.c, LSA) is not stored: a restart
+** replays the documents in bulk and trains once at the end, so the same
+** corpus comes back as the same model -- identity and every vector bit
+** for bit.  Documents folded in after the last training are part of the
+** corpus a restart trains on: the model after it is the one a training
+** on that corpus gives (a new identity, §15.7), checked here too. */
+static rcp_model *lsa_reopen(rcp_store **st)
+{
+    rcp_model_opts o;
+    char err[512];
+    rcp_model *m;
+    rcp_model_opts_init(&o);
+    o.dim = 8;
+    o.lsa_min_docs = 30;
+    m = rcp_model_new(&o, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(rcp_model_bulk(m, 1), 0);
+    *st = rcp_store_open(DB, m, err, sizeof err);
+    ck_assert_msg(*st != NULL, "open %s: %s", DB, err);
+    ck_assert_int_ge(rcp_model_bulk(m, 0), 0);
+    check_model(m);
+    return m;
+}
+
+static void lsa_docs(rcp_store *st, size_t from, size_t to)
+{
+    static const char *const w[] = { "wing", "flow", "heat", "shock",
+                                     "plate", "layer", "mach", "boundary" };
+    char id[32], text[128];
+    size_t i;
+    for (i = from; i < to; i++) {
+        snprintf(id, sizeof id, "d%u", (unsigned)i);
+        snprintf(text, sizeof text, "%s %s %s", w[i % 8], w[(i / 8) % 8],
+                 w[(i * 3 + 1) % 8]);
+        add(st, id, text, NULL);
+    }
+    commit(st);
+}
+
+START_TEST(the_learned_embedder_comes_back_the_same_after_a_restart)
+{
+    rcp_store *st;
+    rcp_model *m = lsa_reopen(&st), *r;
+    char id[96];
+    float a[8], b[8];
+    const char *q = "shock layer on a flat plate";
+    lsa_docs(st, 0, 40);                /* trained at 30, 10 folded in */
+    ck_assert_uint_eq(rcp_model_generation(m), 1);
+    ck_assert_int_eq(rcp_model_train(m, 1), 1);     /* on all 40 */
+    snprintf(id, sizeof id, "%s", rcp_model_identity(m, RCP_EMBED_DENSE));
+    ck_assert_int_eq(rcp_model_embed(m, q, strlen(q), RCP_KIND_QUERY, a), 0);
+    rcp_store_close(st);
+    r = lsa_reopen(&st);
+    ck_assert_str_eq(rcp_model_identity(r, RCP_EMBED_DENSE), id);
+    ck_assert_int_eq(rcp_model_embed(r, q, strlen(q), RCP_KIND_QUERY, b), 0);
+    ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
+    ck_assert(same_docs(m, r));
+    lsa_docs(st, 40, 45);               /* folded in: the same model */
+    ck_assert_str_eq(rcp_model_identity(r, RCP_EMBED_DENSE), id);
+    ck_assert_int_eq(rcp_model_train(r, 1), 1);
+    snprintf(id, sizeof id, "%s", rcp_model_identity(r, RCP_EMBED_DENSE));
+    rcp_store_close(st);
+    rcp_model_free(r);
+    r = lsa_reopen(&st);                /* the restart trains on all 45 */
+    ck_assert_str_eq(rcp_model_identity(r, RCP_EMBED_DENSE), id);
+    rcp_store_close(st);
+    rcp_model_free(r);
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(model_changed_behind_the_store_is_refused)
 {
     rcp_model *m;
@@ -2060,6 +2131,8 @@ static Suite *make_suite(void)
         restart_serves_same_results_before_and_after_compaction);
     tcase_add_test(rt, stopword_only_queries_serve_the_same_after_replay);
     tcase_add_test(rt, model_changed_behind_the_store_is_refused);
+    tcase_add_test(rt,
+        the_learned_embedder_comes_back_the_same_after_a_restart);
     tcase_add_test(rt,
         side_file_is_replaced_whole_or_not_at_all_and_survives_reopen);
     tcase_add_test(rt,
