@@ -854,7 +854,8 @@ static size_t ql_search(const ql *x, const coll *c, const topic *tp,
 enum { P_BM25, P_DENSE, P_LEXLEG, P_DENSELEG, P_RRF, P_RRF_EQ, P_CONVEX,
        P_WEIGHTED,
        P_BM25_CE, P_RRF_CE, P_CONVEX_CE, P_RRF_COLBERT, P_RRF_NOFB,
-       P_CONVEX_NOFB, P_RRF_CLUE, P_RRF_MEMORY, P_SERVER, P_RW_REWRITE,
+       P_CONVEX_NOFB, P_DENSE_HASH, P_RRF_HASH, P_RRF_CLUE, P_RRF_MEMORY,
+       P_SERVER, P_RW_REWRITE,
        P_RW_HYDE, P_RW_MULTI, P_RW_DECOMPOSE, P_RW_STEPBACK, P_FED_BM25,
        P_FED_BM25_CONVEX, P_FED_RRF, P_FED_RRF_CONVEX, P_FED_CONVEX,
        P_FED_CONVEX_CONVEX, P_FED_BM25_RR, P_FED_RRF_RR, P_FED_CONVEX_RR,
@@ -865,7 +866,8 @@ typedef struct pipeline {
     int mode, fusion, rerank;
     size_t rerank_top;
     int leg;                    /* 1: lexical leg (w_dense 0), 2: dense leg */
-    int nofb;                   /* the model built with prf_docs = 0 */
+    int nofb;                   /* 1: the model built with prf_docs = 0;
+                                ** 2: with the hashed embedder (lsa 0) */
     int named;                  /* 1: a fusion the request names, weights
                                 ** equal (as retrieve gives it); 0: the
                                 ** engine's default weights */
@@ -888,7 +890,7 @@ static const pipeline pipes[NPIPE] = {
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 1, 0, 0, {P_BM25, -1}, 0, NULL},
     {"dense leg alone (+Rocchio)", "denseleg", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 2, 0, 0, {P_DENSE, -1}, 0, NULL},
-    {"hybrid default: rrf, dense .15", "rrf", RCP_MODE_HYBRID,
+    {"hybrid default (rrf)", "rrf", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_LEXLEG, P_DENSELEG}, 0, NULL},
     {"hybrid rrf, equal weights", "rrf-eq", RCP_MODE_HYBRID, RCP_FUSE_RRF,
      RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}, 0, NULL},
@@ -908,6 +910,12 @@ static const pipeline pipes[NPIPE] = {
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 1, 0, {P_BM25, P_DENSE}, 0, NULL},
     {"hybrid convex, no feedback", "convex-nofb", RCP_MODE_HYBRID,
      RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 1, 1, {P_BM25, P_DENSE}, 0, NULL},
+    /* the embedder that learns nothing (--embedder hash), for comparison:
+    ** its dense list, and the default hybrid over it (rrf, dense .15) */
+    {"dense, hashed embedder", "dense-hash", RCP_MODE_DENSE, RCP_FUSE_RRF,
+     RCP_RERANK_NONE, 0, 0, 2, 0, {-1, -1}, 0, NULL},
+    {"hybrid default, hashed", "rrf-hash", RCP_MODE_HYBRID,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 2, 0, {P_LEXLEG, -1}, 0, NULL},
     {"hybrid default + top mem. clue", "rrf-clue", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
     {"hybrid default + memory clues", "rrf-memory", RCP_MODE_HYBRID,
@@ -1074,6 +1082,10 @@ static rcp_model *build_model(const coll *c, rcp_model_opts o,
             fprintf(stderr, "eval: out of memory\n");
             exit(1);
         }
+    }
+    if (rcp_model_train(m, 0) < 0) {   /* as rcp serve does after a load */
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
     }
     for (i = 0; i < c->nd; i++) {
         long dn = rcp_model_find(m, c->d[i].id, strlen(c->d[i].id));
@@ -1399,6 +1411,10 @@ static rcp_model *build_shard(const coll *c, rcp_model_opts o, size_t s,
         }
         (*docs)[k++] = i;
     }
+    if (rcp_model_train(m, 0) < 0) {   /* as an rcp serve shard would */
+        fprintf(stderr, "eval: out of memory\n");
+        exit(1);
+    }
     return m;
 }
 
@@ -1499,9 +1515,9 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
 {
     static ranked rk[DEPTH];
     static size_t d[DEPTH];
-    rcp_model_opts nofb = *o;
-    size_t *docs, *docs0;
-    rcp_model *m = build_model(c, *o, &docs), *m0;
+    rcp_model_opts nofb = *o, hash = *o;
+    size_t *docs, *docs0, *docsh;
+    rcp_model *m = build_model(c, *o, &docs), *m0, *mh;
     rcp_server *srv = eval_server(m);
     rcp_model *shard[FED_SHARDS];
     size_t *sdocs[FED_SHARDS], s;
@@ -1513,9 +1529,14 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     for (s = 0; s < FED_SHARDS; s++)
         shard[s] = fed ? build_shard(c, *o, s, FED_SHARDS, &sdocs[s])
                        : (sdocs[s] = NULL, NULL);
+    printf("%s: dense embedder %s\n\n", c->name,
+           rcp_model_identity(m, RCP_EMBED_DENSE));
     nofb.prf_docs = 0;
     m0 = want[P_RRF_NOFB] || want[P_CONVEX_NOFB]
          ? build_model(c, nofb, &docs0) : (docs0 = NULL, NULL);
+    hash.lsa = 0;
+    mh = want[P_DENSE_HASH] || want[P_RRF_HASH]
+         ? build_model(c, hash, &docsh) : (docsh = NULL, NULL);
     if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
         memsrv_open(&ms, m);
     ql_build(&x, c);
@@ -1550,6 +1571,8 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
                           : pipes[p].server
                           ? server_search(srv, m, docs, &pipes[p], &c->t[t],
                                           rk)
+                          : pipes[p].nofb == 2
+                          ? engine_search(mh, docsh, &pipes[p], &c->t[t], rk)
                           : pipes[p].nofb
                           ? engine_search(m0, docs0, &pipes[p], &c->t[t], rk)
                           : engine_search(m, docs, &pipes[p], &c->t[t], rk);
@@ -1577,7 +1600,9 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
         memsrv_close(&ms);
     rcp_model_free(m0);
+    rcp_model_free(mh);
     rcp_model_free(m);
+    free(docsh);
     free(docs0);
     free(docs);
 }
@@ -1947,7 +1972,8 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("Retrieval quality, depth %d, embedder %s\n\n", DEPTH,
-           rcp_model_identity(probe, RCP_EMBED_DENSE));
+           o.lsa && !o.vectors_path ? "rcp-lsa-v1, learned from each "
+           "collection (below)" : rcp_model_identity(probe, RCP_EMBED_DENSE));
     rcp_model_free(probe);
     if (cran)
         load_cranfield(&cs[nc++], cran);
