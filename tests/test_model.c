@@ -395,6 +395,28 @@ START_TEST(lsa_folds_new_documents_in_and_retrains_when_the_corpus_doubles)
 }
 END_TEST
 
+START_TEST(a_rollback_across_a_training_keeps_the_model_whole)
+{
+    /* store.c rolls back a write that never reached the disk; if that
+    ** write trained the embedder, the version before it is served again
+    ** (its documents, searchable) with the model the training made -- a
+    ** function of a corpus that held one more document, as its identity
+    ** says -- and every stored vector is still the embedding of its text */
+    rcp_model *m = lsa_model(4, 30, 1);
+    uint64_t v;
+    lsa_fill(m, 0, 29, 0);
+    v = rcp_model_version(m);
+    lsa_fill(m, 29, 30, 0);
+    ck_assert_uint_eq(rcp_model_generation(m), 1);
+    ck_assert_int_eq(roll(m, v), 0);
+    ck_assert_uint_eq(rcp_model_count(m), 29);
+    ck_assert_uint_eq(rcp_model_version(m), v);
+    ck_assert_int_eq(rcp_model_has_version(m, v), 1);
+    lsa_rows_are_embeddings(m);
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(the_hashed_embedder_never_learns)
 {
     rcp_model *m = lsa_model(4, 30, 0);
@@ -3573,6 +3595,7 @@ static Suite *make_suite(void)
         lsa_training_is_deterministic_and_its_identity_names_the_corpus);
     tcase_add_test(tc,
         lsa_folds_new_documents_in_and_retrains_when_the_corpus_doubles);
+    tcase_add_test(tc, a_rollback_across_a_training_keeps_the_model_whole);
     tcase_add_test(tc, the_hashed_embedder_never_learns);
     suite_add_tcase(s, tc);
     tc = tcase_create("index");
