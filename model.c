@@ -2246,17 +2246,20 @@ int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
 ** only by an orthogonal k x k matrix, which no cosine sees, so no
 ** eigensolver is needed.
 **
-** The vocabulary is the terms in at least two live documents (a term
-** in one document cannot relate two), the LSA_MAX_TERMS most frequent
-** when there are more, ordered by their bytes; the documents are the
-** live ones in docno order (arrival order, which a store's replay
-** keeps).  Everything runs in one thread in a fixed order, so the same
+** The documents are the live ones in docno order (arrival order, which
+** a store's replay keeps), past LSA_MAX_DOCS an even sample of them;
+** the vocabulary is the terms in at least two of those (a term in one
+** document cannot relate two), the LSA_MAX_TERMS most frequent when
+** there are more, ordered by their bytes.  So a training's time and
+** memory are bounded whatever the corpus's size (re-embedding the
+** stored texts aside).  Everything runs in one thread in a fixed order, so the same
 ** corpus gives the same model, bit for bit, on one machine; the
 ** identity names the corpus it was trained on (a fingerprint of the
 ** matrix's terms and counts, never of floating-point results), so it
 ** is the same on every machine, whose vectors then agree to rounding
 ** (x87, libm's log). */
 #define LSA_MAX_TERMS (1u << 14)
+#define LSA_MAX_DOCS  (1u << 14)
 #define LSA_POWER     3
 
 typedef struct lsa_pick {
@@ -2315,7 +2318,33 @@ static int is_live(const rcp_model *m, uint32_t docno)
     return (m->livebits[docno >> 3] >> (docno & 7)) & 1;
 }
 
-static int lsa_vocab(const rcp_model *m, lsa_csc *a)
+/* The documents it learns from: the live ones, or past LSA_MAX_DOCS an
+** even sample of them (every s-th in docno order), so that a training
+** costs the same at any corpus size; colof[docno] is the document's
+** column, or NO_DOC. */
+static size_t lsa_sample(const rcp_model *m, uint32_t *colof)
+{
+    size_t i, seen = 0, nd = 0;
+    size_t s = (m->live + LSA_MAX_DOCS - 1) / LSA_MAX_DOCS;
+    for (i = 0; i < m->ndocs; i++) {
+        colof[i] = NO_DOC;
+        if (is_live(m, (uint32_t)i) && seen++ % s == 0)
+            colof[i] = (uint32_t)nd++;
+    }
+    return nd;
+}
+
+/* How many of the sampled documents hold term t. */
+static uint32_t sample_df(const term *t, const uint32_t *colof)
+{
+    uint32_t n = 0;
+    size_t i;
+    for (i = 0; i < t->n; i++)
+        n += colof[t->p[i].doc] != NO_DOC;
+    return n;
+}
+
+static int lsa_vocab(const rcp_model *m, lsa_csc *a, const uint32_t *colof)
 {
     size_t i, n = 0;
     a->pick = rcp_malloc((m->nterms + 1) * sizeof *a->pick);
@@ -2323,11 +2352,12 @@ static int lsa_vocab(const rcp_model *m, lsa_csc *a)
         return -1;
     for (i = 0; i < m->nterms; i++) {
         const term *t = &m->terms[i];
-        if (t->df < 2)
+        uint32_t df = t->df < 2 ? 0 : sample_df(t, colof);
+        if (df < 2)
             continue;
         a->pick[n].s = t->s;
         a->pick[n].len = t->len;
-        a->pick[n].df = t->df;
+        a->pick[n].df = df;
         a->pick[n++].id = (uint32_t)i;
     }
     if (n > LSA_MAX_TERMS) {
@@ -2348,10 +2378,10 @@ static void lsa_row(const rcp_model *m, lsa_csc *a, size_t r,
     double gf = 0, h = 0, g;
     size_t i;
     for (i = 0; i < t->n; i++)
-        if (is_live(m, t->p[i].doc))
+        if (colof[t->p[i].doc] != NO_DOC)
             gf += t->p[i].tf;
     for (i = 0; i < t->n; i++)
-        if (is_live(m, t->p[i].doc)) {
+        if (colof[t->p[i].doc] != NO_DOC) {
             double p = t->p[i].tf / gf;
             h += p * log(p);
         }
@@ -2359,10 +2389,9 @@ static void lsa_row(const rcp_model *m, lsa_csc *a, size_t r,
     a->g[r] = (float)g;
     a->fp = fp_mix(hash_bytes(a->fp, t->s, t->len), t->len);
     for (i = 0; i < t->n; i++) {
-        uint32_t d = t->p[i].doc, c;
-        if (!is_live(m, d))
+        uint32_t c = colof[t->p[i].doc];
+        if (c == NO_DOC)
             continue;
-        c = colof[d];
         a->row[fill[c]] = (uint32_t)r;
         a->val[fill[c]++] = log(1.0 + t->p[i].tf) * (double)a->g[r];
         a->fp = fp_mix(fp_mix(a->fp, c), t->p[i].tf);
@@ -2373,13 +2402,13 @@ static int lsa_matrix(const rcp_model *m, lsa_csc *a)
 {
     uint32_t *colof = rcp_malloc((m->ndocs + 1) * sizeof *colof);
     uint32_t *fill = NULL;
-    size_t i, j, nd = 0;
+    size_t i, j, nd;
     int rc = -1;
-    if (!colof || lsa_vocab(m, a))
+    if (!colof)
         goto out;
-    for (i = 0; i < m->ndocs; i++)
-        colof[i] = is_live(m, (uint32_t)i) ? (uint32_t)nd++ : NO_DOC;
-    a->nd = nd;
+    nd = a->nd = lsa_sample(m, colof);
+    if (lsa_vocab(m, a, colof))
+        goto out;
     a->col = rcp_malloc((nd + 2) * sizeof *a->col);
     fill = rcp_malloc((nd + 1) * sizeof *fill);
     a->g = rcp_malloc((a->nt + 1) * sizeof *a->g);
@@ -2389,7 +2418,7 @@ static int lsa_matrix(const rcp_model *m, lsa_csc *a)
     for (i = 0; i < a->nt; i++) {
         const term *t = &m->terms[a->pick[i].id];
         for (j = 0; j < t->n; j++)
-            if (is_live(m, t->p[j].doc))
+            if (colof[t->p[j].doc] != NO_DOC)
                 a->col[colof[t->p[j].doc] + 1]++;
     }
     for (i = 0; i < nd; i++)
@@ -2575,6 +2604,7 @@ int rcp_model_train(rcp_model *m, int force)
     lsa_csc a;
     struct lsa l, old;
     float *rows = NULL;
+    uint64_t fp;
     size_t i;
     int rc = -1;
     if (!m)
@@ -2585,6 +2615,8 @@ int rcp_model_train(rcp_model *m, int force)
     memset(&l, 0, sizeof l);
     if (lsa_matrix(m, &a) || a.nt == 0 || lsa_fit(m, &a, &l))
         goto out;
+    fp = a.fp;
+    csc_free(&a);                       /* before the rows' copy */
     if (!m->o.no_dense_index
         && !(rows = rcp_malloc((m->veccap ? m->veccap : 1)
                                * sizeof *rows)))
@@ -2603,7 +2635,7 @@ int rcp_model_train(rcp_model *m, int force)
     m->lsa.trained_on = m->live;
     m->lsa.gen = old.gen + 1;
     snprintf(m->identity, sizeof m->identity, "rcp-lsa-v1-%u-%016llx",
-             m->o.dim, (unsigned long long)a.fp);
+             m->o.dim, (unsigned long long)fp);
     if (rows) {
         rcp_free(m->vecs);
         m->vecs = rows;
