@@ -417,6 +417,35 @@ START_TEST(a_rollback_across_a_training_keeps_the_model_whole)
 }
 END_TEST
 
+START_TEST(lsa_learns_from_an_even_sample_of_a_large_corpus)
+{
+    /* past 16 384 live documents a training reads every s-th (here
+    ** every second): a word only in documents 1 and 3 is not in the
+    ** model, one only in 0 and 2 is -- and every document, read or not,
+    ** is embedded by the model all the same */
+    rcp_model *m = lsa_model(4, 0, 1);
+    char id[32], text[256];
+    float v[4];
+    size_t i;
+    ck_assert_int_eq(rcp_model_bulk(m, 1), 0);
+    for (i = 0; i < 16385; i++) {
+        snprintf(id, sizeof id, "d%u", (unsigned)i);
+        lsa_doc(i, 0, text, sizeof text);
+        if (i < 4)
+            strcat(text, i % 2 ? " zyzzyva" : " quokka");
+        ck_assert_int_eq(rcp_model_add(m, id, strlen(id), text,
+                                       strlen(text), NULL, 0), 0);
+    }
+    ck_assert_int_eq(rcp_model_bulk(m, 0), 1);
+    embed(m, "zyzzyva", v);
+    ck_assert(v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0);
+    embed(m, "quokka", v);
+    ck_assert_double_gt(cosine(v, v, 4), 0.99);
+    check_flags(m, 0);
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(the_hashed_embedder_never_learns)
 {
     rcp_model *m = lsa_model(4, 30, 0);
@@ -3596,6 +3625,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc,
         lsa_folds_new_documents_in_and_retrains_when_the_corpus_doubles);
     tcase_add_test(tc, a_rollback_across_a_training_keeps_the_model_whole);
+    tcase_add_test(tc, lsa_learns_from_an_even_sample_of_a_large_corpus);
     tcase_add_test(tc, the_hashed_embedder_never_learns);
     suite_add_tcase(s, tc);
     tc = tcase_create("index");
