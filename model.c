@@ -2252,12 +2252,12 @@ int rcp_model_embed(const rcp_model *m, const char *text, size_t len,
 ** document cannot relate two), the LSA_MAX_TERMS most frequent when
 ** there are more, ordered by their bytes.  So a training's time and
 ** memory are bounded whatever the corpus's size (re-embedding the
-** stored texts aside).  Everything runs in one thread in a fixed order, so the same
-** corpus gives the same model, bit for bit, on one machine; the
-** identity names the corpus it was trained on (a fingerprint of the
-** matrix's terms and counts, never of floating-point results), so it
-** is the same on every machine, whose vectors then agree to rounding
-** (x87, libm's log). */
+** stored texts aside).  Everything runs in one thread in a fixed
+** order, so the same corpus gives the same model, bit for bit, from one
+** build on one machine; the identity names the corpus it was trained
+** on (a fingerprint of the matrix's terms and counts, never of
+** floating-point results), so it is the same on every machine, whose
+** vectors then agree to rounding (x87, FMA contraction, libm's log). */
 #define LSA_MAX_TERMS (1u << 14)
 #define LSA_MAX_DOCS  (1u << 14)
 #define LSA_POWER     3
@@ -2567,18 +2567,18 @@ static size_t lsa_min_docs(const rcp_model *m)
     return n < 2 ? 2 : n;
 }
 
-/* The schedule: trained once the corpus has lsa_min_docs live
-** documents, again once it has RCP_MODEL_LSA_GROWTH times those of the
-** last training. */
 static int lsa_on(const rcp_model *m)     /* not with outside vectors */
 {
     return m->o.lsa && !m->wv.n && !m->o.ext_embed;
 }
 
+/* The schedule: trained once the corpus has lsa_min_docs live
+** documents, again once it has RCP_MODEL_LSA_GROWTH times those of the
+** last training (or of the last try that found nothing to learn). */
 static int lsa_due(const rcp_model *m)
 {
     return lsa_on(m) && m->live >= lsa_min_docs(m)
-        && (!m->lsa.gen
+        && (!m->lsa.trained_on
             || m->live >= m->lsa.trained_on * RCP_MODEL_LSA_GROWTH);
 }
 
@@ -2613,7 +2613,15 @@ int rcp_model_train(rcp_model *m, int force)
         return 0;
     memset(&a, 0, sizeof a);
     memset(&l, 0, sizeof l);
-    if (lsa_matrix(m, &a) || a.nt == 0 || lsa_fit(m, &a, &l))
+    if (lsa_matrix(m, &a))
+        goto out;
+    if (a.nt == 0) {            /* no word in two documents: nothing to
+                                ** learn yet; the hashed embedder stays */
+        m->lsa.trained_on = m->live;
+        rc = 0;
+        goto out;
+    }
+    if (lsa_fit(m, &a, &l))
         goto out;
     fp = a.fp;
     csc_free(&a);                       /* before the rows' copy */

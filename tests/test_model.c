@@ -446,6 +446,30 @@ START_TEST(lsa_learns_from_an_even_sample_of_a_large_corpus)
 }
 END_TEST
 
+START_TEST(lsa_with_nothing_to_learn_keeps_hashing_and_is_no_error)
+{
+    /* no word in two documents: nothing relates them, so the hashed
+    ** embedder stays -- not an error, and not tried again at every add */
+    rcp_model *m = lsa_model(4, 30, 1);
+    char id[32], text[64];
+    size_t i;
+    ck_assert_int_eq(rcp_model_bulk(m, 1), 0);
+    for (i = 0; i < 40; i++) {
+        snprintf(id, sizeof id, "u%u", (unsigned)i);
+        snprintf(text, sizeof text, "w%uq", (unsigned)i);
+        add(m, id, text);
+    }
+    ck_assert_int_eq(rcp_model_bulk(m, 0), 0);
+    ck_assert_uint_eq(rcp_model_generation(m), 0);
+    ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_DENSE),
+                     "rcp-hash-ngram-v4-4");
+    ck_assert_int_eq(rcp_model_train(m, 0), 0);
+    lsa_fill(m, 0, 80, 0);              /* twice the corpus: learns */
+    ck_assert_uint_eq(rcp_model_generation(m), 1);
+    rcp_model_free(m);
+}
+END_TEST
+
 START_TEST(the_hashed_embedder_never_learns)
 {
     rcp_model *m = lsa_model(4, 30, 0);
@@ -3626,6 +3650,8 @@ static Suite *make_suite(void)
         lsa_folds_new_documents_in_and_retrains_when_the_corpus_doubles);
     tcase_add_test(tc, a_rollback_across_a_training_keeps_the_model_whole);
     tcase_add_test(tc, lsa_learns_from_an_even_sample_of_a_large_corpus);
+    tcase_add_test(tc,
+        lsa_with_nothing_to_learn_keeps_hashing_and_is_no_error);
     tcase_add_test(tc, the_hashed_embedder_never_learns);
     suite_add_tcase(s, tc);
     tc = tcase_create("index");
