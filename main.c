@@ -250,8 +250,8 @@ static const char usage_serve[] =
     "                      (1..4096, default 384)\n"
     "  --vectors FILE      embed with pre-trained static word vectors\n"
     "                      (word2vec/GloVe text format) instead\n"
-    "  --embedder lsa|hash lsa (default) learns from the corpus at 1000\n"
-    "                      documents and each doubling; hash never does\n"
+    "  --embedder lsa|hash lsa (default) learns from the corpus at start\n"
+    "                      if it has 1000 documents; hash never does\n"
     "  --field NAME:TYPE   declare a filterable meta field (§8); TYPE is\n"
     "                      keyword, text, int, float, bool or date\n"
     "                      (RFC 3339 or epoch ms); repeatable; recorded\n"
@@ -432,8 +432,6 @@ static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
     want.fields = o->fields;
     want.nfields = o->nfields;
     want.embedder = rcp_model_identity(o->model, RCP_EMBED_DENSE);
-    rcp_model_bulk(o->model, 1);    /* one training after the replay and
-                                    ** the load, not one per doubling */
     if (a->data && !(o->store = rcp_store_open_config(a->data, o->model,
                                     a->salvage ? RCP_STORE_SALVAGE : 0u,
                                     &want, err, sizeof err))) {
@@ -447,7 +445,10 @@ static int open_engine(rcp_server_opts *o, rcp_model_opts *mo,
     }
     if (a->corpus && load_corpus(o, a))
         return -1;
-    if (rcp_model_bulk(o->model, 0) < 0) {
+    /* the learned embedder trains once, after the replay and the load,
+    ** never while serving: §13.2, the capabilities a session was given
+    ** (embed.identity among them) hold for its life */
+    if (rcp_model_train(o->model, 0) < 0) {
         fputs("rcp serve: out of memory training the dense embedder\n",
               stderr);
         return -1;

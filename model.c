@@ -962,7 +962,6 @@ struct rcp_model {
         float    *g;            /* each term's entropy weight */
         size_t    trained_on;   /* live documents at its training */
         unsigned  gen;          /* trainings so far */
-        int       bulk;         /* rcp_model_bulk: retraining deferred */
     } lsa;
 };
 
@@ -2665,14 +2664,6 @@ out:
     return rc;
 }
 
-int rcp_model_bulk(rcp_model *m, int on)
-{
-    if (!m)
-        return -1;
-    m->lsa.bulk = on != 0;
-    return on ? 0 : rcp_model_train(m, 0);
-}
-
 unsigned rcp_model_generation(const rcp_model *m)
 {
     return m->lsa.w.n ? m->lsa.gen : 0;
@@ -3874,8 +3865,6 @@ int rcp_model_add_from(rcp_model *m, const char *id, size_t idlen,
     m->live_postings += d.nterms;
     new_version(m);
     after_change(m);
-    if (!m->lsa.bulk)   /* out of memory: the add stands, the old model */
-        (void)rcp_model_train(m, 0);    /* serves, the next add retries */
     assert(sane(m));
     return 0;
 }

@@ -1057,10 +1057,10 @@ typedef struct rcp_model_opts {
     const char *ext_identity;
     /* The dense embedder learned from the corpus (model.c, "Corpus-
     ** learned dense embedder"): 1 = LSA, a truncated SVD of the log-
-    ** entropy weighted term-document matrix, trained once the corpus has
-    ** lsa_min_docs live documents (0: RCP_MODEL_LSA_MIN_DOCS) and again
-    ** each time it has grown RCP_MODEL_LSA_GROWTH-fold; below that (and
-    ** with 0) the hashed n-gram embedder.  Ignored with vectors_path and
+    ** entropy weighted term-document matrix, trained by rcp_model_train
+    ** once the corpus has lsa_min_docs live documents (0:
+    ** RCP_MODEL_LSA_MIN_DOCS), again once it has grown RCP_MODEL_LSA_
+    ** GROWTH-fold; until then (and with 0) the hashed n-gram embedder.  Ignored with vectors_path and
     ** with ext_embed. */
     int         lsa;
     size_t      lsa_min_docs;
@@ -1086,15 +1086,16 @@ enum { RCP_KIND_QUERY, RCP_KIND_DOCUMENT };
 ** training changes it, so read it again after a change. */
 const char *rcp_model_identity(const rcp_model *m, int which);
 size_t rcp_model_dim(const rcp_model *m);      /* dense dimension */
-/* The corpus-learned embedder (opts.lsa).  While bulk is on (a store's
-** replay, a --corpus load) no add retrains; rcp_model_bulk(m, 0) ends
-** it and trains at once if the schedule says so.  rcp_model_train
-** retrains now when the schedule says so (force: whenever the corpus
-** is large enough), re-embeds every stored text and drops the pinned
-** versions (they saw other vectors).  Both: 1 trained, 0 nothing to
-** do, -1 out of memory (the model as it was).  rcp_model_generation:
-** how many trainings the embedder in use has had (0: hashed). */
-int rcp_model_bulk(rcp_model *m, int on);
+/* The corpus-learned embedder (opts.lsa) learns only when asked: an add
+** never retrains (so a session's embed.identity holds, §13.2), it folds
+** the new text into the model in use.  rcp_model_train trains when the
+** schedule says so -- the corpus has lsa_min_docs live documents and,
+** after a training, RCP_MODEL_LSA_GROWTH times those it had then --
+** (force: whenever it has two), re-embeds every stored text, and drops
+** the pinned versions (they saw other vectors): 1 trained, 0 nothing to
+** do, -1 out of memory (the model as it was).  rcp serve calls it once,
+** after the replay and the --corpus load.  rcp_model_generation: the
+** trainings behind the embedder in use (0: hashed). */
 int rcp_model_train(rcp_model *m, int force);
 unsigned rcp_model_generation(const rcp_model *m);
 /* 1 unless the model was opened with no_dense_index. */

@@ -377,7 +377,7 @@ static void lsa_training(rcp_model *m, double index_secs)
     double t0 = now(), secs;
     int rc;
     peak_bytes = live_bytes;
-    rc = rcp_model_bulk(m, 0);
+    rc = rcp_model_train(m, 0);
     secs = now() - t0;
     if (rc != 1) {
         fprintf(stderr, "bench_model: training failed\n");
@@ -406,7 +406,6 @@ static void main_corpus(int ndocs, char qs[][64])
         rcp_model_free(m);
         base = live_bytes;
         m = new_model(1);
-        rcp_model_bulk(m, 1);           /* as rcp serve --corpus loads */
         secs[i] = add_corpus(m, &c);
     }
     free_corpus(&c);

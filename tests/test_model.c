@@ -282,7 +282,9 @@ START_TEST(lsa_relates_words_only_their_company_relates)
     double scar = -2, sbread = -2;
     lsa_fill(m, 0, 60, 0);
     lsa_fill(h, 0, 60, 0);
-    ck_assert_uint_eq(rcp_model_generation(m), 1);
+    ck_assert_uint_eq(rcp_model_generation(m), 0);     /* adds never learn */
+    ck_assert_int_eq(rcp_model_train(m, 0), 1);
+    ck_assert_int_eq(rcp_model_train(h, 0), 0);
     embed(m, "automobile", a);
     embed(m, "car", c);
     embed(m, "bread", b);
@@ -320,20 +322,20 @@ END_TEST
 START_TEST(lsa_training_is_deterministic_and_its_identity_names_the_corpus)
 {
     /* §15.7: the same corpus gives the same model -- identity and every
-    ** vector bit for bit -- however it was loaded (one add at a time, or
-    ** in bulk); another corpus another identity */
+    ** vector bit for bit; another corpus another identity */
     rcp_model *a = lsa_model(8, 40, 1), *b = lsa_model(8, 40, 1),
               *c = lsa_model(8, 40, 1);
     float va[8], vb[8];
     const char *q = "automobile engine on the road";
     lsa_fill(a, 0, 40, 0);
-    ck_assert_int_eq(rcp_model_bulk(b, 1), 0);
     lsa_fill(b, 0, 40, 0);
     ck_assert_uint_eq(rcp_model_generation(b), 0);
     ck_assert_str_eq(rcp_model_identity(b, RCP_EMBED_DENSE),
                      "rcp-hash-ngram-v4-8");
-    ck_assert_int_eq(rcp_model_bulk(b, 0), 1);
     lsa_fill(c, 0, 40, 1);
+    ck_assert_int_eq(rcp_model_train(a, 0), 1);
+    ck_assert_int_eq(rcp_model_train(b, 0), 1);
+    ck_assert_int_eq(rcp_model_train(c, 0), 1);
     ck_assert_uint_eq(rcp_model_generation(a), 1);
     ck_assert_uint_eq(rcp_model_generation(b), 1);
     ck_assert_str_eq(rcp_model_identity(a, RCP_EMBED_DENSE),
@@ -355,23 +357,27 @@ END_TEST
 
 START_TEST(lsa_folds_new_documents_in_and_retrains_when_the_corpus_doubles)
 {
-    /* the schedule: hashed below lsa_min_docs, trained there, new
-    ** documents folded in with that model (its identity and the stored
-    ** vectors unchanged), retrained at twice the documents: a new
-    ** identity, every stored text embedded again, and the versions
-    ** before it no longer pinnable (§7.7.1: they saw other vectors) */
+    /* the schedule rcp_model_train keeps: nothing below lsa_min_docs,
+    ** trained there, new documents folded in with that model (its
+    ** identity and the stored vectors unchanged), retrained at twice the
+    ** documents: a new identity, every stored text embedded again, and
+    ** the versions before it no longer pinnable (§7.7.1: they saw other
+    ** vectors) */
     rcp_model *m = lsa_model(4, 30, 1);
     char id1[64];
     float before[4], after[4];
     uint64_t v;
     lsa_fill(m, 0, 29, 0);
+    ck_assert_int_eq(rcp_model_train(m, 0), 0);
     ck_assert_uint_eq(rcp_model_generation(m), 0);
     lsa_fill(m, 29, 30, 0);
+    ck_assert_int_eq(rcp_model_train(m, 0), 1);
     ck_assert_uint_eq(rcp_model_generation(m), 1);
     snprintf(id1, sizeof id1, "%s", rcp_model_identity(m, RCP_EMBED_DENSE));
     embed(m, "automobile", before);
     v = rcp_model_version(m);
     lsa_fill(m, 30, 59, 0);
+    ck_assert_int_eq(rcp_model_train(m, 0), 0);
     ck_assert_uint_eq(rcp_model_generation(m), 1);
     ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_DENSE), id1);
     embed(m, "automobile", after);
@@ -379,6 +385,7 @@ START_TEST(lsa_folds_new_documents_in_and_retrains_when_the_corpus_doubles)
     ck_assert_int_eq(rcp_model_has_version(m, v), 1);
     lsa_rows_are_embeddings(m);
     lsa_fill(m, 59, 60, 0);
+    ck_assert_int_eq(rcp_model_train(m, 0), 1);
     ck_assert_uint_eq(rcp_model_generation(m), 2);
     ck_assert_str_ne(rcp_model_identity(m, RCP_EMBED_DENSE), id1);
     ck_assert_int_eq(rcp_model_has_version(m, v), 0);
@@ -407,7 +414,7 @@ START_TEST(a_rollback_across_a_training_keeps_the_model_whole)
     lsa_fill(m, 0, 29, 0);
     v = rcp_model_version(m);
     lsa_fill(m, 29, 30, 0);
-    ck_assert_uint_eq(rcp_model_generation(m), 1);
+    ck_assert_int_eq(rcp_model_train(m, 0), 1);
     ck_assert_int_eq(roll(m, v), 0);
     ck_assert_uint_eq(rcp_model_count(m), 29);
     ck_assert_uint_eq(rcp_model_version(m), v);
@@ -427,7 +434,6 @@ START_TEST(lsa_learns_from_an_even_sample_of_a_large_corpus)
     char id[32], text[256];
     float v[4];
     size_t i;
-    ck_assert_int_eq(rcp_model_bulk(m, 1), 0);
     for (i = 0; i < 16385; i++) {
         snprintf(id, sizeof id, "d%u", (unsigned)i);
         lsa_doc(i, 0, text, sizeof text);
@@ -436,7 +442,7 @@ START_TEST(lsa_learns_from_an_even_sample_of_a_large_corpus)
         ck_assert_int_eq(rcp_model_add(m, id, strlen(id), text,
                                        strlen(text), NULL, 0), 0);
     }
-    ck_assert_int_eq(rcp_model_bulk(m, 0), 1);
+    ck_assert_int_eq(rcp_model_train(m, 0), 1);
     embed(m, "zyzzyva", v);
     ck_assert(v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0);
     embed(m, "quokka", v);
@@ -453,19 +459,18 @@ START_TEST(lsa_with_nothing_to_learn_keeps_hashing_and_is_no_error)
     rcp_model *m = lsa_model(4, 30, 1);
     char id[32], text[64];
     size_t i;
-    ck_assert_int_eq(rcp_model_bulk(m, 1), 0);
     for (i = 0; i < 40; i++) {
         snprintf(id, sizeof id, "u%u", (unsigned)i);
         snprintf(text, sizeof text, "w%uq", (unsigned)i);
         add(m, id, text);
     }
-    ck_assert_int_eq(rcp_model_bulk(m, 0), 0);
+    ck_assert_int_eq(rcp_model_train(m, 0), 0);
     ck_assert_uint_eq(rcp_model_generation(m), 0);
     ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_DENSE),
                      "rcp-hash-ngram-v4-4");
     ck_assert_int_eq(rcp_model_train(m, 0), 0);
-    lsa_fill(m, 0, 80, 0);              /* twice the corpus: learns */
-    ck_assert_uint_eq(rcp_model_generation(m), 1);
+    lsa_fill(m, 0, 40, 0);
+    ck_assert_int_eq(rcp_model_train(m, 0), 1);    /* twice: it learns */
     rcp_model_free(m);
 }
 END_TEST
@@ -474,6 +479,7 @@ START_TEST(the_hashed_embedder_never_learns)
 {
     rcp_model *m = lsa_model(4, 30, 0);
     lsa_fill(m, 0, 70, 0);
+    ck_assert_int_eq(rcp_model_train(m, 0), 0);
     ck_assert_uint_eq(rcp_model_generation(m), 0);
     ck_assert_int_eq(rcp_model_train(m, 1), 0);
     ck_assert_str_eq(rcp_model_identity(m, RCP_EMBED_DENSE),
