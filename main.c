@@ -250,8 +250,8 @@ static const char usage_serve[] =
     "                      (1..4096, default 384)\n"
     "  --vectors FILE      embed with pre-trained static word vectors\n"
     "                      (word2vec/GloVe text format) instead\n"
-    "  --embedder lsa|hash lsa (default) learns from the corpus at start\n"
-    "                      if it has 1000 documents; hash never does\n"
+    "  --embedder hash|lsa hash (default) never learns; lsa learns from\n"
+    "                      the corpus at start if it has 1000 documents\n"
     "  --field NAME:TYPE   declare a filterable meta field (§8); TYPE is\n"
     "                      keyword, text, int, float, bool or date\n"
     "                      (RFC 3339 or epoch ms); repeatable; recorded\n"
@@ -729,7 +729,6 @@ static int cmd_serve(int argc, char **argv)
     o.deadline_ms = -1;
     rcp_model_opts_init(&mo);
     mo.no_dense_index = TINY;
-    mo.lsa = !TINY;             /* training takes megabytes tiny lacks */
     opt_init(&it, argc, argv, "serve", serve_opts);
     while ((k = opt_next(&it)) != OPT_END) {
         if (k == OPT_BAD)

@@ -979,7 +979,7 @@ void rcp_model_opts_init(rcp_model_opts *o)
     o->snapshot_keep = 1024;
     o->snapshot_bytes = RCP_MODEL_SNAPSHOT_BYTES;
     o->lexicon_bytes = LEX_DEFAULT_BYTES;
-    o->lsa = 1;
+    o->lsa = 0;     /* opt-in (--embedder lsa): README "the learned embedder" */
 }
 
 static int term_eq(const void *ctx, uint32_t e, const char *k, size_t n,
@@ -2568,7 +2568,7 @@ static size_t lsa_min_docs(const rcp_model *m)
 
 static int lsa_on(const rcp_model *m)     /* not with outside vectors */
 {
-    return m->o.lsa && !m->wv.n && !m->o.ext_embed;
+    return m->o.lsa && !m->wv.n && !m->o.ext_embed && !m->o.no_dense_index;
 }
 
 /* The schedule: trained once the corpus has lsa_min_docs live

@@ -854,7 +854,7 @@ static size_t ql_search(const ql *x, const coll *c, const topic *tp,
 enum { P_BM25, P_DENSE, P_LEXLEG, P_DENSELEG, P_RRF, P_RRF_EQ, P_CONVEX,
        P_WEIGHTED,
        P_BM25_CE, P_RRF_CE, P_CONVEX_CE, P_RRF_COLBERT, P_RRF_NOFB,
-       P_CONVEX_NOFB, P_DENSE_HASH, P_RRF_HASH, P_RRF_CLUE, P_RRF_MEMORY,
+       P_CONVEX_NOFB, P_DENSE_LSA, P_RRF_LSA, P_RRF_CLUE, P_RRF_MEMORY,
        P_SERVER, P_RW_REWRITE,
        P_RW_HYDE, P_RW_MULTI, P_RW_DECOMPOSE, P_RW_STEPBACK, P_FED_BM25,
        P_FED_BM25_CONVEX, P_FED_RRF, P_FED_RRF_CONVEX, P_FED_CONVEX,
@@ -867,7 +867,7 @@ typedef struct pipeline {
     size_t rerank_top;
     int leg;                    /* 1: lexical leg (w_dense 0), 2: dense leg */
     int nofb;                   /* 1: the model built with prf_docs = 0;
-                                ** 2: with the hashed embedder (lsa 0) */
+                                ** 2: with the learned embedder (lsa 1) */
     int named;                  /* 1: a fusion the request names, weights
                                 ** equal (as retrieve gives it); 0: the
                                 ** engine's default weights */
@@ -910,11 +910,12 @@ static const pipeline pipes[NPIPE] = {
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 1, 0, {P_BM25, P_DENSE}, 0, NULL},
     {"hybrid convex, no feedback", "convex-nofb", RCP_MODE_HYBRID,
      RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 1, 1, {P_BM25, P_DENSE}, 0, NULL},
-    /* the embedder that learns nothing (--embedder hash), for comparison:
-    ** its dense list, and the default hybrid over it (rrf, dense .15) */
-    {"dense, hashed embedder", "dense-hash", RCP_MODE_DENSE, RCP_FUSE_RRF,
-     RCP_RERANK_NONE, 0, 0, 2, 0, {-1, -1}, 0, NULL},
-    {"hybrid default, hashed", "rrf-hash", RCP_MODE_HYBRID,
+    /* the embedder learnt from each collection (--embedder lsa), beside
+    ** the default: its dense list, and the default hybrid over it (rrf,
+    ** dense .7, its own default weight) */
+    {"dense, learned (--embedder lsa)", "dense-lsa", RCP_MODE_DENSE,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 2, 0, {-1, -1}, 0, NULL},
+    {"hybrid default, learned", "rrf-lsa", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 2, 0, {P_LEXLEG, -1}, 0, NULL},
     {"hybrid default + top mem. clue", "rrf-clue", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
@@ -1515,7 +1516,7 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
 {
     static ranked rk[DEPTH];
     static size_t d[DEPTH];
-    rcp_model_opts nofb = *o, hash = *o;
+    rcp_model_opts nofb = *o, learned = *o;
     size_t *docs, *docs0, *docsh;
     rcp_model *m = build_model(c, *o, &docs), *m0, *mh;
     rcp_server *srv = eval_server(m);
@@ -1534,9 +1535,9 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     nofb.prf_docs = 0;
     m0 = want[P_RRF_NOFB] || want[P_CONVEX_NOFB]
          ? build_model(c, nofb, &docs0) : (docs0 = NULL, NULL);
-    hash.lsa = 0;
-    mh = want[P_DENSE_HASH] || want[P_RRF_HASH]
-         ? build_model(c, hash, &docsh) : (docsh = NULL, NULL);
+    learned.lsa = 1;
+    mh = want[P_DENSE_LSA] || want[P_RRF_LSA]
+         ? build_model(c, learned, &docsh) : (docsh = NULL, NULL);
     if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
         memsrv_open(&ms, m);
     ql_build(&x, c);

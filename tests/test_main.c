@@ -904,9 +904,9 @@ END_TEST
 
 /* MARK: - rcp serve ------------------------------------------------------- */
 
-/* --embedder: lsa (the default) trains once the corpus has 1000
-** documents, after the load (the identity then names the corpus); hash
-** never does; anything else is a usage error. */
+/* --embedder: hash (the default) never learns; lsa trains once the
+** corpus has 1000 documents, after the load (the identity then names the
+** corpus); anything else is a usage error. */
 START_TEST(serve_embedder_learns_from_the_corpus_or_hashes_when_asked)
 {
     const char *f = tmp_path("big.jsonl");
@@ -921,14 +921,14 @@ START_TEST(serve_embedder_learns_from_the_corpus_or_hashes_when_asked)
     write_file(f, text);
     free(text);
     ck_assert_int_eq(run(&p, ARGV("rcp", "call", "info", "--", bin(),
-                                  "serve", "--corpus", f), NULL, ON_PIPES,
-                         NULL), 0);
+                                  "serve", "--corpus", f, "--embedder",
+                                  "lsa"), NULL, ON_PIPES, NULL), 0);
     ck_assert_msg(strstr(OUT(&p), "\"identity\":\"rcp-lsa-v1-384-"), "%s",
                   OUT(&p));
     proc_free(&p);
     ck_assert_int_eq(run(&p, ARGV("rcp", "call", "info", "--", bin(),
-                                  "serve", "--corpus", f, "--embedder",
-                                  "hash"), NULL, ON_PIPES, NULL), 0);
+                                  "serve", "--corpus", f), NULL, ON_PIPES,
+                         NULL), 0);
     ck_assert_msg(strstr(OUT(&p), "\"identity\":\"rcp-hash-ngram-v4-384\""),
                   "%s", OUT(&p));
     proc_free(&p);

@@ -496,6 +496,7 @@ static rcp_model *lsa_reopen(rcp_store **st)
     rcp_model *m;
     rcp_model_opts_init(&o);
     o.dim = 8;
+    o.lsa = 1;
     o.lsa_min_docs = 30;
     m = rcp_model_new(&o, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
