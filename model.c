@@ -4718,6 +4718,16 @@ static int dense_search(const rcp_model *m, const rcp_model_query *q,
                         const float *qv, topk *out)
 {
     int done = 0, lazy = ((const run *)(const void *)q)->lazy;
+    size_t i, d = m->o.dim;
+    /* the zero vector (a query of stopwords only, or of no word the
+    ** embedder knows) is near nothing: every cosine with it is 0, and a
+    ** list of every document at 0 in docno order is no ranking (§7.7) */
+    for (i = 0; i < d && qv[i] == 0.0f; i++)
+        ;
+    if (i == d) {
+        out->n = 0;
+        return 0;
+    }
     if (!q->exact && !lazy && m->q8.n == m->ndocs)
         done = dense_q8(m, q, qv, qview(q)->allow, out);
     if (!done && !lazy)
