@@ -3021,7 +3021,9 @@ static long lex_new(rcp_model *m, int cc, const char *w, size_t n,
             nf = word_feats(kind, w, n, st, sn, word_weight(kind, w, n),
                             m->o.dim, f);
     }
-    if (term >= (long)LEX_STOP)
+    /* unsigned: (long)LEX_STOP is negative where long has 32 bits, and
+    ** every add on i686/armhf/mips failed as out of memory */
+    if ((unsigned long)term >= LEX_STOP)
         return -1;              /* 2^31 terms: no bit left to mark */
     e = (lexent *)(void *)(x->arena + x->alen);
     memset(e, 0, sizeof *e);
