@@ -206,6 +206,19 @@ static void word(char *out, size_t *len)
     }
 }
 
+/* Before document d of index/add calls of per_call documents: the
+** previous call's end and the next one's head, or a comma; buf's new
+** length. */
+static size_t next_doc(char *buf, size_t n, long d, long per_call)
+{
+    if (d % per_call == 0)
+        return n + (size_t)sprintf(buf + n, "%s{\"jsonrpc\":\"2.0\",\"id\":"
+                                   "%ld,\"method\":\"index/add\",\"params\":"
+                                   "{\"documents\":[", d ? "]}}\n" : "", d);
+    buf[n++] = ',';
+    return n;
+}
+
 static char *make_adds(long ndocs, long per_call, size_t *len)
 {
     size_t cap = (size_t)ndocs * 1100 + 4096, n = 0;
@@ -214,12 +227,7 @@ static char *make_adds(long ndocs, long per_call, size_t *len)
     if (!buf)
         exit(1);
     for (d = 0; d < ndocs; d++) {
-        if (d % per_call == 0)
-            n += (size_t)sprintf(buf + n, "%s{\"jsonrpc\":\"2.0\",\"id\":%ld,"
-                                 "\"method\":\"index/add\",\"params\":"
-                                 "{\"documents\":[", d ? "]}}\n" : "", d);
-        else
-            buf[n++] = ',';
+        n = next_doc(buf, n, d, per_call);
         n += (size_t)sprintf(buf + n, "{\"id\":\"d%ld\",\"text\":\"", d);
         for (w = 0; w < 100; w++) {
             if (w)
@@ -315,12 +323,7 @@ static char *make_meta_adds(long ndocs, long per_call, size_t *len)
     if (!buf)
         exit(1);
     for (d = 0; d < ndocs; d++) {
-        if (d % per_call == 0)
-            n += (size_t)sprintf(buf + n, "%s{\"jsonrpc\":\"2.0\",\"id\":%ld,"
-                                 "\"method\":\"index/add\",\"params\":"
-                                 "{\"documents\":[", d ? "]}}\n" : "", d);
-        else
-            buf[n++] = ',';
+        n = next_doc(buf, n, d, per_call);
         n += (size_t)sprintf(buf + n, "{\"id\":\"d%ld\",\"meta\":{\"year\":%ld,"
                              "\"lang\":\"%s\",\"tags\":[\"t%u\",\"t%u\"]},"
                              "\"text\":\"", d, 1950 + d % 70, langs[d % 4],
