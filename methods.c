@@ -265,7 +265,7 @@ static void write_retrieve_cap(rcp_jw *w, const builtin *b)
     write_strings(w, "modes", dense ? mode_names : mode_names + 1,
                   dense ? 3 : 1);
     rcp_jw_key(w, "defaultMode");
-    rcp_jw_cstr(w, dense ? "hybrid" : "sparse");
+    rcp_jw_cstr(w, mode_names[rcp_model_default_mode(m)]);
     if (dense)
         write_strings(w, "fusion", fusion_names, 3);
     write_strings(w, "units", unit_names, 3);
@@ -1890,7 +1890,7 @@ static int get_snapshot(rcp_call *c, rq *r)
 static int get_mode_vectors(rcp_call *c, rq *r)
 {
     int dense = rcp_model_has_dense_index(r->b->model), rc;
-    r->q.mode = dense ? RCP_MODE_HYBRID : RCP_MODE_SPARSE;
+    r->q.mode = rcp_model_default_mode(r->b->model);
     if ((rc = call_enum(c, call_params(c), "mode", mode_names, 3, r->strict,
                         &r->q.mode))
         || (rc = call_bool(c, call_params(c), "includeVectors", 0,

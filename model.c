@@ -2197,6 +2197,12 @@ int rcp_model_has_dense_index(const rcp_model *m)
     return !m->o.no_dense_index;
 }
 
+int rcp_model_default_mode(const rcp_model *m)
+{
+    return !m->o.no_dense_index && (m->o.ext_embed || m->wv.n)
+           ? RCP_MODE_HYBRID : RCP_MODE_SPARSE;
+}
+
 /* Where docno's dense vector lives; NULL without a dense index. */
 static float *doc_vector(const rcp_model *m, size_t docno)
 {
@@ -4584,6 +4590,21 @@ fail:
     return -1;
 }
 
+/* qt[0..n) without the terms no document of the view holds (returns the
+** count left): a word indexed once and since deleted, or rolled back, is
+** still in the lexicon; it scores nothing in BM25, and must weigh nothing
+** in RM3's P(t|Q) either, or a query would score otherwise on a model
+** that never saw the word. */
+static size_t drop_absent(const rcp_model *m, const rcp_model_query *q,
+                          wterm *qt, size_t n)
+{
+    size_t i, k = 0;
+    for (i = 0; i < n; i++)
+        if (term_df(qview(q), &m->terms[qt[i].tid]) > 0)
+            qt[k++] = qt[i];
+    return k;
+}
+
 /* BM25 with the query expanded from the first lexical list sl[0..sn). */
 static int bm25_feedback(const rcp_model *m, const rcp_model_query *q,
                          const rcp_model_hit *sl, size_t sn, topk *out)
@@ -4593,8 +4614,10 @@ static int bm25_feedback(const rcp_model *m, const rcp_model_query *q,
     size_t nq = 0, nx = 0;
     int rc;
     rcp_tokens_init(&tk);
-    rc = query_lexical(m, q, &tk, &qt, &nq)
-         || rm3_expand(m, qt, nq, sl, sn, &ex, &nx)
+    rc = query_lexical(m, q, &tk, &qt, &nq);
+    if (!rc)
+        nq = drop_absent(m, q, qt, nq);
+    rc = rc || rm3_expand(m, qt, nq, sl, sn, &ex, &nx)
          || bm25_weighted(m, q, ex, nx, out);
     rcp_free(qt);
     rcp_free(ex);
@@ -5414,7 +5437,6 @@ static int fuse_lists(const rcp_model *m, const rcp_model_query *q,
     return nf < 0 ? -1 : 0;
 }
 
-/* Recall (and fuse): the candidate list, best first, at most c long. */
 /* Replace the lexical list *sl by its RM3-expanded second pass. */
 static int relexical(const rcp_model *m, const rcp_model_query *q, size_t c,
                      rcp_model_hit **sl, size_t *sn)
@@ -5429,23 +5451,34 @@ static int relexical(const rcp_model *m, const rcp_model_query *q, size_t c,
     return 0;
 }
 
+/* Recall (and fuse): the candidate list, best first, at most c long. */
 static int candidates(const rcp_model *m, const rcp_model_query *q,
                       size_t c, rcp_model_hit **out, size_t *n)
 {
     rcp_model_hit *dl = NULL, *sl = NULL;
     size_t dn = 0, sn = 0;
-    int rc;
+    int rc, fb = m->o.prf_docs && !q->no_feedback;
     if (q->mode == RCP_MODE_DENSE)
         return recall(m, q, 1, NULL, 0, c, out, n);
-    if (q->mode == RCP_MODE_SPARSE)
-        return recall(m, q, 0, NULL, 0, c, out, n);
+    if (q->mode == RCP_MODE_SPARSE) {
+        /* BM25, then its RM3 second pass: the lexical leg of hybrid */
+        rc = recall(m, q, 0, NULL, 0, c, out, n);
+        if (!rc && fb)
+            rc = ckpt(q, 0.2, "recall", NULL, 0)
+                 || relexical(m, q, c, out, n);
+        if (rc) {
+            rcp_free(*out);
+            *out = NULL;
+        }
+        return rc ? -1 : 0;
+    }
     /* hybrid: a first lexical pass, whose top documents give both legs
     ** their feedback (Rocchio for the dense query, RM3 for the lexical
     ** one), so each finds what the query's own words missed */
     rc = recall(m, q, 0, NULL, 0, c, &sl, &sn)
          || ckpt(q, 0.2, "recall", NULL, 0)
-         || recall(m, q, 1, sl, m->o.prf_docs ? sn : 0, c, &dl, &dn);
-    if (!rc && m->o.prf_docs)
+         || recall(m, q, 1, sl, fb ? sn : 0, c, &dl, &dn);
+    if (!rc && fb)
         rc = relexical(m, q, c, &sl, &sn);
     *out = rc ? NULL : rcp_malloc((dn + sn + 1) * sizeof **out);
     rc = rc || !*out
@@ -7051,6 +7084,7 @@ int rcp_model_expand(const rcp_model *m, const char *query, size_t qlen,
     q.k = q.candidate_k = m->o.prf_docs;
     q.mode = RCP_MODE_SPARSE;
     q.no_confidence = 1;
+    q.no_feedback = 1;
     rcp_tokens_init(&tk);
     if (!(top = rcp_malloc((m->o.prf_docs + 1) * sizeof *top))
         || rcp_model_search(m, &q, top, &nt)

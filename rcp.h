@@ -1100,6 +1100,13 @@ int rcp_model_train(rcp_model *m, int force);
 unsigned rcp_model_generation(const rcp_model *m);
 /* 1 unless the model was opened with no_dense_index. */
 int rcp_model_has_dense_index(const rcp_model *m);
+/* The mode a retrieve that names none runs (§6.1 defaultMode):
+** RCP_MODE_HYBRID when the dense embedder is the operator's model
+** (opts.ext_embed, or word vectors from opts.vectors_path),
+** RCP_MODE_SPARSE (BM25, then RM3) with the built-in embedders and
+** without a dense index: their hybrid is not at or above its lexical leg
+** on every collection measured (README, Decisions). */
+int rcp_model_default_mode(const rcp_model *m);
 /* The declared fields (opts.fields as copied; borrowed), *n of them. */
 const rcp_field *rcp_model_fields(const rcp_model *m, size_t *n);
 
@@ -1355,7 +1362,8 @@ typedef struct rcp_model_query {
     size_t      candidate_k;   /* recall depth per list, raised to k;
                                ** 0 = max(k, 100) */
     size_t      rerank_top;    /* rerank the best N (0 = all candidates) */
-    int         mode;          /* RCP_MODE_*; default hybrid */
+    int         mode;          /* RCP_MODE_*; default hybrid (sparse:
+                               ** BM25, then its RM3 second pass) */
     int         fusion;        /* RCP_FUSE_*; default RRF */
     double      w_dense, w_sparse;  /* rrf / weighted weights; -1 (the
                                     ** embedder's default: RCP_MODEL_
@@ -1368,6 +1376,9 @@ typedef struct rcp_model_query {
                                ** < 0 (default): the method's, above */
     double      mmr_lambda;    /* < 0: no MMR; else in [0, 1] */
     int         no_confidence; /* 1: leave hit.confidence 0 (saves work) */
+    int         no_feedback;   /* 1: no second pass (RM3, Rocchio): sparse
+                               ** is plain BM25, hybrid fuses plain BM25
+                               ** and plain dense recall */
     /* §7.7.1: pinned = 1 searches the index as it was at `version` (see
     ** rcp_model_has_version); hits then come from rcp_model_doc_at. */
     int         pinned;

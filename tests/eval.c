@@ -29,8 +29,11 @@
 ** nDCG@10 (graded), MAP (AP over the top 1000, relevant = gain > 0),
 ** R@100, and for pooled collections judged@10 (the share of the top 10
 ** that has a judgement: below 1, the figures of that row lean on
-** unjudged documents and the pool needs extending, --pool).  One table
-** per metric: rows = pipelines, columns = collection x half.  A figure
+** unjudged documents and the pool needs extending, --pool).  One table:
+** rows = pipelines, columns = collection x half, each cell its metrics;
+** the rows that say "default" are what a retrieve naming no mode runs
+** on this engine (rcp_model_default_mode: sparse, BM25 then RM3), the
+** others what a request can ask for.  A figure
 ** below its input stage (a feedback leg below its plain list, a hybrid
 ** below the better of its two legs, a rerank below the list it reranks)
 ** is marked "<" ("<!" when a paired randomization test on the per-query
@@ -865,9 +868,10 @@ typedef struct pipeline {
     const char *label, *tag;    /* tag: the run file's name and column */
     int mode, fusion, rerank;
     size_t rerank_top;
-    int leg;                    /* 1: lexical leg (w_dense 0), 2: dense leg */
-    int nofb;                   /* 1: the model built with prf_docs = 0;
-                                ** 2: with the learned embedder (lsa 1) */
+    int leg;                    /* 2: the dense leg alone (w_sparse 0) */
+    int nofb;                   /* 1: no feedback (q.no_feedback: plain
+                                ** BM25, plain dense recall); 2: the model
+                                ** with the learned embedder (lsa 1) */
     int named;                  /* 1: a fusion the request names, weights
                                 ** equal (as retrieve gives it); 0: the
                                 ** engine's default weights */
@@ -882,15 +886,15 @@ typedef struct pipeline {
 ** of its two legs (with feedback: the legs the fusion really reads), a
 ** rerank the list it reranks. */
 static const pipeline pipes[NPIPE] = {
-    {"sparse (BM25)", "bm25", RCP_MODE_SPARSE, RCP_FUSE_RRF,
-     RCP_RERANK_NONE, 0, 0, 0, 0, {-1, -1}, 0, NULL},
+    {"sparse, no feedback (BM25)", "bm25", RCP_MODE_SPARSE, RCP_FUSE_RRF,
+     RCP_RERANK_NONE, 0, 0, 1, 0, {-1, -1}, 0, NULL},
     {"dense", "dense", RCP_MODE_DENSE, RCP_FUSE_RRF, RCP_RERANK_NONE, 0,
      0, 0, 0, {-1, -1}, 0, NULL},
-    {"lexical leg alone (BM25+RM3)", "lexleg", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 1, 0, 0, {P_BM25, -1}, 0, NULL},
+    {"sparse default (BM25+RM3)", "lexleg", RCP_MODE_SPARSE,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_BM25, -1}, 0, NULL},
     {"dense leg alone (+Rocchio)", "denseleg", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 2, 0, 0, {P_DENSE, -1}, 0, NULL},
-    {"hybrid default (rrf)", "rrf", RCP_MODE_HYBRID,
+    {"hybrid: rrf, dense .15", "rrf", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_LEXLEG, P_DENSELEG}, 0, NULL},
     {"hybrid rrf, equal weights", "rrf-eq", RCP_MODE_HYBRID, RCP_FUSE_RRF,
      RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}, 0, NULL},
@@ -898,15 +902,15 @@ static const pipeline pipes[NPIPE] = {
      RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}, 0, NULL},
     {"hybrid weighted", "weighted", RCP_MODE_HYBRID, RCP_FUSE_WEIGHTED,
      RCP_RERANK_NONE, 0, 0, 0, 1, {P_LEXLEG, P_DENSELEG}, 0, NULL},
-    {"sparse + cross-encoder@100", "bm25-ce", RCP_MODE_SPARSE, RCP_FUSE_RRF,
-     RCP_RERANK_CROSS, 100, 0, 0, 0, {P_BM25, -1}, 0, NULL},
-    {"hybrid default + cross-enc@100", "rrf-ce", RCP_MODE_HYBRID,
+    {"sparse default + cross-enc@100", "sparse-ce", RCP_MODE_SPARSE,
+     RCP_FUSE_RRF, RCP_RERANK_CROSS, 100, 0, 0, 0, {P_LEXLEG, -1}, 0, NULL},
+    {"hybrid rrf + cross-enc@100", "rrf-ce", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_CROSS, 100, 0, 0, 0, {P_RRF, -1}, 0, NULL},
     {"hybrid convex + cross-enc@100", "convex-ce", RCP_MODE_HYBRID,
      RCP_FUSE_CONVEX, RCP_RERANK_CROSS, 100, 0, 0, 1, {P_CONVEX, -1}, 0, NULL},
-    {"hybrid default + colbert@100", "rrf-colbert", RCP_MODE_HYBRID,
+    {"hybrid rrf + colbert@100", "rrf-colbert", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_COLBERT, 100, 0, 0, 0, {P_RRF, -1}, 0, NULL},
-    {"hybrid default, no feedback", "rrf-nofb", RCP_MODE_HYBRID,
+    {"hybrid rrf, no feedback", "rrf-nofb", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 1, 0, {P_BM25, P_DENSE}, 0, NULL},
     {"hybrid convex, no feedback", "convex-nofb", RCP_MODE_HYBRID,
      RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 1, 1, {P_BM25, P_DENSE}, 0, NULL},
@@ -915,18 +919,18 @@ static const pipeline pipes[NPIPE] = {
     ** dense .7, its own default weight) */
     {"dense, learned (--embedder lsa)", "dense-lsa", RCP_MODE_DENSE,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 2, 0, {-1, -1}, 0, NULL},
-    {"hybrid default, learned", "rrf-lsa", RCP_MODE_HYBRID,
+    {"hybrid rrf, learned", "rrf-lsa", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 2, 0, {P_LEXLEG, -1}, 0, NULL},
-    {"hybrid default + top mem. clue", "rrf-clue", RCP_MODE_HYBRID,
+    {"hybrid rrf + top mem. clue", "rrf-clue", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
-    {"hybrid default + memory clues", "rrf-memory", RCP_MODE_HYBRID,
+    {"hybrid rrf + memory clues", "rrf-memory", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
     /* retrieve through the protocol, candidateK 1000, the server's
     ** defaults otherwise (hybrid rrf): without rewrite, then with each
     ** §7.8 transform applied server-side (retrieve.rewrite), each judged
     ** against the plain request */
     {"retrieve (protocol, no rewrite)", "server", 0, 0, 0, 0, 0, 0, 0,
-     {P_RRF, -1}, 1, NULL},
+     {P_LEXLEG, -1}, 1, NULL},
     {"retrieve rewrite=rewrite", "rw-rewrite", 0, 0, 0, 0, 0, 0, 0,
      {P_SERVER, -1}, 1, "rewrite"},
     {"retrieve rewrite=hyde", "rw-hyde", 0, 0, 0, 0, 0, 0, 0,
@@ -941,13 +945,13 @@ static const pipeline pipes[NPIPE] = {
     ** engines, each running its input's pipeline, the lists fused as
     ** federation.c fuses them (fed_search), judged against the unsplit
     ** engine */
-    {"sparse (BM25), 4 shards: rrf", "fed-bm25", RCP_MODE_SPARSE,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_BM25, -1}, 0, NULL},
-    {"sparse (BM25), 4 shards: convex", "fed-bm25-cx", RCP_MODE_SPARSE,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_BM25, -1}, 0, NULL},
-    {"hybrid default, 4 shards: rrf", "fed-rrf", RCP_MODE_HYBRID,
+    {"sparse default, 4 shards: rrf", "fed-bm25", RCP_MODE_SPARSE,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_LEXLEG, -1}, 0, NULL},
+    {"sparse default, 4 shards: convex", "fed-bm25-cx", RCP_MODE_SPARSE,
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_LEXLEG, -1}, 0, NULL},
+    {"hybrid rrf, 4 shards: rrf", "fed-rrf", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
-    {"hybrid default, 4 shards: convex", "fed-rrf-cx", RCP_MODE_HYBRID,
+    {"hybrid rrf, 4 shards: convex", "fed-rrf-cx", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
     {"hybrid convex, 4 shards: rrf", "fed-convex", RCP_MODE_HYBRID,
      RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 0, 1, {P_CONVEX, -1}, 0, NULL},
@@ -955,9 +959,9 @@ static const pipeline pipes[NPIPE] = {
      RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 0, 1, {P_CONVEX, -1}, 0, NULL},
     /* the same rrf federations, then the federation's second stage
     ** (fed_rerank), judged against the fused list it reranks */
-    {"sparse (BM25), 4 shards: rrf+rr", "fed-bm25-rr", RCP_MODE_SPARSE,
+    {"sparse default, 4 shards: rrf+rr", "fed-bm25-rr", RCP_MODE_SPARSE,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_FED_BM25, -1}, 0, NULL},
-    {"hybrid default, 4 shards: rrf+rr", "fed-rrf-rr", RCP_MODE_HYBRID,
+    {"hybrid rrf, 4 shards: rrf+rr", "fed-rrf-rr", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_FED_RRF, -1}, 0, NULL},
     {"hybrid convex, 4 shards: rrf+rr", "fed-convex-rr", RCP_MODE_HYBRID,
      RCP_FUSE_CONVEX, RCP_RERANK_NONE, 0, 0, 0, 1, {P_FED_CONVEX, -1}, 0,
@@ -1117,11 +1121,10 @@ static size_t engine_search(const rcp_model *m, const size_t *docs,
     q.rerank_top = p->rerank_top;
     q.rerank_weight = rerank_weight;
     q.no_confidence = 1;
+    q.no_feedback = p->nofb == 1;
     if (p->named)
         q.w_dense = q.w_sparse = 1;
-    if (p->leg == 1)
-        q.w_dense = 0;
-    else if (p->leg == 2)
+    if (p->leg == 2)
         q.w_sparse = 0;
     if (rcp_model_search(m, &q, hits, &n)) {
         fprintf(stderr, "eval: search failed\n");
@@ -1516,9 +1519,9 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
 {
     static ranked rk[DEPTH];
     static size_t d[DEPTH];
-    rcp_model_opts nofb = *o, learned = *o;
-    size_t *docs, *docs0, *docsh;
-    rcp_model *m = build_model(c, *o, &docs), *m0, *mh;
+    rcp_model_opts learned = *o;
+    size_t *docs, *docsh;
+    rcp_model *m = build_model(c, *o, &docs), *mh;
     rcp_server *srv = eval_server(m);
     rcp_model *shard[FED_SHARDS];
     size_t *sdocs[FED_SHARDS], s;
@@ -1532,9 +1535,6 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
                        : (sdocs[s] = NULL, NULL);
     printf("%s: dense embedder %s\n\n", c->name,
            rcp_model_identity(m, RCP_EMBED_DENSE));
-    nofb.prf_docs = 0;
-    m0 = want[P_RRF_NOFB] || want[P_CONVEX_NOFB]
-         ? build_model(c, nofb, &docs0) : (docs0 = NULL, NULL);
     learned.lsa = 1;
     mh = want[P_DENSE_LSA] || want[P_RRF_LSA]
          ? build_model(c, learned, &docsh) : (docsh = NULL, NULL);
@@ -1574,8 +1574,6 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
                                           rk)
                           : pipes[p].nofb == 2
                           ? engine_search(mh, docsh, &pipes[p], &c->t[t], rk)
-                          : pipes[p].nofb
-                          ? engine_search(m0, docs0, &pipes[p], &c->t[t], rk)
                           : engine_search(m, docs, &pipes[p], &c->t[t], rk);
             if (p >= P_FED_BM25_RR && p <= P_FED_CONVEX_RR)
                 fed_rerank(shard[0], c, &c->t[t], rk, n);
@@ -1600,11 +1598,9 @@ static void run_coll(const coll *c, const rcp_model_opts *o,
     rcp_server_free(srv);
     if (want[P_RRF_CLUE] || want[P_RRF_MEMORY])
         memsrv_close(&ms);
-    rcp_model_free(m0);
     rcp_model_free(mh);
     rcp_model_free(m);
     free(docsh);
-    free(docs0);
     free(docs);
 }
 

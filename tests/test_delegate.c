@@ -346,17 +346,20 @@ END_TEST
 static const char *const retrieves[] = {
     "{\"query\":\"vector search\",\"k\":8,\"mode\":\"dense\","
     "\"includeVectors\":true}",
-    "{\"query\":\"crash recovery of the log\",\"k\":8}",
-    "{\"query\":\"fusion of ranked lists\",\"k\":5,\"mmr\":{\"lambda\":0.5}}",
-    "{\"query\":\"vector search\",\"k\":5,\"rerank\":{}}",
-    "{\"query\":\"store\",\"k\":4,\"rerank\":{\"method\":\"colbert\","
-    "\"topN\":20}}",
+    "{\"query\":\"crash recovery of the log\",\"k\":8,\"mode\":\"hybrid\"}",
+    "{\"query\":\"fusion of ranked lists\",\"k\":5,\"mode\":\"hybrid\","
+    "\"mmr\":{\"lambda\":0.5}}",
+    "{\"query\":\"vector search\",\"k\":5,\"mode\":\"hybrid\",\"rerank\":{}}",
+    "{\"query\":\"store\",\"k\":4,\"mode\":\"hybrid\","
+    "\"rerank\":{\"method\":\"colbert\",\"topN\":20}}",
 };
 
 /* retrieve through a delegated embedder (documents embedded at --corpus
 ** load and at index/add, queries at retrieve) and reranker answers as the
 ** same server with the built-in ones does, hit for hit, score for score
-** (usage, which holds the latency, aside). */
+** (usage, which holds the latency, aside); a request that names no mode is
+** hybrid there (the operator's model is in use: rcp_model_default_mode),
+** sparse on the built-in embedder's server. */
 START_TEST(retrieve_through_the_engines_equals_the_local_equivalent)
 {
     static char a[1 << 18], b[1 << 18];
@@ -384,6 +387,12 @@ START_TEST(retrieve_through_the_engines_equals_the_local_equivalent)
                      answer(&local, "retrieve", retrieves[0], "usage", b,
                             sizeof b));
     ck_assert_ptr_nonnull(strstr(a, "\"id\":\"new\""));
+    ck_assert_ptr_nonnull(strstr(answer(&front, "retrieve", "{\"query\":"
+                                        "\"crash\",\"k\":2}", "usage", a,
+                                        sizeof a), "\"fused\":"));
+    ck_assert_ptr_null(strstr(answer(&local, "retrieve", "{\"query\":"
+                                     "\"crash\",\"k\":2}", "usage", b,
+                                     sizeof b), "\"fused\":"));
     close_srv(&front);
     close_srv(&local);
 }

@@ -627,7 +627,7 @@ START_TEST(call_hits_are_a_table_on_a_terminal_unless_json)
                          env), 0);
     ck_assert_msg(strncmp(OUT(&p), "rank   score  id", 16) == 0, "%s",
                   OUT(&p));
-    ck_assert_msg(strstr(OUT(&p), "\n   1  0.") && strstr(OUT(&p), "\n   2  0.")
+    ck_assert_msg(strstr(OUT(&p), "\n   1  3.") && strstr(OUT(&p), "\n   2  2.")
                   && strstr(OUT(&p), "\nindexVersion: \"v"), "%s", OUT(&p));
     for (line = OUT(&p); *line; line = strchr(line, '\n') + 1) {
         size_t cols = 0;
