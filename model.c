@@ -4360,11 +4360,27 @@ static void bm25_accumulate(const rcp_model *m, const view *v,
     }
 }
 
-/* A weighted query term: BM25 sums w x idf x the tf part. */
+/* A weighted query term: BM25 sums w x idf x the tf part.  Term ids are
+** given in the order words first reach the index, so nothing a result
+** depends on may follow them -- or the same documents, added in another
+** order (or replayed after a compaction), would rank otherwise: equal
+** tids add up in arrival order, ties and scoring go by the term's
+** bytes. */
 typedef struct wterm {
-    uint32_t tid;
-    double   w;
+    uint32_t    tid;
+    uint32_t    at;             /* arrival, for wterm_merge */
+    double      w;
+    const term *t;              /* &m->terms[tid] */
 } wterm;
+
+static void wterm_set(wterm *x, const rcp_model *m, uint32_t tid,
+                      size_t at, double w)
+{
+    x->tid = tid;
+    x->at = (uint32_t)at;
+    x->w = w;
+    x->t = &m->terms[tid];
+}
 
 /* BM25 top out->k over accepted documents, term at a time. */
 static int bm25_weighted(const rcp_model *m, const rcp_model_query *q,
@@ -4414,10 +4430,8 @@ static int query_wterms(const rcp_model *m, const rcp_tokens *tk,
     *n = 0;
     if (tid && qtf && *out) {
         *n = query_terms(m, tk, tid, qtf);
-        for (i = 0; i < *n; i++) {
-            (*out)[i].tid = tid[i];
-            (*out)[i].w = qtf[i];
-        }
+        for (i = 0; i < *n; i++)
+            wterm_set(&(*out)[i], m, tid[i], i, qtf[i]);
     }
     rcp_free(tid);
     rcp_free(qtf);
@@ -4471,8 +4485,18 @@ static int bm25_search(const rcp_model *m, const rcp_model_query *q,
 
 static int wterm_by_tid(const void *a, const void *b)
 {
-    uint32_t x = ((const wterm *)a)->tid, y = ((const wterm *)b)->tid;
-    return x < y ? -1 : x > y;
+    const wterm *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Distinct terms have distinct bytes: a total order that is the text's. */
+static int wterm_by_bytes(const void *a, const void *b)
+{
+    const term *x = ((const wterm *)a)->t, *y = ((const wterm *)b)->t;
+    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
 static int wterm_by_weight(const void *a, const void *b)
@@ -4480,10 +4504,11 @@ static int wterm_by_weight(const void *a, const void *b)
     const wterm *x = a, *y = b;
     if (x->w != y->w)
         return x->w > y->w ? -1 : 1;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
+    return wterm_by_bytes(a, b);
 }
 
-/* Sort by tid, add up equal tids; returns the new count. */
+/* Sort by tid, add up equal tids in arrival order; returns the new
+** count. */
 static size_t wterm_merge(wterm *v, size_t n)
 {
     size_t i, k = 0;
@@ -4523,8 +4548,8 @@ static int rm3_doc(const rcp_model *m, uint32_t docno, double wd,
             rcp_tokens_free(&tk);
             return -1;
         }
-        (*v)[*n].tid = m->tix.slot[sl] - 1;
-        (*v)[(*n)++].w = wd / (double)tk.n;
+        wterm_set(&(*v)[*n], m, m->tix.slot[sl] - 1, *n, wd / (double)tk.n);
+        (*n)++;
     }
     rcp_tokens_free(&tk);
     return 0;
@@ -4583,6 +4608,8 @@ static int rm3_expand(const rcp_model *m, const wterm *qt, size_t nq,
     for (i = nr; i < nr + nq; i++)
         v[i].w *= RM3_ORIG;
     *nout = wterm_merge(v, nr + nq);
+    if (*nout)                  /* BM25 adds them up in this order */
+        qsort(v, *nout, sizeof *v, wterm_by_bytes);
     *out = v;
     return 0;
 fail:
