@@ -4370,7 +4370,8 @@ typedef struct wterm {
     uint32_t    tid;
     uint32_t    at;             /* arrival, for wterm_merge */
     double      w;
-    const term *t;              /* &m->terms[tid] */
+    const term *t;              /* &m->terms[tid], which wterm_by_bytes
+                                ** needs: qsort passes it no model */
 } wterm;
 
 static void wterm_set(wterm *x, const rcp_model *m, uint32_t tid,
@@ -5487,26 +5488,23 @@ static int candidates(const rcp_model *m, const rcp_model_query *q,
     int rc, fb = m->o.prf_docs && !q->no_feedback;
     if (q->mode == RCP_MODE_DENSE)
         return recall(m, q, 1, NULL, 0, c, out, n);
-    if (q->mode == RCP_MODE_SPARSE) {
-        /* BM25, then its RM3 second pass: the lexical leg of hybrid */
-        rc = recall(m, q, 0, NULL, 0, c, out, n);
-        if (!rc && fb)
-            rc = ckpt(q, 0.2, "recall", NULL, 0)
-                 || relexical(m, q, c, out, n);
-        if (rc) {
-            rcp_free(*out);
-            *out = NULL;
-        }
-        return rc ? -1 : 0;
-    }
-    /* hybrid: a first lexical pass, whose top documents give both legs
-    ** their feedback (Rocchio for the dense query, RM3 for the lexical
-    ** one), so each finds what the query's own words missed */
+    /* the lexical leg (all of sparse): a first BM25 pass, then its RM3
+    ** second pass; in hybrid the first pass's top documents also give
+    ** the dense query its feedback (Rocchio), so each leg finds what the
+    ** query's own words missed */
     rc = recall(m, q, 0, NULL, 0, c, &sl, &sn)
          || ckpt(q, 0.2, "recall", NULL, 0)
-         || recall(m, q, 1, sl, fb ? sn : 0, c, &dl, &dn);
+         || (q->mode == RCP_MODE_HYBRID
+             && recall(m, q, 1, sl, fb ? sn : 0, c, &dl, &dn));
     if (!rc && fb)
         rc = relexical(m, q, c, &sl, &sn);
+    if (q->mode == RCP_MODE_SPARSE) {
+        if (rc)
+            rcp_free(sl);
+        *out = rc ? NULL : sl;
+        *n = rc ? 0 : sn;
+        return rc ? -1 : 0;
+    }
     *out = rc ? NULL : rcp_malloc((dn + sn + 1) * sizeof **out);
     rc = rc || !*out
          || fuse_lists(m, q, dl, dn, sl, sn, c, *out, n);

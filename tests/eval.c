@@ -868,7 +868,7 @@ typedef struct pipeline {
     const char *label, *tag;    /* tag: the run file's name and column */
     int mode, fusion, rerank;
     size_t rerank_top;
-    int leg;                    /* 2: the dense leg alone (w_sparse 0) */
+    int leg;                    /* 1: the dense leg alone (w_sparse 0) */
     int nofb;                   /* 1: no feedback (q.no_feedback: plain
                                 ** BM25, plain dense recall); 2: the model
                                 ** with the learned embedder (lsa 1) */
@@ -893,7 +893,7 @@ static const pipeline pipes[NPIPE] = {
     {"sparse default (BM25+RM3)", "lexleg", RCP_MODE_SPARSE,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_BM25, -1}, 0, NULL},
     {"dense leg alone (+Rocchio)", "denseleg", RCP_MODE_HYBRID,
-     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 2, 0, 0, {P_DENSE, -1}, 0, NULL},
+     RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 1, 0, 0, {P_DENSE, -1}, 0, NULL},
     {"hybrid: rrf, dense .15", "rrf", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_LEXLEG, P_DENSELEG}, 0, NULL},
     {"hybrid rrf, equal weights", "rrf-eq", RCP_MODE_HYBRID, RCP_FUSE_RRF,
@@ -926,7 +926,8 @@ static const pipeline pipes[NPIPE] = {
     {"hybrid rrf + memory clues", "rrf-memory", RCP_MODE_HYBRID,
      RCP_FUSE_RRF, RCP_RERANK_NONE, 0, 0, 0, 0, {P_RRF, -1}, 0, NULL},
     /* retrieve through the protocol, candidateK 1000, the server's
-    ** defaults otherwise (hybrid rrf): without rewrite, then with each
+    ** defaults otherwise (sparse: BM25, then RM3): without rewrite, then
+    ** with each
     ** §7.8 transform applied server-side (retrieve.rewrite), each judged
     ** against the plain request */
     {"retrieve (protocol, no rewrite)", "server", 0, 0, 0, 0, 0, 0, 0,
@@ -1124,7 +1125,7 @@ static size_t engine_search(const rcp_model *m, const size_t *docs,
     q.no_feedback = p->nofb == 1;
     if (p->named)
         q.w_dense = q.w_sparse = 1;
-    if (p->leg == 2)
+    if (p->leg)
         q.w_sparse = 0;
     if (rcp_model_search(m, &q, hits, &n)) {
         fprintf(stderr, "eval: search failed\n");

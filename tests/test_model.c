@@ -550,6 +550,8 @@ START_TEST(static_word_vectors_load_and_identity_follows_content)
     ck_assert_uint_eq(rcp_model_dim(a), 4);
     ck_assert(!strncmp(rcp_model_identity(a, RCP_EMBED_DENSE),
                        "rcp-static-", 11));
+    /* the operator's vectors: a retrieve naming no mode is hybrid */
+    ck_assert_int_eq(rcp_model_default_mode(a), RCP_MODE_HYBRID);
     /* same content at another path: same identity */
     ck_assert_str_eq(rcp_model_identity(a, RCP_EMBED_DENSE),
                      rcp_model_identity(b, RCP_EMBED_DENSE));
@@ -693,6 +695,8 @@ START_TEST(without_a_dense_index_sparse_search_is_unchanged)
             m[b] = rcp_model_new(&o, err, sizeof err);
             ck_assert_msg(m[b] != NULL, "%s", err);
             ck_assert_int_eq(rcp_model_has_dense_index(m[b]), !b);
+            /* the built-in embedder, or none: sparse by default */
+            ck_assert_int_eq(rcp_model_default_mode(m[b]), RCP_MODE_SPARSE);
             for (i = 0; i < nt; i++) {
                 snprintf(id, sizeof id, "t%u", (unsigned)i);
                 add(m[b], id, lex_texts[i]);
